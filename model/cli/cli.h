@@ -1,0 +1,18 @@
+/* cli.h - the preflight command-line front end: one function per sub-command.
+ * Each returns a process exit status (0, 1, 2, 3) and prints results on
+ * stdout, diagnostics on stderr. */
+#ifndef PREFLIGHT_CLI_H
+#define PREFLIGHT_CLI_H
+
+int pf_cmd_machines(int argc, char **argv);
+int pf_cmd_models(int argc, char **argv);
+int pf_cmd_predict(int argc, char **argv);
+int pf_cmd_sweep(int argc, char **argv);
+int pf_cmd_calibrate(int argc, char **argv);
+int pf_cmd_validate(int argc, char **argv);
+
+/* Report an error code with its detail on stderr as "preflight CMD: detail",
+ * and return the exit status for it. */
+int pf_cli_fail(const char *cmd, int code);
+
+#endif

@@ -1,0 +1,48 @@
+/* calibration.h - measured device rates (calibration JSON) overlaid on a machine.
+ *
+ * `preflight calibrate` writes a schema-versioned JSON document (docs/calibration.md).
+ * pf_calibration_load() reads one; pf_calibration_apply() replaces the datasheet
+ * defaults of the machine's device with what was measured: achievable GEMM and
+ * HBM efficiencies (measured median / datasheet peak, so MFU stays against the
+ * datasheet), launch latency, and power coefficients when present.  The same
+ * file format carries the efficiency parameters fitted by `validate --fit`
+ * (section "fit"), which predict applies on top.
+ */
+#ifndef PREFLIGHT_CALIBRATION_H
+#define PREFLIGHT_CALIBRATION_H
+
+#include "preflight/machine.h"
+#include <stdbool.h>
+
+#define PF_CALIBRATION_SCHEMA 1
+
+typedef struct pf_calibration {
+  int schema_version;
+  char path[PF_PATH_MAX];
+  char backend[16];                 /* "cpu", "cuda", "hip", "fit" */
+  char device_name[PF_NAME_MAX];
+  /* measured medians, SI; 0 = not measured */
+  double tensor_flops[PF_NPREC];
+  double vector_flops[PF_NPREC];
+  double hbm_read_Bps, hbm_write_Bps, hbm_copy_Bps, hbm_triad_Bps;
+  double launch_s;
+  double h2d_Bps, d2h_Bps, d2d_Bps;
+  double link_alpha_s, link_beta_Bps; /* fitted alpha-beta of device<->device */
+  double idle_W, context_W, max_W;  /* power model coefficients, 0 = not measured */
+  /* efficiency parameters fitted to a user's runs (validate --fit) */
+  bool has_fit;
+  double fit_compute_eff;           /* multiplies achievable compute rate (1 = unchanged) */
+  double fit_comm_eff;              /* multiplies achievable network/fabric bandwidth */
+  double fit_step_overhead_s;       /* added once per iteration */
+  double fit_rel_sigma;             /* relative residual spread of the fit, for bands */
+} pf_calibration;
+
+/* Parse a calibration JSON file. Errors name the file and the field:
+ * PF_ENOENT, PF_EPARSE (bad JSON or field), PF_EINVAL (schema_version). */
+int pf_calibration_load(const char *path, pf_calibration *out);
+
+/* Overlay measured rates on m->dev (and fit parameters on the machine's
+ * efficiencies). Warns (returns 0) when the device name does not match. */
+int pf_calibration_apply(const pf_calibration *c, pf_machine *m);
+
+#endif
