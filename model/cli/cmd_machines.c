@@ -1,0 +1,204 @@
+/* cmd_machines.c - `preflight machines [show ID]`. */
+#include "cli.h"
+#include "options.h"
+
+#include "preflight/calibration.h"
+#include "preflight/error.h"
+#include "preflight/machine.h"
+#include "preflight/report.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define GiB (1024.0 * 1024.0 * 1024.0)
+
+static const pf_opt machine_opts[] = {
+    {"calibration", "FILE.json", "show measured rates from a calibration file beside the datasheet"},
+    {NULL, NULL, NULL}};
+
+static const char *topo_params(const pf_machine *m, char *buf, size_t n) {
+  const pf_network *t = &m->net;
+  switch (t->kind) {
+  case PF_TOPO_FAT_TREE:
+    snprintf(buf, n, "%d levels, %d endpoints/leaf, taper %.2f%s", t->levels, t->endpoints_per_leaf, t->taper,
+             t->rail_optimized ? ", rail-optimised" : "");
+    break;
+  case PF_TOPO_DRAGONFLY:
+    snprintf(buf, n, "%d groups x %d switches x %d endpoints, %.1f Tb/s global per group", t->groups,
+             t->switches_per_group, t->endpoints_per_switch, t->global_bw_per_group_Bps * 8 / 1e12);
+    break;
+  case PF_TOPO_DRAGONFLY_PLUS:
+    snprintf(buf, n, "%d groups x (%d leaves + %d spines) x %d endpoints, %.1f Tb/s global per group", t->groups,
+             t->leaves_per_group, t->spines_per_group, t->endpoints_per_switch, t->global_bw_per_group_Bps * 8 / 1e12);
+    break;
+  case PF_TOPO_TORUS: snprintf(buf, n, "%d x %d x %d", t->dims[0], t->dims[1], t->dims[2]); break;
+  case PF_TOPO_SINGLE: snprintf(buf, n, "single switch"); break;
+  }
+  return buf;
+}
+
+static cJSON *machine_json(const pf_machine *m, int full) {
+  cJSON *j = cJSON_CreateObject();
+  cJSON_AddStringToObject(j, "id", m->id);
+  cJSON_AddStringToObject(j, "name", m->name);
+  cJSON_AddStringToObject(j, "site", m->site);
+  cJSON_AddNumberToObject(j, "nodes", m->nodes);
+  cJSON_AddNumberToObject(j, "gpus_per_node", m->gpus_per_node);
+  cJSON_AddNumberToObject(j, "gpus", (double)m->nodes * m->gpus_per_node);
+  cJSON_AddStringToObject(j, "device", m->dev.id);
+  cJSON_AddStringToObject(j, "network", pf_topology_kind_name(m->net.kind));
+  cJSON_AddNumberToObject(j, "nics_per_node", m->nics_per_node);
+  cJSON_AddNumberToObject(j, "nic_Gbps", m->nic_bw_Bps * 8 / 1e9);
+  if (!full) return j;
+  cJSON *d = cJSON_AddObjectToObject(j, "device_spec");
+  cJSON_AddStringToObject(d, "name", m->dev.name);
+  cJSON_AddNumberToObject(d, "memory_GiB", m->dev.memory_B / GiB);
+  cJSON_AddNumberToObject(d, "memory_bw_TBps", m->dev.memory_bw_Bps / 1e12);
+  cJSON *pk = cJSON_AddObjectToObject(d, "peak_TFLOPS");
+  for (int p = 0; p < PF_NPREC; p++)
+    if (m->dev.peak_flops[p] > 0) cJSON_AddNumberToObject(pk, pf_precision_name((pf_precision)p), m->dev.peak_flops[p] / 1e12);
+  cJSON_AddNumberToObject(d, "gemm_eff", m->dev.gemm_eff);
+  cJSON_AddNumberToObject(d, "hbm_eff", m->dev.hbm_eff);
+  cJSON_AddNumberToObject(d, "tdp_W", m->dev.tdp_W);
+  cJSON_AddNumberToObject(d, "dies_per_package", m->dev.dies_per_package);
+  cJSON_AddBoolToObject(d, "calibrated", m->dev.calibrated);
+  cJSON *f = cJSON_AddObjectToObject(j, "fabric");
+  cJSON_AddStringToObject(f, "kind", pf_fabric_kind_name(m->fabric));
+  cJSON_AddNumberToObject(f, "bw_GBps", m->fabric_bw_Bps / 1e9);
+  cJSON_AddNumberToObject(f, "pair_bw_GBps", m->fabric_pair_bw_Bps / 1e9);
+  cJSON *n = cJSON_AddObjectToObject(j, "topology");
+  char buf[256];
+  cJSON_AddStringToObject(n, "kind", pf_topology_kind_name(m->net.kind));
+  cJSON_AddStringToObject(n, "tech", m->net.tech);
+  cJSON_AddStringToObject(n, "parameters", topo_params(m, buf, sizeof buf));
+  cJSON *p = cJSON_AddObjectToObject(j, "power");
+  cJSON_AddNumberToObject(p, "node_base_W", m->node_base_W);
+  cJSON_AddNumberToObject(p, "pue", m->pue);
+  cJSON *b = cJSON_AddObjectToObject(j, "billing");
+  cJSON_AddStringToObject(b, "unit", m->billing_unit);
+  cJSON_AddNumberToObject(b, "per_node_hour", m->billing_per_node_hour);
+  cJSON_AddStringToObject(b, "note", m->billing_note);
+  cJSON_AddStringToObject(j, "file", m->path);
+  return j;
+}
+
+static int show(const char *id, const pf_optvals *v) {
+  pf_machine m, measured;
+  int rc = pf_machine_load(id, &m);
+  if (rc < 0) return pf_cli_fail("machines show", rc);
+  const char *cal = pf_opts_get(v, "calibration");
+  measured = m;
+  if (cal) {
+    pf_calibration c;
+    if ((rc = pf_calibration_load(cal, &c)) < 0 || (rc = pf_calibration_apply(&c, &measured)) < 0)
+      return pf_cli_fail("machines show", rc);
+  }
+  pf_format fmt;
+  if ((rc = pf_opts_format(v, &fmt)) < 0) return pf_cli_fail("machines show", rc);
+  if (fmt == PF_FMT_JSON) {
+    cJSON *j = machine_json(&m, 1);
+    if (cal) cJSON_AddItemToObject(j, "calibrated", machine_json(&measured, 1));
+    char *s = cJSON_Print(j);
+    cJSON_Delete(j);
+    size_t n = strlen(s);
+    char *t = malloc(n + 2);
+    memcpy(t, s, n); t[n] = '\n'; t[n + 1] = 0;
+    free(s);
+    rc = pf_opts_emit(v, t);
+    free(t);
+    return rc < 0 ? pf_cli_fail("machines show", rc) : 0;
+  }
+  char buf[256];
+  printf("%s: %s (%s)\n", m.id, m.name, m.site);
+  printf("  nodes            %d x %d %s = %d devices\n", m.nodes, m.gpus_per_node, m.dev.id, m.nodes * m.gpus_per_node);
+  printf("  device           %s, %.0f GiB at %.2f TB/s, %d per package\n", m.dev.name, m.dev.memory_B / GiB,
+         m.dev.memory_bw_Bps / 1e12, m.dev.dies_per_package);
+  printf("  peak (dense)    ");
+  for (int p = 0; p < PF_NPREC; p++)
+    if (m.dev.peak_flops[p] > 0) printf(" %s %.1f", pf_precision_name((pf_precision)p), m.dev.peak_flops[p] / 1e12);
+  printf(" TFLOP/s\n");
+  printf("  cpu              %d x %s, %d cores each\n", m.cpu_sockets, m.cpu_model, m.cpu_cores);
+  printf("  fabric           %s, %.0f GB/s per GPU, %.0f GB/s per pair (per direction)\n", pf_fabric_kind_name(m.fabric),
+         m.fabric_bw_Bps / 1e9, m.fabric_pair_bw_Bps / 1e9);
+  printf("  nics             %d x %.0f Gb/s\n", m.nics_per_node, m.nic_bw_Bps * 8 / 1e9);
+  printf("  network          %s, %s (%s)\n", pf_topology_kind_name(m.net.kind), topo_params(&m, buf, sizeof buf), m.net.tech);
+  printf("  power            node base %.0f W, device TDP %.0f W, PUE %.2f\n", m.node_base_W, m.dev.tdp_W, m.pue);
+  printf("  billing          %s, %.4g per node-hour%s%s\n", m.billing_unit, m.billing_per_node_hour,
+         m.billing_note[0] ? "; " : "", m.billing_note);
+  printf("  file             %s\n", m.path);
+  if (cal) {
+    const pf_device *a = &m.dev, *b = &measured.dev;
+    printf("\n  %-26s %14s %14s\n", "calibration", "datasheet", "measured");
+    printf("  %-26s %14.3f %14.3f\n", "GEMM efficiency", a->gemm_eff, b->gemm_eff);
+    printf("  %-26s %14.1f %14.1f\n", "GEMM bf16 TFLOP/s (large)", a->gemm_eff * a->peak_flops[PF_BF16] / 1e12,
+           b->gemm_eff * b->peak_flops[PF_BF16] / 1e12);
+    printf("  %-26s %14.3f %14.3f\n", "HBM efficiency", a->hbm_eff, b->hbm_eff);
+    printf("  %-26s %14.1f %14.1f\n", "HBM GB/s (achievable)", a->hbm_eff * a->memory_bw_Bps / 1e9,
+           b->hbm_eff * b->memory_bw_Bps / 1e9);
+    printf("  %-26s %14.2f %14.2f\n", "kernel launch (us)", a->kernel_launch_s * 1e6, b->kernel_launch_s * 1e6);
+    printf("  %-26s %14.0f %14.0f\n", "idle power (W)", a->idle_W, b->idle_W);
+    printf("  %-26s %14.0f %14.0f\n", "max power (W)", a->tdp_W, b->tdp_W);
+  }
+  return 0;
+}
+
+int pf_cmd_machines(int argc, char **argv) {
+  const pf_opt *const tables[] = {machine_opts, pf_output_opts, NULL};
+  pf_optvals v = {0};
+  int rc = pf_opts_parse(argc, argv, tables, &v);
+  if (rc < 0) { pf_opts_free(&v); return pf_cli_fail("machines", rc); }
+  if (v.help) {
+    pf_opts_help(stdout, "usage: preflight machines [--format table|json|csv]\n       preflight machines show ID [--calibration FILE.json]",
+                 tables, "  preflight machines\n  preflight machines --format json\n  preflight machines show lumi-g\n");
+    pf_opts_free(&v);
+    return 0;
+  }
+  if (v.npositional >= 1 && strcmp(v.positional[0], "show") == 0) {
+    if (v.npositional != 2) { pf_opts_free(&v); fprintf(stderr, "preflight machines show: give one machine id\n"); return 2; }
+    rc = show(v.positional[1], &v);
+    pf_opts_free(&v);
+    return rc;
+  }
+  if (v.npositional > 0) {
+    fprintf(stderr, "preflight machines: unexpected argument \"%s\" (did you mean `machines show %s`?)\n",
+            v.positional[0], v.positional[0]);
+    pf_opts_free(&v);
+    return 2;
+  }
+  pf_format fmt;
+  if ((rc = pf_opts_format(&v, &fmt)) < 0) { pf_opts_free(&v); return pf_cli_fail("machines", rc); }
+  char **ids;
+  int n;
+  if ((rc = pf_machine_list(&ids, &n)) < 0) { pf_opts_free(&v); return pf_cli_fail("machines", rc); }
+  cJSON *arr = cJSON_CreateArray();
+  if (fmt == PF_FMT_TABLE) printf("%-18s %-34s %6s %5s %-14s %-15s %s\n", "id", "name", "nodes", "GPUs", "device", "network", "NICs");
+  if (fmt == PF_FMT_CSV) printf("id,name,nodes,gpus_per_node,device,network,nics_per_node,nic_Gbps\n");
+  int status = 0;
+  for (int i = 0; i < n; i++) {
+    pf_machine m;
+    if ((rc = pf_machine_load(ids[i], &m)) < 0) { status = pf_cli_fail("machines", rc); continue; }
+    if (fmt == PF_FMT_TABLE)
+      printf("%-18s %-34.34s %6d %5d %-14s %-15s %dx%.0fG\n", m.id, m.name, m.nodes, m.gpus_per_node, m.dev.id,
+             pf_topology_kind_name(m.net.kind), m.nics_per_node, m.nic_bw_Bps * 8 / 1e9);
+    else if (fmt == PF_FMT_CSV)
+      printf("%s,\"%s\",%d,%d,%s,%s,%d,%.0f\n", m.id, m.name, m.nodes, m.gpus_per_node, m.dev.id,
+             pf_topology_kind_name(m.net.kind), m.nics_per_node, m.nic_bw_Bps * 8 / 1e9);
+    else cJSON_AddItemToArray(arr, machine_json(&m, 0));
+  }
+  if (fmt == PF_FMT_JSON) {
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddNumberToObject(root, "schema_version", PF_SCHEMA_VERSION);
+    cJSON_AddItemToObject(root, "machines", arr);
+    char *s = cJSON_Print(root);
+    printf("%s\n", s);
+    free(s);
+    cJSON_Delete(root);
+  } else {
+    cJSON_Delete(arr);
+  }
+  pf_strlist_free(ids, n);
+  pf_opts_free(&v);
+  return status;
+}

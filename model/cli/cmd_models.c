@@ -1,0 +1,101 @@
+/* cmd_models.c - `preflight models [show ID]`. */
+#include "cli.h"
+#include "options.h"
+
+#include "preflight/error.h"
+#include "preflight/report.h"
+#include "preflight/workload.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static cJSON *model_json(const pf_workload *w) {
+  cJSON *j = cJSON_CreateObject();
+  cJSON_AddStringToObject(j, "id", w->id);
+  cJSON_AddStringToObject(j, "name", w->name);
+  cJSON_AddStringToObject(j, "kind", w->kind == PF_WL_TRANSFORMER ? "transformer" : w->kind == PF_WL_CNN ? "cnn" : "generic");
+  cJSON_AddNumberToObject(j, "params", pf_workload_params(w, 1));
+  cJSON_AddNumberToObject(j, "flops_per_sample", pf_workload_model_flops_per_sample(w, 1));
+  cJSON_AddNumberToObject(j, "tokens_per_sample", pf_workload_tokens_per_sample(w));
+  if (w->kind == PF_WL_TRANSFORMER) {
+    cJSON_AddNumberToObject(j, "layers", w->layers);
+    cJSON_AddNumberToObject(j, "hidden", w->hidden);
+    cJSON_AddNumberToObject(j, "heads", w->heads);
+    cJSON_AddNumberToObject(j, "kv_heads", w->kv_heads);
+    cJSON_AddNumberToObject(j, "ffn_hidden", w->ffn_hidden);
+    cJSON_AddNumberToObject(j, "seq", w->seq);
+    cJSON_AddNumberToObject(j, "vocab", w->vocab);
+    cJSON_AddBoolToObject(j, "swiglu", w->swiglu);
+  }
+  cJSON_AddStringToObject(j, "source", w->source ? w->source : "");
+  return j;
+}
+
+int pf_cmd_models(int argc, char **argv) {
+  const pf_opt *const tables[] = {pf_output_opts, NULL};
+  pf_optvals v = {0};
+  int rc = pf_opts_parse(argc, argv, tables, &v);
+  pf_format fmt = PF_FMT_TABLE;
+  if (rc == 0) rc = pf_opts_format(&v, &fmt);
+  if (rc < 0) { pf_opts_free(&v); return pf_cli_fail("models", rc); }
+  if (v.help) {
+    pf_opts_help(stdout, "usage: preflight models [--format F]\n       preflight models show ID", tables,
+                 "  preflight models\n  preflight models show gpt3-175b --format json\n");
+    pf_opts_free(&v);
+    return 0;
+  }
+  int show = v.npositional >= 1 && strcmp(v.positional[0], "show") == 0;
+  if ((show && v.npositional != 2) || (!show && v.npositional > 0)) {
+    fprintf(stderr, "preflight models: usage: preflight models [show ID]\n");
+    pf_opts_free(&v);
+    return 2;
+  }
+  if (show) {
+    pf_workload w;
+    if ((rc = pf_workload_builtin(v.positional[1], &w)) < 0) { pf_opts_free(&v); return pf_cli_fail("models show", rc); }
+    if (fmt == PF_FMT_JSON) {
+      cJSON *j = model_json(&w);
+      cJSON_AddNumberToObject(j, "schema_version", PF_SCHEMA_VERSION);
+      char *s = cJSON_Print(j);
+      printf("%s\n", s);
+      free(s);
+      cJSON_Delete(j);
+    } else {
+      printf("%s: %s\n", w.id, w.name);
+      printf("  parameters       %.4g\n", pf_workload_params(&w, 1));
+      printf("  model FLOPs      %.4g per sample (forward + backward, Megatron's count)\n",
+             pf_workload_model_flops_per_sample(&w, 1));
+      if (w.kind == PF_WL_TRANSFORMER)
+        printf("  shape            %d layers, hidden %d, %d heads (%d KV), FFN %d%s, seq %d, vocab %d\n", w.layers,
+               w.hidden, w.heads, w.kv_heads, w.ffn_hidden, w.swiglu ? " SwiGLU" : "", w.seq, w.vocab);
+      printf("  source           %s\n", w.source);
+    }
+    pf_opts_free(&v);
+    return 0;
+  }
+  cJSON *arr = cJSON_CreateArray();
+  if (fmt == PF_FMT_TABLE) printf("%-12s %-34s %12s %14s\n", "id", "name", "params", "FLOPs/sample");
+  if (fmt == PF_FMT_CSV) printf("id,name,params,flops_per_sample\n");
+  for (int i = 0; i < pf_workload_builtin_count(); i++) {
+    pf_workload w;
+    pf_workload_builtin(pf_workload_builtin_at(i)->id, &w);
+    if (fmt == PF_FMT_TABLE)
+      printf("%-12s %-34s %12.4g %14.4g\n", w.id, w.name, pf_workload_params(&w, 1), pf_workload_model_flops_per_sample(&w, 1));
+    else if (fmt == PF_FMT_CSV)
+      printf("%s,\"%s\",%.6g,%.6g\n", w.id, w.name, pf_workload_params(&w, 1), pf_workload_model_flops_per_sample(&w, 1));
+    else cJSON_AddItemToArray(arr, model_json(&w));
+  }
+  if (fmt == PF_FMT_JSON) {
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddNumberToObject(root, "schema_version", PF_SCHEMA_VERSION);
+    cJSON_AddItemToObject(root, "models", arr);
+    char *s = cJSON_Print(root);
+    printf("%s\n", s);
+    free(s);
+    cJSON_Delete(root);
+  } else cJSON_Delete(arr);
+  pf_opts_free(&v);
+  return 0;
+}

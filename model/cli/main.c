@@ -1,0 +1,67 @@
+/* main.c - the preflight command: dispatch to sub-commands. */
+#include "cli.h"
+
+#include "preflight/error.h"
+#include "preflight/report.h"
+
+#include <stdio.h>
+#include <string.h>
+
+typedef struct {
+  const char *name;
+  int (*fn)(int, char **);
+  const char *summary;
+} command;
+
+/* Sub-commands another file may not provide in a partial build. */
+int pf_cmd_calibrate(int argc, char **argv) __attribute__((weak));
+int pf_cmd_validate(int argc, char **argv) __attribute__((weak));
+
+static const command commands[] = {
+    {"machines", pf_cmd_machines, "list machines; `machines show ID`"},
+    {"models", pf_cmd_models, "list built-in workloads; `models show ID`"},
+    {"predict", pf_cmd_predict, "one configuration -> time, throughput, memory, energy"},
+    {"sweep", pf_cmd_sweep, "the same job over node counts (weak or strong scaling)"},
+    {"calibrate", pf_cmd_calibrate, "measure what this node's devices deliver"},
+    {"validate", pf_cmd_validate, "predicted vs measured runs, error statistics"},
+};
+#define NCOMMANDS (int)(sizeof commands / sizeof commands[0])
+
+int pf_cli_fail(const char *cmd, int code) {
+  const char *d = pf_error_detail();
+  fprintf(stderr, "preflight %s: %s\n", cmd, d && *d ? d : pf_strerror(code));
+  return pf_error_exit_code(code);
+}
+
+static void usage(FILE *f) {
+  fprintf(f, "preflight %s - predict time, memory and energy of deep-learning training on HPC machines\n\n"
+             "usage: preflight COMMAND [options]   (preflight COMMAND --help for details)\n\ncommands:\n",
+          pf_version());
+  for (int i = 0; i < NCOMMANDS; i++)
+    if (commands[i].fn) fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+  fprintf(f, "\nexamples:\n"
+             "  preflight machines\n"
+             "  preflight predict --machine mn5-acc --model gpt3-175b --nodes 32 --tp 4 --pp 32 --mbs 1 --gbs 1536 \\\n"
+             "      --precision fp16 --sp --dist-opt --recompute selective\n"
+             "  preflight sweep --machine lumi-g --model gpt3-175b --tp 4 --pp 32 --nodes 16,32,64 --scaling weak\n");
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) { usage(stderr); return 2; }
+  if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
+    usage(stdout);
+    return 0;
+  }
+  if (strcmp(argv[1], "--version") == 0) { printf("preflight %s (%s)\n", pf_version(), pf_git()); return 0; }
+  for (int i = 0; i < NCOMMANDS; i++)
+    if (strcmp(argv[1], commands[i].name) == 0) {
+      if (!commands[i].fn) {
+        fprintf(stderr, "preflight: command \"%s\" is not part of this build\n", argv[1]);
+        return 2;
+      }
+      return commands[i].fn(argc - 2, argv + 2);
+    }
+  fprintf(stderr, "preflight: unknown command \"%s\"\n\n", argv[1]);
+  usage(stderr);
+  return 2;
+}

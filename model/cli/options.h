@@ -1,0 +1,62 @@
+/* options.h - one option table drives parsing, scenario files and --help.
+ *
+ * Options are collected as (name, value) pairs; a scenario file (libconfig)
+ * contributes the same pairs from its keys first, so the command line
+ * overrides the file.  Each command then reads the pairs it knows.
+ */
+#ifndef PREFLIGHT_CLI_OPTIONS_H
+#define PREFLIGHT_CLI_OPTIONS_H
+
+#include "preflight/plan.h"
+#include <stdbool.h>
+#include <stdio.h>
+
+typedef struct pf_opt {
+  const char *name;  /* long name without dashes; "o" for -o */
+  const char *arg;   /* argument placeholder, NULL for flags */
+  const char *help;
+} pf_opt;
+
+#define PF_MAXVALS 96
+typedef struct pf_optvals {
+  int n;
+  const char *name[PF_MAXVALS];
+  char *value[PF_MAXVALS];     /* owned; "1" for flags */
+  char source[PF_MAXVALS][PF_PATH_MAX]; /* "command line" or "file:line" */
+  const char *positional[8];
+  int npositional;
+  bool help;
+} pf_optvals;
+
+extern const pf_opt pf_scenario_opts[]; /* shared by predict, sweep, ... (NULL-terminated) */
+extern const pf_opt pf_output_opts[];
+
+/* Parse argv (after the command name) against the NULL-terminated tables.
+ * Returns 0 or PF_EINVAL naming the option (and listing near names). */
+int pf_opts_parse(int argc, char **argv, const pf_opt *const *tables, pf_optvals *v);
+void pf_opts_free(pf_optvals *v);
+/* Last value given for name, or NULL. */
+const char *pf_opts_get(const pf_optvals *v, const char *name);
+const char *pf_opts_source(const pf_optvals *v, const char *name);
+
+/* Read a scenario file's settings as option pairs placed before the command
+ * line's, so the command line overrides them. */
+int pf_opts_load_scenario(const char *path, const pf_opt *const *tables, pf_optvals *v);
+
+/* Build a scenario from the pairs: machine, model or custom shape, plan. */
+int pf_opts_scenario(const pf_optvals *v, pf_scenario *sc);
+
+/* Integer / double option with strict parsing; returns 0 if absent (leaves *out). */
+int pf_opts_int(const pf_optvals *v, const char *name, int *out);
+int pf_opts_double(const pf_optvals *v, const char *name, double *out);
+
+/* Output format: table (default), json or csv; from --format or -o suffix. */
+typedef enum { PF_FMT_TABLE, PF_FMT_JSON, PF_FMT_CSV } pf_format;
+int pf_opts_format(const pf_optvals *v, pf_format *fmt);
+
+void pf_opts_help(FILE *f, const char *usage, const pf_opt *const *tables, const char *examples);
+
+/* Emit text to -o FILE (atomically) or stdout. */
+int pf_opts_emit(const pf_optvals *v, const char *text);
+
+#endif

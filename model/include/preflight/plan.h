@@ -1,0 +1,70 @@
+/* plan.h - a scenario (machine + workload + parallel plan + options) and its
+ * validation, with Megatron-LM's rules and wording:
+ *   world = TP x PP x DP x CP;  num_microbatches = GBS / (MBS x DP)
+ *   layers % PP == 0 (or % (PP x V) for the interleaved schedule)
+ * Ranks are placed as Megatron orders them (tp fastest, then cp, dp, pp):
+ *   rank = tp_r + TP (cp_r + CP (dp_r + DP pp_r)),  node = rank / GPUs per node.
+ */
+#ifndef PREFLIGHT_PLAN_H
+#define PREFLIGHT_PLAN_H
+
+#include "preflight/machine.h"
+#include "preflight/workload.h"
+#include <stdbool.h>
+
+typedef enum { PF_SCHED_1F1B, PF_SCHED_INTERLEAVED, PF_SCHED_GPIPE } pf_schedule;
+typedef enum { PF_RECOMPUTE_NONE, PF_RECOMPUTE_SELECTIVE, PF_RECOMPUTE_FULL } pf_recompute;
+typedef enum { PF_ENGINE_DES, PF_ENGINE_FULL, PF_ENGINE_ANALYTIC } pf_engine;
+typedef enum { PF_COLL_AUTO, PF_COLL_RING, PF_COLL_TREE, PF_COLL_HIERARCHICAL, PF_COLL_RABENSEIFNER } pf_coll_algo;
+
+typedef struct pf_plan {
+  int tp, pp, dp, cp;
+  int mbs, gbs, grad_accum;     /* grad_accum = microbatches per iteration per pipeline */
+  pf_schedule schedule;
+  int vstages;                  /* V for interleaved (1 otherwise) */
+  bool sp, dist_opt;
+  pf_recompute recompute;
+  bool flash_attn;
+  bool tp_across_nodes;         /* allow TP groups larger than a node */
+} pf_plan;
+
+typedef struct pf_scenario {
+  pf_machine machine;
+  pf_workload workload;
+  pf_plan plan;
+  pf_precision precision;
+  int nodes, gpus;              /* gpus = nodes x gpus_per_node unless --gpus was given */
+  pf_engine engine;
+  pf_coll_algo collective;      /* forced DP collective algorithm, or auto */
+  unsigned long seed;
+  char calibration[PF_PATH_MAX];/* overlay file, "" if none */
+  char trace[PF_PATH_MAX];      /* Chrome trace output, "" if none */
+  /* efficiency overrides from a fit overlay (1, 1, 0 = none) */
+  double compute_eff_scale, comm_eff_scale, step_overhead_s;
+  double jitter_cv;
+  bool free_p2p;                /* internal: P2P transfers cost nothing (bubble/comm split) */             /* per-step compute jitter (0 = deterministic timing) */
+} pf_scenario;
+
+/* Defaults: tp=pp=cp=1, mbs=1, schedule 1f1b, precision bf16, seed 1. */
+void pf_scenario_init(pf_scenario *sc);
+
+/* Complete and check the plan against machine and workload: derive gpus,
+ * dp, grad_accum/gbs; check divisibility and placement.  PF_EPLAN with a
+ * message that names the constraint and what would be valid. */
+int pf_plan_check(pf_scenario *sc);
+
+const char *pf_schedule_name(pf_schedule s);
+const char *pf_recompute_name(pf_recompute r);
+const char *pf_coll_algo_name(pf_coll_algo a);
+int pf_schedule_parse(const char *s, pf_schedule *out, int *vstages);
+int pf_recompute_parse(const char *s, pf_recompute *out);
+int pf_coll_algo_parse(const char *s, pf_coll_algo *out);
+
+/* Global rank of (tp, cp, dp, pp) coordinates and the node that holds it. */
+int pf_plan_rank(const pf_plan *p, int tp_r, int cp_r, int dp_r, int pp_r);
+static inline int pf_plan_node_of(const pf_scenario *sc, int rank) { return rank / sc->machine.gpus_per_node; }
+
+/* Layers held by pipeline stage s (uniform: layers / pp). */
+int pf_plan_layers_per_stage(const pf_scenario *sc);
+
+#endif

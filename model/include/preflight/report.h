@@ -1,0 +1,31 @@
+/* report.h - results as JSON (schema_version 1), CSV rows and text tables;
+ * atomic file output; Chrome/Perfetto traces. */
+#ifndef PREFLIGHT_REPORT_H
+#define PREFLIGHT_REPORT_H
+
+#include "preflight/pipeline.h"
+#include "preflight/predict.h"
+#include <cjson/cJSON.h>
+#include <stdio.h>
+
+#define PF_SCHEMA_VERSION 1
+
+/* The prediction JSON of DESIGN 4.2. Caller frees with cJSON_Delete(). */
+cJSON *pf_report_prediction_json(const pf_scenario *sc, const pf_prediction *p);
+/* {"version":..., "git":...}; caller frees. */
+cJSON *pf_report_tool_json(void);
+/* Human-readable summary. */
+void pf_report_prediction_table(FILE *f, const pf_scenario *sc, const pf_prediction *p);
+
+/* Write text to path atomically (temporary file in the same directory, then
+ * rename); "-" writes to stdout.  The old file is untouched on failure. */
+int pf_write_file_atomic(const char *path, const char *text);
+
+/* Chrome trace of the simulated iteration (one track per stage for compute,
+ * separate tracks for P2P, DP collectives and the optimizer). */
+int pf_trace_write(const pf_scenario *sc, const pf_prediction *p, const pf_pipeline_result *r, const char *path);
+
+const char *pf_version(void);
+const char *pf_git(void);
+
+#endif

@@ -1,0 +1,371 @@
+/* pipeline.c - the representative pipeline: SimGrid DES or closed form.
+ *
+ * DES: one SimGrid host and one actor per pipeline stage; each actor runs its
+ * schedule (GPipe, 1F1B, or Megatron's interleaved 1F1B with V model chunks
+ * per stage), executing forward/backward work as timed execs and sending
+ * activations (forward) and their gradients (backward) to its neighbours as
+ * detached, eager transfers over a SPLITDUPLEX link per stage boundary whose
+ * bandwidth and latency come from the placement (intra-node fabric or NIC +
+ * network).  Settings follow shared/research/simgrid-notes.md: CM02 network
+ * model (exact alpha-beta), cross-traffic off, TCP-gamma raised, quiet logs,
+ * fire-and-forget sends, one mailbox per boundary and direction.
+ *
+ * SimGrid has one engine per process and cannot unload a platform, so each
+ * run happens in a fork()ed child which writes the result to a pipe.
+ *
+ * Closed form (engine "analytic"): makespan = M x max_s(t_s) + sum of the
+ * other stages' t_s + 2 (P-1) hop times, with t_s = forward + backward of a
+ * microbatch on stage s; the interleaved schedule divides the fill by V.
+ */
+#include "preflight/pipeline.h"
+
+#include "preflight/error.h"
+
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <simgrid/actor.h>
+#include <simgrid/comm.h>
+#include <simgrid/engine.h>
+#include <simgrid/host.h>
+#include <simgrid/mailbox.h>
+#include <xbt/config.h>
+#include <xbt/log.h>
+
+#define HOST_SPEED 1e9 /* flop/s of a stage host: an exec of t x 1e9 flops lasts t seconds */
+/* Achievable share of NIC line rate for large GPU-direct transfers: 85-95 %
+ * (OSU / nccl-tests anchors, research notes 4.1 #11); we take 0.90. */
+#define NIC_EFF 0.90
+#define FABRIC_P2P_EFF 0.80
+
+#define MAXSTAGE 1024
+
+void pf_pipeline_link(const pf_scenario *sc, int s, double *bw_Bps, double *lat_s) {
+  const pf_plan *p = &sc->plan;
+  const pf_machine *m = &sc->machine;
+  if (sc->free_p2p) { *bw_Bps = 1e18; *lat_s = 0; return; }
+  int next = (s + 1) % p->pp;
+  int a = pf_plan_node_of(sc, pf_plan_rank(p, 0, 0, 0, s));
+  int b = pf_plan_node_of(sc, pf_plan_rank(p, 0, 0, 0, next));
+  if (a == b) {
+    double bw = m->fabric_pair_bw_Bps > 0 ? m->fabric_pair_bw_Bps : m->host_link_bw_Bps;
+    if (bw <= 0) bw = 16e9;
+    *bw_Bps = bw * FABRIC_P2P_EFF * sc->comm_eff_scale;
+    *lat_s = m->fabric_latency_s > 0 ? m->fabric_latency_s : 2e-6;
+    return;
+  }
+  /* every GPU of the stage sends its 1/TP share at once over its share of the NICs */
+  double nics_per_gpu = (double)(m->nics_per_node > 0 ? m->nics_per_node : 1) / m->gpus_per_node;
+  if (nics_per_gpu > 1) nics_per_gpu = 1; /* one flow uses one NIC */
+  *bw_Bps = m->nic_bw_Bps * nics_per_gpu * NIC_EFF * sc->comm_eff_scale;
+  int hops = (m->net.kind == PF_TOPO_FAT_TREE && m->net.levels >= 3) ? 5 : 3;
+  *lat_s = m->net.nic_latency_s + hops * m->net.switch_latency_s;
+  /* the receiver all-gathers the TP pieces over the fabric (Megatron scatter-gather) */
+  if (p->tp > 1) *lat_s += pf_fabric_collective_time(m, 2, p->tp, sc->workload.seq * (double)p->mbs *
+                                                                   sc->workload.hidden * pf_precision_bytes(sc->precision) / p->cp);
+}
+
+/* ---------- schedules ---------- */
+
+typedef struct {
+  char kind;  /* 'F' or 'B' */
+  int mb;     /* microbatch */
+  int chunk;  /* model chunk (interleaved) */
+} op;
+
+/* Fill ops for stage s; returns count.  ops must hold 2 M V entries. */
+static int schedule_ops(const pf_plan *p, int s, op *ops) {
+  int P = p->pp, M = p->grad_accum, n = 0;
+  if (p->schedule == PF_SCHED_GPIPE) {
+    for (int i = 0; i < M; i++) ops[n++] = (op){'F', i, 0};
+    for (int i = 0; i < M; i++) ops[n++] = (op){'B', i, 0};
+    return n;
+  }
+  if (p->schedule == PF_SCHED_1F1B) {
+    int warm = P - s - 1 < M ? P - s - 1 : M, f = 0, b = 0;
+    for (int i = 0; i < warm; i++) ops[n++] = (op){'F', f++, 0};
+    for (int i = 0; i < M - warm; i++) { ops[n++] = (op){'F', f++, 0}; ops[n++] = (op){'B', b++, 0}; }
+    for (int i = 0; i < warm; i++) ops[n++] = (op){'B', b++, 0};
+    return n;
+  }
+  /* Megatron interleaved 1F1B (schedules.py): forward k -> chunk (k / P) % V,
+   * microbatch (k / (P V)) P + k % P; backward uses chunk V - 1 - (k / P) % V. */
+  int V = p->vstages, total = M * V;
+  int warm = (P - s - 1) * 2 + (V - 1) * P;
+  if (warm > total) warm = total;
+  int f = 0, b = 0;
+#define FWD_OP(k) (op){'F', ((k) / (P * V)) * P + (k) % P, ((k) / P) % V}
+#define BWD_OP(k) (op){'B', ((k) / (P * V)) * P + (k) % P, V - 1 - ((k) / P) % V}
+  for (int i = 0; i < warm; i++) { ops[n++] = FWD_OP(f); f++; }
+  for (int i = 0; i < total - warm; i++) {
+    ops[n++] = FWD_OP(f); f++;
+    ops[n++] = BWD_OP(b); b++;
+  }
+  for (int i = 0; i < warm; i++) { ops[n++] = BWD_OP(b); b++; }
+#undef FWD_OP
+#undef BWD_OP
+  return n;
+}
+
+/* ---------- closed form ---------- */
+
+static void run_analytic(const pf_scenario *sc, const pf_stage_work *w, pf_pipeline_result *r) {
+  const pf_plan *p = &sc->plan;
+  int P = p->pp, M = p->grad_accum;
+  double worst = 0, sum = 0, hop = 0;
+  int iw = 0;
+  for (int s = 0; s < P; s++) {
+    double t = w[s].fwd_s + w[s].bwd_s + w[s].fwd_tp_s + w[s].bwd_tp_s;
+    r->stage_busy_s[s] = M * t;
+    sum += t;
+    if (t > worst) { worst = t; iw = s; }
+  }
+  for (int s = 0; s + 1 < P; s++) {
+    double bw, lat;
+    pf_pipeline_link(sc, s, &bw, &lat);
+    hop += 2 * (lat + w[s].p2p_bytes / bw);
+  }
+  double fill = (sum - worst) + hop;
+  if (p->schedule == PF_SCHED_INTERLEAVED) fill /= p->vstages;
+  (void)iw;
+  r->makespan_s = M * worst + fill;
+  for (int s = 0; s < P; s++) {
+    r->stage_end_s[s] = r->makespan_s;
+    r->stage_first_bwd_s[s] = r->makespan_s - (w[s].bwd_s + w[s].bwd_tp_s);
+  }
+  r->events = 0;
+}
+
+/* ---------- SimGrid DES ---------- */
+
+typedef struct {
+  const pf_scenario *sc;
+  const pf_stage_work *work;
+  sg_mailbox_t *fwd_mb, *bwd_mb; /* per virtual stage: inbox for activations / gradients */
+  pf_pipeline_result *res;
+  pf_pipe_event *trace;
+  int ntrace, captrace;
+  int events;
+} des_ctx;
+
+static des_ctx G; /* SimGrid actors are plain functions; one simulation per (forked) process */
+static int dummy_payload;
+
+static void isend(sg_mailbox_t mb, double bytes) {
+  sg_comm_t c = sg_mailbox_put_init(mb, &dummy_payload, (uint64_t)(bytes > 1 ? bytes : 1));
+  sg_comm_detach(c, NULL);
+  G.events++;
+}
+
+static void record(int s, const op *o, double t0, double t1) {
+  if (!G.trace) return;
+  if (G.ntrace == G.captrace) {
+    int cap = G.captrace ? 2 * G.captrace : 4096;
+    pf_pipe_event *t = realloc(G.trace, (size_t)cap * sizeof *t);
+    if (!t) return;
+    G.trace = t;
+    G.captrace = cap;
+  }
+  G.trace[G.ntrace++] = (pf_pipe_event){(float)t0, (float)t1, (short)s, (short)o->chunk, o->mb, o->kind};
+}
+
+static void stage_actor(int argc, char **argv) {
+  (void)argc;
+  int s = (int)strtol(argv[1], NULL, 10);
+  const pf_plan *p = &G.sc->plan;
+  const pf_stage_work *w = &G.work[s];
+  int P = p->pp, V = p->schedule == PF_SCHED_INTERLEAVED ? p->vstages : 1, last = P * V - 1;
+  int nops_max = 2 * p->grad_accum * V;
+  op *ops = malloc((size_t)nops_max * sizeof *ops);
+  int n = schedule_ops(p, s, ops);
+  double tf = (w->fwd_s + w->fwd_tp_s) / V, tb = (w->bwd_s + w->bwd_tp_s) / V;
+  double busy = 0, first_last_bwd = -1;
+  /* eager transfers into our inboxes */
+  for (int c = 0; c < V; c++) {
+    sg_mailbox_set_receiver(sg_mailbox_get_name(G.fwd_mb[c * P + s]));
+    sg_mailbox_set_receiver(sg_mailbox_get_name(G.bwd_mb[c * P + s]));
+  }
+  for (int i = 0; i < n; i++) {
+    const op *o = &ops[i];
+    int k = o->chunk * P + s; /* virtual stage */
+    if (o->kind == 'F') {
+      if (k > 0) sg_mailbox_get(G.fwd_mb[k]);
+      double t0 = simgrid_get_clock();
+      sg_actor_execute(tf * HOST_SPEED);
+      double t1 = simgrid_get_clock();
+      busy += t1 - t0;
+      record(s, o, t0, t1);
+      G.events++;
+      if (k < last) isend(G.fwd_mb[k + 1], G.work[s].p2p_bytes);
+    } else {
+      if (k < last) sg_mailbox_get(G.bwd_mb[k]);
+      double t0 = simgrid_get_clock();
+      if (o->mb == p->grad_accum - 1 && first_last_bwd < 0) first_last_bwd = t0;
+      sg_actor_execute(tb * HOST_SPEED);
+      double t1 = simgrid_get_clock();
+      busy += t1 - t0;
+      record(s, o, t0, t1);
+      G.events++;
+      if (k > 0) isend(G.bwd_mb[k - 1], G.work[s].p2p_bytes);
+    }
+  }
+  G.res->stage_busy_s[s] = busy;
+  G.res->stage_end_s[s] = simgrid_get_clock();
+  G.res->stage_first_bwd_s[s] = first_last_bwd;
+  free(ops);
+}
+
+static int write_platform(const pf_scenario *sc, char *path, size_t n) {
+  const char *tmp = getenv("TMPDIR");
+  snprintf(path, n, "%s/preflight-pipe-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+  int fd = mkstemp(path);
+  if (fd < 0) return pf_error_set(PF_EIO, "cannot create a temporary platform file in %s: %s", path, strerror(errno));
+  FILE *f = fdopen(fd, "w");
+  if (!f) { close(fd); unlink(path); return pf_error_set(PF_EIO, "fdopen: %s", strerror(errno)); }
+  int P = sc->plan.pp;
+  int wrap = sc->plan.schedule == PF_SCHED_INTERLEAVED && P > 1;
+  fprintf(f, "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+             "<platform version=\"4.1\">\n<zone id=\"pipe\" routing=\"Full\">\n");
+  for (int s = 0; s < P; s++) fprintf(f, "<host id=\"s%d\" speed=\"1Gf\"/>\n", s);
+  int nlinks = P - 1 + wrap;
+  for (int s = 0; s < nlinks; s++) {
+    double bw, lat;
+    pf_pipeline_link(sc, s, &bw, &lat);
+    fprintf(f, "<link id=\"l%d\" bandwidth=\"%.17gBps\" latency=\"%.17gs\" sharing_policy=\"SPLITDUPLEX\"/>\n", s,
+            bw, lat);
+  }
+  for (int s = 0; s < nlinks; s++) {
+    int t = (s + 1) % P;
+    if (t == s) continue;
+    fprintf(f, "<route src=\"s%d\" dst=\"s%d\" symmetrical=\"NO\"><link_ctn id=\"l%d\" direction=\"UP\"/></route>\n",
+            s, t, s);
+    fprintf(f, "<route src=\"s%d\" dst=\"s%d\" symmetrical=\"NO\"><link_ctn id=\"l%d\" direction=\"DOWN\"/></route>\n",
+            t, s, s);
+  }
+  fprintf(f, "</zone>\n</platform>\n");
+  if (fclose(f) != 0) { unlink(path); return pf_error_set(PF_EIO, "writing %s failed", path); }
+  return 0;
+}
+
+/* Child: run the DES and write the result to fd. */
+static void des_child(const pf_scenario *sc, const pf_stage_work *w, int want_trace, int fd) {
+  char plat[PF_PATH_MAX];
+  pf_pipeline_result *r = calloc(1, sizeof *r);
+  if (!r || write_platform(sc, plat, sizeof plat) < 0) _exit(3);
+  int argc = 1;
+  char arg0[] = "preflight";
+  char *argv[] = {arg0, NULL};
+  xbt_log_control_set("root.thres:critical");
+  simgrid_init(&argc, argv);
+  sg_cfg_set_string("network/model", "CM02");
+  sg_cfg_set_boolean("network/crosstraffic", "no");
+  sg_cfg_set_double("network/TCP-gamma", 1e12);
+  sg_cfg_set_int("contexts/stack-size", 256);
+  simgrid_load_platform(plat);
+  unlink(plat);
+  int P = sc->plan.pp, V = sc->plan.schedule == PF_SCHED_INTERLEAVED ? sc->plan.vstages : 1;
+  G = (des_ctx){.sc = sc, .work = w, .res = r};
+  G.fwd_mb = calloc((size_t)P * V, sizeof *G.fwd_mb);
+  G.bwd_mb = calloc((size_t)P * V, sizeof *G.bwd_mb);
+  if (want_trace) {
+    G.captrace = 4096;
+    G.trace = malloc((size_t)G.captrace * sizeof *G.trace);
+  }
+  for (int k = 0; k < P * V; k++) {
+    char nm[32];
+    snprintf(nm, sizeof nm, "f%d", k);
+    G.fwd_mb[k] = sg_mailbox_by_name(nm);
+    snprintf(nm, sizeof nm, "b%d", k);
+    G.bwd_mb[k] = sg_mailbox_by_name(nm);
+  }
+  for (int s = 0; s < P; s++) {
+    char hn[32], sn[16], an[] = "stage";
+    snprintf(hn, sizeof hn, "s%d", s);
+    snprintf(sn, sizeof sn, "%d", s);
+    char *av[] = {an, sn, NULL};
+    sg_actor_create("stage", sg_host_by_name(hn), stage_actor, 2, av);
+  }
+  simgrid_run();
+  double mk = 0;
+  for (int s = 0; s < P; s++) mk = fmax(mk, r->stage_end_s[s]);
+  r->makespan_s = mk;
+  r->events = G.events;
+  r->ntrace = G.ntrace;
+  r->trace = NULL;
+  /* write the fixed part, then the trace events */
+  const char *buf = (const char *)r;
+  size_t left = sizeof *r;
+  while (left > 0) {
+    ssize_t k = write(fd, buf, left);
+    if (k <= 0) _exit(4);
+    buf += k; left -= (size_t)k;
+  }
+  buf = (const char *)G.trace;
+  left = (size_t)G.ntrace * sizeof *G.trace;
+  while (left > 0) {
+    ssize_t k = write(fd, buf, left);
+    if (k <= 0) _exit(4);
+    buf += k; left -= (size_t)k;
+  }
+  close(fd);
+  _exit(0);
+}
+
+static int read_all(int fd, void *dst, size_t n) {
+  char *p = dst;
+  while (n > 0) {
+    ssize_t k = read(fd, p, n);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) return -1;
+    p += k; n -= (size_t)k;
+  }
+  return 0;
+}
+
+static int run_des(const pf_scenario *sc, const pf_stage_work *w, int want_trace, pf_pipeline_result *r) {
+  int fds[2];
+  if (pipe(fds) != 0) return pf_error_set(PF_ESIM, "pipe: %s", strerror(errno));
+  fflush(stdout);
+  fflush(stderr);
+  pid_t pid = fork();
+  if (pid < 0) { close(fds[0]); close(fds[1]); return pf_error_set(PF_ESIM, "fork: %s", strerror(errno)); }
+  if (pid == 0) {
+    close(fds[0]);
+    des_child(sc, w, want_trace, fds[1]);
+  }
+  close(fds[1]);
+  int rc = read_all(fds[0], r, sizeof *r);
+  r->trace = NULL;
+  if (rc == 0 && r->ntrace > 0) {
+    r->trace = malloc((size_t)r->ntrace * sizeof *r->trace);
+    if (!r->trace || read_all(fds[0], r->trace, (size_t)r->ntrace * sizeof *r->trace) != 0) rc = -1;
+  }
+  close(fds[0]);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+  if (rc != 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    free(r->trace);
+    r->trace = NULL;
+    return pf_error_set(PF_ESIM, "the SimGrid pipeline simulation failed (child status %d)", status);
+  }
+  return 0;
+}
+
+int pf_pipeline_run(const pf_scenario *sc, const pf_stage_work *work, int want_trace, pf_pipeline_result *r) {
+  memset(r, 0, sizeof *r);
+  if (sc->plan.pp > MAXSTAGE) return pf_error_set(PF_EPLAN, "at most %d pipeline stages", MAXSTAGE);
+  if (sc->engine == PF_ENGINE_ANALYTIC) {
+    run_analytic(sc, work, r);
+    return 0;
+  }
+  int rc = run_des(sc, work, want_trace, r);
+  if (rc < 0) return rc;
+  /* exposed P2P: DES makespan minus the closed form with free transfers */
+  return 0;
+}

@@ -1,0 +1,249 @@
+/* report.c - JSON, tables, atomic output files and Chrome traces. */
+#include "preflight/report.h"
+
+#include "preflight/error.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifndef PF_VERSION
+#define PF_VERSION "0.0.0"
+#endif
+#ifndef PF_GIT
+#define PF_GIT "unknown"
+#endif
+
+#define GiB (1024.0 * 1024.0 * 1024.0)
+
+const char *pf_version(void) { return PF_VERSION; }
+const char *pf_git(void) { return PF_GIT; }
+
+/* Round to 6 significant digits so outputs stay stable and readable. */
+static double r6(double x) {
+  if (x == 0 || !isfinite(x)) return isfinite(x) ? x : 0;
+  double mag = pow(10.0, 5 - (int)floor(log10(fabs(x))));
+  return round(x * mag) / mag;
+}
+
+cJSON *pf_report_tool_json(void) {
+  cJSON *t = cJSON_CreateObject();
+  cJSON_AddStringToObject(t, "name", "preflight");
+  cJSON_AddStringToObject(t, "version", pf_version());
+  cJSON_AddStringToObject(t, "git", pf_git());
+  return t;
+}
+
+cJSON *pf_report_prediction_json(const pf_scenario *sc, const pf_prediction *p) {
+  const pf_plan *pl = &sc->plan;
+  cJSON *j = cJSON_CreateObject();
+  cJSON_AddNumberToObject(j, "schema_version", PF_SCHEMA_VERSION);
+  cJSON_AddItemToObject(j, "tool", pf_report_tool_json());
+  cJSON_AddStringToObject(j, "machine", sc->machine.id);
+  cJSON_AddStringToObject(j, "device", sc->machine.dev.id);
+  cJSON_AddStringToObject(j, "model", sc->workload.id);
+  cJSON_AddNumberToObject(j, "nodes", sc->nodes);
+  cJSON_AddNumberToObject(j, "gpus", sc->gpus);
+  cJSON *par = cJSON_AddObjectToObject(j, "parallel");
+  cJSON_AddNumberToObject(par, "tp", pl->tp);
+  cJSON_AddNumberToObject(par, "pp", pl->pp);
+  cJSON_AddNumberToObject(par, "dp", pl->dp);
+  cJSON_AddNumberToObject(par, "cp", pl->cp);
+  cJSON_AddNumberToObject(par, "mbs", pl->mbs);
+  cJSON_AddNumberToObject(par, "gbs", pl->gbs);
+  cJSON_AddNumberToObject(par, "grad_accum", pl->grad_accum);
+  cJSON_AddNumberToObject(par, "microbatches", pl->grad_accum);
+  char sched[32];
+  if (pl->schedule == PF_SCHED_INTERLEAVED) snprintf(sched, sizeof sched, "interleaved:%d", pl->vstages);
+  else snprintf(sched, sizeof sched, "%s", pf_schedule_name(pl->schedule));
+  cJSON_AddStringToObject(par, "schedule", sched);
+  cJSON_AddBoolToObject(par, "sp", pl->sp);
+  cJSON_AddBoolToObject(par, "dist_opt", pl->dist_opt);
+  cJSON_AddStringToObject(par, "recompute", pf_recompute_name(pl->recompute));
+  cJSON_AddBoolToObject(par, "flash_attn", pl->flash_attn);
+  cJSON_AddStringToObject(j, "precision", pf_precision_name(sc->precision));
+  cJSON_AddNumberToObject(j, "iteration_time_s", r6(p->iteration_time_s));
+  cJSON_AddNumberToObject(j, "tokens_per_s", r6(p->tokens_per_s));
+  cJSON_AddNumberToObject(j, "samples_per_s", r6(p->samples_per_s));
+  cJSON_AddNumberToObject(j, "tflops_per_gpu", r6(p->tflops_per_gpu));
+  cJSON_AddNumberToObject(j, "mfu", r6(p->mfu));
+  cJSON_AddNumberToObject(j, "hw_tflops_per_gpu", r6(p->hw_tflops_per_gpu));
+  cJSON *b = cJSON_AddObjectToObject(j, "breakdown_s");
+  cJSON_AddNumberToObject(b, "compute", r6(p->breakdown_s.compute));
+  cJSON_AddNumberToObject(b, "tp_comm", r6(p->breakdown_s.tp_comm));
+  cJSON_AddNumberToObject(b, "pp_bubble", r6(p->breakdown_s.pp_bubble));
+  cJSON_AddNumberToObject(b, "pp_comm", r6(p->breakdown_s.pp_comm));
+  cJSON_AddNumberToObject(b, "dp_comm_exposed", r6(p->breakdown_s.dp_comm_exposed));
+  cJSON_AddNumberToObject(b, "optimizer", r6(p->breakdown_s.optimizer));
+  cJSON_AddNumberToObject(b, "overhead", r6(p->breakdown_s.overhead));
+  cJSON *mem = cJSON_AddObjectToObject(j, "memory_per_gpu_GiB");
+  cJSON_AddNumberToObject(mem, "weights", r6(p->memory.weights_B / GiB));
+  cJSON_AddNumberToObject(mem, "gradients", r6(p->memory.gradients_B / GiB));
+  cJSON_AddNumberToObject(mem, "optimizer", r6(p->memory.optimizer_B / GiB));
+  cJSON_AddNumberToObject(mem, "activations", r6(p->memory.activations_B / GiB));
+  cJSON_AddNumberToObject(mem, "overhead", r6(p->memory.overhead_B / GiB));
+  cJSON_AddNumberToObject(mem, "total", r6(p->memory.total_B / GiB));
+  cJSON_AddNumberToObject(mem, "capacity", r6(p->memory.capacity_B / GiB));
+  cJSON_AddBoolToObject(j, "fits", p->fits);
+  cJSON *e = cJSON_AddObjectToObject(j, "energy");
+  cJSON_AddNumberToObject(e, "gpu_J", r6(p->energy.gpu_J));
+  cJSON_AddNumberToObject(e, "node_J", r6(p->energy.node_J));
+  cJSON_AddNumberToObject(e, "network_J", r6(p->energy.network_J));
+  cJSON_AddNumberToObject(e, "facility_J", r6(p->energy.facility_J));
+  cJSON_AddNumberToObject(e, "avg_power_per_node_W", r6(p->energy.avg_power_per_node_W));
+  cJSON_AddNumberToObject(e, "avg_power_per_gpu_W", r6(p->energy.avg_power_per_gpu_W));
+  cJSON_AddNumberToObject(e, "per_iteration_J", r6(p->energy.per_iteration_J));
+  cJSON *eng = cJSON_AddObjectToObject(j, "engine");
+  cJSON_AddStringToObject(eng, "pipeline", p->engine);
+  cJSON_AddNumberToObject(eng, "pipeline_s", r6(p->pipeline_s));
+  cJSON_AddNumberToObject(eng, "des_events", p->des_events);
+  cJSON_AddStringToObject(eng, "dp_algorithm", p->dp_algorithm);
+  cJSON_AddNumberToObject(eng, "dp_comm_s", r6(p->dp_comm_s));
+  cJSON_AddNumberToObject(eng, "seed", (double)sc->seed);
+  if (sc->calibration[0]) cJSON_AddStringToObject(j, "calibration", sc->calibration);
+  cJSON *w = cJSON_AddArrayToObject(j, "warnings");
+  for (int i = 0; i < p->nwarnings; i++) cJSON_AddItemToArray(w, cJSON_CreateString(p->warnings[i]));
+  return j;
+}
+
+static void human_time(double s, char *buf, size_t n) {
+  if (s >= 1) snprintf(buf, n, "%.3f s", s);
+  else if (s >= 1e-3) snprintf(buf, n, "%.2f ms", s * 1e3);
+  else snprintf(buf, n, "%.1f us", s * 1e6);
+}
+
+void pf_report_prediction_table(FILE *f, const pf_scenario *sc, const pf_prediction *p) {
+  const pf_plan *pl = &sc->plan;
+  char t[32];
+  fprintf(f, "%s on %s (%s): %d nodes, %d GPUs\n", sc->workload.id, sc->machine.id, sc->machine.dev.id, sc->nodes,
+          sc->gpus);
+  fprintf(f, "plan        TP %d x PP %d x DP %d x CP %d, mbs %d, gbs %d, %d microbatches, %s%s%s%s, recompute %s, %s\n",
+          pl->tp, pl->pp, pl->dp, pl->cp, pl->mbs, pl->gbs, pl->grad_accum, pf_schedule_name(pl->schedule),
+          pl->sp ? ", SP" : "", pl->dist_opt ? ", dist-opt" : "", pl->flash_attn ? ", flash-attn" : "",
+          pf_recompute_name(pl->recompute), pf_precision_name(sc->precision));
+  human_time(p->iteration_time_s, t, sizeof t);
+  fprintf(f, "iteration   %s   %.4g tokens/s   %.4g samples/s\n", t, p->tokens_per_s, p->samples_per_s);
+  fprintf(f, "throughput  %.1f TFLOP/s/GPU (model), MFU %.1f %%\n", p->tflops_per_gpu, 100 * p->mfu);
+  const pf_breakdown *b = &p->breakdown_s;
+  const char *names[] = {"compute", "tp_comm", "pp_bubble", "pp_comm", "dp_comm_exposed", "optimizer", "overhead"};
+  double vals[] = {b->compute, b->tp_comm, b->pp_bubble, b->pp_comm, b->dp_comm_exposed, b->optimizer, b->overhead};
+  fprintf(f, "breakdown  ");
+  for (int i = 0; i < 7; i++) {
+    if (vals[i] <= 0 && i == 6) continue;
+    human_time(vals[i], t, sizeof t);
+    fprintf(f, " %s %s (%.1f %%)%s", names[i], t, 100 * vals[i] / p->iteration_time_s, i < 5 ? "," : "");
+  }
+  fprintf(f, "\n");
+  const pf_memory *m = &p->memory;
+  fprintf(f, "memory/GPU  %.1f of %.1f GiB (weights %.1f, gradients %.1f, optimizer %.1f, activations %.1f, "
+             "overhead %.1f)%s\n",
+          m->total_B / GiB, m->capacity_B / GiB, m->weights_B / GiB, m->gradients_B / GiB, m->optimizer_B / GiB,
+          m->activations_B / GiB, m->overhead_B / GiB, p->fits ? "" : "  DOES NOT FIT");
+  fprintf(f, "energy      %.4g kJ per iteration (facility), %.0f W per node, %.0f W per GPU\n",
+          p->energy.facility_J / 1e3, p->energy.avg_power_per_node_W, p->energy.avg_power_per_gpu_W);
+  for (int i = 0; i < p->nwarnings; i++) fprintf(f, "warning     %s\n", p->warnings[i]);
+}
+
+int pf_write_file_atomic(const char *path, const char *text) {
+  if (strcmp(path, "-") == 0) {
+    fputs(text, stdout);
+    return 0;
+  }
+  size_t n = strlen(path);
+  char *tmp = malloc(n + 16);
+  if (!tmp) return pf_error_set(PF_ENOMEM, "out of memory");
+  snprintf(tmp, n + 16, "%s.tmpXXXXXX", path);
+  int fd = mkstemp(tmp);
+  if (fd < 0) {
+    int rc = pf_error_set(PF_EIO, "%s: cannot create a temporary file beside it: %s", path, strerror(errno));
+    free(tmp);
+    return rc;
+  }
+  FILE *f = fdopen(fd, "w");
+  size_t len = strlen(text);
+  int ok = f && fwrite(text, 1, len, f) == len;
+  if (f) ok = (fclose(f) == 0) && ok;
+  else close(fd);
+  if (!ok || rename(tmp, path) != 0) {
+    int rc = pf_error_set(PF_EIO, "%s: write failed: %s", path, strerror(errno));
+    unlink(tmp);
+    free(tmp);
+    return rc;
+  }
+  free(tmp);
+  return 0;
+}
+
+static void trace_meta(cJSON *ev, int tid, const char *name) {
+  cJSON *m = cJSON_CreateObject();
+  cJSON_AddStringToObject(m, "name", "thread_name");
+  cJSON_AddStringToObject(m, "ph", "M");
+  cJSON_AddNumberToObject(m, "pid", 0);
+  cJSON_AddNumberToObject(m, "tid", tid);
+  cJSON *a = cJSON_AddObjectToObject(m, "args");
+  cJSON_AddStringToObject(a, "name", name);
+  cJSON_AddItemToArray(ev, m);
+}
+
+static void trace_span(cJSON *ev, int tid, const char *name, const char *cat, double t0, double t1) {
+  cJSON *e = cJSON_CreateObject();
+  cJSON_AddStringToObject(e, "name", name);
+  cJSON_AddStringToObject(e, "cat", cat);
+  cJSON_AddStringToObject(e, "ph", "X");
+  cJSON_AddNumberToObject(e, "pid", 0);
+  cJSON_AddNumberToObject(e, "tid", tid);
+  cJSON_AddNumberToObject(e, "ts", round(t0 * 1e9) / 1e3); /* microseconds, ns resolution */
+  cJSON_AddNumberToObject(e, "dur", round((t1 - t0) * 1e9) / 1e3);
+  cJSON_AddItemToArray(ev, e);
+}
+
+int pf_trace_write(const pf_scenario *sc, const pf_prediction *p, const pf_pipeline_result *r, const char *path) {
+  cJSON *root = cJSON_CreateObject();
+  cJSON *ev = cJSON_AddArrayToObject(root, "traceEvents");
+  int P = sc->plan.pp;
+  for (int s = 0; s < P; s++) {
+    char nm[64];
+    snprintf(nm, sizeof nm, "stage %d compute (incl. TP)", s);
+    trace_meta(ev, s, nm);
+    snprintf(nm, sizeof nm, "stage %d DP collectives", s);
+    trace_meta(ev, 10000 + s, nm);
+  }
+  trace_meta(ev, 20000, "optimizer");
+  for (int i = 0; i < r->ntrace; i++) {
+    const pf_pipe_event *e = &r->trace[i];
+    char nm[48];
+    if (sc->plan.schedule == PF_SCHED_INTERLEAVED) snprintf(nm, sizeof nm, "%c%d.%d", e->kind, e->microbatch, e->chunk);
+    else snprintf(nm, sizeof nm, "%c%d", e->kind, e->microbatch);
+    trace_span(ev, e->stage, nm, e->kind == 'F' ? "forward" : "backward", e->start_s, e->end_s);
+  }
+  double dp_end = 0;
+  for (int s = 0; s < P; s++) {
+    double t0 = r->stage_end_s[s], t1 = t0 + (p->dp_comm_s > 0 ? p->dp_comm_s : 0);
+    if (t1 > t0) trace_span(ev, 10000 + s, sc->plan.dist_opt ? "grad reduce-scatter + param all-gather" : "grad all-reduce",
+                            "dp_comm", t0, t1);
+    if (t1 > dp_end) dp_end = t1;
+  }
+  double t_opt = p->iteration_time_s - p->breakdown_s.overhead - p->breakdown_s.optimizer;
+  trace_span(ev, 20000, "optimizer step", "optimizer", t_opt, t_opt + p->breakdown_s.optimizer);
+  cJSON_AddStringToObject(root, "displayTimeUnit", "ms");
+  cJSON *meta = cJSON_AddObjectToObject(root, "metadata");
+  cJSON_AddStringToObject(meta, "machine", sc->machine.id);
+  cJSON_AddStringToObject(meta, "model", sc->workload.id);
+  cJSON_AddNumberToObject(meta, "iteration_time_s", r6(p->iteration_time_s));
+  char *txt = cJSON_PrintUnformatted(root);
+  cJSON_Delete(root);
+  if (!txt) return pf_error_set(PF_ENOMEM, "out of memory");
+  size_t n = strlen(txt);
+  char *withnl = malloc(n + 2);
+  if (!withnl) { free(txt); return pf_error_set(PF_ENOMEM, "out of memory"); }
+  memcpy(withnl, txt, n);
+  withnl[n] = '\n';
+  withnl[n + 1] = '\0';
+  free(txt);
+  int rc = pf_write_file_atomic(path, withnl);
+  free(withnl);
+  return rc;
+}
