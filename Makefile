@@ -1,0 +1,39 @@
+# preflight - the README's two commands: `make demo` and `make test`.
+# Both install missing Debian packages (scripts/install-deps.sh), configure
+# with CMake into build/, and build.  `make test` also builds and tests a
+# sanitizer build (ASan + UBSan) in build-asan/ when CI=true or SANITIZE=1.
+BUILD ?= build
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPF_WERROR=ON
+
+.PHONY: all deps build test test-sanitize demo bench clean
+
+all: build
+
+deps:
+	@./scripts/install-deps.sh
+
+build: deps
+	@cmake -S . -B $(BUILD) $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(BUILD) -j$(JOBS)
+
+test: build
+	ctest --test-dir $(BUILD) --output-on-failure -j$(JOBS)
+ifneq ($(filter true 1,$(CI) $(SANITIZE)),)
+	$(MAKE) test-sanitize
+endif
+
+test-sanitize: deps
+	@cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DPF_WERROR=ON -DPF_SANITIZE=ON -DPF_GPU_BACKENDS=OFF >/dev/null
+	@cmake --build build-asan -j$(JOBS)
+	ASAN_OPTIONS=detect_leaks=1:detect_stack_use_after_return=0 UBSAN_OPTIONS=print_stacktrace=1 \
+	  ctest --test-dir build-asan --output-on-failure -j$(JOBS) -LE slow
+
+demo: build
+	./scripts/demo.sh $(BUILD)/preflight
+
+bench: build
+	./bench/run.sh $(BUILD)/preflight
+
+clean:
+	rm -rf $(BUILD) build-asan

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# install-deps.sh - install what preflight needs on Debian 12 when it is missing.
+# Called by `make demo` and `make test`. Installs nothing when everything is there.
+# PF_WITH_HIP=1 also installs Debian's hipcc to build the HIP calibration back-end.
+set -eu
+need=()
+have_pc() { pkg-config --exists "$1" 2>/dev/null; }
+command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
+command -v cmake >/dev/null 2>&1 || need+=(cmake)
+command -v cc >/dev/null 2>&1 && command -v make >/dev/null 2>&1 || need+=(build-essential)
+command -v python3 >/dev/null 2>&1 || need+=(python3)
+if command -v pkg-config >/dev/null 2>&1; then
+  have_pc simgrid || need+=(libsimgrid-dev)
+  have_pc gsl || need+=(libgsl-dev)
+  have_pc libconfig || need+=(libconfig-dev)
+  have_pc libcjson || need+=(libcjson-dev)
+else
+  need+=(libsimgrid-dev libgsl-dev libconfig-dev libcjson-dev)
+fi
+if [ "${PF_WITH_HIP:-0}" = 1 ] && ! command -v hipcc >/dev/null 2>&1; then need+=(hipcc libamdhip64-dev); fi
+[ ${#need[@]} -eq 0 ] && exit 0
+echo "preflight: installing ${need[*]}" >&2
+SUDO=""
+if [ "$(id -u)" != 0 ]; then
+  if command -v sudo >/dev/null 2>&1; then SUDO=sudo
+  else echo "preflight: need root (or sudo) to install: ${need[*]}" >&2; exit 1; fi
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
