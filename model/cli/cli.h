@@ -8,6 +8,7 @@ int pf_cmd_machines(int argc, char **argv);
 int pf_cmd_models(int argc, char **argv);
 int pf_cmd_predict(int argc, char **argv);
 int pf_cmd_sweep(int argc, char **argv);
+int pf_cmd_plan(int argc, char **argv);
 int pf_cmd_calibrate(int argc, char **argv);
 int pf_cmd_validate(int argc, char **argv);
 

@@ -25,7 +25,7 @@ static const pf_opt sweep_opts[] = {
     {NULL, NULL, NULL}};
 
 /* "16,32,64" or "1..64" (powers of two) */
-static int parse_nodes(const char *s, int *out, int max, int *n) {
+int pf_cli_parse_nodes(const char *s, int *out, int max, int *n) {
   *n = 0;
   const char *dots = strstr(s, "..");
   if (dots) {
@@ -71,7 +71,7 @@ int pf_cmd_sweep(int argc, char **argv) {
   const char *nl = pf_opts_get(&v, "nodes");
   if (!nl) { pf_opts_free(&v); fprintf(stderr, "preflight sweep: --nodes LIST is required\n"); return 2; }
   char *nodes_list = strdup(nl);
-  rc = parse_nodes(nodes_list, nodes, 64, &nn);
+  rc = pf_cli_parse_nodes(nodes_list, nodes, 64, &nn);
   free(nodes_list);
   const char *scaling = pf_opts_get(&v, "scaling");
   int weak = scaling && strcmp(scaling, "weak") == 0;

@@ -1,0 +1,214 @@
+/* cmd_plan.c - `preflight plan`: what a proposal must request.
+ *
+ * For each node count: iterations = tokens / (gbs x seq) (or epochs x samples /
+ * gbs); wall time = iterations x t_iter x (1 + overhead); GPU-hours = logical
+ * devices x wall (GCDs on MI250X machines, whose sites bill per package: the
+ * billing line says so); node-hours = nodes x wall; billing units = node-hours
+ * x the site's units per node-hour (machine file, billing section; see
+ * shared/research/style-and-ecosystem.md B.4); energy = facility energy per
+ * iteration x iterations.  With several node counts it recommends the fastest,
+ * the cheapest (fewest billing units) and the best time x energy, and writes a
+ * paragraph of scaling evidence for the proposal's "scalability" section.
+ */
+#include "cli.h"
+#include "options.h"
+
+#include "preflight/error.h"
+#include "preflight/predict.h"
+#include "preflight/report.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int pf_cli_scenario_args(const char *cmd, int argc, char **argv, const pf_opt *extra, pf_optvals *v);
+int pf_cli_parse_nodes(const char *s, int *out, int max, int *n);
+
+static const pf_opt plan_opts[] = {
+    {"tokens", "N", "training tokens to process (e.g. 3e11)"},
+    {"epochs", "E", "epochs (with --samples)"},
+    {"samples", "S", "samples per epoch (with --epochs)"},
+    {"overhead", "F", "fraction added for start-up, checkpoints, restarts, evaluation (default 0.10)"},
+    {NULL, NULL, NULL}};
+
+typedef struct {
+  int nodes, gpus, tp, pp, dp, gbs;
+  double t_iter, iters, wall_h, gpu_h, node_h, units, mwh, tflops, eff;
+} plan_row;
+
+int pf_cmd_plan(int argc, char **argv) {
+  pf_optvals v = {0};
+  int rc = pf_cli_scenario_args("plan", argc, argv, plan_opts, &v);
+  if (rc < 0) { pf_opts_free(&v); return pf_cli_fail("plan", rc); }
+  if (v.help) {
+    const pf_opt *const tables[] = {pf_scenario_opts, plan_opts, pf_output_opts, NULL};
+    pf_opts_help(stdout, "usage: preflight plan [SCENARIO.cfg] --tokens N | --epochs E --samples S [--nodes LIST] [options]",
+                 tables,
+                 "  preflight plan --machine leonardo-booster --model llama2-7b --tp 2 --gbs 1024 --dist-opt \\\n"
+                 "      --nodes 16,32,64 --tokens 2e11\n"
+                 "  preflight plan --machine lumi-g --model resnet50 --mbs 256 --gbs 8192 --precision fp16 --nodes 4,8 \\\n"
+                 "      --epochs 90 --samples 1281167\n");
+    pf_opts_free(&v);
+    return 0;
+  }
+  double tokens = 0, epochs = 0, samples = 0, overhead = 0.10;
+  if ((rc = pf_opts_double(&v, "tokens", &tokens)) < 0 || (rc = pf_opts_double(&v, "epochs", &epochs)) < 0 ||
+      (rc = pf_opts_double(&v, "samples", &samples)) < 0 || (rc = pf_opts_double(&v, "overhead", &overhead)) < 0) {
+    pf_opts_free(&v);
+    return pf_cli_fail("plan", rc);
+  }
+  if (!(tokens > 0) && !(epochs > 0 && samples > 0)) {
+    pf_opts_free(&v);
+    fprintf(stderr, "preflight plan: give --tokens N, or --epochs E with --samples S\n");
+    return 2;
+  }
+  if (overhead < 0 || overhead > 5) {
+    pf_opts_free(&v);
+    fprintf(stderr, "preflight plan: --overhead %g: expected a fraction between 0 and 5\n", overhead);
+    return 2;
+  }
+  pf_format fmt;
+  if ((rc = pf_opts_format(&v, &fmt)) < 0) { pf_opts_free(&v); return pf_cli_fail("plan", rc); }
+  int nodes[64], nn = 0, idx = -1;
+  const char *nl = pf_opts_get(&v, "nodes");
+  if (nl) {
+    char *copy = strdup(nl);
+    rc = pf_cli_parse_nodes(copy, nodes, 64, &nn);
+    free(copy);
+    if (rc < 0) { pf_opts_free(&v); return pf_cli_fail("plan", rc); }
+    for (int i = 0; i < v.n; i++) if (strcmp(v.name[i], "nodes") == 0) idx = i;
+  } else {
+    nn = 1;
+    nodes[0] = 0; /* from --gpus */
+  }
+  pf_scenario *sc = malloc(sizeof *sc);
+  pf_prediction *p = malloc(sizeof *p);
+  plan_row rows[64];
+  int nr = 0, status = 0;
+  double base_tflops = 0;
+  char unit[32] = "", mach[64] = "", model[64] = "", devh[32] = "GPU-hours";
+  double per_node_hour = 1;
+  for (int i = 0; i < nn; i++) {
+    if (idx >= 0) {
+      char val[32];
+      snprintf(val, sizeof val, "%d", nodes[i]);
+      free(v.value[idx]);
+      v.value[idx] = strdup(val);
+    }
+    if ((rc = pf_opts_scenario(&v, sc)) < 0) { status = pf_cli_fail("plan", rc); break; }
+    rc = pf_predict(sc, p);
+    if (rc < 0) {
+      fprintf(stderr, "preflight plan: %d nodes: %s\n", sc->nodes ? sc->nodes : nodes[i], pf_error_detail());
+      if (nn == 1) status = pf_error_exit_code(rc);
+      continue;
+    }
+    plan_row *r = &rows[nr++];
+    double per_iter = sc->workload.kind == PF_WL_TRANSFORMER ? (double)sc->plan.gbs * sc->workload.seq : sc->plan.gbs;
+    r->iters = tokens > 0 ? ceil(tokens / per_iter) : ceil(epochs * samples / sc->plan.gbs);
+    r->t_iter = p->iteration_time_s;
+    r->wall_h = r->iters * r->t_iter * (1 + overhead) / 3600.0;
+    r->nodes = sc->nodes; r->gpus = sc->gpus; r->tp = sc->plan.tp; r->pp = sc->plan.pp; r->dp = sc->plan.dp;
+    r->gbs = sc->plan.gbs;
+    r->gpu_h = r->wall_h * sc->gpus;
+    r->node_h = r->wall_h * sc->nodes;
+    r->units = r->node_h * sc->machine.billing_per_node_hour;
+    r->mwh = p->energy.facility_J * r->iters * (1 + overhead) / 3.6e9;
+    r->tflops = p->tflops_per_gpu;
+    if (base_tflops == 0) base_tflops = p->tflops_per_gpu;
+    r->eff = p->tflops_per_gpu / base_tflops;
+    snprintf(unit, sizeof unit, "%s", sc->machine.billing_unit);
+    snprintf(mach, sizeof mach, "%s", sc->machine.id);
+    snprintf(model, sizeof model, "%s", sc->workload.id);
+    per_node_hour = sc->machine.billing_per_node_hour;
+    if (sc->machine.dev.dies_per_package > 1) /* LUMI's "GPU" is an MI250X package of two GCDs */
+      snprintf(devh, sizeof devh, "%s-hours", strcmp(sc->machine.dev.vendor, "intel") == 0 ? "tile" : "GCD");
+  }
+  if (status != 0 || nr == 0) {
+    free(sc); free(p); pf_opts_free(&v);
+    return status ? status : 1;
+  }
+  int fastest = 0, cheapest = 0, greenest = 0;
+  for (int i = 1; i < nr; i++) {
+    if (rows[i].wall_h < rows[fastest].wall_h) fastest = i;
+    if (rows[i].units < rows[cheapest].units) cheapest = i;
+    if (rows[i].wall_h * rows[i].mwh < rows[greenest].wall_h * rows[greenest].mwh) greenest = i;
+  }
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *out = open_memstream(&buf, &len);
+  if (fmt == PF_FMT_JSON) {
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddNumberToObject(root, "schema_version", PF_SCHEMA_VERSION);
+    cJSON_AddItemToObject(root, "tool", pf_report_tool_json());
+    cJSON_AddStringToObject(root, "machine", mach);
+    cJSON_AddStringToObject(root, "model", model);
+    cJSON_AddNumberToObject(root, "overhead_fraction", overhead);
+    cJSON *arr = cJSON_AddArrayToObject(root, "rows");
+    for (int i = 0; i < nr; i++) {
+      cJSON *o = cJSON_CreateObject();
+      plan_row *r = &rows[i];
+      cJSON_AddNumberToObject(o, "nodes", r->nodes);
+      cJSON_AddNumberToObject(o, "gpus", r->gpus);
+      cJSON_AddNumberToObject(o, "iterations", r->iters);
+      cJSON_AddNumberToObject(o, "iteration_time_s", r->t_iter);
+      cJSON_AddNumberToObject(o, "wall_time_h", r->wall_h);
+      cJSON_AddNumberToObject(o, "gpu_hours", r->gpu_h);
+      cJSON_AddNumberToObject(o, "node_hours", r->node_h);
+      cJSON *b = cJSON_AddObjectToObject(o, "billing_units");
+      cJSON_AddNumberToObject(b, "value", r->units);
+      cJSON_AddStringToObject(b, "unit", unit);
+      cJSON_AddNumberToObject(o, "energy_MWh", r->mwh);
+      cJSON_AddNumberToObject(o, "tflops_per_gpu", r->tflops);
+      cJSON_AddNumberToObject(o, "scaling_efficiency", r->eff);
+      cJSON_AddItemToArray(arr, o);
+    }
+    cJSON *rec = cJSON_AddObjectToObject(root, "recommended");
+    cJSON_AddNumberToObject(rec, "fastest_nodes", rows[fastest].nodes);
+    cJSON_AddNumberToObject(rec, "cheapest_nodes", rows[cheapest].nodes);
+    cJSON_AddNumberToObject(rec, "best_time_x_energy_nodes", rows[greenest].nodes);
+    char *s = cJSON_Print(root);
+    fprintf(out, "%s\n", s);
+    free(s);
+    cJSON_Delete(root);
+  } else if (fmt == PF_FMT_CSV) {
+    fprintf(out, "nodes,gpus,iterations,iteration_time_s,wall_time_h,gpu_hours,node_hours,billing_units,billing_unit,energy_MWh,tflops_per_gpu,scaling_efficiency\n");
+    for (int i = 0; i < nr; i++)
+      fprintf(out, "%d,%d,%.0f,%.6g,%.6g,%.6g,%.6g,%.6g,%s,%.6g,%.6g,%.6g\n", rows[i].nodes, rows[i].gpus, rows[i].iters,
+              rows[i].t_iter, rows[i].wall_h, rows[i].gpu_h, rows[i].node_h, rows[i].units, unit, rows[i].mwh,
+              rows[i].tflops, rows[i].eff);
+  } else {
+    char what[96];
+    if (tokens > 0) snprintf(what, sizeof what, "%.4g tokens", tokens);
+    else snprintf(what, sizeof what, "%g epochs of %.4g samples", epochs, samples);
+    fprintf(out, "%s on %s: %s, overhead %.0f %% (start-up, checkpoints, restarts, evaluation; queueing not counted)\n",
+            model, mach, what, 100 * overhead);
+    fprintf(out, "%6s %7s %11s %9s %11s %11s %14s %9s %10s %6s\n", "nodes", "GPUs", "iterations", "wall (h)",
+            devh, "node-hours", unit, "MWh", "TFLOP/s/G", "eff");
+    for (int i = 0; i < nr; i++)
+      fprintf(out, "%6d %7d %11.0f %9.1f %11.0f %11.0f %14.0f %9.3g %10.1f %5.0f%%\n", rows[i].nodes, rows[i].gpus,
+              rows[i].iters, rows[i].wall_h, rows[i].gpu_h, rows[i].node_h, rows[i].units, rows[i].mwh, rows[i].tflops,
+              100 * rows[i].eff);
+    fprintf(out, "\nbilling: 1 node-hour = %g %s on %s\n", per_node_hour, unit, mach);
+    if (nr > 1) {
+      fprintf(out, "recommended: fastest %d nodes, cheapest %d nodes, best time x energy %d nodes\n", rows[fastest].nodes,
+              rows[cheapest].nodes, rows[greenest].nodes);
+      const plan_row *a = &rows[0], *b = &rows[nr - 1];
+      fprintf(out, "\nScaling evidence (predicted by preflight %s): from %d to %d nodes of %s (%d to %d GPUs), the "
+                   "model sustains %.0f to %.0f TFLOP/s per GPU, a parallel efficiency of %.0f %% relative to the "
+                   "smallest configuration that fits in memory (%d nodes), and the time per iteration goes from %.3g s "
+                   "to %.3g s (throughput speed-up %.1fx for %.0fx the nodes). The requested %.0f %s correspond to %d nodes for "
+                   "%.0f hours of wall time and %.1f MWh of facility energy.\n",
+              pf_version(), a->nodes, b->nodes, mach, a->gpus, b->gpus, a->tflops, b->tflops, 100 * b->eff, a->nodes,
+              a->t_iter, b->t_iter, (b->gbs / b->t_iter) / (a->gbs / a->t_iter), (double)b->nodes / a->nodes,
+              rows[cheapest].units, unit, rows[cheapest].nodes, rows[cheapest].wall_h, rows[cheapest].mwh);
+    }
+  }
+  fclose(out);
+  if ((rc = pf_opts_emit(&v, buf)) < 0) status = pf_cli_fail("plan", rc);
+  free(buf);
+  free(sc); free(p);
+  pf_opts_free(&v);
+  return status;
+}

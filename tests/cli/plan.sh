@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# plan.sh - budget lines: hours, billing units in the site's unit, energy; arithmetic checked.
+source "$PF_SRC/tests/cli/lib.bash"
+P=$PREFLIGHT
+A="--model gpt3-1.3b --tp 1 --pp 1 --mbs 4 --gbs 512 --dist-opt --precision bf16"
+expect_exit 0 $P plan --machine lumi-g $A --nodes 2,4 --tokens 1e10 --format json
+python3 - "$T/out" <<'PY' && ok || bad "plan arithmetic on lumi-g"
+import json, sys
+d = json.load(open(sys.argv[1]))
+for r in d["rows"]:
+    # iterations = tokens / (gbs x seq), wall = iterations x t x 1.1
+    assert r["iterations"] == -(-1e10 // (512 * 2048)), r
+    wall = r["iterations"] * r["iteration_time_s"] * 1.1 / 3600
+    assert abs(r["wall_time_h"] / wall - 1) < 1e-9
+    assert abs(r["node_hours"] / (r["nodes"] * wall) - 1) < 1e-9
+    assert abs(r["gpu_hours"] / (r["gpus"] * wall) - 1) < 1e-9
+    # LUMI bills a GPU-hour per MI250X: 4 per node-hour
+    assert r["billing_units"]["unit"] == "GPU-hour" and abs(r["billing_units"]["value"] / (4 * r["node_hours"]) - 1) < 1e-9
+    assert r["energy_MWh"] > 0
+assert d["recommended"]["fastest_nodes"] == 4
+PY
+expect_exit 0 $P plan --machine leonardo-booster $A --nodes 2 --tokens 1e10
+expect_grep "core-hour" "$T/out"
+expect_grep "1 node-hour = 32 core-hour" "$T/out"
+expect_exit 0 $P plan --machine lumi-g --model resnet50 --mbs 256 --gbs 8192 --precision fp16 --nodes 2,4 --epochs 90 --samples 1281167
+expect_grep "GCD-hours" "$T/out"
+expect_grep "Scaling evidence" "$T/out"
+expect_exit 2 $P plan --machine lumi-g $A --nodes 2
+expect_grep "tokens" "$T/err"
+expect_exit 1 $P plan --machine lumi-g --model gpt3-175b --nodes 1 --tokens 1e9
+finish
