@@ -229,7 +229,9 @@ static int write_platform(const pf_scenario *sc, char *path, size_t n) {
   FILE *f = fdopen(fd, "w");
   if (!f) { close(fd); unlink(path); return pf_error_set(PF_EIO, "fdopen: %s", strerror(errno)); }
   int P = sc->plan.pp;
-  int wrap = sc->plan.schedule == PF_SCHED_INTERLEAVED && P > 1;
+  /* the interleaved schedule also sends from the last stage back to the first
+   * (chunk c to chunk c+1); with two stages that is the existing link's other direction */
+  int wrap = sc->plan.schedule == PF_SCHED_INTERLEAVED && P > 2;
   fprintf(f, "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
              "<platform version=\"4.1\">\n<zone id=\"pipe\" routing=\"Full\">\n");
   for (int s = 0; s < P; s++) fprintf(f, "<host id=\"s%d\" speed=\"1Gf\"/>\n", s);
