@@ -9,6 +9,8 @@ int pf_cmd_models(int argc, char **argv);
 int pf_cmd_predict(int argc, char **argv);
 int pf_cmd_sweep(int argc, char **argv);
 int pf_cmd_plan(int argc, char **argv);
+int pf_cmd_tune(int argc, char **argv);
+int pf_cmd_compare(int argc, char **argv);
 int pf_cmd_calibrate(int argc, char **argv);
 int pf_cmd_validate(int argc, char **argv);
 

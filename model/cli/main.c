@@ -22,6 +22,8 @@ static const command commands[] = {
     {"models", pf_cmd_models, "list built-in workloads; `models show ID`"},
     {"predict", pf_cmd_predict, "one configuration -> time, throughput, memory, energy"},
     {"sweep", pf_cmd_sweep, "the same job over node counts (weak or strong scaling)"},
+    {"tune", pf_cmd_tune, "best parallel configuration (TP, PP, micro-batch, recompute, schedule) that fits"},
+    {"compare", pf_cmd_compare, "the same job on several machines"},
     {"plan", pf_cmd_plan, "GPU-hours, node-hours, billing units, wall time and MWh for a training run"},
     {"calibrate", pf_cmd_calibrate, "measure what this node's devices deliver"},
     {"validate", pf_cmd_validate, "predicted vs measured runs, error statistics"},
