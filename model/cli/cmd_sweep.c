@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "options.h"
 
+#include "preflight/batch.h"
 #include "preflight/error.h"
 #include "preflight/predict.h"
 #include "preflight/report.h"
@@ -94,31 +95,42 @@ int pf_cmd_sweep(int argc, char **argv) {
   if (fmt == PF_FMT_CSV)
     fprintf(out, "nodes,gpus,tp,pp,dp,gbs,microbatches,iteration_time_s,tokens_per_s,tflops_per_gpu,speedup,scaling_efficiency,memory_GiB,fits\n");
   double base_tflops = 0, base_tput = 0;
-  int base_ga = 0, status = 0, base_gpus = 0;
-  pf_scenario *sc = malloc(sizeof *sc);
-  pf_prediction *p = malloc(sizeof *p);
-  for (int i = 0; i < nn; i++) {
+  int status = 0;
+  pf_scenario *scs = calloc((size_t)nn, sizeof *scs);
+  pf_batch_item *items = calloc((size_t)nn, sizeof *items);
+  int built = 0;
+  for (int i = 0; i < nn && scs && items; i++, built++) {
     char val[32];
     snprintf(val, sizeof val, "%d", nodes[i]);
     free(v.value[idx]);
     v.value[idx] = strdup(val);
-    if ((rc = pf_opts_scenario(&v, sc)) < 0) { status = pf_cli_fail("sweep", rc); break; }
-    if (weak && base_ga > 0) { sc->plan.gbs = 0; sc->plan.grad_accum = base_ga; }
-    rc = pf_predict(sc, p);
-    if (rc < 0) {
-      fprintf(stderr, "preflight sweep: %d nodes: %s\n", nodes[i], pf_error_detail());
-      if (fmt == PF_FMT_TABLE) fprintf(out, "%6d  (%s)\n", nodes[i], rc == PF_ENOFIT ? "does not fit" : "invalid plan");
-      if (i == 0) status = pf_error_exit_code(rc);
+    if ((rc = pf_opts_scenario(&v, &scs[i])) < 0) { status = pf_cli_fail("sweep", rc); break; }
+    items[i].sc = &scs[i];
+  }
+  if (!scs || !items) status = pf_cli_fail("sweep", pf_error_set(PF_ENOMEM, "out of memory"));
+  if (status == 0 && weak) {
+    /* weak scaling: the microbatches per replica of the first node count stay fixed */
+    pf_scenario *first = malloc(sizeof *first);
+    *first = scs[0];
+    if ((rc = pf_plan_check(first)) < 0) status = pf_cli_fail("sweep", rc);
+    for (int i = 1; i < nn && status == 0; i++) { scs[i].plan.gbs = 0; scs[i].plan.grad_accum = first->plan.grad_accum; }
+    free(first);
+  }
+  if (status == 0 && (rc = pf_predict_batch(items, nn, 0)) < 0) status = pf_cli_fail("sweep", rc);
+  for (int i = 0; i < nn && status == 0; i++) {
+    pf_scenario *sc = &scs[i];
+    pf_prediction *p = &items[i].pred;
+    if (items[i].rc < 0) {
+      fprintf(stderr, "preflight sweep: %d nodes: %s\n", nodes[i], items[i].detail);
+      if (fmt == PF_FMT_TABLE) fprintf(out, "%6d  (%s)\n", nodes[i], items[i].rc == PF_ENOFIT ? "does not fit" : "invalid plan");
+      if (i == 0) status = pf_error_exit_code(items[i].rc);
       continue;
     }
     if (base_tflops == 0) {
       base_tflops = p->tflops_per_gpu;
       base_tput = p->tokens_per_s;
-      base_ga = sc->plan.grad_accum;
-      base_gpus = sc->gpus;
     }
     double eff = p->tflops_per_gpu / base_tflops, speedup = p->tokens_per_s / base_tput;
-    (void)base_gpus;
     if (fmt == PF_FMT_TABLE)
       fprintf(out, "%6d %7d %4d %4d %5d %6d %8d %11.4g %12.4g %10.1f %8.2f %7.1f%% %9.1f\n", sc->nodes, sc->gpus,
               sc->plan.tp, sc->plan.pp, sc->plan.dp, sc->plan.gbs, sc->plan.grad_accum, p->iteration_time_s,
@@ -134,6 +146,9 @@ int pf_cmd_sweep(int argc, char **argv) {
       cJSON_AddItemToArray(rows, row);
     }
   }
+  (void)built;
+  free(items);
+  free(scs);
   if (fmt == PF_FMT_JSON) {
     cJSON *root = cJSON_CreateObject();
     cJSON_AddNumberToObject(root, "schema_version", PF_SCHEMA_VERSION);
@@ -148,7 +163,6 @@ int pf_cmd_sweep(int argc, char **argv) {
   fclose(out);
   if (status == 0 && (rc = pf_opts_emit(&v, buf)) < 0) status = pf_cli_fail("sweep", rc);
   free(buf);
-  free(sc); free(p);
   pf_opts_free(&v);
   return status;
 }
