@@ -1,0 +1,131 @@
+/* gpu.h - the thin macro layer that lets one kernel source build with nvcc
+ * (CUDA) or hipcc (HIP).
+ *
+ * Section 4.2 item 4 of shared/research/energy-and-calibration.md: one C/C++
+ * source through gpuMalloc / gpuEvent* / warp-size macros, with arch-specific
+ * blocks only for tensor instructions (mma.sync on sm_80/sm_90, MFMA on
+ * gfx90a) and vendor libraries (NVML vs ROCm SMI, opened at run time by
+ * harness/power.c).  gpu-benches does the same with hipify-clean CUDA; here
+ * the mapping is explicit so nothing is translated at build time.
+ */
+#ifndef PFCAL_GPU_H
+#define PFCAL_GPU_H
+
+#if defined(__HIPCC__) || defined(__HIP_PLATFORM_AMD__)
+#include <hip/hip_fp16.h>
+#include <hip/hip_runtime.h>
+
+#define PFCAL_GPU_BACKEND "hip"
+#define PFCAL_GPU_VENDOR "amd"
+#define PFCAL_POWER_SOURCE "rsmi"
+#define PFCAL_DRIVER_LIB "libamdhip64.so (ROCm HIP runtime) and the amdgpu kernel driver (/dev/kfd)"
+#define PFCAL_WARP 64
+
+typedef hipError_t gpuError_t;
+typedef hipEvent_t gpuEvent_t;
+typedef hipStream_t gpuStream_t;
+typedef hipDeviceProp_t gpuDeviceProp;
+#define gpuSuccess hipSuccess
+#define gpuGetErrorString hipGetErrorString
+#define gpuGetLastError hipGetLastError
+#define gpuGetDeviceCount hipGetDeviceCount
+#define gpuGetDeviceProperties hipGetDeviceProperties
+#define gpuDeviceGetAttribute hipDeviceGetAttribute
+#define gpuDeviceGetPCIBusId hipDeviceGetPCIBusId
+#define gpuAttrClockRate hipDeviceAttributeClockRate
+#define gpuAttrMemoryClockRate hipDeviceAttributeMemoryClockRate
+#define gpuDriverGetVersion hipDriverGetVersion
+#define gpuRuntimeGetVersion hipRuntimeGetVersion
+#define gpuSetDevice hipSetDevice
+#define gpuDeviceSynchronize hipDeviceSynchronize
+#define gpuDeviceCanAccessPeer hipDeviceCanAccessPeer
+#define gpuDeviceEnablePeerAccess hipDeviceEnablePeerAccess
+#define gpuMemGetInfo hipMemGetInfo
+#define gpuMalloc hipMalloc
+#define gpuFree hipFree
+#define gpuMallocHost(p, n) hipHostMalloc((p), (n), 0)
+#define gpuFreeHost hipHostFree
+#define gpuMemcpy hipMemcpy
+#define gpuMemcpyAsync hipMemcpyAsync
+#define gpuMemcpyPeerAsync hipMemcpyPeerAsync
+#define gpuMemcpyHostToDevice hipMemcpyHostToDevice
+#define gpuMemcpyDeviceToHost hipMemcpyDeviceToHost
+#define gpuMemcpyDeviceToDevice hipMemcpyDeviceToDevice
+#define gpuMemset hipMemset
+#define gpuEventCreate hipEventCreate
+#define gpuEventDestroy hipEventDestroy
+#define gpuEventRecord hipEventRecord
+#define gpuEventSynchronize hipEventSynchronize
+#define gpuEventElapsedTime hipEventElapsedTime
+#define gpuStreamCreate hipStreamCreate
+#define gpuStreamDestroy hipStreamDestroy
+#define gpuStreamSynchronize hipStreamSynchronize
+#define gpuOccupancyMaxActiveBlocksPerMultiprocessor hipOccupancyMaxActiveBlocksPerMultiprocessor
+#define gpuErrorPeerAccessAlreadyEnabled hipErrorPeerAccessAlreadyEnabled
+
+#else /* CUDA */
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#define PFCAL_GPU_BACKEND "cuda"
+#define PFCAL_GPU_VENDOR "nvidia"
+#define PFCAL_POWER_SOURCE "nvml"
+#define PFCAL_DRIVER_LIB "libcuda.so.1 (NVIDIA driver)"
+#define PFCAL_WARP 32
+
+typedef cudaError_t gpuError_t;
+typedef cudaEvent_t gpuEvent_t;
+typedef cudaStream_t gpuStream_t;
+typedef cudaDeviceProp gpuDeviceProp;
+#define gpuSuccess cudaSuccess
+#define gpuGetErrorString cudaGetErrorString
+#define gpuGetLastError cudaGetLastError
+#define gpuGetDeviceCount cudaGetDeviceCount
+#define gpuGetDeviceProperties cudaGetDeviceProperties
+#define gpuDeviceGetAttribute cudaDeviceGetAttribute
+#define gpuDeviceGetPCIBusId cudaDeviceGetPCIBusId
+#define gpuAttrClockRate cudaDevAttrClockRate
+#define gpuAttrMemoryClockRate cudaDevAttrMemoryClockRate
+#define gpuDriverGetVersion cudaDriverGetVersion
+#define gpuRuntimeGetVersion cudaRuntimeGetVersion
+#define gpuSetDevice cudaSetDevice
+#define gpuDeviceSynchronize cudaDeviceSynchronize
+#define gpuDeviceCanAccessPeer cudaDeviceCanAccessPeer
+#define gpuDeviceEnablePeerAccess cudaDeviceEnablePeerAccess
+#define gpuMemGetInfo cudaMemGetInfo
+#define gpuMalloc cudaMalloc
+#define gpuFree cudaFree
+#define gpuMallocHost(p, n) cudaMallocHost((p), (n))
+#define gpuFreeHost cudaFreeHost
+#define gpuMemcpy cudaMemcpy
+#define gpuMemcpyAsync cudaMemcpyAsync
+#define gpuMemcpyPeerAsync cudaMemcpyPeerAsync
+#define gpuMemcpyHostToDevice cudaMemcpyHostToDevice
+#define gpuMemcpyDeviceToHost cudaMemcpyDeviceToHost
+#define gpuMemcpyDeviceToDevice cudaMemcpyDeviceToDevice
+#define gpuMemset cudaMemset
+#define gpuEventCreate cudaEventCreate
+#define gpuEventDestroy cudaEventDestroy
+#define gpuEventRecord cudaEventRecord
+#define gpuEventSynchronize cudaEventSynchronize
+#define gpuEventElapsedTime cudaEventElapsedTime
+#define gpuStreamCreate cudaStreamCreate
+#define gpuStreamDestroy cudaStreamDestroy
+#define gpuStreamSynchronize cudaStreamSynchronize
+#define gpuOccupancyMaxActiveBlocksPerMultiprocessor cudaOccupancyMaxActiveBlocksPerMultiprocessor
+#define gpuErrorPeerAccessAlreadyEnabled cudaErrorPeerAccessAlreadyEnabled
+#endif
+
+/* Tensor paths compiled into this binary's device code. */
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#define PFCAL_MMA_SM80 1
+#endif
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+#define PFCAL_MMA_FP8 1
+#endif
+#if defined(__gfx90a__) || defined(__gfx940__) || defined(__gfx941__) || defined(__gfx942__)
+#define PFCAL_MFMA_CDNA2 1
+#endif
+
+#endif

@@ -1,0 +1,401 @@
+/* calibration.c - load calibration JSON and overlay it on a machine.
+ *
+ * The file is what `preflight calibrate` writes (schema in docs/calibration.md,
+ * protocol in shared/research/energy-and-calibration.md sections 4.1-4.2), or
+ * what `validate --fit` writes (a "fit" section only).  The loader is strict
+ * about what it uses: every field it reads must have the right type and a
+ * physical value, and a message names the file and the field; fields it does
+ * not know are ignored so that newer writers stay readable.
+ *
+ * The overlay keeps the datasheet peaks (so MFU stays against the datasheet,
+ * as Megatron and the EPICURE reports count it) and replaces the efficiencies:
+ *   gemm_eff  = measured tensor median (bf16, else fp16) / datasheet peak
+ *   hbm_eff   = measured triad (else copy) median / datasheet HBM bandwidth
+ *   kernel_launch_s, idle_W, context_W from the file; max_W replaces tdp_W.
+ * The efficiencies fitted by validate --fit stay in the struct (fit_*) for the
+ * predictor, which applies them on top.  Link rates (h2d, d2h, d2d alpha-beta)
+ * are loaded but not overlaid here: the predictor decides how they combine
+ * with its own fabric efficiency.
+ */
+#include "preflight/calibration.h"
+
+#include "preflight/error.h"
+
+#include <cjson/cJSON.h>
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_FILE_B (64L << 20)
+
+static const char *const prec_key[PF_NPREC] = {"fp64", "fp32", "tf32", "fp16", "bf16", "fp8"};
+
+typedef struct ctx {
+  const char *path;
+} ctx;
+
+/* Read a number at obj[key].  Missing: 0 and *found false (an error when
+ * required).  Not a number, not finite or negative: PF_EPARSE naming the field. */
+static int get_num(const ctx *c, const cJSON *obj, const char *key, const char *field, bool required, double *out,
+                   bool *found) {
+  const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+  if (found) *found = false;
+  *out = 0.0;
+  if (!it || cJSON_IsNull(it)) {
+    if (required) return pf_error_set(PF_EPARSE, "%s: field %s: missing", c->path, field);
+    return 0;
+  }
+  if (!cJSON_IsNumber(it)) return pf_error_set(PF_EPARSE, "%s: field %s: expected a number", c->path, field);
+  double v = it->valuedouble;
+  if (!isfinite(v)) return pf_error_set(PF_EPARSE, "%s: field %s: %g is not finite", c->path, field, v);
+  if (v < 0) return pf_error_set(PF_EPARSE, "%s: field %s: %g is negative", c->path, field, v);
+  *out = v;
+  if (found) *found = true;
+  return 0;
+}
+
+/* A measured statistic: {"median": x, ...} or a bare number. */
+static int get_stat(const ctx *c, const cJSON *obj, const char *key, const char *parent, double *median) {
+  char field[192];
+  snprintf(field, sizeof field, "%s.%s", parent, key);
+  *median = 0.0;
+  const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+  if (!it || cJSON_IsNull(it)) return 0;
+  if (cJSON_IsNumber(it)) return get_num(c, obj, key, field, true, median, NULL);
+  if (!cJSON_IsObject(it))
+    return pf_error_set(PF_EPARSE, "%s: field %s: expected an object with \"median\" or a number", c->path, field);
+  char mfield[224];
+  snprintf(mfield, sizeof mfield, "%s.median", field);
+  return get_num(c, it, "median", mfield, true, median, NULL);
+}
+
+static int get_object(const ctx *c, const cJSON *obj, const char *key, const char *field, const cJSON **out) {
+  const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+  *out = NULL;
+  if (!it || cJSON_IsNull(it)) return 0;
+  if (!cJSON_IsObject(it)) return pf_error_set(PF_EPARSE, "%s: field %s: expected an object", c->path, field);
+  *out = it;
+  return 0;
+}
+
+static int get_string(const ctx *c, const cJSON *obj, const char *key, const char *field, char *buf, size_t len) {
+  const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+  if (!it || cJSON_IsNull(it)) return 0;
+  if (!cJSON_IsString(it)) return pf_error_set(PF_EPARSE, "%s: field %s: expected a string", c->path, field);
+  snprintf(buf, len, "%s", it->valuestring);
+  return 0;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static double median_of(double *v, int n) {
+  if (n <= 0) return 0.0;
+  qsort(v, (size_t)n, sizeof *v, cmp_double);
+  return (n % 2) ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static int load_d2d(const ctx *c, const cJSON *results, pf_calibration *out) {
+  const cJSON *arr = cJSON_GetObjectItemCaseSensitive(results, "d2d");
+  if (!arr || cJSON_IsNull(arr)) return 0;
+  if (!cJSON_IsArray(arr)) return pf_error_set(PF_EPARSE, "%s: field results.d2d: expected an array", c->path);
+  int n = cJSON_GetArraySize(arr);
+  if (n == 0) return 0;
+  double *bw = calloc((size_t)n, sizeof *bw), *al = calloc((size_t)n, sizeof *al), *be = calloc((size_t)n, sizeof *be);
+  if (!bw || !al || !be) {
+    free(bw);
+    free(al);
+    free(be);
+    return pf_error_set(PF_ENOMEM, "%s: out of memory", c->path);
+  }
+  int k = 0, rc = 0;
+  const cJSON *link;
+  cJSON_ArrayForEach(link, arr) {
+    char field[96];
+    if (!cJSON_IsObject(link)) {
+      rc = pf_error_set(PF_EPARSE, "%s: field results.d2d[%d]: expected an object", c->path, k);
+      break;
+    }
+    snprintf(field, sizeof field, "results.d2d[%d].alpha_s", k);
+    if ((rc = get_num(c, link, "alpha_s", field, true, &al[k], NULL))) break;
+    snprintf(field, sizeof field, "results.d2d[%d].beta_Bps", k);
+    if ((rc = get_num(c, link, "beta_Bps", field, true, &be[k], NULL))) break;
+    bool has_bw;
+    snprintf(field, sizeof field, "results.d2d[%d].bw_Bps", k);
+    if ((rc = get_num(c, link, "bw_Bps", field, false, &bw[k], &has_bw))) break;
+    if (!has_bw) bw[k] = be[k];
+    k++;
+  }
+  if (!rc) {
+    out->d2d_Bps = median_of(bw, k);
+    out->link_alpha_s = median_of(al, k);
+    out->link_beta_Bps = median_of(be, k);
+  }
+  free(bw);
+  free(al);
+  free(be);
+  return rc;
+}
+
+static int load_results(const ctx *c, const cJSON *results, pf_calibration *out) {
+  int rc;
+  const cJSON *o;
+  if ((rc = get_object(c, results, "vector_flops", "results.vector_flops", &o))) return rc;
+  for (int p = 0; o && p < PF_NPREC; p++)
+    if ((rc = get_stat(c, o, prec_key[p], "results.vector_flops", &out->vector_flops[p]))) return rc;
+  if ((rc = get_object(c, results, "tensor_flops", "results.tensor_flops", &o))) return rc;
+  for (int p = 0; o && p < PF_NPREC; p++)
+    if ((rc = get_stat(c, o, prec_key[p], "results.tensor_flops", &out->tensor_flops[p]))) return rc;
+  if ((rc = get_object(c, results, "memory_bw", "results.memory_bw", &o))) return rc;
+  if (o) {
+    if ((rc = get_stat(c, o, "read", "results.memory_bw", &out->hbm_read_Bps))) return rc;
+    if ((rc = get_stat(c, o, "write", "results.memory_bw", &out->hbm_write_Bps))) return rc;
+    if ((rc = get_stat(c, o, "copy", "results.memory_bw", &out->hbm_copy_Bps))) return rc;
+    if ((rc = get_stat(c, o, "triad", "results.memory_bw", &out->hbm_triad_Bps))) return rc;
+  }
+  if ((rc = get_stat(c, results, "launch_latency_s", "results", &out->launch_s))) return rc;
+  if ((rc = get_num(c, results, "h2d_Bps", "results.h2d_Bps", false, &out->h2d_Bps, NULL))) return rc;
+  if ((rc = get_num(c, results, "d2h_Bps", "results.d2h_Bps", false, &out->d2h_Bps, NULL))) return rc;
+  return load_d2d(c, results, out);
+}
+
+static int load_fit(const ctx *c, const cJSON *fit, pf_calibration *out) {
+  int rc;
+  bool found;
+  out->has_fit = true;
+  out->fit_compute_eff = out->fit_comm_eff = 1.0;
+  double v;
+  if ((rc = get_num(c, fit, "compute_eff", "fit.compute_eff", false, &v, &found))) return rc;
+  if (found) {
+    if (v <= 0) return pf_error_set(PF_EPARSE, "%s: field fit.compute_eff: must be > 0", c->path);
+    out->fit_compute_eff = v;
+  }
+  if ((rc = get_num(c, fit, "comm_eff", "fit.comm_eff", false, &v, &found))) return rc;
+  if (found) {
+    if (v <= 0) return pf_error_set(PF_EPARSE, "%s: field fit.comm_eff: must be > 0", c->path);
+    out->fit_comm_eff = v;
+  }
+  if ((rc = get_num(c, fit, "step_overhead_s", "fit.step_overhead_s", false, &out->fit_step_overhead_s, NULL)))
+    return rc;
+  return get_num(c, fit, "rel_sigma", "fit.rel_sigma", false, &out->fit_rel_sigma, NULL);
+}
+
+/* 1-based line of position pos in text. */
+static int line_of(const char *text, size_t pos) {
+  int line = 1;
+  for (size_t i = 0; i < pos && text[i]; i++)
+    if (text[i] == '\n') line++;
+  return line;
+}
+
+static int parse_doc(const ctx *c, const char *text, size_t len, pf_calibration *out) {
+  const char *end = NULL;
+  cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+  if (!root) {
+    size_t pos = end && end >= text ? (size_t)(end - text) : 0;
+    if (pos > len) pos = len;
+    char near[32];
+    size_t k = 0;
+    for (size_t i = pos; i < len && k < 24; i++) {
+      unsigned char ch = (unsigned char)text[i];
+      if (ch == '\n' && k > 0) break;
+      if (ch >= 0x20 && ch < 0x7f) near[k++] = (char)ch;
+    }
+    near[k] = '\0';
+    bool at_end = pos + k >= len;
+    return pf_error_set(PF_EPARSE, "%s:%d: malformed JSON near \"%s\"%s", c->path, line_of(text, pos), near,
+                        at_end ? " (the file ends too early)" : "");
+  }
+  int rc = 0;
+  if (!cJSON_IsObject(root)) {
+    rc = pf_error_set(PF_EPARSE, "%s: the top level is not a JSON object", c->path);
+    goto done;
+  }
+  const cJSON *sv = cJSON_GetObjectItemCaseSensitive(root, "schema_version");
+  if (!sv) {
+    rc = pf_error_set(PF_EPARSE, "%s: field schema_version: missing (is this a preflight calibration file?)", c->path);
+    goto done;
+  }
+  if (!cJSON_IsNumber(sv)) {
+    rc = pf_error_set(PF_EPARSE, "%s: field schema_version: expected a number", c->path);
+    goto done;
+  }
+  if (sv->valuedouble != (double)PF_CALIBRATION_SCHEMA) {
+    rc = pf_error_set(PF_EINVAL, "%s: field schema_version: %g is not supported (this preflight reads %d)", c->path,
+                      sv->valuedouble, PF_CALIBRATION_SCHEMA);
+    goto done;
+  }
+  out->schema_version = PF_CALIBRATION_SCHEMA;
+
+  snprintf(out->backend, sizeof out->backend, "unknown");
+  if ((rc = get_string(c, root, "backend", "backend", out->backend, sizeof out->backend))) goto done;
+  if (strcmp(out->backend, "cpu") && strcmp(out->backend, "cuda") && strcmp(out->backend, "hip") &&
+      strcmp(out->backend, "fit") && strcmp(out->backend, "unknown")) {
+    rc = pf_error_set(PF_EPARSE, "%s: field backend: \"%s\" is not one of cpu, cuda, hip, fit", c->path, out->backend);
+    goto done;
+  }
+  const cJSON *dev, *results, *pm, *fit;
+  if ((rc = get_object(c, root, "device", "device", &dev))) goto done;
+  if (dev && (rc = get_string(c, dev, "name", "device.name", out->device_name, sizeof out->device_name))) goto done;
+  if ((rc = get_object(c, root, "results", "results", &results))) goto done;
+  if (results && (rc = load_results(c, results, out))) goto done;
+  if ((rc = get_object(c, root, "power_model", "power_model", &pm))) goto done;
+  if (pm) {
+    if ((rc = get_num(c, pm, "idle_W", "power_model.idle_W", false, &out->idle_W, NULL))) goto done;
+    if ((rc = get_num(c, pm, "context_W", "power_model.context_W", false, &out->context_W, NULL))) goto done;
+    if ((rc = get_num(c, pm, "max_W", "power_model.max_W", false, &out->max_W, NULL))) goto done;
+  }
+  if ((rc = get_object(c, root, "fit", "fit", &fit))) goto done;
+  if (fit && (rc = load_fit(c, fit, out))) goto done;
+  if (!results && !pm && !fit)
+    rc = pf_error_set(PF_EPARSE, "%s: no \"results\", \"power_model\" or \"fit\" section: nothing to apply", c->path);
+done:
+  cJSON_Delete(root);
+  return rc;
+}
+
+int pf_calibration_load(const char *path, pf_calibration *out) {
+  memset(out, 0, sizeof *out);
+  if (!path || !*path) return pf_error_set(PF_EINVAL, "calibration: empty file name");
+  snprintf(out->path, sizeof out->path, "%s", path);
+  ctx c = {path};
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return pf_error_set(errno == ENOENT ? PF_ENOENT : PF_EIO, "%s: cannot open calibration file: %s", path,
+                        strerror(errno));
+  char *buf = NULL;
+  size_t len = 0, cap = 0;
+  int rc = 0;
+  for (;;) {
+    if (len + 65536 + 1 > cap) {
+      if (cap >= (size_t)MAX_FILE_B) {
+        rc = pf_error_set(PF_EPARSE, "%s: larger than %ld MiB: not a calibration file", path, MAX_FILE_B >> 20);
+        break;
+      }
+      size_t ncap = cap ? 2 * cap : 131072;
+      char *nb = realloc(buf, ncap);
+      if (!nb) {
+        rc = pf_error_set(PF_ENOMEM, "%s: out of memory", path);
+        break;
+      }
+      buf = nb;
+      cap = ncap;
+    }
+    size_t got = fread(buf + len, 1, cap - len - 1, f);
+    len += got;
+    if (got == 0) {
+      if (ferror(f)) rc = pf_error_set(PF_EIO, "%s: read error", path);
+      break;
+    }
+  }
+  fclose(f);
+  if (!rc) {
+    buf[len] = '\0';
+    if (len == 0)
+      rc = pf_error_set(PF_EPARSE, "%s: empty file, expected calibration JSON", path);
+    else if (memchr(buf, '\0', len))
+      rc = pf_error_set(PF_EPARSE, "%s: binary data, expected calibration JSON", path);
+    else
+      rc = parse_doc(&c, buf, len, out);
+  }
+  free(buf);
+  if (rc) {
+    char keep[PF_PATH_MAX];
+    snprintf(keep, sizeof keep, "%s", out->path);
+    memset(out, 0, sizeof *out);
+    snprintf(out->path, sizeof out->path, "%s", keep);
+  }
+  return rc;
+}
+
+/* Model tokens of a device name: lower-case alphanumeric words that mix
+ * letters and digits ("h100", "mi250x", "gh200", "a100"), except memory
+ * sizes ("80gb") and generations ("sxm5", "hbm3", "pcie4"). */
+static int model_tokens(const char *s, char tok[][24], int max) {
+  int n = 0;
+  while (*s && n < max) {
+    while (*s && !isalnum((unsigned char)*s))
+      s++;
+    char w[24];
+    int k = 0;
+    bool alpha = false, digit = false;
+    while (*s && isalnum((unsigned char)*s)) {
+      if (k < 23) w[k++] = (char)tolower((unsigned char)*s);
+      if (isalpha((unsigned char)*s))
+        alpha = true;
+      else
+        digit = true;
+      s++;
+    }
+    w[k] = '\0';
+    if (!alpha || !digit || k < 3) continue;
+    size_t L = strlen(w);
+    if (L > 2 && (strcmp(w + L - 2, "gb") == 0 || strcmp(w + L - 3, "gib") == 0)) continue;
+    if (strncmp(w, "sxm", 3) == 0 || strncmp(w, "hbm", 3) == 0 || strncmp(w, "pcie", 4) == 0 ||
+        strncmp(w, "sm", 2) == 0 || strncmp(w, "gfx", 3) == 0)
+      continue;
+    snprintf(tok[n++], 24, "%s", w);
+  }
+  return n;
+}
+
+/* Does the measured device name look like the machine's device? Unknown
+ * (either name has no model token) counts as a match. */
+static bool names_match(const char *measured, const pf_device *d) {
+  char a[16][24], b[32][24];
+  int na = model_tokens(measured, a, 16);
+  if (na == 0) return true;
+  int nb = model_tokens(d->name, b, 16);
+  nb += model_tokens(d->id, b + nb, 16);
+  if (nb == 0) return true;
+  for (int i = 0; i < na; i++)
+    for (int j = 0; j < nb; j++)
+      if (strcmp(a[i], b[j]) == 0) return true;
+  return false;
+}
+
+static double clamp_eff(const pf_calibration *c, const char *what, double eff) {
+  if (eff > 1.0) {
+    fprintf(stderr, "preflight: warning: %s: measured %s is %.0f %% of the datasheet; using 100 %%\n", c->path, what,
+            100.0 * eff);
+    return 1.0;
+  }
+  if (eff < 0.05)
+    fprintf(stderr, "preflight: warning: %s: measured %s is only %.1f %% of the datasheet; check the file\n", c->path,
+            what, 100.0 * eff);
+  return eff;
+}
+
+int pf_calibration_apply(const pf_calibration *c, pf_machine *m) {
+  pf_device *d = &m->dev;
+  if (strcmp(c->backend, "cpu") == 0)
+    return pf_error_set(PF_EINVAL,
+                        "%s: a cpu calibration measures the host CPU, not %s's %s; run `preflight calibrate "
+                        "--backend cuda|hip` on a node of that machine",
+                        c->path, m->id, d->name);
+  if (c->device_name[0] && !names_match(c->device_name, d))
+    fprintf(stderr,
+            "preflight: warning: %s was measured on \"%s\", which does not look like %s's device \"%s\"; "
+            "applying it anyway\n",
+            c->path, c->device_name, m->id, d->name);
+
+  pf_precision gp = c->tensor_flops[PF_BF16] > 0 ? PF_BF16 : PF_FP16;
+  if (c->tensor_flops[gp] > 0 && d->peak_flops[gp] > 0)
+    d->gemm_eff =
+        clamp_eff(c, gp == PF_BF16 ? "bf16 tensor rate" : "fp16 tensor rate", c->tensor_flops[gp] / d->peak_flops[gp]);
+  double bw = c->hbm_triad_Bps > 0 ? c->hbm_triad_Bps : c->hbm_copy_Bps;
+  if (bw > 0 && d->memory_bw_Bps > 0)
+    d->hbm_eff = clamp_eff(c, c->hbm_triad_Bps > 0 ? "triad bandwidth" : "copy bandwidth", bw / d->memory_bw_Bps);
+  if (c->launch_s > 0) d->kernel_launch_s = c->launch_s;
+  if (c->idle_W > 0) d->idle_W = c->idle_W;
+  if (c->context_W > 0) d->context_W = c->context_W;
+  if (c->max_W > 0) d->tdp_W = c->max_W;
+  d->calibrated = true;
+  snprintf(d->calibration_source, sizeof d->calibration_source, "%s", c->path);
+  return 0;
+}
