@@ -458,11 +458,12 @@ static int gpu_probe(const pfcal_opts *o, pfcal_info *in) {
   int khz = 0;
   if (gpuDeviceGetAttribute(&khz, gpuAttrClockRate, dev) == gpuSuccess) in->clock_MHz = khz / 1000.0;
   if (gpuDeviceGetAttribute(&khz, gpuAttrMemoryClockRate, dev) == gpuSuccess) in->mem_clock_MHz = khz / 1000.0;
+  /* the kernel driver's own version (e.g. NVIDIA 550.54) comes from NVML / ROCm SMI in the harness */
   int v = 0;
-  if (gpuDriverGetVersion(&v) == gpuSuccess) version_string(v, in->driver, sizeof in->driver);
-  char rt[32] = "";
+  char rt[32] = "?", drv[32] = "?";
   if (gpuRuntimeGetVersion(&v) == gpuSuccess) version_string(v, rt, sizeof rt);
-  snprintf(in->runtime, sizeof in->runtime, PFCAL_GPU_BACKEND " runtime %s", rt);
+  if (gpuDriverGetVersion(&v) == gpuSuccess) version_string(v, drv, sizeof drv);
+  snprintf(in->runtime, sizeof in->runtime, PFCAL_GPU_BACKEND " runtime %s, driver API %s", rt, drv);
   for (int i = 0; i < in->count; i++)
     if (gpuDeviceGetPCIBusId(in->pci_bus_id[i], (int)sizeof in->pci_bus_id[i], i) != gpuSuccess)
       in->pci_bus_id[i][0] = '\0';
@@ -511,11 +512,15 @@ static int gpu_setup(const pfcal_opts *o, pfcal_info *in) {
   TRY(gpuEventCreate(&g.e0));
   TRY(gpuEventCreate(&g.e1));
   in->array_B = g.n * sizeof(double);
+  /* the first calls that need this device's code: a binary built for another
+   * architecture fails here, which is "unavailable" (exit 3), not an I/O error */
   int occ = 0;
-  TRY(gpuOccupancyMaxActiveBlocksPerMultiprocessor(&occ, k_triad, BLOCK, 0));
-  g.stream_blocks = grid_for(occ);
-  k_init<<<g.stream_blocks, BLOCK, 0, g.stream>>>(g.a, g.b, g.c, g.n, (unsigned long long)g.seed);
-  e = gpuGetLastError();
+  e = gpuOccupancyMaxActiveBlocksPerMultiprocessor(&occ, k_triad, BLOCK, 0);
+  if (e == gpuSuccess) {
+    g.stream_blocks = grid_for(occ);
+    k_init<<<g.stream_blocks, BLOCK, 0, g.stream>>>(g.a, g.b, g.c, g.n, (unsigned long long)g.seed);
+    e = gpuGetLastError();
+  }
   if (e == gpuSuccess) e = gpuStreamSynchronize(g.stream);
   if (e != gpuSuccess)
     return pf_error_set(PF_ENODEV,

@@ -429,7 +429,8 @@ int pfcal_run(const pfcal_backend *be, const pfcal_opts *o, cJSON **doc_out) {
   r.pw = pfcal_power_open(be->power_source, r.info.count, r.info.pci_bus_id);
   double w;
   if (r.info.power_cap_W <= 0 && r.pw && pfcal_power_cap_W(r.pw, o->device, &w) == 0) r.info.power_cap_W = w;
-  if (!r.info.driver[0] && r.pw) pfcal_power_driver(r.pw, r.info.driver, sizeof r.info.driver);
+  if (!r.info.driver[0] && (!r.pw || pfcal_power_driver(r.pw, r.info.driver, sizeof r.info.driver) != 0))
+    snprintf(r.info.driver, sizeof r.info.driver, "unknown");
   if (o->progress)
     fprintf(stderr, "calibrate: %s back-end, %s mode, device \"%s\" (%d), power counters: %s\n", be->name,
             o->quick ? "quick" : "full", r.info.name, r.info.count, pfcal_power_source(r.pw));

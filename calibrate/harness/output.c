@@ -35,11 +35,11 @@ static const opt options[] = {
     {"quick", 0, NULL, "quick mode: < 2 min per node, fewer samples and sizes, no power model", OPT_QUICK, false},
     {"full", 0, NULL,
      "full mode (default): < 15 min per node, more samples and copy sizes, and an\n"
-     "                        idle/context/max power model where counters are readable",
+     "                              idle/context/max power model where counters are readable",
      OPT_FULL, false},
     {"output", 'o', "FILE",
      "write the JSON to FILE (via a temporary file and rename);\n"
-     "                        '-' or no -o: stdout",
+     "                              '-' or no -o: stdout",
      OPT_OUTPUT, false},
     {"seed", 0, "N", "seed of the kernels' input data (default 1)", OPT_SEED, false},
     {"threads", 0, "N", "cpu: worker threads (default: every online core)", OPT_THREADS, false},
@@ -69,17 +69,16 @@ void pfcal_usage(FILE *f, const char *prog, bool with_backend) {
       snprintf(left, sizeof left, "-%c, --%s%s%s", o->short_name, o->name, o->arg ? " " : "", o->arg ? o->arg : "");
     else
       snprintf(left, sizeof left, "    --%s%s%s", o->name, o->arg ? " " : "", o->arg ? o->arg : "");
-    fprintf(f, "  %-22s%s\n", left, o->help);
+    fprintf(f, "  %-26s  %s\n", left, o->help);
   }
   fprintf(f, "\nExit status: 0 done; 2 usage or output error; 3 back-end unavailable (no\n"
              "executable, no driver library, or no device).\n");
   fprintf(f, "\nExamples:\n");
   if (with_backend) {
     fprintf(f, "  %s --backend cpu --quick -o cpu.json\n", prog);
-    fprintf(f, "  %s --backend cuda --quick -o h100-$(hostname).json\n", prog);
-    fprintf(f, "  %s --backend hip --full -o mi250x-gcd0.json --device 0\n", prog);
-    fprintf(f,
-            "  preflight predict --machine leonardo-booster --model gpt3-175b --calibration h100-$(hostname).json\n");
+    fprintf(f, "  %s --backend cuda --quick -o node-$(hostname).json\n", prog);
+    fprintf(f, "  %s --backend hip --full --device 0 -o gcd0-$(hostname).json\n", prog);
+    fprintf(f, "  preflight machines show leonardo-booster --calibration node-$(hostname).json\n");
   } else {
     fprintf(f, "  %s --quick -o gpu.json\n", prog);
     fprintf(f, "  %s --full --device 1 > gpu1.json\n", prog);
