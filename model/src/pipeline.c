@@ -4,9 +4,13 @@
  * schedule (GPipe, 1F1B, or Megatron's interleaved 1F1B with V model chunks
  * per stage), executing forward/backward work as timed execs and sending
  * activations (forward) and their gradients (backward) to its neighbours as
- * detached, eager transfers over a SPLITDUPLEX link per stage boundary whose
- * bandwidth and latency come from the placement (intra-node fabric or NIC +
- * network).  Settings follow shared/research/simgrid-notes.md: CM02 network
+ * detached, eager transfers over a SPLITDUPLEX link per stage boundary.  The
+ * boundary's bandwidth and latency come from the topology (pf_pipeline_net):
+ * the routes of all TP x CP x DP sends that cross it at once, each flow
+ * getting its bottleneck link's capacity divided by the flows on that link;
+ * without sequence parallelism the receiver then all-gathers the TP pieces
+ * (Megatron's scatter-gather P2P).  Settings follow
+ * shared/research/simgrid-notes.md: CM02 network
  * model (exact alpha-beta), cross-traffic off, TCP-gamma raised, quiet logs,
  * fire-and-forget sends, one mailbox per boundary and direction.
  *
@@ -39,48 +43,56 @@
 #include <xbt/log.h>
 
 #define HOST_SPEED 1e9 /* flop/s of a stage host: an exec of t x 1e9 flops lasts t seconds */
-/* Achievable share of NIC line rate for large GPU-direct transfers: 85-95 %
- * (OSU / nccl-tests anchors, research notes 4.1 #11); we take 0.90. */
-#define NIC_EFF 0.90
-#define FABRIC_P2P_EFF 0.80
 
-#define MAXSTAGE 1024
-
-void pf_pipeline_link(const pf_scenario *sc, int s, double *bw_Bps, double *lat_s) {
+int pf_pipeline_net(const pf_scenario *sc, const pf_topology *t, pf_pipe_net *net) {
   const pf_plan *p = &sc->plan;
-  const pf_machine *m = &sc->machine;
-  if (sc->free_p2p) { *bw_Bps = 1e18; *lat_s = 0; return; }
-  int next = (s + 1) % p->pp;
-  int a = pf_plan_node_of(sc, pf_plan_rank(p, 0, 0, 0, s));
-  int b = pf_plan_node_of(sc, pf_plan_rank(p, 0, 0, 0, next));
-  if (a == b) {
-    double bw = m->fabric_pair_bw_Bps > 0 ? m->fabric_pair_bw_Bps : m->host_link_bw_Bps;
-    if (bw <= 0) bw = 16e9;
-    *bw_Bps = bw * FABRIC_P2P_EFF * sc->comm_eff_scale;
-    *lat_s = m->fabric_latency_s > 0 ? m->fabric_latency_s : 2e-6;
-    return;
+  int P = p->pp;
+  memset(net, 0, sizeof *net);
+  if (sc->free_p2p || P < 2) {
+    for (int s = 0; s < P && s < PF_MAXSTAGE; s++) { net->bw_Bps[s] = 1e18; net->lat_s[s] = 0; }
+    return 0;
   }
-  /* every GPU of the stage sends its 1/TP share at once over its share of the NICs */
-  double nics_per_gpu = (double)(m->nics_per_node > 0 ? m->nics_per_node : 1) / m->gpus_per_node;
-  if (nics_per_gpu > 1) nics_per_gpu = 1; /* one flow uses one NIC */
-  *bw_Bps = m->nic_bw_Bps * nics_per_gpu * NIC_EFF * sc->comm_eff_scale;
-  int hops = (m->net.kind == PF_TOPO_FAT_TREE && m->net.levels >= 3) ? 5 : 3;
-  *lat_s = m->net.nic_latency_s + hops * m->net.switch_latency_s;
-  /* the receiver all-gathers the TP pieces over the fabric (Megatron scatter-gather) */
-  if (p->tp > 1) *lat_s += pf_fabric_collective_time(m, 2, p->tp, sc->workload.seq * (double)p->mbs *
-                                                                   sc->workload.hidden * pf_precision_bytes(sc->precision) / p->cp);
+  int nflows = p->tp * p->cp * p->dp;
+  int *cnt = calloc((size_t)(t->nlinks > 0 ? t->nlinks : 1), sizeof *cnt);
+  pf_route *rt = malloc((size_t)nflows * sizeof *rt);
+  if (!cnt || !rt) { free(cnt); free(rt); return pf_error_set(PF_ENOMEM, "out of memory"); }
+  for (int s = 0; s < P; s++) {
+    int nx = (s + 1) % P, f = 0;
+    for (int d = 0; d < p->dp; d++)
+      for (int c = 0; c < p->cp; c++)
+        for (int tp = 0; tp < p->tp; tp++, f++) {
+          pf_topology_route(t, pf_plan_rank(p, tp, c, d, s), pf_plan_rank(p, tp, c, d, nx), &rt[f]);
+          for (int k = 0; k < rt[f].n; k++) cnt[rt[f].link[k]]++;
+        }
+    double bw = INFINITY, lat = 0;
+    for (f = 0; f < nflows; f++) {
+      for (int k = 0; k < rt[f].n; k++) {
+        int l = rt[f].link[k];
+        bw = fmin(bw, t->links[l].bw_Bps / cnt[l]);
+      }
+      lat = fmax(lat, rt[f].lat_s);
+    }
+    for (f = 0; f < nflows; f++)
+      for (int k = 0; k < rt[f].n; k++) cnt[rt[f].link[k]] = 0;
+    net->bw_Bps[s] = isfinite(bw) ? bw : 1e18;
+    net->lat_s[s] = lat;
+  }
+  free(cnt);
+  free(rt);
+  /* Megatron's scatter-gather P2P (no SP): the receiver all-gathers the TP pieces */
+  if (p->tp > 1 && !p->sp)
+    net->recv_s = pf_fabric_collective_time(&sc->machine, 2, p->tp,
+                                            sc->workload.seq * (double)p->mbs * sc->workload.hidden *
+                                                pf_precision_bytes(sc->precision) / p->cp) / sc->comm_eff_scale;
+  return 0;
 }
 
 /* ---------- schedules ---------- */
 
-typedef struct {
-  char kind;  /* 'F' or 'B' */
-  int mb;     /* microbatch */
-  int chunk;  /* model chunk (interleaved) */
-} op;
+typedef pf_sched_op op;
 
 /* Fill ops for stage s; returns count.  ops must hold 2 M V entries. */
-static int schedule_ops(const pf_plan *p, int s, op *ops) {
+int pf_pipeline_schedule(const pf_plan *p, int s, pf_sched_op *ops) {
   int P = p->pp, M = p->grad_accum, n = 0;
   if (p->schedule == PF_SCHED_GPIPE) {
     for (int i = 0; i < M; i++) ops[n++] = (op){'F', i, 0};
@@ -115,25 +127,20 @@ static int schedule_ops(const pf_plan *p, int s, op *ops) {
 
 /* ---------- closed form ---------- */
 
-static void run_analytic(const pf_scenario *sc, const pf_stage_work *w, pf_pipeline_result *r) {
+static void run_analytic(const pf_scenario *sc, const pf_stage_work *w, const pf_pipe_net *net,
+                         pf_pipeline_result *r) {
   const pf_plan *p = &sc->plan;
   int P = p->pp, M = p->grad_accum;
   double worst = 0, sum = 0, hop = 0;
-  int iw = 0;
   for (int s = 0; s < P; s++) {
     double t = w[s].fwd_s + w[s].bwd_s + w[s].fwd_tp_s + w[s].bwd_tp_s;
     r->stage_busy_s[s] = M * t;
     sum += t;
-    if (t > worst) { worst = t; iw = s; }
+    if (t > worst) worst = t;
   }
-  for (int s = 0; s + 1 < P; s++) {
-    double bw, lat;
-    pf_pipeline_link(sc, s, &bw, &lat);
-    hop += 2 * (lat + w[s].p2p_bytes / bw);
-  }
+  for (int s = 0; s + 1 < P; s++) hop += 2 * (net->lat_s[s] + w[s].p2p_bytes / net->bw_Bps[s] + net->recv_s);
   double fill = (sum - worst) + hop;
   if (p->schedule == PF_SCHED_INTERLEAVED) fill /= p->vstages;
-  (void)iw;
   r->makespan_s = M * worst + fill;
   for (int s = 0; s < P; s++) {
     r->stage_end_s[s] = r->makespan_s;
@@ -147,6 +154,7 @@ static void run_analytic(const pf_scenario *sc, const pf_stage_work *w, pf_pipel
 typedef struct {
   const pf_scenario *sc;
   const pf_stage_work *work;
+  const pf_pipe_net *net;
   sg_mailbox_t *fwd_mb, *bwd_mb; /* per virtual stage: inbox for activations / gradients */
   pf_pipeline_result *res;
   pf_pipe_event *trace;
@@ -163,7 +171,7 @@ static void isend(sg_mailbox_t mb, double bytes) {
   G.events++;
 }
 
-static void record(int s, const op *o, double t0, double t1) {
+static void record(int s, int chunk, int mb, char kind, double t0, double t1) {
   if (!G.trace) return;
   if (G.ntrace == G.captrace) {
     int cap = G.captrace ? 2 * G.captrace : 4096;
@@ -172,7 +180,15 @@ static void record(int s, const op *o, double t0, double t1) {
     G.trace = t;
     G.captrace = cap;
   }
-  G.trace[G.ntrace++] = (pf_pipe_event){(float)t0, (float)t1, (short)s, (short)o->chunk, o->mb, o->kind};
+  G.trace[G.ntrace++] = (pf_pipe_event){(float)t0, (float)t1, (short)s, (short)chunk, mb, kind};
+}
+
+/* Send over boundary b (stage b -> b+1, or back); the trace shows the
+ * transfer as it would run alone on the boundary's links. */
+static void send_p2p(sg_mailbox_t mb, int s, int b, const op *o, char kind) {
+  double bytes = G.work[s].p2p_bytes, t0 = simgrid_get_clock();
+  isend(mb, bytes);
+  if (G.trace) record(s, o->chunk, o->mb, kind, t0, t0 + G.net->lat_s[b] + bytes / G.net->bw_Bps[b]);
 }
 
 static void stage_actor(int argc, char **argv) {
@@ -183,8 +199,8 @@ static void stage_actor(int argc, char **argv) {
   int P = p->pp, V = p->schedule == PF_SCHED_INTERLEAVED ? p->vstages : 1, last = P * V - 1;
   int nops_max = 2 * p->grad_accum * V;
   op *ops = malloc((size_t)nops_max * sizeof *ops);
-  int n = schedule_ops(p, s, ops);
-  double tf = (w->fwd_s + w->fwd_tp_s) / V, tb = (w->bwd_s + w->bwd_tp_s) / V;
+  int n = pf_pipeline_schedule(p, s, ops);
+  double tf = (w->fwd_s + w->fwd_tp_s) / V, tb = (w->bwd_s + w->bwd_tp_s) / V, recv = G.net->recv_s;
   double busy = 0, first_last_bwd = -1;
   /* eager transfers into our inboxes */
   for (int c = 0; c < V; c++) {
@@ -195,24 +211,30 @@ static void stage_actor(int argc, char **argv) {
     const op *o = &ops[i];
     int k = o->chunk * P + s; /* virtual stage */
     if (o->kind == 'F') {
-      if (k > 0) sg_mailbox_get(G.fwd_mb[k]);
+      if (k > 0) {
+        sg_mailbox_get(G.fwd_mb[k]);
+        if (recv > 0) sg_actor_sleep_for(recv);
+      }
       double t0 = simgrid_get_clock();
       sg_actor_execute(tf * HOST_SPEED);
       double t1 = simgrid_get_clock();
       busy += t1 - t0;
-      record(s, o, t0, t1);
+      record(s, o->chunk, o->mb, 'F', t0, t1);
       G.events++;
-      if (k < last) isend(G.fwd_mb[k + 1], G.work[s].p2p_bytes);
+      if (k < last) send_p2p(G.fwd_mb[k + 1], s, s, o, 'S');
     } else {
-      if (k < last) sg_mailbox_get(G.bwd_mb[k]);
+      if (k < last) {
+        sg_mailbox_get(G.bwd_mb[k]);
+        if (recv > 0) sg_actor_sleep_for(recv);
+      }
       double t0 = simgrid_get_clock();
       if (o->mb == p->grad_accum - 1 && first_last_bwd < 0) first_last_bwd = t0;
       sg_actor_execute(tb * HOST_SPEED);
       double t1 = simgrid_get_clock();
       busy += t1 - t0;
-      record(s, o, t0, t1);
+      record(s, o->chunk, o->mb, 'B', t0, t1);
       G.events++;
-      if (k > 0) isend(G.bwd_mb[k - 1], G.work[s].p2p_bytes);
+      if (k > 0) send_p2p(G.bwd_mb[k - 1], s, (s - 1 + P) % P, o, 'R');
     }
   }
   G.res->stage_busy_s[s] = busy;
@@ -221,7 +243,7 @@ static void stage_actor(int argc, char **argv) {
   free(ops);
 }
 
-static int write_platform(const pf_scenario *sc, char *path, size_t n) {
+static int write_platform(const pf_scenario *sc, const pf_pipe_net *net, char *path, size_t n) {
   const char *tmp = getenv("TMPDIR");
   snprintf(path, n, "%s/preflight-pipe-XXXXXX", tmp && *tmp ? tmp : "/tmp");
   int fd = mkstemp(path);
@@ -229,19 +251,14 @@ static int write_platform(const pf_scenario *sc, char *path, size_t n) {
   FILE *f = fdopen(fd, "w");
   if (!f) { close(fd); unlink(path); return pf_error_set(PF_EIO, "fdopen: %s", strerror(errno)); }
   int P = sc->plan.pp;
-  /* the interleaved schedule also sends from the last stage back to the first
-   * (chunk c to chunk c+1); with two stages that is the existing link's other direction */
-  int wrap = sc->plan.schedule == PF_SCHED_INTERLEAVED && P > 2;
+  int wrap = sc->plan.schedule == PF_SCHED_INTERLEAVED && P > 2; /* P = 2: the wrap is link 0 reversed */
   fprintf(f, "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
              "<platform version=\"4.1\">\n<zone id=\"pipe\" routing=\"Full\">\n");
   for (int s = 0; s < P; s++) fprintf(f, "<host id=\"s%d\" speed=\"1Gf\"/>\n", s);
   int nlinks = P - 1 + wrap;
-  for (int s = 0; s < nlinks; s++) {
-    double bw, lat;
-    pf_pipeline_link(sc, s, &bw, &lat);
+  for (int s = 0; s < nlinks; s++)
     fprintf(f, "<link id=\"l%d\" bandwidth=\"%.17gBps\" latency=\"%.17gs\" sharing_policy=\"SPLITDUPLEX\"/>\n", s,
-            bw, lat);
-  }
+            net->bw_Bps[s], net->lat_s[s]);
   for (int s = 0; s < nlinks; s++) {
     int t = (s + 1) % P;
     if (t == s) continue;
@@ -256,10 +273,10 @@ static int write_platform(const pf_scenario *sc, char *path, size_t n) {
 }
 
 /* Child: run the DES and write the result to fd. */
-static void des_child(const pf_scenario *sc, const pf_stage_work *w, int want_trace, int fd) {
+static void des_child(const pf_scenario *sc, const pf_stage_work *w, const pf_pipe_net *net, int want_trace, int fd) {
   char plat[PF_PATH_MAX];
   pf_pipeline_result *r = calloc(1, sizeof *r);
-  if (!r || write_platform(sc, plat, sizeof plat) < 0) _exit(3);
+  if (!r || write_platform(sc, net, plat, sizeof plat) < 0) _exit(3);
   int argc = 1;
   char arg0[] = "preflight";
   char *argv[] = {arg0, NULL};
@@ -272,7 +289,7 @@ static void des_child(const pf_scenario *sc, const pf_stage_work *w, int want_tr
   simgrid_load_platform(plat);
   unlink(plat);
   int P = sc->plan.pp, V = sc->plan.schedule == PF_SCHED_INTERLEAVED ? sc->plan.vstages : 1;
-  G = (des_ctx){.sc = sc, .work = w, .res = r};
+  G = (des_ctx){.sc = sc, .work = w, .net = net, .res = r};
   G.fwd_mb = calloc((size_t)P * V, sizeof *G.fwd_mb);
   G.bwd_mb = calloc((size_t)P * V, sizeof *G.bwd_mb);
   if (want_trace) {
@@ -301,36 +318,37 @@ static void des_child(const pf_scenario *sc, const pf_stage_work *w, int want_tr
   r->ntrace = G.ntrace;
   r->trace = NULL;
   /* write the fixed part, then the trace events */
-  const char *buf = (const char *)r;
-  size_t left = sizeof *r;
-  while (left > 0) {
-    ssize_t k = write(fd, buf, left);
-    if (k <= 0) _exit(4);
-    buf += k; left -= (size_t)k;
-  }
-  buf = (const char *)G.trace;
-  left = (size_t)G.ntrace * sizeof *G.trace;
-  while (left > 0) {
-    ssize_t k = write(fd, buf, left);
-    if (k <= 0) _exit(4);
-    buf += k; left -= (size_t)k;
-  }
+  if (pf_write_all(fd, r, sizeof *r) < 0 || pf_write_all(fd, G.trace, (size_t)G.ntrace * sizeof *G.trace) < 0) _exit(4);
   close(fd);
   _exit(0);
 }
 
-static int read_all(int fd, void *dst, size_t n) {
+int pf_write_all(int fd, const void *src, size_t n) {
+  const char *buf = src;
+  while (n > 0) {
+    ssize_t k = write(fd, buf, n);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) return -1;
+    buf += k;
+    n -= (size_t)k;
+  }
+  return 0;
+}
+
+int pf_read_all(int fd, void *dst, size_t n) {
   char *p = dst;
   while (n > 0) {
     ssize_t k = read(fd, p, n);
     if (k < 0 && errno == EINTR) continue;
     if (k <= 0) return -1;
-    p += k; n -= (size_t)k;
+    p += k;
+    n -= (size_t)k;
   }
   return 0;
 }
 
-static int run_des(const pf_scenario *sc, const pf_stage_work *w, int want_trace, pf_pipeline_result *r) {
+static int run_des(const pf_scenario *sc, const pf_stage_work *w, const pf_pipe_net *net, int want_trace,
+                   pf_pipeline_result *r) {
   int fds[2];
   if (pipe(fds) != 0) return pf_error_set(PF_ESIM, "pipe: %s", strerror(errno));
   fflush(stdout);
@@ -339,14 +357,14 @@ static int run_des(const pf_scenario *sc, const pf_stage_work *w, int want_trace
   if (pid < 0) { close(fds[0]); close(fds[1]); return pf_error_set(PF_ESIM, "fork: %s", strerror(errno)); }
   if (pid == 0) {
     close(fds[0]);
-    des_child(sc, w, want_trace, fds[1]);
+    des_child(sc, w, net, want_trace, fds[1]);
   }
   close(fds[1]);
-  int rc = read_all(fds[0], r, sizeof *r);
+  int rc = pf_read_all(fds[0], r, sizeof *r);
   r->trace = NULL;
   if (rc == 0 && r->ntrace > 0) {
     r->trace = malloc((size_t)r->ntrace * sizeof *r->trace);
-    if (!r->trace || read_all(fds[0], r->trace, (size_t)r->ntrace * sizeof *r->trace) != 0) rc = -1;
+    if (!r->trace || pf_read_all(fds[0], r->trace, (size_t)r->ntrace * sizeof *r->trace) != 0) rc = -1;
   }
   close(fds[0]);
   int status = 0;
@@ -359,15 +377,13 @@ static int run_des(const pf_scenario *sc, const pf_stage_work *w, int want_trace
   return 0;
 }
 
-int pf_pipeline_run(const pf_scenario *sc, const pf_stage_work *work, int want_trace, pf_pipeline_result *r) {
+int pf_pipeline_run(const pf_scenario *sc, const pf_stage_work *work, const pf_pipe_net *net, int want_trace,
+                    pf_pipeline_result *r) {
   memset(r, 0, sizeof *r);
-  if (sc->plan.pp > MAXSTAGE) return pf_error_set(PF_EPLAN, "at most %d pipeline stages", MAXSTAGE);
+  if (sc->plan.pp > PF_MAXSTAGE) return pf_error_set(PF_EPLAN, "at most %d pipeline stages", PF_MAXSTAGE);
   if (sc->engine == PF_ENGINE_ANALYTIC) {
-    run_analytic(sc, work, r);
+    run_analytic(sc, work, net, r);
     return 0;
   }
-  int rc = run_des(sc, work, want_trace, r);
-  if (rc < 0) return rc;
-  /* exposed P2P: DES makespan minus the closed form with free transfers */
-  return 0;
+  return run_des(sc, work, net, want_trace, r);
 }

@@ -1,16 +1,29 @@
 /* predict.c - one prediction (see predict.h).
  *
- * iteration = max over stages s of [ pipeline end of s (DES) + exposed DP
- *             gradient collective of s ] + optimizer step + parameter
- *             all-gather (distributed optimizer) + fitted per-step overhead
+ * iteration = pipeline (SimGrid DES of one representative pipeline, P2P
+ *             links from the topology's routes with all replicas' flows)
+ *           + data-parallel gradient sync: per stage a reduce-scatter (dist-opt)
+ *             or all-reduce over its DP x CP groups, started when the DES says
+ *             the stage's last backward ends (Megatron's finalize_model_grads
+ *             without --overlap-grad-reduce), all stages' collectives sharing
+ *             links while they overlap in time (pf_coll_timeline), then the
+ *             tied-embedding all-reduce between first and last stage
+ *           + a global sync (gradient norm / inf check), the optimizer step
+ *             of each stage, and with the distributed optimizer the parameter
+ *             all-gather of each stage (again sharing links in time)
+ *           + the fitted per-step overhead.
  * Breakdown (per GPU on the critical stage): compute and tp_comm are the
  * stage's busy time; pp_comm is the DES makespan minus the same DES with free
- * P2P transfers; pp_bubble is the rest of the pipeline makespan.
+ * P2P transfers; pp_bubble is the rest of the pipeline makespan;
+ * dp_comm_exposed is everything between the pipeline's end and the end of
+ * the iteration except the optimizer.
  *
  * Long pipelines are periodic once the schedule reaches steady state, so the
  * DES simulates two shorter runs (M1 and M1 + P microbatches) and extends the
  * makespan linearly to M; this is exact for a periodic steady state and keeps
  * GBS 1536 runs in milliseconds.  A trace simulates every microbatch.
+ * `--engine full` replaces the pipeline and the collectives by one SimGrid
+ * run of every GPU (fullsim.c) on the same topology and patterns.
  */
 #include "preflight/predict.h"
 
@@ -19,7 +32,9 @@
 #include "preflight/compute.h"
 #include "preflight/energy.h"
 #include "preflight/error.h"
+#include "preflight/fullsim.h"
 #include "preflight/pipeline.h"
+#include "preflight/topology.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -36,18 +51,19 @@ void pf_prediction_warn(pf_prediction *p, const char *fmt, ...) {
 }
 
 /* Run the pipeline engine, extrapolating long steady-state runs. */
-static int run_pipeline(pf_scenario *sc, const pf_stage_work *w, int want_trace, pf_pipeline_result *r) {
+static int run_pipeline(pf_scenario *sc, const pf_stage_work *w, const pf_pipe_net *net, int want_trace,
+                        pf_pipeline_result *r) {
   pf_plan *p = &sc->plan;
   int M = p->grad_accum, P = p->pp;
   int M1 = p->schedule == PF_SCHED_INTERLEAVED ? 3 * P : 2 * P + 2, M2 = M1 + P;
   if (want_trace || sc->engine == PF_ENGINE_ANALYTIC || M <= M2 + P || P == 1)
-    return pf_pipeline_run(sc, w, want_trace, r);
+    return pf_pipeline_run(sc, w, net, want_trace, r);
   pf_pipeline_result *r2 = malloc(sizeof *r2);
   if (!r2) return pf_error_set(PF_ENOMEM, "out of memory");
   p->grad_accum = M1;
-  int rc = pf_pipeline_run(sc, w, 0, r);
+  int rc = pf_pipeline_run(sc, w, net, 0, r);
   p->grad_accum = M2;
-  if (rc == 0) rc = pf_pipeline_run(sc, w, 0, r2);
+  if (rc == 0) rc = pf_pipeline_run(sc, w, net, 0, r2);
   p->grad_accum = M;
   if (rc == 0) {
     double k = (double)(M - M1) / (M2 - M1);
@@ -61,6 +77,38 @@ static int run_pipeline(pf_scenario *sc, const pf_stage_work *w, int want_trace,
   }
   free(r2);
   return rc;
+}
+
+/* Everything one prediction allocates, freed in one place. */
+typedef struct work_set {
+  pf_stage_work *w, *w0;
+  pf_pipeline_result *r, *r0;
+  pf_pipe_net *net, *net0;
+  pf_scenario *free_sc;
+  pf_topology topo;
+  pf_coll_pattern *grad, *ag, emb;
+  pf_coll_job *gjob, *ajob, ejob;
+  pf_coll_job **jp;
+  double *t0, *t1;
+  pf_iter_timeline *tl;
+  pf_fullsim_result *full;
+  int P;
+} work_set;
+
+static void ws_free(work_set *ws) {
+  if (ws->r) free(ws->r->trace);
+  for (int s = 0; s < ws->P; s++) {
+    if (ws->grad) pf_coll_pattern_free(&ws->grad[s]);
+    if (ws->ag) pf_coll_pattern_free(&ws->ag[s]);
+    if (ws->gjob) pf_coll_job_free(&ws->gjob[s]);
+    if (ws->ajob) pf_coll_job_free(&ws->ajob[s]);
+  }
+  pf_coll_pattern_free(&ws->emb);
+  pf_coll_job_free(&ws->ejob);
+  free(ws->grad); free(ws->ag); free(ws->gjob); free(ws->ajob); free(ws->jp);
+  free(ws->t0); free(ws->t1); free(ws->tl); free(ws->full);
+  free(ws->w); free(ws->w0); free(ws->r); free(ws->r0); free(ws->net); free(ws->net0); free(ws->free_sc);
+  pf_topology_free(&ws->topo);
 }
 
 int pf_predict(pf_scenario *sc, pf_prediction *out) {
@@ -85,35 +133,129 @@ int pf_predict(pf_scenario *sc, pf_prediction *out) {
   out->fits = out->memory.total_B <= out->memory.capacity_B;
   if ((rc = pf_memory_check(sc, &out->memory)) < 0) return rc;
 
-  int P = p->pp, M = p->grad_accum;
-  pf_stage_work *w = calloc((size_t)P, sizeof *w);
-  pf_pipeline_result *r = calloc(1, sizeof *r), *r0 = calloc(1, sizeof *r0);
-  if (!w || !r || !r0) { free(w); free(r); free(r0); return pf_error_set(PF_ENOMEM, "out of memory"); }
+  int P = p->pp, M = p->grad_accum, ngpu_dp = p->dp * p->cp;
+  work_set ws;
+  memset(&ws, 0, sizeof ws);
+  ws.P = P;
+  ws.w = calloc((size_t)P, sizeof *ws.w);
+  ws.w0 = calloc((size_t)P, sizeof *ws.w0);
+  ws.r = calloc(1, sizeof *ws.r);
+  ws.r0 = calloc(1, sizeof *ws.r0);
+  ws.net = calloc(1, sizeof *ws.net);
+  ws.net0 = calloc(1, sizeof *ws.net0);
+  ws.free_sc = malloc(sizeof *ws.free_sc);
+  ws.grad = calloc((size_t)P, sizeof *ws.grad);
+  ws.ag = calloc((size_t)P, sizeof *ws.ag);
+  ws.gjob = calloc((size_t)P, sizeof *ws.gjob);
+  ws.ajob = calloc((size_t)P, sizeof *ws.ajob);
+  ws.jp = calloc((size_t)P, sizeof *ws.jp);
+  ws.t0 = calloc((size_t)P, sizeof *ws.t0);
+  ws.t1 = calloc((size_t)P, sizeof *ws.t1);
+  ws.tl = calloc(1, sizeof *ws.tl);
+  if (!ws.w || !ws.w0 || !ws.r || !ws.r0 || !ws.net || !ws.net0 || !ws.free_sc || !ws.grad || !ws.ag || !ws.gjob ||
+      !ws.ajob || !ws.jp || !ws.t0 || !ws.t1 || !ws.tl) {
+    ws_free(&ws);
+    return pf_error_set(PF_ENOMEM, "out of memory");
+  }
+  pf_stage_work *w = ws.w;
+  pf_pipeline_result *r = ws.r, *r0 = ws.r0;
   for (int s = 0; s < P; s++) {
     if (s > 1 && s < P - 1) { w[s] = w[1]; continue; } /* middle stages are identical */
     pf_stage_work_compute(sc, s, &w[s]);
   }
+  if ((rc = pf_topology_build(m, sc->nodes, sc->comm_eff_scale, &ws.topo)) < 0) { ws_free(&ws); return rc; }
+  const pf_topology *topo = &ws.topo;
 
-  rc = run_pipeline(sc, w, sc->trace[0] != '\0', r);
-  if (rc == 0) { /* the same pipeline with free transfers separates bubble from P2P time */
-    pf_scenario *free_sc = malloc(sizeof *free_sc);
-    if (!free_sc) rc = pf_error_set(PF_ENOMEM, "out of memory");
+  /* the pipeline, and the same pipeline with free transfers (bubble vs P2P) */
+  *ws.free_sc = *sc;
+  ws.free_sc->trace[0] = '\0';
+  ws.free_sc->free_p2p = true;
+  if (ws.free_sc->engine == PF_ENGINE_FULL) ws.free_sc->engine = PF_ENGINE_DES;
+  memcpy(ws.w0, w, (size_t)P * sizeof *w);
+  for (int s = 0; s < P; s++) ws.w0[s].p2p_bytes = 0;
+  pf_scenario *des_sc = sc;
+  pf_engine eng = sc->engine;
+  if (eng == PF_ENGINE_FULL) sc->engine = PF_ENGINE_DES; /* the representative pipeline is still needed */
+  rc = pf_pipeline_net(sc, topo, ws.net);
+  if (rc == 0) rc = pf_pipeline_net(ws.free_sc, topo, ws.net0);
+  if (rc == 0) rc = run_pipeline(des_sc, w, ws.net, sc->trace[0] != '\0', r);
+  if (rc == 0) rc = run_pipeline(ws.free_sc, ws.w0, ws.net0, 0, r0);
+  sc->engine = eng;
+  if (rc < 0) { ws_free(&ws); return rc; }
+
+  /* collective patterns: gradients per stage, parameters per stage, tied embeddings */
+  double grad_bytes_per_param = (sc->precision == PF_FP16) ? 2.0 : 4.0; /* bf16: fp32 grad reduction */
+  double param_bytes = (sc->precision == PF_FP32 || sc->precision == PF_TF32) ? 4.0 : 2.0;
+  pf_coll_kind kind = p->dist_opt ? PF_REDUCE_SCATTER : PF_ALLREDUCE;
+  pf_coll_result info = {0};
+  int has_ag = p->dist_opt && ngpu_dp > 1;
+  for (int s = 0; s < P && rc == 0 && ngpu_dp > 1; s++) {
+    pf_coll_result gi, ai;
+    rc = pf_dp_collective_pattern(sc, topo, kind, w[s].params * grad_bytes_per_param, s, &ws.grad[s], &gi);
+    if (s == 0) info = gi;
+    if (rc == 0 && has_ag) rc = pf_dp_collective_pattern(sc, topo, PF_ALLGATHER, w[s].params * param_bytes, s, &ws.ag[s], &ai);
+  }
+  int has_emb = P > 1 && wl->kind == PF_WL_TRANSFORMER && wl->tied_embeddings;
+  if (rc == 0 && has_emb) {
+    int npairs = p->tp * p->cp * p->dp;
+    int *pairs = malloc((size_t)2 * npairs * sizeof *pairs);
+    if (!pairs) rc = pf_error_set(PF_ENOMEM, "out of memory");
     else {
-      *free_sc = *sc;
-      free_sc->trace[0] = '\0';
-      pf_stage_work *w0 = malloc((size_t)P * sizeof *w0);
-      if (!w0) rc = pf_error_set(PF_ENOMEM, "out of memory");
-      else {
-        memcpy(w0, w, (size_t)P * sizeof *w0);
-        for (int s = 0; s < P; s++) w0[s].p2p_bytes = 0;
-        free_sc->free_p2p = true;
-        rc = run_pipeline(free_sc, w0, 0, r0);
-        free(w0);
-      }
-      free(free_sc);
+      int k = 0;
+      for (int d = 0; d < p->dp; d++)
+        for (int c = 0; c < p->cp; c++)
+          for (int t = 0; t < p->tp; t++, k++) {
+            pairs[2 * k] = pf_plan_rank(p, t, c, d, 0);
+            pairs[2 * k + 1] = pf_plan_rank(p, t, c, d, P - 1);
+          }
+      double bytes = pf_workload_embedding_params(wl, p->tp) / p->tp * grad_bytes_per_param;
+      rc = pf_coll_pattern_build(topo, PF_ALLREDUCE, PF_COLL_RING, bytes, pairs, npairs, 2, &ws.emb);
+      free(pairs);
     }
   }
-  if (rc < 0) { free(w); free(r); free(r0); return rc; }
+  for (int s = 0; s < P && rc == 0; s++) {
+    rc = pf_coll_job_build(topo, &ws.grad[s], &ws.gjob[s]);
+    if (rc == 0) rc = pf_coll_job_build(topo, &ws.ag[s], &ws.ajob[s]);
+  }
+  if (rc == 0) rc = pf_coll_job_build(topo, &ws.emb, &ws.ejob);
+  if (rc < 0) { ws_free(&ws); return rc; }
+
+  /* gradient sync: each stage's collective starts when its backward ends, all share links in time */
+  pf_iter_timeline *tl = ws.tl;
+  tl->pp = P;
+  for (int s = 0; s < P; s++) { ws.jp[s] = &ws.gjob[s]; ws.t0[s] = r->stage_end_s[s]; }
+  if ((rc = pf_coll_timeline(topo, ws.jp, P, ws.t0, ws.t1)) < 0) { ws_free(&ws); return rc; }
+  double sync = 0, dp_max = 0, opt_max = 0;
+  for (int s = 0; s < P; s++) {
+    tl->grad_start_s[s] = ws.t0[s];
+    tl->grad_end_s[s] = ws.t1[s];
+    dp_max = fmax(dp_max, ws.t1[s] - ws.t0[s] + (has_emb && (s == 0 || s == P - 1) ? ws.ejob.solo_s : 0));
+  }
+  if (has_emb) { /* after both ends' own gradient sync */
+    double e0 = fmax(tl->grad_end_s[0], tl->grad_end_s[P - 1]) + ws.ejob.solo_s;
+    tl->grad_end_s[0] = tl->grad_end_s[P - 1] = e0;
+  }
+  for (int s = 0; s < P; s++) {
+    sync = fmax(sync, tl->grad_end_s[s]);
+    opt_max = fmax(opt_max, w[s].optimizer_s);
+  }
+  /* optimizer after the global gradient-norm sync, then the parameter all-gather */
+  for (int s = 0; s < P; s++) {
+    tl->opt_start_s[s] = sync;
+    tl->opt_end_s[s] = sync + w[s].optimizer_s;
+    ws.jp[s] = &ws.ajob[s];
+    ws.t0[s] = tl->opt_end_s[s];
+  }
+  if ((rc = pf_coll_timeline(topo, ws.jp, P, ws.t0, ws.t1)) < 0) { ws_free(&ws); return rc; }
+  double core_end = sync, ag_max = 0;
+  for (int s = 0; s < P; s++) {
+    tl->ag_start_s[s] = ws.t0[s];
+    tl->ag_end_s[s] = ws.t1[s];
+    core_end = fmax(core_end, ws.t1[s]);
+    ag_max = fmax(ag_max, ws.t1[s] - ws.t0[s]);
+  }
+  snprintf(tl->grad_name, sizeof tl->grad_name, "gradient %s (%s)", pf_coll_kind_name(kind), pf_coll_algo_name(info.algo));
+  snprintf(tl->ag_name, sizeof tl->ag_name, "parameter all-gather");
 
   /* critical stage: the one with the largest busy time */
   int crit = 0;
@@ -123,49 +265,29 @@ int pf_predict(pf_scenario *sc, pf_prediction *out) {
   double compute = M * (w[crit].fwd_s + w[crit].bwd_s);
   double tp = M * (w[crit].fwd_tp_s + w[crit].bwd_tp_s);
   double pp_comm = fmax(0.0, r->makespan_s - r0->makespan_s);
-  double bubble = fmax(0.0, r->makespan_s - pp_comm - compute - tp);
-
-  /* data-parallel gradient synchronisation per stage, started when the stage's
-   * backward ends (Megatron's finalize_model_grads without --overlap-grad-reduce) */
-  double grad_bytes_per_param = (sc->precision == PF_FP16) ? 2.0 : 4.0; /* bf16: fp32 grad reduction */
-  double param_bytes = (sc->precision == PF_FP32 || sc->precision == PF_TF32) ? 4.0 : 2.0;
-  double end = 0, dp_max = 0, opt_max = 0, ag_max = 0;
-  pf_coll_result cr = {0};
-  for (int s = 0; s < P; s++) {
-    double dp_t = 0;
-    if (p->dp > 1) {
-      pf_coll_kind kind = p->dist_opt ? PF_REDUCE_SCATTER : PF_ALLREDUCE;
-      if ((rc = pf_dp_collective(sc, kind, w[s].params * grad_bytes_per_param, s, P, &cr)) < 0) break;
-      dp_t = cr.time_s;
-      if (p->dist_opt) {
-        pf_coll_result ag;
-        if ((rc = pf_dp_collective(sc, PF_ALLGATHER, w[s].params * param_bytes, s, P, &ag)) < 0) break;
-        ag_max = fmax(ag_max, ag.time_s);
-      }
-    }
-    /* tied input/output embeddings: the first and last stage all-reduce that gradient */
-    if (P > 1 && wl->kind == PF_WL_TRANSFORMER && wl->tied_embeddings && (s == 0 || s == P - 1)) {
-      double bytes = pf_workload_embedding_params(wl, p->tp) / p->tp * grad_bytes_per_param;
-      double bw, lat;
-      pf_pipeline_link(sc, P - 1, &bw, &lat); /* same kind of path as the wrap-around link */
-      int a = pf_plan_node_of(sc, pf_plan_rank(p, 0, 0, 0, 0)), b = pf_plan_node_of(sc, pf_plan_rank(p, 0, 0, 0, P - 1));
-      if (a == b) pf_pipeline_link(sc, 0, &bw, &lat);
-      dp_t += lat + bytes / bw;
-    }
-    dp_max = fmax(dp_max, dp_t);
-    end = fmax(end, r->stage_end_s[s] + dp_t);
-    opt_max = fmax(opt_max, w[s].optimizer_s);
-  }
-  if (rc < 0) { free(w); free(r); free(r0); return rc; }
-  double dp_exposed = fmax(0.0, end - r->makespan_s);
-
-  out->iteration_time_s = end + opt_max + ag_max + sc->step_overhead_s;
-  out->breakdown_s = (pf_breakdown){compute, tp, bubble, pp_comm, dp_exposed + ag_max, opt_max, sc->step_overhead_s};
-  out->pipeline_s = r->makespan_s;
-  out->dp_comm_s = dp_max + ag_max;
-  snprintf(out->dp_algorithm, sizeof out->dp_algorithm, "%s", p->dp > 1 ? pf_coll_algo_name(cr.algo) : "none");
-  snprintf(out->engine, sizeof out->engine, "%s", sc->engine == PF_ENGINE_ANALYTIC ? "analytic" : "simgrid");
+  double makespan = r->makespan_s;
   out->des_events = r->events + r0->events;
+  snprintf(out->engine, sizeof out->engine, "%s", sc->engine == PF_ENGINE_ANALYTIC ? "analytic" : "simgrid");
+
+  if (sc->engine == PF_ENGINE_FULL) {
+    ws.full = calloc(1, sizeof *ws.full);
+    if (!ws.full) { ws_free(&ws); return pf_error_set(PF_ENOMEM, "out of memory"); }
+    pf_fullsim_input in = {sc, w, topo, ws.net, ws.grad, has_emb ? &ws.emb : NULL, has_ag ? ws.ag : NULL};
+    if ((rc = pf_fullsim_run(&in, ws.full)) < 0) { ws_free(&ws); return rc; }
+    makespan = ws.full->makespan_s;
+    sync = ws.full->opt_start_s;
+    core_end = ws.full->iteration_s;
+    out->des_events = (int)fmin(ws.full->events, 2e9);
+    snprintf(out->engine, sizeof out->engine, "full");
+  }
+  double bubble = fmax(0.0, makespan - pp_comm - compute - tp);
+  double dp_exposed = fmax(0.0, sync - makespan) + fmax(0.0, core_end - sync - opt_max);
+
+  out->iteration_time_s = core_end + sc->step_overhead_s;
+  out->breakdown_s = (pf_breakdown){compute, tp, bubble, pp_comm, dp_exposed, opt_max, sc->step_overhead_s};
+  out->pipeline_s = makespan;
+  out->dp_comm_s = dp_max + ag_max;
+  snprintf(out->dp_algorithm, sizeof out->dp_algorithm, "%s", ngpu_dp > 1 ? pf_coll_algo_name(info.algo) : "none");
 
   double t = out->iteration_time_s;
   out->samples_per_s = p->gbs / t;
@@ -179,24 +301,21 @@ int pf_predict(pf_scenario *sc, pf_prediction *out) {
   out->hw_tflops_per_gpu = hw / P / t / 1e12; /* per GPU: stages hold the same number of GPUs */
 
   /* energy: average GPU timeline over all stages */
-  pf_gpu_timeline tl = {0};
+  pf_gpu_timeline gt = {0};
   for (int s = 0; s < P; s++) {
-    tl.gemm_s += M * w[s].gemm_s / P;
-    tl.mem_s += M * (w[s].mem_s + w[s].launch_s) / P + w[s].optimizer_s / P;
-    tl.comm_s += M * (w[s].fwd_tp_s + w[s].bwd_tp_s) / P;
+    gt.gemm_s += M * w[s].gemm_s / P;
+    gt.mem_s += M * (w[s].mem_s + w[s].launch_s) / P + w[s].optimizer_s / P;
+    gt.comm_s += M * (w[s].fwd_tp_s + w[s].bwd_tp_s) / P;
   }
-  tl.comm_s += dp_max + ag_max + pp_comm;
-  pf_energy_compute(sc, &tl, t, &out->energy);
+  gt.comm_s += dp_max + ag_max + pp_comm;
+  pf_energy_compute(sc, &gt, t, &out->energy);
 
-  if (sc->trace[0]) {
-    extern int pf_trace_write(const pf_scenario *, const pf_prediction *, const pf_pipeline_result *, const char *);
-    rc = pf_trace_write(sc, out, r, sc->trace);
-  }
+  rc = 0;
+  if (sc->trace[0]) rc = pf_trace_write_timeline(sc, t, r, tl, sc->trace);
   if (p->grad_accum < P && P > 1)
     pf_prediction_warn(out, "only %d microbatches for %d pipeline stages: the bubble dominates", p->grad_accum, P);
   if (out->memory.total_B > 0.92 * out->memory.capacity_B)
     pf_prediction_warn(out, "memory per GPU is within 8 %% of capacity; fragmentation may cause OOM");
-  free(r->trace);
-  free(w); free(r); free(r0);
+  ws_free(&ws);
   return rc;
 }

@@ -11,6 +11,11 @@
 
 #include "preflight/compute.h"
 #include "preflight/plan.h"
+#include "preflight/topology.h"
+
+#include <stddef.h>
+
+#define PF_MAXSTAGE 1024
 
 typedef struct pf_pipe_event {  /* one compute or send interval, for traces */
   float start_s, end_s;
@@ -21,20 +26,69 @@ typedef struct pf_pipe_event {  /* one compute or send interval, for traces */
 
 typedef struct pf_pipeline_result {
   double makespan_s;            /* first forward start to last backward end */
-  double stage_busy_s[1024];    /* compute time per stage (incl. TP) */
-  double stage_end_s[1024];     /* last backward end per stage */
-  double stage_first_bwd_s[1024];/* when each stage's last microbatch backward starts (bucket readiness) */
+  double stage_busy_s[PF_MAXSTAGE];    /* compute time per stage (incl. TP) */
+  double stage_end_s[PF_MAXSTAGE];     /* last backward end per stage */
+  double stage_first_bwd_s[PF_MAXSTAGE];/* when each stage's last microbatch backward starts (bucket readiness) */
   double p2p_exposed_s;         /* makespan - ideal with free P2P */
   int events;                   /* DES activities */
   pf_pipe_event *trace;         /* NULL unless asked; caller frees */
   int ntrace;
 } pf_pipeline_result;
 
-/* P2P link between stage s and s+1: bandwidth and latency for the placement. */
-void pf_pipeline_link(const pf_scenario *sc, int s, double *bw_Bps, double *lat_s);
+/* The P2P network as the pipeline sees it.  Boundary s carries stage s ->
+ * s+1 (index pp-1: the last stage back to the first, for the interleaved
+ * schedule's next chunk).  All TP x CP x DP sends of a boundary run at once,
+ * so bw_Bps[s] is the smallest, over those flows, of min over the flow's
+ * route of capacity / flows on that link (pf_topology routes), and lat_s[s]
+ * the largest route latency.  recv_s is the receiver's work after each
+ * receive: the TP all-gather of Megatron's scatter-gather P2P optimisation
+ * (TP > 1 without sequence parallelism); 0 otherwise. */
+typedef struct pf_pipe_net {
+  double bw_Bps[PF_MAXSTAGE];
+  double lat_s[PF_MAXSTAGE];
+  double recv_s;
+} pf_pipe_net;
 
-/* Simulate.  work[] has pp entries.  want_trace asks for per-interval events.
- * Engine PF_ENGINE_ANALYTIC uses the closed form (no SimGrid). */
-int pf_pipeline_run(const pf_scenario *sc, const pf_stage_work *work, int want_trace, pf_pipeline_result *r);
+/* Fill net for sc's placement on topology t (free transfers when
+ * sc->free_p2p).  PF_ENOMEM. */
+int pf_pipeline_net(const pf_scenario *sc, const pf_topology *t, pf_pipe_net *net);
+
+/* One schedule operation of a stage. */
+typedef struct pf_sched_op {
+  char kind;  /* 'F' or 'B' */
+  int mb;     /* microbatch */
+  int chunk;  /* model chunk (interleaved) */
+} pf_sched_op;
+
+/* The operations stage s runs, in order (Megatron's 1F1B, interleaved 1F1B
+ * or GPipe); ops must hold 2 x microbatches x V entries.  Returns the count. */
+int pf_pipeline_schedule(const pf_plan *p, int s, pf_sched_op *ops);
+
+/* Simulate.  work[] has pp entries, net the P2P links (pf_pipeline_net).
+ * want_trace asks for per-interval events.  Engine PF_ENGINE_ANALYTIC uses
+ * the closed form (no SimGrid). */
+int pf_pipeline_run(const pf_scenario *sc, const pf_stage_work *work, const pf_pipe_net *net, int want_trace,
+                    pf_pipeline_result *r);
+
+/* For the fork()ed engines: write / read exactly n bytes (0 or -1). */
+int pf_write_all(int fd, const void *src, size_t n);
+int pf_read_all(int fd, void *dst, size_t n);
+
+/* Where the DP collectives, the optimizer and the parameter all-gather of
+ * each stage fall in the iteration (filled by pf_predict for traces). */
+typedef struct pf_iter_timeline {
+  int pp;
+  double grad_start_s[PF_MAXSTAGE], grad_end_s[PF_MAXSTAGE];   /* gradient RS / AR (+ tied embeddings) */
+  double opt_start_s[PF_MAXSTAGE], opt_end_s[PF_MAXSTAGE];     /* optimizer step */
+  double ag_start_s[PF_MAXSTAGE], ag_end_s[PF_MAXSTAGE];       /* parameter all-gather (dist-opt) */
+  char grad_name[64], ag_name[64];
+} pf_iter_timeline;
+
+/* Chrome/Perfetto trace (JSON object with traceEvents): per stage a compute
+ * track, a P2P-send track and a DP-collective track, and an optimizer track;
+ * X events carry name, cat, ph, ts, dur (microseconds), pid, tid.  Written
+ * atomically.  Returns 0 or PF_EIO / PF_ENOMEM. */
+int pf_trace_write_timeline(const pf_scenario *sc, double iteration_s, const pf_pipeline_result *r,
+                            const pf_iter_timeline *tl, const char *path);
 
 #endif

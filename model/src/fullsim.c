@@ -1,0 +1,402 @@
+/* fullsim.c - every GPU of the job in SimGrid (`--engine full`, see fullsim.h).
+ *
+ * Platform: pf_topology_write_xml() with one host per GPU and explicit routes
+ * for exactly the pairs that communicate (pipeline neighbours, collective
+ * peers), so the flows share the same directed links, capacities and
+ * latencies the default engine counts.  Settings as the pipeline DES
+ * (shared/research/simgrid-notes.md): CM02, cross-traffic off, TCP-gamma
+ * raised, quiet logs.  CM02 shares a bottleneck in proportion to 1/route
+ * latency, which differs from the default engine's equal shares only where
+ * flows of different route lengths meet.
+ *
+ * Each GPU actor: (1) the stage's schedule, receiving from the previous
+ * stage's GPU with the same (tp, cp, dp) coordinates and sending its
+ * p2p_bytes to the next as eager, detached transfers; (2) its stage's
+ * gradient collective, step by step: in each repetition of a step post all
+ * sends, receive from all sources, wait for the sends (rendezvous, one
+ * mailbox per ordered pair); a tree step adds its extra latency terms as a
+ * sleep; (3) the tied-embedding all-reduce on the first and last stage;
+ * (4) a barrier of all GPUs (Megatron's gradient-norm / inf check); (5) the
+ * optimizer; (6) the parameter all-gather with the distributed optimizer.
+ */
+#include "preflight/fullsim.h"
+
+#include "preflight/error.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <simgrid/actor.h>
+#include <simgrid/barrier.h>
+#include <simgrid/comm.h>
+#include <simgrid/engine.h>
+#include <simgrid/host.h>
+#include <simgrid/mailbox.h>
+#include <xbt/config.h>
+#include <xbt/log.h>
+
+#define HOST_SPEED 1e9
+
+typedef struct gstep {
+  int reps;
+  double sleep_s;
+  int nout, nin;
+  int *out_dst;
+  double *out_bytes;
+  int *in_src;
+} gstep;
+
+typedef struct gcoll {
+  int n;
+  gstep *steps;
+} gcoll;
+
+enum { CALL_GRAD, CALL_EMB, CALL_AG, NCALL };
+
+typedef struct fs_ctx {
+  const pf_fullsim_input *in;
+  int gpus, P, V;
+  gcoll *calls;                  /* gpus x NCALL */
+  sg_mailbox_t *fwd_mb, *bwd_mb; /* per GPU x chunk */
+  sg_bar_t barrier;
+  double *stage_end, *grad_end, *end, opt_start;
+  long events;
+} fs_ctx;
+
+static fs_ctx F;
+static int payload;
+
+/* ---------- per-GPU collective programs ---------- */
+
+static void free_calls(gcoll *calls, int n) {
+  if (!calls) return;
+  for (int i = 0; i < n; i++) {
+    for (int k = 0; k < calls[i].n; k++) {
+      free(calls[i].steps[k].out_dst);
+      free(calls[i].steps[k].out_bytes);
+      free(calls[i].steps[k].in_src);
+    }
+    free(calls[i].steps);
+  }
+  free(calls);
+}
+
+/* Distribute a pattern's flows into per-GPU step lists for call c. */
+static int add_pattern(const pf_topology *t, const pf_coll_pattern *pat, gcoll *calls, int c) {
+  if (!pat) return 0;
+  int G = t->gpus;
+  for (int k = 0; k < pat->nsteps; k++) {
+    const pf_coll_step *st = &pat->steps[k];
+    double maxlat = 0;
+    pf_route r;
+    for (int i = 0; i < st->nflows; i++) {
+      pf_topology_route(t, st->flows[i].src, st->flows[i].dst, &r);
+      maxlat = fmax(maxlat, r.lat_s);
+    }
+    /* count, then fill */
+    int *nout = calloc((size_t)G, sizeof *nout), *nin = calloc((size_t)G, sizeof *nin);
+    if (!nout || !nin) { free(nout); free(nin); return -1; }
+    for (int i = 0; i < st->nflows; i++) { nout[st->flows[i].src]++; nin[st->flows[i].dst]++; }
+    for (int g = 0; g < G; g++) {
+      if (nout[g] == 0 && nin[g] == 0) continue;
+      gcoll *gc = &calls[g * NCALL + c];
+      gstep *ns = realloc(gc->steps, (size_t)(gc->n + 1) * sizeof *ns);
+      if (!ns) { free(nout); free(nin); return -1; }
+      gc->steps = ns;
+      gstep *gs = &gc->steps[gc->n++];
+      memset(gs, 0, sizeof *gs);
+      gs->reps = st->reps;
+      gs->sleep_s = (st->lat_mult - 1) * maxlat;
+      gs->out_dst = malloc((size_t)(nout[g] + 1) * sizeof *gs->out_dst);
+      gs->out_bytes = malloc((size_t)(nout[g] + 1) * sizeof *gs->out_bytes);
+      gs->in_src = malloc((size_t)(nin[g] + 1) * sizeof *gs->in_src);
+      if (!gs->out_dst || !gs->out_bytes || !gs->in_src) { free(nout); free(nin); return -1; }
+    }
+    /* steps that this pattern step added are the last of each GPU's list */
+    for (int i = 0; i < st->nflows; i++) {
+      const pf_flow *f = &st->flows[i];
+      gstep *so = &calls[f->src * NCALL + c].steps[calls[f->src * NCALL + c].n - 1];
+      so->out_dst[so->nout] = f->dst;
+      so->out_bytes[so->nout++] = f->bytes;
+      gstep *si = &calls[f->dst * NCALL + c].steps[calls[f->dst * NCALL + c].n - 1];
+      si->in_src[si->nin++] = f->src;
+    }
+    free(nout);
+    free(nin);
+  }
+  return 0;
+}
+
+/* ---------- actors ---------- */
+
+static sg_mailbox_t pair_mb(int src, int dst) {
+  char nm[48];
+  snprintf(nm, sizeof nm, "c%d_%d", src, dst);
+  return sg_mailbox_by_name(nm);
+}
+
+static void run_call(const gcoll *gc, int g) {
+  sg_comm_t comms[128];
+  void *data[64];
+  for (int k = 0; k < gc->n; k++) {
+    const gstep *st = &gc->steps[k];
+    for (int r = 0; r < st->reps; r++) {
+      int nc = 0;
+      for (int i = 0; i < st->nin && i < 64; i++) comms[nc++] = sg_mailbox_get_async(pair_mb(st->in_src[i], g), &data[i]);
+      for (int i = 0; i < st->nout && nc < 128; i++) {
+        comms[nc++] = sg_mailbox_put_async(pair_mb(g, st->out_dst[i]), &payload,
+                                           (uint64_t)(st->out_bytes[i] > 1 ? st->out_bytes[i] : 1));
+        F.events++;
+      }
+      if (nc > 0) sg_comm_wait_all(comms, (size_t)nc);
+      if (st->sleep_s > 0) sg_actor_sleep_for(st->sleep_s);
+    }
+  }
+}
+
+static void gpu_actor(int argc, char **argv) {
+  (void)argc;
+  int g = (int)strtol(argv[1], NULL, 10);
+  const pf_scenario *sc = F.in->sc;
+  const pf_plan *p = &sc->plan;
+  int P = F.P, V = F.V, last = P * V - 1;
+  int tpcp = p->tp * p->cp;
+  int s = g / (tpcp * p->dp), within = g % (tpcp * p->dp);
+  const pf_stage_work *w = &F.in->work[s];
+  double tf = (w->fwd_s + w->fwd_tp_s) / V, tb = (w->bwd_s + w->bwd_tp_s) / V, recv = F.in->net->recv_s;
+  /* GPU of virtual stage k with our (tp, cp, dp) coordinates */
+#define GPU_OF_STAGE(st) ((st) * tpcp * p->dp + within)
+  for (int c = 0; c < V; c++) {
+    sg_mailbox_set_receiver(sg_mailbox_get_name(F.fwd_mb[g * V + c]));
+    sg_mailbox_set_receiver(sg_mailbox_get_name(F.bwd_mb[g * V + c]));
+  }
+  pf_sched_op *ops = malloc((size_t)(2 * p->grad_accum * V) * sizeof *ops);
+  int n = ops ? pf_pipeline_schedule(p, s, ops) : 0;
+  for (int i = 0; i < n; i++) {
+    const pf_sched_op *o = &ops[i];
+    int k = o->chunk * P + s;
+    if (o->kind == 'F') {
+      if (k > 0) {
+        sg_mailbox_get(F.fwd_mb[g * V + o->chunk]);
+        if (recv > 0) sg_actor_sleep_for(recv);
+      }
+      sg_actor_execute(tf * HOST_SPEED);
+      F.events++;
+      if (k < last) {
+        int nk = k + 1, dst = GPU_OF_STAGE(nk % P);
+        sg_comm_detach(sg_mailbox_put_init(F.fwd_mb[dst * V + nk / P], &payload,
+                                           (uint64_t)(w->p2p_bytes > 1 ? w->p2p_bytes : 1)), NULL);
+        F.events++;
+      }
+    } else {
+      if (k < last) {
+        sg_mailbox_get(F.bwd_mb[g * V + o->chunk]);
+        if (recv > 0) sg_actor_sleep_for(recv);
+      }
+      sg_actor_execute(tb * HOST_SPEED);
+      F.events++;
+      if (k > 0) {
+        int pk = k - 1, dst = GPU_OF_STAGE(pk % P);
+        sg_comm_detach(sg_mailbox_put_init(F.bwd_mb[dst * V + pk / P], &payload,
+                                           (uint64_t)(w->p2p_bytes > 1 ? w->p2p_bytes : 1)), NULL);
+        F.events++;
+      }
+    }
+  }
+#undef GPU_OF_STAGE
+  free(ops);
+  F.stage_end[g] = simgrid_get_clock();
+  run_call(&F.calls[g * NCALL + CALL_GRAD], g);
+  run_call(&F.calls[g * NCALL + CALL_EMB], g);
+  F.grad_end[g] = simgrid_get_clock();
+  sg_barrier_wait(F.barrier);
+  if (g == 0) F.opt_start = simgrid_get_clock();
+  if (w->optimizer_s > 0) sg_actor_execute(w->optimizer_s * HOST_SPEED);
+  F.events++;
+  run_call(&F.calls[g * NCALL + CALL_AG], g);
+  F.end[g] = simgrid_get_clock();
+}
+
+/* ---------- driver ---------- */
+
+static int cmp_pair(const void *a, const void *b) {
+  const int *x = a, *y = b;
+  if (x[0] != y[0]) return (x[0] > y[0]) - (x[0] < y[0]);
+  return (x[1] > y[1]) - (x[1] < y[1]);
+}
+
+typedef struct { int *v; long n, cap; } pairvec;
+
+static int pv_add(pairvec *pv, int a, int b) {
+  if (a == b) return 0;
+  if (pv->n == pv->cap) {
+    long cap = pv->cap ? 2 * pv->cap : 1024;
+    int *v = realloc(pv->v, (size_t)cap * 2 * sizeof *v);
+    if (!v) return -1;
+    pv->v = v;
+    pv->cap = cap;
+  }
+  pv->v[2 * pv->n] = a;
+  pv->v[2 * pv->n + 1] = b;
+  pv->n++;
+  return 0;
+}
+
+static int pv_add_pattern(pairvec *pv, const pf_coll_pattern *pat) {
+  if (!pat) return 0;
+  for (int k = 0; k < pat->nsteps; k++)
+    for (int i = 0; i < pat->steps[k].nflows; i++)
+      if (pv_add(pv, pat->steps[k].flows[i].src, pat->steps[k].flows[i].dst) < 0) return -1;
+  return 0;
+}
+
+static void child(const pf_fullsim_input *in, const char *plat, int fd) {
+  const pf_scenario *sc = in->sc;
+  int G = sc->gpus; /* actors; the topology may hold a partly used last node */
+  int argc = 1;
+  char arg0[] = "preflight";
+  char *argv[] = {arg0, NULL};
+  xbt_log_control_set("root.thres:critical");
+  simgrid_init(&argc, argv);
+  sg_cfg_set_string("network/model", "CM02");
+  sg_cfg_set_boolean("network/crosstraffic", "no");
+  sg_cfg_set_double("network/TCP-gamma", 1e12);
+  sg_cfg_set_int("contexts/stack-size", 128);
+  simgrid_load_platform(plat);
+  unlink(plat);
+  F.fwd_mb = calloc((size_t)G * F.V, sizeof *F.fwd_mb);
+  F.bwd_mb = calloc((size_t)G * F.V, sizeof *F.bwd_mb);
+  F.stage_end = calloc((size_t)G, sizeof(double));
+  F.grad_end = calloc((size_t)G, sizeof(double));
+  F.end = calloc((size_t)G, sizeof(double));
+  if (!F.fwd_mb || !F.bwd_mb || !F.stage_end || !F.grad_end || !F.end) _exit(5);
+  for (int g = 0; g < G; g++)
+    for (int c = 0; c < F.V; c++) {
+      char nm[48];
+      snprintf(nm, sizeof nm, "f%d.%d", g, c);
+      F.fwd_mb[g * F.V + c] = sg_mailbox_by_name(nm);
+      snprintf(nm, sizeof nm, "b%d.%d", g, c);
+      F.bwd_mb[g * F.V + c] = sg_mailbox_by_name(nm);
+    }
+  F.barrier = sg_barrier_init((unsigned)G);
+  for (int g = 0; g < G; g++) {
+    char hn[32], gn[16], an[] = "gpu";
+    snprintf(hn, sizeof hn, "g%d", g);
+    snprintf(gn, sizeof gn, "%d", g);
+    char *av[] = {an, gn, NULL};
+    sg_actor_create("gpu", sg_host_by_name(hn), gpu_actor, 2, av);
+  }
+  simgrid_run();
+  pf_fullsim_result *r = calloc(1, sizeof *r);
+  if (!r) _exit(5);
+  int per_stage = sc->plan.tp * sc->plan.cp * sc->plan.dp;
+  for (int g = 0; g < G; g++) {
+    int s = g / per_stage;
+    r->stage_end_s[s] = fmax(r->stage_end_s[s], F.stage_end[g]);
+    r->grad_end_s[s] = fmax(r->grad_end_s[s], F.grad_end[g]);
+    r->makespan_s = fmax(r->makespan_s, F.stage_end[g]);
+    r->iteration_s = fmax(r->iteration_s, F.end[g]);
+  }
+  r->opt_start_s = F.opt_start;
+  r->events = F.events;
+  if (pf_write_all(fd, r, sizeof *r) < 0) _exit(4);
+  close(fd);
+  _exit(0);
+}
+
+int pf_fullsim_run(const pf_fullsim_input *in, pf_fullsim_result *out) {
+  memset(out, 0, sizeof *out);
+  const pf_scenario *sc = in->sc;
+  const pf_plan *p = &sc->plan;
+  const pf_topology *t = in->topo;
+  int G = t->gpus, P = p->pp, V = p->schedule == PF_SCHED_INTERLEAVED ? p->vstages : 1;
+  if (p->tp * p->cp * p->dp * P != sc->gpus || sc->gpus > G)
+    return pf_error_set(PF_EINVAL, "full engine: the plan does not cover the job's GPUs");
+  memset(&F, 0, sizeof F);
+  F.in = in;
+  F.gpus = sc->gpus;
+  F.P = P;
+  F.V = V;
+  F.calls = calloc((size_t)G * NCALL, sizeof *F.calls);
+  if (!F.calls) return pf_error_set(PF_ENOMEM, "out of memory");
+  int rc = 0;
+  for (int s = 0; s < P && rc == 0; s++) {
+    if (add_pattern(t, &in->grad[s], F.calls, CALL_GRAD) < 0) rc = -1;
+    if (in->ag && add_pattern(t, &in->ag[s], F.calls, CALL_AG) < 0) rc = -1;
+  }
+  if (rc == 0 && add_pattern(t, in->emb, F.calls, CALL_EMB) < 0) rc = -1;
+  /* the pairs that communicate, for the platform's routes */
+  pairvec pv = {0};
+  int tpcpdp = p->tp * p->cp * p->dp;
+  for (int g = 0; g < sc->gpus && rc == 0; g++) {
+    int s = g / tpcpdp, within = g % tpcpdp;
+    int wrap = V > 1;
+    if (s + 1 < P || (wrap && P > 1)) {
+      int nx = ((s + 1) % P) * tpcpdp + within;
+      if (pv_add(&pv, g, nx) < 0 || pv_add(&pv, nx, g) < 0) rc = -1;
+    }
+  }
+  for (int s = 0; s < P && rc == 0; s++)
+    if (pv_add_pattern(&pv, &in->grad[s]) < 0 || (in->ag && pv_add_pattern(&pv, &in->ag[s]) < 0)) rc = -1;
+  if (rc == 0 && pv_add_pattern(&pv, in->emb) < 0) rc = -1;
+  if (rc < 0) {
+    free(pv.v);
+    free_calls(F.calls, G * NCALL);
+    return pf_error_set(PF_ENOMEM, "out of memory preparing the full simulation");
+  }
+  qsort(pv.v, (size_t)pv.n, 2 * sizeof *pv.v, cmp_pair);
+  long u = 0;
+  for (long i = 0; i < pv.n; i++)
+    if (u == 0 || pv.v[2 * i] != pv.v[2 * (u - 1)] || pv.v[2 * i + 1] != pv.v[2 * (u - 1) + 1]) {
+      pv.v[2 * u] = pv.v[2 * i];
+      pv.v[2 * u + 1] = pv.v[2 * i + 1];
+      u++;
+    }
+  pv.n = u;
+
+  char plat[PF_PATH_MAX];
+  const char *tmp = getenv("TMPDIR");
+  snprintf(plat, sizeof plat, "%s/preflight-full-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+  int fd = mkstemp(plat);
+  FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+  if (!f) {
+    if (fd >= 0) { close(fd); unlink(plat); }
+    free(pv.v);
+    free_calls(F.calls, G * NCALL);
+    return pf_error_set(PF_EIO, "cannot write a temporary platform file: %s", strerror(errno));
+  }
+  rc = pf_topology_write_xml(t, f, pv.v, pv.n, HOST_SPEED);
+  if (fclose(f) != 0 && rc == 0) rc = pf_error_set(PF_EIO, "writing %s failed", plat);
+  free(pv.v);
+  if (rc < 0) { unlink(plat); free_calls(F.calls, G * NCALL); return rc; }
+
+  int fds[2];
+  if (pipe(fds) != 0) { unlink(plat); free_calls(F.calls, G * NCALL); return pf_error_set(PF_ESIM, "pipe: %s", strerror(errno)); }
+  fflush(stdout);
+  fflush(stderr);
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(fds[0]); close(fds[1]); unlink(plat); free_calls(F.calls, G * NCALL);
+    return pf_error_set(PF_ESIM, "fork: %s", strerror(errno));
+  }
+  if (pid == 0) {
+    close(fds[0]);
+    child(in, plat, fds[1]);
+  }
+  close(fds[1]);
+  int rrc = pf_read_all(fds[0], out, sizeof *out);
+  close(fds[0]);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+  unlink(plat);
+  free_calls(F.calls, G * NCALL);
+  memset(&F, 0, sizeof F);
+  if (rrc != 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    return pf_error_set(PF_ESIM, "the full SimGrid simulation failed (child status %d)", status);
+  return 0;
+}
