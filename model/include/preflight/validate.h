@@ -1,0 +1,240 @@
+/* validate.h - predicted vs measured: validation CSVs, Megatron-LM logs, and
+ * fitting the model's efficiency parameters to a user's own runs.
+ *
+ * A validation CSV (DESIGN 4.3, docs/validation.md) holds one measured run per
+ * row: machine, workload, parallel plan, metric, value, unit and provenance.
+ * pf_validate_read() parses and checks it (errors name file:line:field);
+ * pf_validate_run() predicts what each row measures and fills its error:
+ *   exact value m:   e = (p - m) / m
+ *   lower bound m:   e = 0 if p >= m, else (p - m) / m
+ *   upper bound m:   e = 0 if p <= m, else (p - m) / m
+ *   range [a, b]:    e = 0 inside, else the relative distance to the nearer end
+ * Scaling efficiency follows the EPICURE guide (000_ff12095d05d26000.txt:843-847,
+ * DESIGN 5.6): e(n) = TFLOP/s per GPU at n / TFLOP/s per GPU at baseline_nodes;
+ * weak scaling keeps the gradient-accumulation steps per replica, strong
+ * scaling keeps the global batch.
+ *
+ * pf_fit() fits compute_eff, comm_eff and step_overhead_s by nonlinear least
+ * squares (GSL trust-region Levenberg-Marquardt) on time-like rows, with
+ * residuals log(t_pred / t_meas); see fit.c.
+ */
+#ifndef PREFLIGHT_VALIDATE_H
+#define PREFLIGHT_VALIDATE_H
+
+#include "preflight/predict.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+
+/* ---- CSV reader (csv.c): RFC 4180 with '#' comment lines ---- */
+
+typedef struct pf_csv_row {
+  int line;          /* 1-based line where the record starts */
+  int nfields;
+  char **fields;     /* owned; unquoted */
+} pf_csv_row;
+
+typedef struct pf_csv {
+  char path[PF_PATH_MAX];
+  int nrows;         /* records, header included */
+  pf_csv_row *rows;
+} pf_csv;
+
+/* Parse text (name is used in messages). Records may span lines inside quotes;
+ * lines starting with '#' outside quotes and blank lines are skipped.
+ * PF_EPARSE names name:line (unterminated quote, stray quote). Caller frees
+ * with pf_csv_free(). */
+int pf_csv_parse(const char *text, size_t len, const char *name, pf_csv *out);
+int pf_csv_read(const char *path, pf_csv *out);
+void pf_csv_free(pf_csv *c);
+/* Write one field, quoted when it holds a comma, quote or newline. */
+void pf_csv_put(FILE *f, const char *s);
+
+/* ---- validation rows ---- */
+
+typedef enum {
+  PF_MET_ITER_TIME,   /* iteration_time_s */
+  PF_MET_TIME,        /* time_s: iteration time x iterations (e.g. an epoch) */
+  PF_MET_TFLOPS,      /* tflops_per_gpu (model FLOPs, Megatron's count) */
+  PF_MET_TOKENS,      /* tokens_per_s */
+  PF_MET_SAMPLES,     /* samples_per_s */
+  PF_MET_SCALING,     /* scaling_efficiency */
+  PF_MET_ENERGY,      /* energy_J */
+  PF_MET_POWER,       /* avg_power_W */
+  PF_MET_COUNT
+} pf_metric;
+
+typedef enum { PF_BOUND_EXACT, PF_BOUND_LOWER, PF_BOUND_UPPER, PF_BOUND_RANGE } pf_bound;
+typedef enum { PF_SCALING_NONE, PF_SCALING_WEAK, PF_SCALING_STRONG } pf_scaling;
+/* what an energy or power measurement covers */
+typedef enum {
+  PF_SCOPE_NONE,        /* not an energy/power row */
+  PF_SCOPE_GPU,         /* all GPUs of the job, training iterations only */
+  PF_SCOPE_GPU_PER_GPU, /* one GPU, training iterations only (Megatron's J/iter/GPU) */
+  PF_SCOPE_GPU_JOB,     /* all GPUs over the whole job (I/O, evaluation, start-up) */
+  PF_SCOPE_NODE,        /* whole nodes, training iterations only */
+  PF_SCOPE_NODE_JOB     /* whole nodes over the whole job (PDU) */
+} pf_scope;
+
+typedef enum { PF_ROW_PREDICTED, PF_ROW_NOT_PREDICTED, PF_ROW_FAILED } pf_row_status;
+
+#define PF_VTEXT 512
+
+typedef struct pf_vrow {
+  int line;
+  /* configuration; 0 / "" = unset (the model's own, or derived) */
+  char machine[PF_ID_MAX], model[PF_ID_MAX];
+  int layers, hidden, heads, seq, vocab;
+  double params, flops_per_sample;
+  int nodes, gpus, tp, pp, dp, mbs, gbs, grad_accum;
+  char precision[16], recompute[16], schedule[24];
+  bool sp, dist_opt;
+  /* measurement */
+  pf_metric metric;
+  double value, value_hi;     /* as written, in unit */
+  char unit[24];
+  double measured, measured_hi; /* canonical: s, TFLOP/s, 1/s, fraction, J, W */
+  pf_bound bound;
+  int baseline_nodes;
+  pf_scaling scaling;
+  double iterations;          /* for time_s and energy rows; 0 = 1 */
+  pf_scope scope;
+  char use[8];                /* "fit", "check" or "" */
+  char tag[32];
+  char source[PF_VTEXT];
+  char notes[PF_VTEXT];
+  /* results */
+  pf_row_status status;
+  char reason[PF_VTEXT];
+  double predicted;           /* canonical unit */
+  double error;               /* signed relative error, 0 inside a bound */
+  double band_lo, band_hi;    /* fit band, 0 if none */
+  double loo_predicted, loo_error; /* leave-one-out, NAN if none */
+  int group;                  /* rows with the same configuration share a group (fit) */
+} pf_vrow;
+
+typedef struct pf_vset {
+  char path[PF_PATH_MAX];
+  int n;
+  pf_vrow *rows;              /* owned */
+} pf_vset;
+
+/* Efficiency overrides applied to every prediction (the fit's parameters). */
+typedef struct pf_fitparams {
+  double compute_eff, comm_eff, step_overhead_s; /* 1, 1, 0 = model defaults */
+} pf_fitparams;
+
+typedef struct pf_validate_opts {
+  const char *calibration;    /* --calibration FILE.json for every row, or NULL */
+  const pf_fitparams *fit;    /* NULL = defaults */
+} pf_validate_opts;
+
+/* Metric names, canonical units and parsing. */
+const char *pf_metric_name(pf_metric m);
+const char *pf_metric_unit(pf_metric m);      /* canonical unit for display */
+int pf_metric_parse(const char *s, pf_metric *out);
+const char *pf_scope_name(pf_scope s);
+const char *pf_bound_name(pf_bound b);
+/* Scale from a written unit to the metric's canonical unit; PF_EINVAL if the
+ * unit does not fit the metric. */
+int pf_metric_unit_scale(pf_metric m, const char *unit, double *scale);
+
+/* Read and check a validation CSV. Malformed input (unknown or missing column,
+ * wrong field count, non-numeric value, unknown machine or model id, unit that
+ * does not fit the metric) is PF_EPARSE / PF_ENOENT naming file:line:field.
+ * Caller frees with pf_vset_free(). */
+int pf_validate_read(const char *path, pf_vset *out);
+int pf_validate_parse(const pf_csv *csv, pf_vset *out);
+void pf_vset_free(pf_vset *s);
+
+/* Build the scenario a row describes (at its own node count). Returns 0, 1
+ * when the row names no workload (reason in why), or a negative PF_E* code. */
+int pf_vrow_scenario(const pf_vrow *r, const pf_validate_opts *o, pf_scenario *sc, char *why, size_t whylen);
+
+/* Predict what row r measures, given its scenario sc (not modified); fills
+ * *value in the canonical unit. Returns 0, 1 when the row cannot be predicted
+ * (reason in why), or a negative PF_E* code (prediction failed: plan or
+ * memory). pred (may be NULL) receives the prediction at the row's node count. */
+int pf_vrow_predict(const pf_vrow *r, const pf_scenario *sc, const pf_fitparams *fp, double *value,
+                    pf_prediction *pred, char *why, size_t whylen);
+
+/* Signed relative error of prediction p against the row's measurement. */
+double pf_vrow_error(const pf_vrow *r, double p);
+
+/* Predict every row: status, predicted, error, reason. Returns 0 (rows that
+ * fail are marked, not fatal) or PF_ENOMEM. */
+int pf_validate_run(pf_vset *s, const pf_validate_opts *o);
+
+/* ---- summary ---- */
+
+typedef struct pf_vstats {
+  int n;
+  double median_abs_pct, mean_abs_pct, max_abs_pct;
+} pf_vstats;
+
+/* Statistics of |error| x 100 over predicted rows for which keep(row, arg) is
+ * true (keep NULL = all). */
+pf_vstats pf_validate_stats(const pf_vset *s, bool (*keep)(const pf_vrow *, const void *), const void *arg);
+double pf_median(double *x, int n); /* sorts x in place; NAN when n == 0 */
+
+/* ---- fit (fit.c) ---- */
+
+typedef struct pf_fit_result {
+  pf_fitparams p;
+  bool fixed[3];              /* parameter not constrained by the rows: kept at its default */
+  double rel_sigma;           /* RMS of log residuals, n - free parameters degrees of freedom */
+  int rows_used, groups, iterations;
+  double rms_before, rms_after;  /* RMS log residual at defaults and at the fit */
+  bool loo_done;
+  pf_vstats loo;              /* leave-one-configuration-out |error| statistics */
+  char status[128];           /* GSL's stop reason */
+} pf_fit_result;
+
+/* A row the fit can use: predicted, exact, time-like (iteration_time_s,
+ * time_s, tflops_per_gpu, tokens_per_s, samples_per_s) and use != "check"
+ * when any row says "fit". */
+bool pf_fit_row_usable(const pf_vrow *r, bool any_fit_marked);
+
+/* Fit on s's usable rows (pf_validate_run() must have run). Fills each row's
+ * band, and with loo, its leave-one-configuration-out prediction and error.
+ * Returns 0, PF_EINVAL (no usable rows) or PF_ESIM (GSL failure). */
+int pf_fit(pf_vset *s, const pf_validate_opts *o, bool loo, pf_fit_result *out);
+
+/* The calibration overlay (schema_version 1, backend "fit") as JSON text;
+ * date from $PF_FAKE_DATE when set. Caller frees. */
+char *pf_fit_json(const pf_fit_result *f, const char *input_path, const char *machine_hint);
+
+/* ---- Megatron-LM logs (megatron.c) ---- */
+
+#define PF_MEGATRON_MAXARGS 512
+
+typedef struct pf_megatron_log {
+  char path[PF_PATH_MAX];
+  /* argument dump ("---- arguments ----" ... "---- end of arguments ----") */
+  int nargs;
+  char arg_name[PF_MEGATRON_MAXARGS][64];
+  char arg_value[PF_MEGATRON_MAXARGS][128];
+  int arg_line[PF_MEGATRON_MAXARGS];
+  /* per-iteration lines */
+  int niter;
+  int *iteration, *line;       /* owned */
+  double *time_s, *tflops, *energy_J, *power_W; /* NAN where not logged */
+  int *gbs;                    /* 0 where not logged */
+  int total_iters;
+  /* medians over the iterations after the first (warm-up) */
+  double med_time_s, med_tflops, med_energy_J, med_power_W;
+  int used;                    /* iterations in the medians */
+  char format[16];             /* "ms" (current) or "s" (older) */
+} pf_megatron_log;
+
+/* Parse a Megatron-LM training log. Malformed iteration lines (number or value
+ * that does not parse) and logs without iteration lines are PF_EPARSE naming
+ * file:line. Caller frees with pf_megatron_free(). */
+int pf_megatron_read(const char *path, pf_megatron_log *out);
+int pf_megatron_parse(const char *text, size_t len, const char *name, pf_megatron_log *out);
+void pf_megatron_free(pf_megatron_log *l);
+/* Value of a dumped argument, or NULL. */
+const char *pf_megatron_arg(const pf_megatron_log *l, const char *name);
+int pf_megatron_arg_line(const pf_megatron_log *l, const char *name);
+
+#endif

@@ -1,0 +1,592 @@
+/* validate.c - validation CSVs: rows -> scenarios -> predictions -> errors.
+ *
+ * Columns and their meaning are documented in docs/validation.md (DESIGN 4.3
+ * plus optional columns).  What each metric is predicted from:
+ *   iteration_time_s, tflops_per_gpu, tokens_per_s, samples_per_s: the
+ *     prediction's fields (tflops_per_gpu counts model FLOPs as Megatron-LM's
+ *     training_log does; shared/research/style-and-ecosystem.md B.3)
+ *   time_s: iteration_time_s x iterations (e.g. MAELSTROM epoch times)
+ *   scaling_efficiency: TFLOP/s per GPU at nodes over TFLOP/s per GPU at
+ *     baseline_nodes (EPICURE 000_ff12095d05d26000.txt:843-847; for the vision
+ *     benchmark's fixed per-GPU batch this equals t_batch(1)/t_batch(n)).
+ *     weak: the baseline keeps the gradient-accumulation steps per replica;
+ *     strong: the baseline keeps the global batch.
+ *   energy_J, avg_power_W: only for scopes the energy model covers (GPU
+ *     energy of training iterations: gpu_J x iterations, or per GPU); rows
+ *     measured over whole jobs or whole nodes are listed as not predicted.
+ * Error of a bound is 0 when the prediction satisfies it, else the relative
+ * distance to it (validate.h).
+ */
+#include "preflight/validate.h"
+
+#include "preflight/batch.h"
+#include "preflight/error.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *metric_names[PF_MET_COUNT] = {"iteration_time_s", "time_s",           "tflops_per_gpu",
+                                                 "tokens_per_s",     "samples_per_s",    "scaling_efficiency",
+                                                 "energy_J",         "avg_power_W"};
+static const char *metric_units[PF_MET_COUNT] = {"s", "s", "TFLOP/s", "tokens/s", "samples/s", "%", "J", "W"};
+static const char *scope_names[] = {"", "gpu", "gpu_per_gpu", "gpu_job", "node", "node_job"};
+static const char *bound_names[] = {"", "lower", "upper", "range"};
+
+const char *pf_metric_name(pf_metric m) { return m < PF_MET_COUNT ? metric_names[m] : "?"; }
+const char *pf_metric_unit(pf_metric m) { return m < PF_MET_COUNT ? metric_units[m] : "?"; }
+const char *pf_scope_name(pf_scope s) { return s <= PF_SCOPE_NODE_JOB ? scope_names[s] : "?"; }
+const char *pf_bound_name(pf_bound b) { return b <= PF_BOUND_RANGE ? bound_names[b] : "?"; }
+
+int pf_metric_parse(const char *s, pf_metric *out) {
+  for (int i = 0; i < PF_MET_COUNT; i++)
+    if (strcmp(s, metric_names[i]) == 0) { *out = (pf_metric)i; return 0; }
+  return PF_EINVAL;
+}
+
+typedef struct { const char *unit; double scale; } unit_scale;
+
+int pf_metric_unit_scale(pf_metric m, const char *u, double *scale) {
+  static const unit_scale times[] = {{"s", 1}, {"ms", 1e-3}, {"us", 1e-6}, {"min", 60}, {"h", 3600}, {NULL, 0}};
+  static const unit_scale tflops[] = {{"TFLOP/s", 1}, {"TFLOPS", 1}, {"TFLOP/s/GPU", 1}, {"GFLOP/s", 1e-3}, {NULL, 0}};
+  static const unit_scale tokens[] = {{"tokens/s", 1}, {"1/s", 1}, {NULL, 0}};
+  static const unit_scale samples[] = {{"samples/s", 1}, {"images/s", 1}, {"1/s", 1}, {NULL, 0}};
+  static const unit_scale eff[] = {{"%", 0.01}, {"fraction", 1}, {"1", 1}, {NULL, 0}};
+  static const unit_scale energy[] = {{"J", 1}, {"kJ", 1e3}, {"MJ", 1e6}, {"Wh", 3600}, {"kWh", 3.6e6}, {"MWh", 3.6e9}, {NULL, 0}};
+  static const unit_scale power[] = {{"W", 1}, {"kW", 1e3}, {NULL, 0}};
+  const unit_scale *t = NULL;
+  switch (m) {
+  case PF_MET_ITER_TIME: case PF_MET_TIME: t = times; break;
+  case PF_MET_TFLOPS: t = tflops; break;
+  case PF_MET_TOKENS: t = tokens; break;
+  case PF_MET_SAMPLES: t = samples; break;
+  case PF_MET_SCALING: t = eff; break;
+  case PF_MET_ENERGY: t = energy; break;
+  case PF_MET_POWER: t = power; break;
+  default: return PF_EINVAL;
+  }
+  for (; t->unit; t++)
+    if (strcmp(u, t->unit) == 0) { *scale = t->scale; return 0; }
+  return PF_EINVAL;
+}
+
+double pf_median(double *x, int n) {
+  if (n <= 0) return NAN;
+  for (int i = 1; i < n; i++) { /* insertion sort: n is small */
+    double v = x[i];
+    int j = i - 1;
+    while (j >= 0 && x[j] > v) { x[j + 1] = x[j]; j--; }
+    x[j + 1] = v;
+  }
+  return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
+}
+
+/* ---- machine cache: each distinct machine is loaded once per process ---- */
+
+#define MCACHE 48
+static struct { char id[PF_PATH_MAX]; pf_machine *m; } mcache[MCACHE];
+static int nmcache;
+
+static int machine_get(const char *id, const pf_machine **out) {
+  for (int i = 0; i < nmcache; i++)
+    if (strcmp(mcache[i].id, id) == 0) { *out = mcache[i].m; return 0; }
+  pf_machine *m = malloc(sizeof *m);
+  if (!m) return pf_error_set(PF_ENOMEM, "out of memory");
+  int rc = pf_machine_load(id, m);
+  if (rc < 0) { free(m); return rc; }
+  if (nmcache < MCACHE) {
+    snprintf(mcache[nmcache].id, sizeof mcache[0].id, "%s", id);
+    mcache[nmcache++].m = m;
+    *out = m;
+    return 0;
+  }
+  /* cache full: keep the newest in the last slot */
+  free(mcache[MCACHE - 1].m);
+  snprintf(mcache[MCACHE - 1].id, sizeof mcache[0].id, "%s", id);
+  mcache[MCACHE - 1].m = m;
+  *out = m;
+  return 0;
+}
+
+/* ---- parsing ---- */
+
+enum {
+  C_MACHINE, C_MODEL, C_LAYERS, C_HIDDEN, C_HEADS, C_SEQ, C_VOCAB, C_NODES, C_GPUS, C_TP, C_PP, C_DP, C_MBS, C_GBS,
+  C_PRECISION, C_SP, C_DIST_OPT, C_RECOMPUTE, C_SCHEDULE, C_METRIC, C_VALUE, C_UNIT, C_BASELINE, C_SOURCE,
+  C_NREQUIRED,
+  C_NOTES = C_NREQUIRED, C_PARAMS, C_FLOPS, C_GRAD_ACCUM, C_SCALING, C_BOUND, C_VALUE_HI, C_ITERATIONS, C_SCOPE,
+  C_USE, C_TAG, C_NCOLS
+};
+static const char *col_names[C_NCOLS] = {
+    "machine", "model", "layers", "hidden", "heads", "seq", "vocab", "nodes", "gpus", "tp", "pp", "dp", "mbs",
+    "gbs", "precision", "sp", "dist_opt", "recompute", "schedule", "metric", "value", "unit", "baseline_nodes",
+    "source", "notes", "params", "flops_per_sample", "grad_accum", "scaling", "bound", "value_hi", "iterations",
+    "scope", "use", "tag"};
+
+typedef struct {
+  const char *path;
+  int line;
+  const pf_csv_row *row;
+  const int *map; /* column -> field index, -1 absent */
+} ctx;
+
+static const char *field(const ctx *c, int col) {
+  int k = c->map[col];
+  if (k < 0 || k >= c->row->nfields) return "";
+  return c->row->fields[k];
+}
+
+/* Trimmed copy of a field. */
+static void field_copy(const ctx *c, int col, char *dst, size_t n) {
+  const char *s = field(c, col);
+  while (*s == ' ' || *s == '\t') s++;
+  size_t len = strlen(s);
+  while (len > 0 && (s[len - 1] == ' ' || s[len - 1] == '\t')) len--;
+  if (len >= n) len = n - 1;
+  memcpy(dst, s, len);
+  dst[len] = '\0';
+}
+
+static int bad(const ctx *c, int col, const char *what) {
+  char v[96];
+  field_copy(c, col, v, sizeof v);
+  return pf_error_set(PF_EPARSE, "%s:%d: %s \"%s\": %s", c->path, c->line, col_names[col], v, what);
+}
+
+static int get_int(const ctx *c, int col, int *out) {
+  char s[64];
+  field_copy(c, col, s, sizeof s);
+  *out = 0;
+  if (!s[0]) return 0;
+  char *end;
+  errno = 0;
+  long x = strtol(s, &end, 10);
+  if (end == s || *end || errno || x < 0 || x > INT_MAX) return bad(c, col, "expected a non-negative integer");
+  *out = (int)x;
+  return 0;
+}
+
+static int get_double(const ctx *c, int col, double *out, bool required) {
+  char s[64];
+  field_copy(c, col, s, sizeof s);
+  *out = 0;
+  if (!s[0]) return required ? bad(c, col, "a number is required") : 0;
+  char *end;
+  errno = 0;
+  double x = strtod(s, &end);
+  if (end == s || *end || errno || !isfinite(x)) return bad(c, col, "expected a number");
+  *out = x;
+  return 0;
+}
+
+static int get_bool(const ctx *c, int col, bool *out) {
+  char s[16];
+  field_copy(c, col, s, sizeof s);
+  for (char *p = s; *p; p++) if (*p >= 'A' && *p <= 'Z') *p = (char)(*p - 'A' + 'a');
+  if (!s[0] || !strcmp(s, "false") || !strcmp(s, "0") || !strcmp(s, "no")) { *out = false; return 0; }
+  if (!strcmp(s, "true") || !strcmp(s, "1") || !strcmp(s, "yes")) { *out = true; return 0; }
+  return bad(c, col, "expected true or false");
+}
+
+static int parse_row(const ctx *c, pf_vrow *r) {
+  memset(r, 0, sizeof *r);
+  r->line = c->line;
+  r->loo_predicted = r->loo_error = NAN;
+  int rc;
+  char tmp[64];
+  field_copy(c, C_MACHINE, r->machine, sizeof r->machine);
+  if (!r->machine[0]) return bad(c, C_MACHINE, "a machine id is required");
+  const pf_machine *m;
+  if ((rc = machine_get(r->machine, &m)) < 0) {
+    char d[1024];
+    snprintf(d, sizeof d, "%s", pf_error_detail());
+    return pf_error_set(rc == PF_ENOENT ? PF_ENOENT : PF_EPARSE, "%s:%d: machine: %s", c->path, c->line, d);
+  }
+  field_copy(c, C_MODEL, r->model, sizeof r->model);
+  if (r->model[0]) {
+    pf_workload w;
+    if ((rc = pf_workload_builtin(r->model, &w)) < 0) {
+      char d[1024];
+      snprintf(d, sizeof d, "%s", pf_error_detail());
+      return pf_error_set(PF_ENOENT, "%s:%d: model: %s", c->path, c->line, d);
+    }
+  }
+  if ((rc = get_int(c, C_LAYERS, &r->layers)) < 0 || (rc = get_int(c, C_HIDDEN, &r->hidden)) < 0 ||
+      (rc = get_int(c, C_HEADS, &r->heads)) < 0 || (rc = get_int(c, C_SEQ, &r->seq)) < 0 ||
+      (rc = get_int(c, C_VOCAB, &r->vocab)) < 0 || (rc = get_int(c, C_NODES, &r->nodes)) < 0 ||
+      (rc = get_int(c, C_GPUS, &r->gpus)) < 0 || (rc = get_int(c, C_TP, &r->tp)) < 0 ||
+      (rc = get_int(c, C_PP, &r->pp)) < 0 || (rc = get_int(c, C_DP, &r->dp)) < 0 ||
+      (rc = get_int(c, C_MBS, &r->mbs)) < 0 || (rc = get_int(c, C_GBS, &r->gbs)) < 0 ||
+      (rc = get_int(c, C_BASELINE, &r->baseline_nodes)) < 0 || (rc = get_int(c, C_GRAD_ACCUM, &r->grad_accum)) < 0)
+    return rc;
+  if ((rc = get_double(c, C_PARAMS, &r->params, false)) < 0 ||
+      (rc = get_double(c, C_FLOPS, &r->flops_per_sample, false)) < 0 ||
+      (rc = get_double(c, C_ITERATIONS, &r->iterations, false)) < 0)
+    return rc;
+  if (r->params < 0 || r->flops_per_sample < 0 || r->iterations < 0)
+    return bad(c, r->params < 0 ? C_PARAMS : r->flops_per_sample < 0 ? C_FLOPS : C_ITERATIONS, "must not be negative");
+
+  field_copy(c, C_PRECISION, r->precision, sizeof r->precision);
+  if (r->precision[0]) {
+    pf_precision p;
+    if (pf_precision_parse(r->precision, &p) < 0) return bad(c, C_PRECISION, "valid: fp32, tf32, fp16, bf16, fp8");
+  }
+  field_copy(c, C_RECOMPUTE, r->recompute, sizeof r->recompute);
+  if (r->recompute[0]) {
+    pf_recompute x;
+    if (pf_recompute_parse(r->recompute, &x) < 0) return bad(c, C_RECOMPUTE, "valid: none, selective, full");
+  }
+  field_copy(c, C_SCHEDULE, r->schedule, sizeof r->schedule);
+  if (r->schedule[0]) {
+    pf_schedule s;
+    int v;
+    if (pf_schedule_parse(r->schedule, &s, &v) < 0) return bad(c, C_SCHEDULE, "valid: 1f1b, interleaved:V, gpipe");
+  }
+  if ((rc = get_bool(c, C_SP, &r->sp)) < 0 || (rc = get_bool(c, C_DIST_OPT, &r->dist_opt)) < 0) return rc;
+
+  field_copy(c, C_METRIC, tmp, sizeof tmp);
+  if (pf_metric_parse(tmp, &r->metric) < 0)
+    return bad(c, C_METRIC, "valid: iteration_time_s, time_s, tflops_per_gpu, tokens_per_s, samples_per_s, "
+                            "scaling_efficiency, energy_J, avg_power_W");
+  if ((rc = get_double(c, C_VALUE, &r->value, true)) < 0) return rc;
+  if ((rc = get_double(c, C_VALUE_HI, &r->value_hi, false)) < 0) return rc;
+  field_copy(c, C_UNIT, r->unit, sizeof r->unit);
+  if (!r->unit[0]) snprintf(r->unit, sizeof r->unit, "%s", pf_metric_unit(r->metric));
+  double scale;
+  if (pf_metric_unit_scale(r->metric, r->unit, &scale) < 0) {
+    char msg[128];
+    snprintf(msg, sizeof msg, "not a unit of %s", pf_metric_name(r->metric));
+    return bad(c, C_UNIT, msg);
+  }
+  r->measured = r->value * scale;
+  r->measured_hi = r->value_hi * scale;
+  if (!(r->measured > 0) && r->metric != PF_MET_SCALING) return bad(c, C_VALUE, "must be positive");
+
+  field_copy(c, C_BOUND, tmp, sizeof tmp);
+  if (!tmp[0] || !strcmp(tmp, "exact")) r->bound = PF_BOUND_EXACT;
+  else if (!strcmp(tmp, "lower")) r->bound = PF_BOUND_LOWER;
+  else if (!strcmp(tmp, "upper")) r->bound = PF_BOUND_UPPER;
+  else if (!strcmp(tmp, "range")) r->bound = PF_BOUND_RANGE;
+  else return bad(c, C_BOUND, "valid: (empty), lower, upper, range");
+  if (r->bound == PF_BOUND_RANGE && !(r->value_hi > r->value))
+    return bad(c, C_VALUE_HI, "a range needs value_hi greater than value");
+  if (r->bound != PF_BOUND_RANGE && field(c, C_VALUE_HI)[0]) return bad(c, C_VALUE_HI, "only used with bound range");
+
+  field_copy(c, C_SCALING, tmp, sizeof tmp);
+  if (!tmp[0]) r->scaling = PF_SCALING_NONE;
+  else if (!strcmp(tmp, "weak")) r->scaling = PF_SCALING_WEAK;
+  else if (!strcmp(tmp, "strong")) r->scaling = PF_SCALING_STRONG;
+  else return bad(c, C_SCALING, "valid: weak, strong");
+  if (r->metric == PF_MET_SCALING) {
+    if (r->baseline_nodes <= 0) return bad(c, C_BASELINE, "scaling_efficiency needs baseline_nodes");
+    if (r->nodes <= 0) return bad(c, C_NODES, "scaling_efficiency needs nodes");
+    if (r->scaling == PF_SCALING_NONE) return bad(c, C_SCALING, "scaling_efficiency needs weak or strong");
+  }
+  if (r->metric == PF_MET_TIME && !(r->iterations > 0)) return bad(c, C_ITERATIONS, "time_s needs iterations");
+
+  field_copy(c, C_SCOPE, tmp, sizeof tmp);
+  r->scope = PF_SCOPE_NONE;
+  if (tmp[0]) {
+    bool found = false;
+    for (int i = 1; i <= PF_SCOPE_NODE_JOB; i++)
+      if (!strcmp(tmp, scope_names[i])) { r->scope = (pf_scope)i; found = true; }
+    if (!found) return bad(c, C_SCOPE, "valid: gpu, gpu_per_gpu, gpu_job, node, node_job");
+  }
+  field_copy(c, C_USE, r->use, sizeof r->use);
+  if (r->use[0] && strcmp(r->use, "fit") && strcmp(r->use, "check")) return bad(c, C_USE, "valid: fit, check");
+  field_copy(c, C_TAG, r->tag, sizeof r->tag);
+  field_copy(c, C_SOURCE, r->source, sizeof r->source);
+  if (!r->source[0]) return bad(c, C_SOURCE, "every row needs its source (document and line)");
+  field_copy(c, C_NOTES, r->notes, sizeof r->notes);
+  return 0;
+}
+
+int pf_validate_parse(const pf_csv *csv, pf_vset *out) {
+  memset(out, 0, sizeof *out);
+  snprintf(out->path, sizeof out->path, "%s", csv->path);
+  if (csv->nrows == 0) return pf_error_set(PF_EPARSE, "%s: empty file (a header line is required)", csv->path);
+  const pf_csv_row *h = &csv->rows[0];
+  int map[C_NCOLS];
+  for (int i = 0; i < C_NCOLS; i++) map[i] = -1;
+  for (int k = 0; k < h->nfields; k++) {
+    const char *name = h->fields[k];
+    while (*name == ' ') name++;
+    int col = -1;
+    for (int i = 0; i < C_NCOLS; i++)
+      if (!strcmp(name, col_names[i])) col = i;
+    if (col < 0) return pf_error_set(PF_EPARSE, "%s:%d: column %d \"%s\": unknown column (see docs/validation.md)",
+                                     csv->path, h->line, k + 1, name);
+    if (map[col] >= 0) return pf_error_set(PF_EPARSE, "%s:%d: column \"%s\" appears twice", csv->path, h->line, name);
+    map[col] = k;
+  }
+  for (int i = 0; i < C_NREQUIRED; i++)
+    if (map[i] < 0) return pf_error_set(PF_EPARSE, "%s:%d: missing column \"%s\"", csv->path, h->line, col_names[i]);
+  out->rows = calloc((size_t)(csv->nrows > 1 ? csv->nrows - 1 : 1), sizeof *out->rows);
+  if (!out->rows) return pf_error_set(PF_ENOMEM, "out of memory");
+  for (int i = 1; i < csv->nrows; i++) {
+    const pf_csv_row *row = &csv->rows[i];
+    if (row->nfields != h->nfields) {
+      pf_vset_free(out);
+      return pf_error_set(PF_EPARSE, "%s:%d: %d fields, expected %d as in the header", csv->path, row->line,
+                          row->nfields, h->nfields);
+    }
+    ctx c = {csv->path, row->line, row, map};
+    int rc = parse_row(&c, &out->rows[out->n]);
+    if (rc < 0) { pf_vset_free(out); return rc; }
+    out->n++;
+  }
+  return 0;
+}
+
+int pf_validate_read(const char *path, pf_vset *out) {
+  pf_csv csv;
+  memset(out, 0, sizeof *out);
+  int rc = pf_csv_read(path, &csv);
+  if (rc < 0) return rc;
+  rc = pf_validate_parse(&csv, out);
+  pf_csv_free(&csv);
+  return rc;
+}
+
+void pf_vset_free(pf_vset *s) {
+  free(s->rows);
+  s->rows = NULL;
+  s->n = 0;
+}
+
+/* ---- prediction ---- */
+
+int pf_vrow_scenario(const pf_vrow *r, const pf_validate_opts *o, pf_scenario *sc, char *why, size_t whylen) {
+  pf_scenario_init(sc);
+  const pf_machine *m;
+  int rc = machine_get(r->machine, &m);
+  if (rc < 0) return rc;
+  sc->machine = *m;
+  pf_workload *w = &sc->workload;
+  bool shape = r->layers || r->hidden || r->heads;
+  if (r->model[0]) {
+    if ((rc = pf_workload_builtin(r->model, w)) < 0) return rc;
+    if (r->layers) w->layers = r->layers;
+    if (r->hidden) w->hidden = r->hidden;
+    if (r->heads) w->heads = r->heads;
+  } else if (shape) {
+    memset(w, 0, sizeof *w);
+    snprintf(w->id, sizeof w->id, "custom-transformer");
+    snprintf(w->name, sizeof w->name, "custom transformer");
+    w->kind = PF_WL_TRANSFORMER;
+    w->learned_pos = w->tied_embeddings = true;
+    w->layers = r->layers;
+    w->hidden = r->hidden;
+    w->heads = r->heads;
+    w->source = "validation row";
+    if (!r->layers || !r->hidden || !r->heads || !r->seq || !r->vocab) {
+      snprintf(why, whylen, "a custom transformer needs layers, hidden, heads, seq and vocab");
+      return 1;
+    }
+  } else if (r->params > 0 && r->flops_per_sample > 0) {
+    memset(w, 0, sizeof *w);
+    snprintf(w->id, sizeof w->id, "custom");
+    snprintf(w->name, sizeof w->name, "custom model");
+    w->kind = PF_WL_GENERIC;
+    w->params = r->params;
+    w->flops_per_sample = r->flops_per_sample;
+    w->source = "validation row";
+  } else {
+    snprintf(why, whylen, "no model: give model, a transformer shape, or params and flops_per_sample");
+    return 1;
+  }
+  if (r->seq) w->seq = r->seq;
+  if (r->vocab) w->vocab = r->vocab;
+  if ((rc = pf_workload_check(w)) < 0) return rc;
+  pf_plan *p = &sc->plan;
+  sc->nodes = r->nodes;
+  sc->gpus = r->gpus;
+  if (r->tp) p->tp = r->tp;
+  if (r->pp) p->pp = r->pp;
+  p->dp = r->dp;
+  if (r->mbs) p->mbs = r->mbs;
+  p->gbs = r->gbs;
+  p->grad_accum = r->grad_accum;
+  if (r->precision[0] && (rc = pf_precision_parse(r->precision, &sc->precision)) < 0) return rc;
+  if (r->recompute[0] && (rc = pf_recompute_parse(r->recompute, &p->recompute)) < 0) return rc;
+  if (r->schedule[0] && (rc = pf_schedule_parse(r->schedule, &p->schedule, &p->vstages)) < 0) return rc;
+  p->sp = r->sp;
+  p->dist_opt = r->dist_opt;
+  if (o && o->calibration) snprintf(sc->calibration, sizeof sc->calibration, "%s", o->calibration);
+  if (o && o->fit) {
+    sc->compute_eff_scale = o->fit->compute_eff;
+    sc->comm_eff_scale = o->fit->comm_eff;
+    sc->step_overhead_s = o->fit->step_overhead_s;
+  }
+  return 0;
+}
+
+static void apply_fit(pf_scenario *sc, const pf_fitparams *fp) {
+  if (!fp) return;
+  sc->compute_eff_scale = fp->compute_eff;
+  sc->comm_eff_scale = fp->comm_eff;
+  sc->step_overhead_s = fp->step_overhead_s;
+}
+
+/* Can the row be predicted at all (energy scopes)? 1 with the reason if not. */
+static int row_predictable(const pf_vrow *r, char *why, size_t whylen) {
+  if (r->metric != PF_MET_ENERGY && r->metric != PF_MET_POWER) return 0;
+  if (r->scope == PF_SCOPE_GPU || r->scope == PF_SCOPE_GPU_PER_GPU) return 0;
+  const char *what = r->scope == PF_SCOPE_NONE      ? "scope not stated"
+                     : r->scope == PF_SCOPE_GPU_JOB ? "measured over the whole job (I/O, evaluation, start-up)"
+                                                    : "whole-node measurement";
+  snprintf(why, whylen, "%s: the energy model gives GPU energy of training iterations only (energy model not yet "
+           "validated)", what);
+  return 1;
+}
+
+/* The scenarios a row needs: out[0] at the row's node count, out[1] the
+ * baseline of a scaling row.  Returns how many (1 or 2) or a PF_E* code. */
+static int row_scenarios(const pf_vrow *r, const pf_scenario *sc0, const pf_fitparams *fp, pf_scenario *out) {
+  out[0] = *sc0;
+  apply_fit(&out[0], fp);
+  if (r->metric != PF_MET_SCALING) return 1;
+  /* the plan at n decides the grad_accum (weak) or global batch (strong) the baseline keeps */
+  pf_scenario *chk = malloc(sizeof *chk);
+  if (!chk) return pf_error_set(PF_ENOMEM, "out of memory");
+  *chk = out[0];
+  int rc = pf_plan_check(chk);
+  if (rc == 0) {
+    pf_scenario *base = &out[1];
+    *base = out[0];
+    base->nodes = r->baseline_nodes;
+    base->gpus = 0;
+    base->plan.dp = 0;
+    if (r->scaling == PF_SCALING_WEAK) { base->plan.gbs = 0; base->plan.grad_accum = chk->plan.grad_accum; }
+    else { base->plan.gbs = chk->plan.gbs; base->plan.grad_accum = 0; }
+  }
+  free(chk);
+  return rc < 0 ? rc : 2;
+}
+
+/* The row's metric from the prediction at n (p, scenario sc after pf_predict)
+ * and, for scaling rows, at the baseline (base). */
+static double row_value(const pf_vrow *r, const pf_scenario *sc, const pf_prediction *p, const pf_prediction *base) {
+  double it = r->iterations > 0 ? r->iterations : 1;
+  switch (r->metric) {
+  case PF_MET_ITER_TIME: return p->iteration_time_s;
+  case PF_MET_TIME: return p->iteration_time_s * it;
+  case PF_MET_TFLOPS: return p->tflops_per_gpu;
+  case PF_MET_TOKENS: return p->tokens_per_s;
+  case PF_MET_SAMPLES: return p->samples_per_s;
+  case PF_MET_SCALING: return p->tflops_per_gpu / base->tflops_per_gpu;
+  case PF_MET_ENERGY: return p->energy.gpu_J * it / (r->scope == PF_SCOPE_GPU_PER_GPU ? sc->gpus : 1);
+  case PF_MET_POWER: return p->energy.avg_power_per_gpu_W * (r->scope == PF_SCOPE_GPU_PER_GPU ? 1 : sc->gpus);
+  default: return NAN;
+  }
+}
+
+int pf_vrow_predict(const pf_vrow *r, const pf_scenario *sc0, const pf_fitparams *fp, double *value,
+                    pf_prediction *pred, char *why, size_t whylen) {
+  *value = NAN;
+  if (row_predictable(r, why, whylen)) return 1;
+  pf_scenario *sc = malloc(2 * sizeof *sc);
+  pf_prediction *p = malloc(2 * sizeof *p);
+  if (!sc || !p) { free(sc); free(p); return pf_error_set(PF_ENOMEM, "out of memory"); }
+  int n = row_scenarios(r, sc0, fp, sc), rc = n < 0 ? n : 0;
+  if (rc == 0 && n == 2 && (rc = pf_predict(&sc[1], &p[1])) < 0) {
+    char d[PF_VTEXT];
+    snprintf(d, sizeof d, "%s", pf_error_detail());
+    rc = pf_error_set(rc, "baseline %d nodes: %s", r->baseline_nodes, d);
+  }
+  if (rc == 0) rc = pf_predict(&sc[0], &p[0]);
+  if (rc == 0) *value = row_value(r, &sc[0], &p[0], &p[1]);
+  if (rc < 0) snprintf(why, whylen, "%s", pf_error_detail());
+  if (pred && rc == 0) *pred = p[0];
+  free(sc);
+  free(p);
+  return rc;
+}
+
+double pf_vrow_error(const pf_vrow *r, double p) {
+  double m = r->measured;
+  switch (r->bound) {
+  case PF_BOUND_LOWER: return p >= m ? 0 : (p - m) / m;
+  case PF_BOUND_UPPER: return p <= m ? 0 : (p - m) / m;
+  case PF_BOUND_RANGE:
+    if (p < m) return (p - m) / m;
+    if (p > r->measured_hi) return (p - r->measured_hi) / r->measured_hi;
+    return 0;
+  default: return (p - m) / m;
+  }
+}
+
+int pf_validate_run(pf_vset *s, const pf_validate_opts *o) {
+  /* every row's scenarios (2 per scaling row), predicted in parallel */
+  pf_scenario *sc = malloc((size_t)(2 * s->n + 1) * sizeof *sc);
+  pf_batch_item *items = calloc((size_t)(2 * s->n + 1), sizeof *items);
+  int *first = malloc((size_t)(s->n + 1) * sizeof *first), *count = calloc((size_t)(s->n + 1), sizeof *count);
+  pf_scenario *row_sc = malloc(sizeof *row_sc);
+  int rc = 0, n = 0;
+  if (!sc || !items || !first || !count || !row_sc) { rc = pf_error_set(PF_ENOMEM, "out of memory"); goto done; }
+  for (int i = 0; i < s->n; i++) {
+    pf_vrow *r = &s->rows[i];
+    r->reason[0] = '\0';
+    r->predicted = r->error = NAN;
+    r->status = PF_ROW_PREDICTED;
+    int k = pf_vrow_scenario(r, o, row_sc, r->reason, sizeof r->reason);
+    if (k == 0) k = row_predictable(r, r->reason, sizeof r->reason);
+    if (k > 0) { r->status = PF_ROW_NOT_PREDICTED; continue; }
+    if (k == 0) k = row_scenarios(r, row_sc, o ? o->fit : NULL, &sc[n]); /* 1 or 2 scenarios */
+    if (k == PF_ENOMEM) { rc = k; goto done; }
+    if (k < 0) {
+      snprintf(r->reason, sizeof r->reason, "%s", pf_error_detail());
+      r->status = PF_ROW_FAILED;
+      continue;
+    }
+    first[i] = n;
+    count[i] = k;
+    for (int j = 0; j < k; j++) items[n + j].sc = &sc[n + j];
+    n += k;
+  }
+  if ((rc = pf_predict_batch(items, n, 0)) < 0) goto done;
+  for (int i = 0; i < s->n; i++) {
+    pf_vrow *r = &s->rows[i];
+    if (r->status != PF_ROW_PREDICTED) continue;
+    pf_batch_item *it = &items[first[i]];
+    if (count[i] == 2 && it[1].rc < 0) {
+      r->status = PF_ROW_FAILED;
+      snprintf(r->reason, sizeof r->reason, "baseline %d nodes: %.400s", r->baseline_nodes, it[1].detail);
+      continue;
+    }
+    if (it[0].rc < 0) {
+      r->status = PF_ROW_FAILED;
+      snprintf(r->reason, sizeof r->reason, "%s", it[0].detail);
+      continue;
+    }
+    r->predicted = row_value(r, it[0].sc, &it[0].pred, count[i] == 2 ? &it[1].pred : NULL);
+    r->error = pf_vrow_error(r, r->predicted);
+  }
+done:
+  free(sc); free(items); free(first); free(count); free(row_sc);
+  return rc;
+}
+
+pf_vstats pf_validate_stats(const pf_vset *s, bool (*keep)(const pf_vrow *, const void *), const void *arg) {
+  pf_vstats st = {0, NAN, NAN, NAN};
+  double *x = malloc((size_t)(s->n > 0 ? s->n : 1) * sizeof *x);
+  if (!x) return st;
+  double sum = 0, mx = 0;
+  for (int i = 0; i < s->n; i++) {
+    const pf_vrow *r = &s->rows[i];
+    if (r->status != PF_ROW_PREDICTED || (keep && !keep(r, arg))) continue;
+    double a = 100.0 * fabs(r->error);
+    x[st.n++] = a;
+    sum += a;
+    if (a > mx) mx = a;
+  }
+  if (st.n > 0) {
+    st.mean_abs_pct = sum / st.n;
+    st.max_abs_pct = mx;
+    st.median_abs_pct = pf_median(x, st.n);
+  }
+  free(x);
+  return st;
+}
