@@ -1,0 +1,91 @@
+/* test_pipeline.c - the schedules, and the SimGrid pipeline DES against the
+ * textbook makespans when transfers are free:
+ *   1F1B and GPipe: (M + P - 1)(t_f + t_b)
+ *   interleaved with V chunks: M (t_f + t_b) + (P - 1)(t_f + t_b) / V
+ * (Narayanan et al. SC21, section 2.2), and the closed-form engine. */
+#include "check.h"
+
+#include "preflight/pipeline.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void setup(pf_scenario *sc, int P, int M, pf_schedule sched, int V, pf_stage_work *w, pf_pipe_net *net,
+                  double tf, double tb) {
+  pf_scenario_init(sc);
+  sc->plan.pp = P;
+  sc->plan.dp = 1;
+  sc->plan.grad_accum = M;
+  sc->plan.schedule = sched;
+  sc->plan.vstages = V;
+  memset(w, 0, (size_t)P * sizeof *w);
+  for (int s = 0; s < P; s++) { w[s].fwd_s = tf; w[s].bwd_s = tb; w[s].p2p_bytes = 1e6; }
+  memset(net, 0, sizeof *net);
+  for (int s = 0; s < P; s++) { net->bw_Bps[s] = 1e18; net->lat_s[s] = 0; }
+}
+
+static void test_schedules(void) {
+  pf_plan p = {0};
+  p.pp = 4; p.grad_accum = 8; p.vstages = 1; p.schedule = PF_SCHED_1F1B;
+  pf_sched_op ops[64];
+  int n = pf_pipeline_schedule(&p, 0, ops);
+  CHECK_INT(n, 16);
+  CHECK(ops[0].kind == 'F' && ops[1].kind == 'F' && ops[2].kind == 'F' && ops[3].kind == 'F' && ops[4].kind == 'B');
+  CHECK(ops[n - 1].kind == 'B' && ops[n - 1].mb == 7);
+  n = pf_pipeline_schedule(&p, 3, ops); /* last stage: strict alternation */
+  CHECK(ops[0].kind == 'F' && ops[1].kind == 'B' && ops[1].mb == 0);
+  p.schedule = PF_SCHED_INTERLEAVED; p.vstages = 2;
+  n = pf_pipeline_schedule(&p, 1, ops);
+  CHECK_INT(n, 32);
+  int f = 0, b = 0, c1 = 0;
+  for (int i = 0; i < n; i++) { f += ops[i].kind == 'F'; b += ops[i].kind == 'B'; c1 += ops[i].chunk == 1; }
+  CHECK_INT(f, 16);
+  CHECK_INT(b, 16);
+  CHECK_INT(c1, 16);
+}
+
+static void test_des(void) {
+  pf_scenario sc;
+  pf_stage_work w[8];
+  pf_pipe_net *net = malloc(sizeof *net);
+  pf_pipeline_result *r = malloc(sizeof *r);
+  double tf = 0.010, tb = 0.020;
+  int P = 8, M = 32;
+  setup(&sc, P, M, PF_SCHED_1F1B, 1, w, net, tf, tb);
+  CHECK(pf_pipeline_run(&sc, w, net, 1, r) == 0);
+  CHECK_NEAR(r->makespan_s, (M + P - 1) * (tf + tb), 1e-9);
+  CHECK_INT(r->ntrace, 2 * M * P + 2 * M * (P - 1)); /* F and B per stage, plus the sends */
+  free(r->trace);
+  CHECK_NEAR(r->stage_busy_s[3], M * (tf + tb), 1e-9);
+  CHECK(r->stage_end_s[P - 1] < r->stage_end_s[0]); /* the last stage drains first */
+  sc.engine = PF_ENGINE_ANALYTIC;
+  CHECK(pf_pipeline_run(&sc, w, net, 0, r) == 0);
+  CHECK_NEAR(r->makespan_s, (M + P - 1) * (tf + tb), 1e-9);
+
+  setup(&sc, P, M, PF_SCHED_GPIPE, 1, w, net, tf, tb);
+  CHECK(pf_pipeline_run(&sc, w, net, 0, r) == 0);
+  CHECK_NEAR(r->makespan_s, (M + P - 1) * (tf + tb), 1e-9);
+
+  setup(&sc, 4, 16, PF_SCHED_INTERLEAVED, 2, w, net, tf, tb);
+  CHECK(pf_pipeline_run(&sc, w, net, 0, r) == 0);
+  CHECK_NEAR(r->makespan_s, 16 * (tf + tb) + 3 * (tf + tb) / 2, 1e-9);
+
+  /* transfers cost time: slower links never shorten the pipeline */
+  setup(&sc, P, M, PF_SCHED_1F1B, 1, w, net, tf, tb);
+  double last = 0;
+  for (int k = 0; k < 3; k++) {
+    for (int s = 0; s < P; s++) { net->bw_Bps[s] = 1e11 / (1 << (3 * k)); net->lat_s[s] = 5e-6; }
+    CHECK(pf_pipeline_run(&sc, w, net, 0, r) == 0);
+    CHECK(r->makespan_s > (M + P - 1) * (tf + tb));
+    CHECK(r->makespan_s >= last);
+    last = r->makespan_s;
+  }
+  free(net);
+  free(r);
+}
+
+int main(void) {
+  test_schedules();
+  test_des();
+  return pf_check_done();
+}
