@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# bench/run.sh - wall time and peak memory of one `preflight predict` at 128,
+# 1,024, 4,096 GPUs and the whole JUPITER Booster (23,536 GPUs), printed as a
+# markdown table (docs/engine.md keeps the measured one).  Not a timed test.
+#
+#   bench/run.sh [PATH/TO/preflight] [REPEATS]
+#
+# Wall time is the median of REPEATS runs (default 3) of the whole process,
+# including the fork()ed SimGrid children; peak memory is GNU time's %M, the
+# largest resident set of the process and its reaped children.
+set -u
+here=$(cd "$(dirname "$0")/.." && pwd)
+bin=${1:-${PREFLIGHT:-$here/build/preflight}}
+reps=${2:-3}
+[ -x "$bin" ] || { echo "bench/run.sh: no preflight binary at $bin (build first or pass its path)" >&2; exit 2; }
+[ -x /usr/bin/time ] || { echo "bench/run.sh: needs GNU time at /usr/bin/time (apt-get install time)" >&2; exit 2; }
+export PREFLIGHT_MACHINES=${PREFLIGHT_MACHINES:-$here/machines}
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+
+cases=(
+  "128|mn5-acc, GPT-3 175B, TP4 PP32 DP1, GBS 1536|--machine mn5-acc --model gpt3-175b --nodes 32 --tp 4 --pp 32 --mbs 1 --gbs 1536 --precision fp16 --sp --dist-opt --recompute selective"
+  "1,024|lumi-g, GPT-3 175B, TP8 PP16 DP8, GBS 1536|--machine lumi-g --model gpt3-175b --nodes 128 --tp 8 --pp 16 --mbs 1 --gbs 1536 --precision fp16 --sp --dist-opt --recompute selective"
+  "4,096|lumi-g, GPT-3 175B, TP8 PP16 DP32, GBS 1536|--machine lumi-g --model gpt3-175b --nodes 512 --tp 8 --pp 16 --mbs 1 --gbs 1536 --precision fp16 --sp --dist-opt --recompute selective"
+  "4,096|jupiter-booster, GPT-3 175B, TP4 PP16 DP64, GBS 4096|--machine jupiter-booster --model gpt3-175b --nodes 1024 --tp 4 --pp 16 --mbs 1 --gbs 4096 --precision bf16 --sp --dist-opt --recompute selective"
+  "23,536|jupiter-booster (all 5,884 nodes), Llama 2 70B, TP4 PP4 DP1471, GBS 11768|--machine jupiter-booster --model llama2-70b --nodes 5884 --tp 4 --pp 4 --mbs 1 --gbs 11768 --precision bf16 --sp --dist-opt --recompute selective"
+  "23,536|jupiter-booster (all 5,884 nodes), Llama 2 7B, pure DP23536 (dist-opt), GBS 23536|--machine jupiter-booster --model llama2-7b --nodes 5884 --tp 1 --pp 1 --mbs 1 --gbs 23536 --precision bf16 --dist-opt --recompute full"
+  "23,536|jupiter-booster (all 5,884 nodes), GPT-3 1.3B, pure DP23536 all-reduce (auto: ring or tree)|--machine jupiter-booster --model gpt3-1.3b --nodes 5884 --tp 1 --pp 1 --mbs 1 --gbs 23536 --precision bf16"
+  "64|lumi-g --engine full (every GCD in SimGrid), GPT-3 1.3B, TP2 PP4 DP8|--machine lumi-g --model gpt3-1.3b --nodes 8 --tp 2 --pp 4 --mbs 1 --gbs 64 --engine full"
+  "256|leonardo-booster --engine full, GPT-3 1.3B, TP1 PP4 DP16|--machine leonardo-booster --model gpt3-1.3b --nodes 64 --tp 1 --pp 4 --mbs 1 --gbs 256 --engine full"
+)
+
+echo "| GPUs | case | wall (s), median of $reps | peak memory (MiB) | DES events | iteration (s) | TFLOP/s/GPU |"
+echo "|---:|---|---:|---:|---:|---:|---:|"
+for c in "${cases[@]}"; do
+  IFS='|' read -r gpus label args <<<"$c"
+  walls=()
+  peak=0
+  for ((i = 0; i < reps; i++)); do
+    # shellcheck disable=SC2086
+    if ! /usr/bin/time -f "%e %M" -o "$tmp/time" "$bin" predict $args --format json >"$tmp/out.json" 2>"$tmp/err"; then
+      echo "| $gpus | $label | failed: $(head -c 200 "$tmp/err" | tr '\n' ' ') | | | | |"
+      continue 2
+    fi
+    read -r wall kb <"$tmp/time"
+    walls+=("$wall")
+    [ "$kb" -gt "$peak" ] && peak=$kb
+  done
+  med=$(printf '%s\n' "${walls[@]}" | sort -g | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}')
+  read -r ev it tf < <(python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(d['engine']['des_events'], d['iteration_time_s'], d['tflops_per_gpu'])" "$tmp/out.json")
+  printf '| %s | %s | %.2f | %.0f | %s | %.4g | %.1f |\n' "$gpus" "$label" "$med" "$(echo "$peak / 1024" | bc -l)" "$ev" "$it" "$tf"
+done
+echo
+echo "Machine: $(nproc) cores, $(awk '/MemTotal/{printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -sr); binary: $bin"
