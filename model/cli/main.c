@@ -13,10 +13,6 @@ typedef struct {
   const char *summary;
 } command;
 
-/* Sub-commands another file may not provide in a partial build. */
-int pf_cmd_calibrate(int argc, char **argv) __attribute__((weak));
-int pf_cmd_validate(int argc, char **argv) __attribute__((weak));
-
 static const command commands[] = {
     {"machines", pf_cmd_machines, "list machines; `machines show ID`"},
     {"models", pf_cmd_models, "list built-in workloads; `models show ID`"},
@@ -41,7 +37,7 @@ static void usage(FILE *f) {
              "usage: preflight COMMAND [options]   (preflight COMMAND --help for details)\n\ncommands:\n",
           pf_version());
   for (int i = 0; i < NCOMMANDS; i++)
-    if (commands[i].fn) fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
   fprintf(f, "\nexamples:\n"
              "  preflight machines\n"
              "  preflight predict --machine mn5-acc --model gpt3-175b --nodes 32 --tp 4 --pp 32 --mbs 1 --gbs 1536 \\\n"
@@ -58,10 +54,6 @@ int main(int argc, char **argv) {
   if (strcmp(argv[1], "--version") == 0) { printf("preflight %s (%s)\n", pf_version(), pf_git()); return 0; }
   for (int i = 0; i < NCOMMANDS; i++)
     if (strcmp(argv[1], commands[i].name) == 0) {
-      if (!commands[i].fn) {
-        fprintf(stderr, "preflight: command \"%s\" is not part of this build\n", argv[1]);
-        return 2;
-      }
       return commands[i].fn(argc - 2, argv + 2);
     }
   fprintf(stderr, "preflight: unknown command \"%s\"\n\n", argv[1]);
