@@ -232,8 +232,9 @@ int pf_predict(pf_scenario *sc, pf_prediction *out) {
     dp_max = fmax(dp_max, ws.t1[s] - ws.t0[s] + (has_emb && (s == 0 || s == P - 1) ? ws.ejob.solo_s : 0));
   }
   if (has_emb) { /* after both ends' own gradient sync */
-    double e0 = fmax(tl->grad_end_s[0], tl->grad_end_s[P - 1]) + ws.ejob.solo_s;
-    tl->grad_end_s[0] = tl->grad_end_s[P - 1] = e0;
+    tl->emb_start_s = fmax(tl->grad_end_s[0], tl->grad_end_s[P - 1]);
+    tl->emb_end_s = tl->emb_start_s + ws.ejob.solo_s;
+    sync = tl->emb_end_s;
   }
   for (int s = 0; s < P; s++) {
     sync = fmax(sync, tl->grad_end_s[s]);

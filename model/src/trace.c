@@ -85,6 +85,8 @@ int pf_trace_write_timeline(const pf_scenario *sc, double iteration_s, const pf_
       span(ev, 2, s, tl->grad_name, "dp_comm", tl->grad_start_s[s], tl->grad_end_s[s]);
     if (tl->opt_end_s[s] > tl->opt_start_s[s])
       span(ev, 3, s, "optimizer step", "optimizer", tl->opt_start_s[s], tl->opt_end_s[s]);
+    if ((s == 0 || s == P - 1) && tl->emb_end_s > tl->emb_start_s)
+      span(ev, 2, s, "tied-embedding all-reduce", "dp_comm", tl->emb_start_s, tl->emb_end_s);
     if (tl->ag_end_s[s] > tl->ag_start_s[s])
       span(ev, 2, s, tl->ag_name, "dp_comm", tl->ag_start_s[s], tl->ag_end_s[s]);
   }
