@@ -80,6 +80,13 @@ static void fmt_value(const pf_vrow *r, double x, char *b, size_t n) {
   else snprintf(b, n, "%.4g %s", disp(r, x), unit(r));
 }
 
+/* "+3.1%", or "0.0%" when the prediction satisfies a bound */
+static const char *fmt_err(double e, char *b, size_t n) {
+  if (e == 0) snprintf(b, n, "0.0%%");
+  else snprintf(b, n, "%+.1f%%", 100 * e);
+  return b;
+}
+
 static const char *status_name(pf_row_status s) {
   return s == PF_ROW_PREDICTED ? "predicted" : s == PF_ROW_NOT_PREDICTED ? "not predicted" : "failed";
 }
@@ -247,11 +254,13 @@ static void print_table(FILE *f, const pf_vset *s, bool rows, bool fit) {
         snprintf(band, sizeof band, "%s +- %.2g%%", p, 100 * (r->band_hi / r->predicted - 1));
         if (isnan(r->loo_error)) snprintf(loo, sizeof loo, "-");
         else snprintf(loo, sizeof loo, "%+.1f%%", 100 * r->loo_error);
-        fprintf(f, "%5d  %-17s %-12s %5d  %-18s %14s  %-26s %+7.1f%% %8s  %-5s\n", r->line, r->machine, model_name(r),
-                r->nodes, pf_metric_name(r->metric), m, band, 100 * r->error, loo, r->use);
+        char e[16];
+        fprintf(f, "%5d  %-17s %-12s %5d  %-18s %14s  %-26s %8s %8s  %-5s\n", r->line, r->machine, model_name(r),
+                r->nodes, pf_metric_name(r->metric), m, band, fmt_err(r->error, e, sizeof e), loo, r->use);
       } else {
-        fprintf(f, "%5d  %-17s %-12s %5d  %-18s %16s %14s %+7.1f%%  %-5s %s\n", r->line, r->machine, model_name(r),
-                r->nodes, pf_metric_name(r->metric), m, p, 100 * r->error, r->use, r->tag);
+        char e[16];
+        fprintf(f, "%5d  %-17s %-12s %5d  %-18s %16s %14s %8s  %-5s %s\n", r->line, r->machine, model_name(r),
+                r->nodes, pf_metric_name(r->metric), m, p, fmt_err(r->error, e, sizeof e), r->use, r->tag);
       }
     }
     if (np) {
@@ -290,8 +299,9 @@ static void print_table(FILE *f, const pf_vset *s, bool rows, bool fit) {
     char m[48], p[48];
     fmt_measured(r, m, sizeof m);
     fmt_value(r, r->predicted, p, sizeof p);
-    fprintf(f, "  line %d: %s %s %d nodes %s: predicted %s, measured %s (%+.1f %%)\n", r->line, r->machine,
-            model_name(r), r->nodes, pf_metric_name(r->metric), p, m, 100 * r->error);
+    char e[16];
+    fprintf(f, "  line %d: %s %s %d nodes %s: predicted %s, measured %s (%s)\n", r->line, r->machine,
+            model_name(r), r->nodes, pf_metric_name(r->metric), p, m, fmt_err(r->error, e, sizeof e));
   }
 }
 
@@ -342,8 +352,9 @@ static void print_markdown(FILE *f, const pf_vset *s, bool rows) {
     char m[48], p[48];
     fmt_measured(r, m, sizeof m);
     fmt_value(r, r->predicted, p, sizeof p);
-    fprintf(f, "| %d | %s | %s | %d | %s | %s | %s | %+.1f %% | %s | ", r->line, r->machine, model_name(r), r->nodes,
-            pf_metric_name(r->metric), m, p, 100 * r->error, r->use);
+    char e[16];
+    fprintf(f, "| %d | %s | %s | %d | %s | %s | %s | %s | %s | ", r->line, r->machine, model_name(r), r->nodes,
+            pf_metric_name(r->metric), m, p, fmt_err(r->error, e, sizeof e), r->use);
     md_escape(f, r->source);
     fprintf(f, " |\n");
   }
@@ -595,6 +606,8 @@ static int cmd_fit(const pf_optvals *v, const char *path, vfmt fmt) {
       cJSON_AddNumberToObject(fo, "rel_sigma", fr.rel_sigma);
       cJSON *nc = cJSON_AddArrayToObject(fo, "not_constrained");
       for (int k = 0; k < 3; k++) if (fr.fixed[k]) cJSON_AddItemToArray(nc, cJSON_CreateString(pn[k]));
+      cJSON *ab = cJSON_AddArrayToObject(fo, "at_range_limit");
+      for (int k = 0; k < 3; k++) if (fr.at_bound[k]) cJSON_AddItemToArray(ab, cJSON_CreateString(pn[k]));
       cJSON_AddNumberToObject(fo, "rows_used", fr.rows_used);
       cJSON_AddNumberToObject(fo, "configurations", fr.groups);
       cJSON_AddNumberToObject(fo, "iterations", fr.iterations);
@@ -616,7 +629,10 @@ static int cmd_fit(const pf_optvals *v, const char *path, vfmt fmt) {
       fprintf(f, "fit of %s: %d rows in %d configurations, %d iterations (%s)\n", path, fr.rows_used, fr.groups,
               fr.iterations, fr.status);
       for (int k = 0; k < 3; k++)
-        fprintf(f, "  %-16s %.6g%s\n", pn[k], pv[k], fr.fixed[k] ? "   (not constrained by these runs: default kept)" : "");
+        fprintf(f, "  %-16s %.6g%s\n", pn[k], pv[k],
+                fr.fixed[k]             ? "   (not constrained by these runs: default kept)"
+                : fr.at_bound[k] > 0   ? "   (at the upper end of its range)"
+                : fr.at_bound[k] < 0   ? "   (at the lower end of its range)" : "");
       fprintf(f, "  %-16s %.4g (relative band of a prediction)\n", "rel_sigma", fr.rel_sigma);
       fprintf(f, "  RMS log residual %.4g -> %.4g; median |error| %.1f %% -> %.1f %% (all predicted rows)\n",
               fr.rms_before, fr.rms_after, before.median_abs_pct, after.median_abs_pct);
@@ -678,7 +694,7 @@ static int log_options(const pf_megatron_log *l, const pf_optvals *cli, pf_optva
     if (!is_set(voc)) voc = pf_megatron_arg(l, "vocab_size");
     if (!is_set(voc) && (a = pf_megatron_arg(l, "tokenizer_type")) && !strcmp(a, "GPT2BPETokenizer")) {
       voc = "50257";
-      strncat(notes, "vocabulary 50257 (GPT2BPETokenizer); ", nlen - strlen(notes) - 1);
+      strncat(notes, "vocabulary 50257 (GPT2BPETokenizer)", nlen - strlen(notes) - 1);
     }
     if (is_set(voc) && (rc = opt_add(v, "vocab", voc, l->path)) < 0) return rc;
   }
@@ -804,14 +820,17 @@ static int cmd_megatron(const pf_optvals *cli, const char *path, vfmt fmt) {
     fprintf(f, "configuration: %s on %s, %d nodes, %d GPUs, TP %d x PP %d x DP %d, mbs %d, gbs %d, %s%s%s\n",
             chk->workload.id, chk->machine.id, chk->nodes, chk->gpus, chk->plan.tp, chk->plan.pp, chk->plan.dp,
             chk->plan.mbs, chk->plan.gbs, pf_precision_name(chk->precision), notes[0] ? "; " : "", notes);
-    fprintf(f, "%-22s %14s %14s %9s\n", "metric", "measured", "predicted", "error");
+    fprintf(f, "%-26s %14s %14s %9s\n", "metric", "measured", "predicted", "error");
     for (int i = 0; i < s.n; i++) {
       const pf_vrow *r = &s.rows[i];
       char m[48], p[48];
       fmt_measured(r, m, sizeof m);
       fmt_value(r, r->predicted, p, sizeof p);
-      if (r->status == PF_ROW_PREDICTED) fprintf(f, "%-22s %14s %14s %+8.1f%%\n", pf_metric_name(r->metric), m, p, 100 * r->error);
-      else fprintf(f, "%-22s %14s %14s  %s\n", pf_metric_name(r->metric), m, "-", r->reason);
+      char label[48], e[16];
+      snprintf(label, sizeof label, "%s%s", pf_metric_name(r->metric),
+               r->scope == PF_SCOPE_GPU_PER_GPU ? " (per GPU)" : "");
+      if (r->status == PF_ROW_PREDICTED) fprintf(f, "%-26s %14s %14s %9s\n", label, m, p, fmt_err(r->error, e, sizeof e));
+      else fprintf(f, "%-26s %14s %14s  %s\n", label, m, "-", r->reason);
     }
   }
   fclose(f);

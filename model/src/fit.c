@@ -361,6 +361,11 @@ int pf_fit(pf_vset *s, const pf_validate_opts *o, bool loo, pf_fit_result *out) 
   rc = fit_subset(&d, u, &out->iterations, out->status, sizeof out->status);
   if (rc < 0) { gsl_set_error_handler(old); goto done; }
   out->p = params_of(&d, u);
+  {
+    double pv[NPAR] = {out->p.compute_eff, out->p.comm_eff, out->p.step_overhead_s};
+    for (int k = 0; k < NPAR; k++)
+      out->at_bound[k] = out->fixed[k] ? 0 : pv[k] <= lo[k] * (1 + 1e-9) ? -1 : pv[k] >= hi[k] * (1 - 1e-9) ? 1 : 0;
+  }
   residuals(&d, u, res);
   out->rms_after = rms(res, d.n);
   {

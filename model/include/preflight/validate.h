@@ -182,6 +182,7 @@ double pf_median(double *x, int n); /* sorts x in place; NAN when n == 0 */
 typedef struct pf_fit_result {
   pf_fitparams p;
   bool fixed[3];              /* parameter not constrained by the rows: kept at its default */
+  int at_bound[3];            /* -1 at the lower, +1 at the upper end of its range, 0 inside */
   double rel_sigma;           /* RMS of log residuals, n - free parameters degrees of freedom */
   int rows_used, groups, iterations;
   double rms_before, rms_after;  /* RMS log residual at defaults and at the fit */

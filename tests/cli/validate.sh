@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# validate.sh - `preflight validate`: the reference sets, output formats, --max-error exit codes, malformed
+# CSVs rejected with file:line:field, the parity plot, and the README/docs generator.
+source "$PF_SRC/tests/cli/lib.bash"
+P=$PREFLIGHT
+V=$PF_SRC/scenarios/validation
+F=$PF_SRC/tests/fixtures/validation
+
+# the reference sets: exit 0, every row with its error, the summary
+expect_exit 0 $P validate "$V/epicure.csv"
+expect_grep "^summary: median \|error\| [0-9.]+ %, mean [0-9.]+ %" "$T/out"
+expect_grep "scaling_efficiency" "$T/out"
+expect_grep "language" "$T/out"
+rows=$(grep -cvE '^(#|machine,)' "$V/epicure.csv")
+shown=$(grep -cE '^ +[0-9]+  ' "$T/out")
+[ "$rows" = "$shown" ] && ok || bad "epicure.csv: $rows rows, $shown printed"
+expect_exit 0 $P validate "$V/epicure.csv" --format json
+python3 - "$T/out" <<'PY' && ok || bad "validate JSON: summary fields and rows"
+import json, sys
+d = json.load(open(sys.argv[1]))
+s = d["summary"]
+assert d["schema_version"] == 1
+assert s["median_abs_pct_error"] >= 0 and s["mean_abs_pct_error"] >= 0
+assert "scaling_efficiency" in s["by_metric"] and "language" in s["by_tag"]
+assert all("source" in r and "000_ff12095d05d26000.txt:" in r["source"] for r in d["rows"])
+assert all(r["status"] == "predicted" for r in d["rows"])
+PY
+expect_exit 0 $P validate "$V/maelstrom.csv" --summary-only
+expect_grep "^summary: median" "$T/out"
+expect_grep "not predicted" "$T/out"
+expect_exit 0 $P validate "$V/maelstrom.csv" --format csv
+expect_grep "^line,machine,model,nodes,gpus,metric" "$T/out"
+expect_grep "not predicted,.*whole job" "$T/out"
+
+# rows that cannot be predicted are listed with the reason and left out of the summary
+expect_exit 0 $P validate "$F/small.csv" --format json
+python3 - "$T/out" <<'PY' && ok || bad "not-predicted rows excluded from the summary"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["summary"]["predicted"] == 2 and d["summary"]["not_predicted"] == 2
+np = [r for r in d["rows"] if r["status"] != "predicted"]
+assert "scope" in np[0]["reason"] and "no model" in np[1]["reason"]
+PY
+
+# --max-error: exit 1 above the median, 0 below it (small.csv's median error is at least 100 %)
+expect_exit 1 $P validate "$F/small.csv" --max-error 99
+expect_grep "exceeds --max-error" "$T/err"
+expect_exit 0 $P validate "$F/small.csv" --max-error 100000
+expect_exit 2 $P validate "$F/small.csv" --max-error lots
+
+# malformed input: exit 2 naming file, line and field
+expect_exit 2 $P validate "$F/bad-count.csv"
+expect_grep "bad-count.csv:3: 26 fields, expected 27" "$T/err"
+expect_exit 2 $P validate "$F/bad-value.csv"
+expect_grep "bad-value.csv:2: value \"ten\"" "$T/err"
+expect_exit 2 $P validate "$F/bad-machine.csv"
+expect_grep "bad-machine.csv:3: machine" "$T/err"
+expect_exit 2 $P validate "$T/nonexistent.csv"
+expect_exit 2 $P validate
+expect_exit 2 $P validate "$V/epicure.csv" --format xml
+
+# parity plot and markdown
+expect_exit 0 $P validate "$V/epicure.csv" --plot "$T/parity.svg" --format markdown
+expect_grep "^<svg " "$T/parity.svg"
+expect_grep "within 10 %" "$T/parity.svg"
+expect_grep "^</svg>" "$T/parity.svg"
+expect_grep "^\| line \| machine" "$T/out"
+expect_grep "^\| all predicted \| [0-9]+ \|" "$T/out"
+
+# -o writes atomically and infers the format
+expect_exit 0 $P validate "$F/small.csv" -o "$T/v.json"
+python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$T/v.json" && ok || bad "-o v.json is JSON"
+expect_exit 2 $P validate "$F/small.csv" -o "$T/no/such/dir/v.json"
+
+# the generator of the README / docs tables: writes docs from validate's own output
+mkdir -p "$T/tree/docs" "$T/tree/scenarios" && cp -r "$PF_SRC/scenarios/validation" "$T/tree/scenarios/"
+printf '# x\n\n<!-- validation:begin -->\nold\n<!-- validation:end -->\ntail\n' > "$T/tree/README.md"
+expect_exit 0 env PREFLIGHT="$P" PF_ROOT="$T/tree" bash "$PF_SRC/scripts/validation-tables.sh"
+expect_grep "^tail$" "$T/tree/README.md"
+expect_grep "epicure.csv" "$T/tree/README.md"
+if grep -q "^old$" "$T/tree/README.md"; then bad "README section not replaced"; else ok; fi
+expect_grep "<!-- validation:begin -->" "$T/tree/docs/validation.md"
+expect_grep "maelstrom.csv" "$T/tree/docs/validation.md"
+med=$($P validate "$V/epicure.csv" --format json | python3 -c "import json,sys; print('%.1f' % json.load(sys.stdin)['summary']['median_abs_pct_error'])")
+expect_grep "\| all predicted \| [0-9]+ \| $med %" "$T/tree/README.md"
+
+finish

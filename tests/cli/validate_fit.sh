@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# validate_fit.sh - `validate --fit`: runs synthesised by the tool itself with known efficiency parameters
+# (a calibration JSON) are fitted back within 2 %; the overlay extrapolates through predict --calibration;
+# the MAELSTROM runs report leave-one-out errors; a failed fit never clobbers an existing overlay.
+source "$PF_SRC/tests/cli/lib.bash"
+P=$PREFLIGHT
+KNOWN=$PF_SRC/tests/fixtures/validation/known-fit.json   # compute_eff 0.8, comm_eff 0.6, step_overhead_s 0.25
+
+# synthesise runs at 1-8 nodes, two global batches, with the known parameters
+H="machine,model,layers,hidden,heads,seq,vocab,nodes,gpus,tp,pp,dp,mbs,gbs,precision,sp,dist_opt,recompute,schedule,metric,value,unit,baseline_nodes,source"
+echo "$H" > "$T/runs.csv"
+for n in 1 2 4 8; do
+  for g in 256 1024; do
+    t=$($P predict --machine juwels-booster --model gpt3-1.3b --nodes $n --tp 2 --mbs 4 --gbs $g --precision bf16 \
+        --calibration "$KNOWN" --format json | python3 -c "import json,sys; print(repr(json.load(sys.stdin)['iteration_time_s']))")
+    echo "juwels-booster,gpt3-1.3b,,,,,,$n,,2,1,,4,$g,bf16,,,,,iteration_time_s,$t,s,,synthetic $n nodes" >> "$T/runs.csv"
+  done
+done
+[ "$(wc -l < "$T/runs.csv")" = 9 ] && ok || bad "8 synthetic runs"
+
+expect_exit 0 env PF_FAKE_DATE=2026-01-02T03:04:05Z $P validate --fit "$T/runs.csv" -o "$T/fitted.json"
+expect_grep "leave-one-configuration-out" "$T/out"
+expect_grep "overlay written to" "$T/out"
+python3 - "$T/fitted.json" <<'PY' && ok || bad "fit recovers the known parameters within 2 %"
+import json, sys
+d = json.load(open(sys.argv[1]))
+f = d["fit"]
+assert d["schema_version"] == 1 and d["backend"] == "fit"
+for k, v in (("compute_eff", 0.8), ("comm_eff", 0.6), ("step_overhead_s", 0.25)):
+    assert abs(f[k] / v - 1) < 0.02, (k, f[k])
+assert f["rel_sigma"] < 0.01
+p = d["provenance"]
+assert p["date"] == "2026-01-02T03:04:05Z" and p["rows_used"] == 8 and p["input"].endswith("runs.csv")
+PY
+# extrapolate: 16 nodes with the fitted overlay equals 16 nodes with the known parameters
+a=$($P predict --machine juwels-booster --model gpt3-1.3b --nodes 16 --tp 2 --mbs 4 --gbs 1024 --precision bf16 \
+    --calibration "$T/fitted.json" --format json | python3 -c "import json,sys; print(json.load(sys.stdin)['iteration_time_s'])")
+b=$($P predict --machine juwels-booster --model gpt3-1.3b --nodes 16 --tp 2 --mbs 4 --gbs 1024 --precision bf16 \
+    --calibration "$KNOWN" --format json | python3 -c "import json,sys; print(json.load(sys.stdin)['iteration_time_s'])")
+python3 -c "import sys; a,b=float(sys.argv[1]),float(sys.argv[2]); sys.exit(0 if abs(a/b-1)<0.01 else 1)" "$a" "$b" \
+  && ok || bad "predict --calibration fitted.json: $a s vs $b s with the known parameters"
+expect_exit 0 $P sweep --machine juwels-booster --model gpt3-1.3b --nodes 1,2 --tp 2 --mbs 4 --gbs 256 \
+  --precision bf16 --calibration "$T/fitted.json"
+
+# JSON report: each row with its band and leave-one-out value
+expect_exit 0 $P validate --fit "$T/runs.csv" --format json
+python3 - "$T/out" <<'PY' && ok || bad "fit JSON report"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["fit"]["leave_one_out"]["rows"] == 8
+for r in d["rows"]:
+    assert r["band_lo"] <= r["predicted"] <= r["band_hi"] and "loo_error_pct" in r
+PY
+
+# the MAELSTROM runs: fit with leave-one-out error, the GH200 rows held out
+expect_exit 0 $P validate --fit "$PF_SRC/scenarios/validation/maelstrom.csv" --summary-only
+expect_grep "leave-one-configuration-out: median \|error\| [0-9.]+ %" "$T/out"
+expect_grep "comm_eff" "$T/out"
+
+# a failed fit leaves an existing overlay alone; nothing to fit is an error
+echo '{"keep": true}' > "$T/keep.json"
+expect_exit 2 $P validate --fit "$PF_SRC/tests/fixtures/validation/bad-value.csv" -o "$T/keep.json"
+expect_grep '"keep": true' "$T/keep.json"
+expect_exit 2 $P validate --fit "$PF_SRC/tests/fixtures/validation/small.csv" -o "$T/keep.json" --no-loo \
+  --calibration /nonexistent.json
+expect_grep '"keep": true' "$T/keep.json"
+
+finish

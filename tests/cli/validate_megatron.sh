@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# validate_megatron.sh - `validate --megatron-log`: both log formats, configuration from the argument dump
+# or from options, malformed logs rejected with the line number.
+source "$PF_SRC/tests/cli/lib.bash"
+P=$PREFLIGHT
+M=$PF_SRC/tests/fixtures/megatron
+
+# current format with an argument dump: the plan comes from the log, nodes from world_size / GPUs per node
+expect_exit 0 $P validate --megatron-log "$M/current.log" --machine leonardo-booster
+expect_grep "6 iteration lines \(time in ms\), 5 used" "$T/out"
+expect_grep "2 nodes, 8 GPUs, TP 2 x PP 1 x DP 4, mbs 4, gbs 256, bf16" "$T/out"
+expect_grep "^iteration_time_s +5.611 s" "$T/out"
+expect_grep "^tflops_per_gpu +105 TFLOP/s" "$T/out"
+expect_grep "^energy_J \(per GPU\) +2216 J" "$T/out"
+expect_grep "^avg_power_W \(per GPU\) +395 W" "$T/out"
+expect_exit 0 $P validate --megatron-log "$M/current.log" --machine leonardo-booster --format json
+python3 - "$T/out" <<'PY' && ok || bad "megatron JSON"
+import json, sys
+d = json.load(open(sys.argv[1]))
+m, c = d["megatron_log"], d["configuration"]
+assert m["iterations_logged"] == 6 and m["iterations_used"] == 5 and m["time_format"] == "ms"
+assert abs(m["median_iteration_time_s"] - 5.6112) < 1e-9
+assert (c["nodes"], c["gpus"], c["tp"], c["pp"], c["dp"], c["gbs"], c["precision"]) == (2, 8, 2, 1, 4, 256, "bf16")
+rows = {r["metric"]: r for r in d["rows"]}
+assert set(rows) == {"iteration_time_s", "tflops_per_gpu", "energy_J", "avg_power_W"}
+assert all(r["status"] == "predicted" and "error_pct" in r for r in rows.values())
+assert "current.log:" in rows["iteration_time_s"]["source"]
+PY
+# options override the log
+expect_exit 0 $P validate --megatron-log "$M/current.log" --machine leonardo-booster --nodes 4
+expect_grep "4 nodes, 16 GPUs, TP 2 x PP 1 x DP 8" "$T/out"
+
+# older format (seconds, "TFLOPs:", launcher prefixes), no argument dump: configuration from options
+expect_exit 0 $P validate --megatron-log "$M/old.log" --machine jureca-dc-a100 --model gpt3-6.7b --nodes 4 \
+  --tp 4 --pp 2 --precision fp16
+expect_grep "5 iteration lines \(time in s\), 4 used" "$T/out"
+expect_grep "gbs 512" "$T/out"
+expect_grep "^iteration_time_s +21.89 s" "$T/out"
+expect_grep "^tflops_per_gpu +129 TFLOP/s" "$T/out"
+expect_exit 2 $P validate --megatron-log "$M/old.log" --machine jureca-dc-a100
+expect_grep "no argument dump" "$T/err"
+
+# --max-error applies to the log's rows too
+expect_exit 1 $P validate --megatron-log "$M/current.log" --machine leonardo-booster --max-error 0.001
+expect_exit 0 $P validate --megatron-log "$M/current.log" --machine leonardo-booster --max-error 1000
+
+# malformed: the iteration number does not parse (line 46); no iteration lines; no machine; no file
+expect_exit 2 $P validate --megatron-log "$M/malformed.log" --machine leonardo-booster
+expect_grep "malformed.log:46: iteration" "$T/err"
+expect_exit 2 $P validate --megatron-log "$M/no-iterations.log" --machine leonardo-booster
+expect_grep "no-iterations.log:44: no per-iteration lines" "$T/err"
+expect_exit 2 $P validate --megatron-log "$M/current.log"
+expect_grep "machine is required" "$T/err"
+expect_exit 2 $P validate --megatron-log "$M/none.log" --machine leonardo-booster
+expect_exit 2 $P validate --megatron-log "$M/current.log" --fit x.csv
+
+finish
