@@ -5,7 +5,7 @@
  * line ends are accepted.  Outside quotes, a line whose first character is
  * '#' is a comment and blank lines are skipped, so validation files can carry
  * a provenance header.  Every record remembers the line it starts on, so
- * later checks can name file:line:field.
+ * later checks can name file:line:field.  A UTF-8 byte-order mark is skipped.
  */
 #include "preflight/error.h"
 #include "preflight/validate.h"
@@ -69,6 +69,8 @@ int pf_csv_parse(const char *text, size_t len, const char *name, pf_csv *out) {
   int rowcap = 0, fieldcap = 0, rc = 0;
   size_t i = 0;
   int line = 1;
+  if (len >= 3 && (unsigned char)text[0] == 0xEF && (unsigned char)text[1] == 0xBB && (unsigned char)text[2] == 0xBF)
+    i = 3; /* a UTF-8 byte-order mark, as spreadsheet programs write */
   while (i < len && rc == 0) {
     /* start of a record: skip comments and blank lines */
     if (text[i] == '#' || text[i] == '\n' || (text[i] == '\r' && i + 1 < len && text[i + 1] == '\n')) {
