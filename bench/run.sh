@@ -22,6 +22,8 @@ cases=(
   "1,024|lumi-g, GPT-3 175B, TP8 PP16 DP8, GBS 1536|--machine lumi-g --model gpt3-175b --nodes 128 --tp 8 --pp 16 --mbs 1 --gbs 1536 --precision fp16 --sp --dist-opt --recompute selective"
   "4,096|lumi-g, GPT-3 175B, TP8 PP16 DP32, GBS 1536|--machine lumi-g --model gpt3-175b --nodes 512 --tp 8 --pp 16 --mbs 1 --gbs 1536 --precision fp16 --sp --dist-opt --recompute selective"
   "4,096|jupiter-booster, GPT-3 175B, TP4 PP16 DP64, GBS 4096|--machine jupiter-booster --model gpt3-175b --nodes 1024 --tp 4 --pp 16 --mbs 1 --gbs 4096 --precision bf16 --sp --dist-opt --recompute selective"
+  "4,096|mn5-acc, GPT-3 175B, TP4 PP32 DP32, GBS 3072|--machine mn5-acc --model gpt3-175b --nodes 1024 --tp 4 --pp 32 --mbs 1 --gbs 3072 --precision fp16 --sp --dist-opt --recompute selective"
+  "23,520|jupiter-booster (5,880 nodes), GPT-3 175B, TP4 PP8 DP735, GBS 11760|--machine jupiter-booster --model gpt3-175b --nodes 5880 --tp 4 --pp 8 --mbs 1 --gbs 11760 --precision bf16 --sp --dist-opt --recompute selective"
   "23,536|jupiter-booster (all 5,884 nodes), Llama 2 70B, TP4 PP4 DP1471, GBS 11768|--machine jupiter-booster --model llama2-70b --nodes 5884 --tp 4 --pp 4 --mbs 1 --gbs 11768 --precision bf16 --sp --dist-opt --recompute selective"
   "23,536|jupiter-booster (all 5,884 nodes), Llama 2 7B, pure DP23536 (dist-opt), GBS 23536|--machine jupiter-booster --model llama2-7b --nodes 5884 --tp 1 --pp 1 --mbs 1 --gbs 23536 --precision bf16 --dist-opt --recompute full"
   "23,536|jupiter-booster (all 5,884 nodes), GPT-3 1.3B, pure DP23536 all-reduce (auto: ring or tree)|--machine jupiter-booster --model gpt3-1.3b --nodes 5884 --tp 1 --pp 1 --mbs 1 --gbs 23536 --precision bf16"
