@@ -141,14 +141,18 @@ static sg_mailbox_t pair_mb(int src, int dst) {
 }
 
 static void run_call(const gcoll *gc, int g) {
-  sg_comm_t comms[128];
-  void *data[64];
+  int most = 1;
+  for (int k = 0; k < gc->n; k++)
+    if (gc->steps[k].nin + gc->steps[k].nout > most) most = gc->steps[k].nin + gc->steps[k].nout;
+  sg_comm_t *comms = malloc((size_t)most * sizeof *comms);
+  void **data = malloc((size_t)most * sizeof *data);
+  if (!comms || !data) _exit(5);
   for (int k = 0; k < gc->n; k++) {
     const gstep *st = &gc->steps[k];
     for (int r = 0; r < st->reps; r++) {
       int nc = 0;
-      for (int i = 0; i < st->nin && i < 64; i++) comms[nc++] = sg_mailbox_get_async(pair_mb(st->in_src[i], g), &data[i]);
-      for (int i = 0; i < st->nout && nc < 128; i++) {
+      for (int i = 0; i < st->nin; i++) comms[nc++] = sg_mailbox_get_async(pair_mb(st->in_src[i], g), &data[i]);
+      for (int i = 0; i < st->nout; i++) {
         comms[nc++] = sg_mailbox_put_async(pair_mb(g, st->out_dst[i]), &payload,
                                            (uint64_t)(st->out_bytes[i] > 1 ? st->out_bytes[i] : 1));
         F.events++;
@@ -157,6 +161,8 @@ static void run_call(const gcoll *gc, int g) {
       if (st->sleep_s > 0) sg_actor_sleep_for(st->sleep_s);
     }
   }
+  free(comms);
+  free(data);
 }
 
 static void gpu_actor(int argc, char **argv) {
@@ -317,6 +323,10 @@ int pf_fullsim_run(const pf_fullsim_input *in, pf_fullsim_result *out) {
   int G = t->gpus, P = p->pp, V = p->schedule == PF_SCHED_INTERLEAVED ? p->vstages : 1;
   if (p->tp * p->cp * p->dp * P != sc->gpus || sc->gpus > G)
     return pf_error_set(PF_EINVAL, "full engine: the plan does not cover the job's GPUs");
+  if (sc->gpus > PF_FULLSIM_MAX_GPUS)
+    return pf_error_set(PF_EINVAL, "--engine full simulates every GPU and is meant for cross-checks up to %d GPUs "
+                        "(%d asked; a full 3-D run at 4,096 GPUs takes minutes); use the default engine",
+                        PF_FULLSIM_MAX_GPUS, sc->gpus);
   memset(&F, 0, sizeof F);
   F.in = in;
   F.gpus = sc->gpus;

@@ -16,6 +16,8 @@
 #include "preflight/pipeline.h"
 #include "preflight/topology.h"
 
+#define PF_FULLSIM_MAX_GPUS 4096
+
 typedef struct pf_fullsim_input {
   const pf_scenario *sc;
   const pf_stage_work *work;     /* pp entries */
@@ -35,7 +37,8 @@ typedef struct pf_fullsim_result {
   long events;                         /* execs and flows simulated */
 } pf_fullsim_result;
 
-/* Run the full simulation in a fork()ed child.  PF_ESIM / PF_EIO / PF_ENOMEM. */
+/* Run the full simulation in a fork()ed child.  PF_EINVAL above
+ * PF_FULLSIM_MAX_GPUS; PF_ESIM / PF_EIO / PF_ENOMEM. */
 int pf_fullsim_run(const pf_fullsim_input *in, pf_fullsim_result *out);
 
 #endif
