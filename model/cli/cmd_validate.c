@@ -633,7 +633,8 @@ static int cmd_fit(const pf_optvals *v, const char *path, vfmt fmt) {
                 fr.fixed[k]             ? "   (not constrained by these runs: default kept)"
                 : fr.at_bound[k] > 0   ? "   (at the upper end of its range)"
                 : fr.at_bound[k] < 0   ? "   (at the lower end of its range)" : "");
-      fprintf(f, "  %-16s %.4g (relative band of a prediction)\n", "rel_sigma", fr.rel_sigma);
+      if (fr.dof > 0) fprintf(f, "  %-16s %.4g (relative band of a prediction)\n", "rel_sigma", fr.rel_sigma);
+      else fprintf(f, "  %-16s unknown: as many free parameters as runs, no residual left to estimate it\n", "rel_sigma");
       fprintf(f, "  RMS log residual %.4g -> %.4g; median |error| %.1f %% -> %.1f %% (all predicted rows)\n",
               fr.rms_before, fr.rms_after, before.median_abs_pct, after.median_abs_pct);
       if (fr.loo_done)

@@ -358,6 +358,10 @@ int pf_fit(pf_vset *s, const pf_validate_opts *o, bool loo, pf_fit_result *out) 
   }
   int nfree = 0;
   for (int k = 0; k < NPAR; k++) nfree += !d.fixed[k];
+  /* fewer configurations than free parameters: keep comm_eff, then the overhead, at their defaults */
+  static const int drop_order[] = {1, 2};
+  for (int j = 0; j < 2 && nfree > d.ngroups; j++)
+    if (!d.fixed[drop_order[j]]) { d.fixed[drop_order[j]] = out->fixed[drop_order[j]] = true; nfree--; }
   rc = fit_subset(&d, u, &out->iterations, out->status, sizeof out->status);
   if (rc < 0) { gsl_set_error_handler(old); goto done; }
   out->p = params_of(&d, u);
@@ -373,6 +377,7 @@ int pf_fit(pf_vset *s, const pf_validate_opts *o, bool loo, pf_fit_result *out) 
     for (int i = 0; i < d.n; i++) ss += res[i] * res[i];
     int dof = d.n - nfree;
     out->rel_sigma = dof > 0 ? sqrt(ss / dof) : 0;
+    out->dof = dof;
   }
   /* leave one configuration out */
   if (loo && d.ngroups > 1) {

@@ -184,6 +184,7 @@ typedef struct pf_fit_result {
   bool fixed[3];              /* parameter not constrained by the rows: kept at its default */
   int at_bound[3];            /* -1 at the lower, +1 at the upper end of its range, 0 inside */
   double rel_sigma;           /* RMS of log residuals, n - free parameters degrees of freedom */
+  int dof;                    /* rows - free parameters; rel_sigma is 0 (unknown) when <= 0 */
   int rows_used, groups, iterations;
   double rms_before, rms_after;  /* RMS log residual at defaults and at the fit */
   bool loo_done;
@@ -196,7 +197,9 @@ typedef struct pf_fit_result {
  * when any row says "fit". */
 bool pf_fit_row_usable(const pf_vrow *r, bool any_fit_marked);
 
-/* Fit on s's usable rows (pf_validate_run() must have run). Fills each row's
+/* Fit on s's usable rows (pf_validate_run() must have run). With fewer
+ * configurations than free parameters, comm_eff and then step_overhead_s keep
+ * their defaults (reported as not constrained). Fills each row's
  * band, and with loo, its leave-one-configuration-out prediction and error.
  * Returns 0, PF_EINVAL (no usable rows) or PF_ESIM (GSL failure). */
 int pf_fit(pf_vset *s, const pf_validate_opts *o, bool loo, pf_fit_result *out);
