@@ -33,8 +33,9 @@ sets=(scenarios/validation/*.csv)
     echo
     "$P" validate "$f" --format markdown
     echo
+    # the fit, where the set has enough distinct configurations (4) to say something
     if "$P" validate --fit "$f" --format table --summary-only > "$tmp/fit.txt" 2>/dev/null &&
-       ! grep -q "fewer runs" "$tmp/fit.txt"; then
+       [ "$(sed -n '1s/.* in \([0-9]*\) configurations.*/\1/p' "$tmp/fit.txt")" -ge 4 ] 2>/dev/null; then
       echo "Fit of the model's efficiency parameters to these runs (\`preflight validate --fit $f\`):"
       echo
       echo '```'
