@@ -14,16 +14,16 @@
 
 int pf_cli_scenario_args(const char *cmd, int argc, char **argv, const pf_opt *extra, pf_optvals *v);
 
-static const pf_opt compare_opts[] = {
+const pf_opt pf_compare_opts[] = {
     {"machines", "A,B,...", "machine ids or files to compare"},
     {NULL, NULL, NULL}};
 
 int pf_cmd_compare(int argc, char **argv) {
   pf_optvals v = {0};
-  int rc = pf_cli_scenario_args("compare", argc, argv, compare_opts, &v);
+  int rc = pf_cli_scenario_args("compare", argc, argv, pf_compare_opts, &v);
   if (rc < 0) { pf_opts_free(&v); return pf_cli_fail("compare", rc); }
   if (v.help) {
-    const pf_opt *const tables[] = {pf_scenario_opts, compare_opts, pf_output_opts, NULL};
+    const pf_opt *const tables[] = {pf_scenario_opts, pf_compare_opts, pf_output_opts, NULL};
     pf_opts_help(stdout, "usage: preflight compare --machines A,B,... [options]", tables,
                  "  preflight compare --machines lumi-g,leonardo-booster,mn5-acc --model llama2-7b --gpus 64 --tp 2 \\\n"
                  "      --gbs 512 --dist-opt\n");

@@ -26,7 +26,7 @@
 int pf_cli_scenario_args(const char *cmd, int argc, char **argv, const pf_opt *extra, pf_optvals *v);
 int pf_cli_parse_nodes(const char *s, int *out, int max, int *n);
 
-static const pf_opt plan_opts[] = {
+const pf_opt pf_plan_opts[] = {
     {"tokens", "N", "training tokens to process (e.g. 3e11)"},
     {"epochs", "E", "epochs (with --samples)"},
     {"samples", "S", "samples per epoch (with --epochs)"},
@@ -40,10 +40,10 @@ typedef struct {
 
 int pf_cmd_plan(int argc, char **argv) {
   pf_optvals v = {0};
-  int rc = pf_cli_scenario_args("plan", argc, argv, plan_opts, &v);
+  int rc = pf_cli_scenario_args("plan", argc, argv, pf_plan_opts, &v);
   if (rc < 0) { pf_opts_free(&v); return pf_cli_fail("plan", rc); }
   if (v.help) {
-    const pf_opt *const tables[] = {pf_scenario_opts, plan_opts, pf_output_opts, NULL};
+    const pf_opt *const tables[] = {pf_scenario_opts, pf_plan_opts, pf_output_opts, NULL};
     pf_opts_help(stdout, "usage: preflight plan [SCENARIO.cfg] --tokens N | --epochs E --samples S [--nodes LIST] [options]",
                  tables,
                  "  preflight plan --machine leonardo-booster --model llama2-7b --tp 2 --gbs 1024 --dist-opt \\\n"

@@ -21,7 +21,7 @@
 
 int pf_cli_scenario_args(const char *cmd, int argc, char **argv, const pf_opt *extra, pf_optvals *v);
 
-static const pf_opt sweep_opts[] = {
+const pf_opt pf_sweep_opts[] = {
     {"scaling", "weak|strong", "weak: fixed microbatches per replica; strong: fixed global batch (default)"},
     {NULL, NULL, NULL}};
 
@@ -57,10 +57,10 @@ bad:
 
 int pf_cmd_sweep(int argc, char **argv) {
   pf_optvals v = {0};
-  int rc = pf_cli_scenario_args("sweep", argc, argv, sweep_opts, &v);
+  int rc = pf_cli_scenario_args("sweep", argc, argv, pf_sweep_opts, &v);
   if (rc < 0) { pf_opts_free(&v); return pf_cli_fail("sweep", rc); }
   if (v.help) {
-    const pf_opt *const tables[] = {pf_scenario_opts, sweep_opts, pf_output_opts, NULL};
+    const pf_opt *const tables[] = {pf_scenario_opts, pf_sweep_opts, pf_output_opts, NULL};
     pf_opts_help(stdout, "usage: preflight sweep [SCENARIO.cfg] --nodes LIST [--scaling weak|strong] [options]", tables,
                  "  preflight sweep --machine lumi-g --model gpt3-175b --tp 4 --pp 32 --sp --dist-opt \\\n"
                  "      --recompute selective --precision fp16 --nodes 16,32,64,128,256,512 --scaling weak --grad-accum 192\n"

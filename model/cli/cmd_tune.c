@@ -23,7 +23,7 @@
 
 int pf_cli_scenario_args(const char *cmd, int argc, char **argv, const pf_opt *extra, pf_optvals *v);
 
-static const pf_opt tune_opts[] = {
+const pf_opt pf_tune_opts[] = {
     {"top", "K", "how many configurations to show (default 10)"},
     {NULL, NULL, NULL}};
 
@@ -50,10 +50,10 @@ static void plan_text(const pf_plan *p, char *buf, size_t n) {
 
 int pf_cmd_tune(int argc, char **argv) {
   pf_optvals v = {0};
-  int rc = pf_cli_scenario_args("tune", argc, argv, tune_opts, &v);
+  int rc = pf_cli_scenario_args("tune", argc, argv, pf_tune_opts, &v);
   if (rc < 0) { pf_opts_free(&v); return pf_cli_fail("tune", rc); }
   if (v.help) {
-    const pf_opt *const tables[] = {pf_scenario_opts, tune_opts, pf_output_opts, NULL};
+    const pf_opt *const tables[] = {pf_scenario_opts, pf_tune_opts, pf_output_opts, NULL};
     pf_opts_help(stdout, "usage: preflight tune --machine ID --model ID (--nodes N | --gpus N) --gbs N [options]", tables,
                  "  preflight tune --machine leonardo-booster --model llama2-13b --nodes 16 --gbs 512\n"
                  "  preflight tune --machine lumi-g --model gpt3-175b --nodes 64 --gbs 1536 --precision fp16 --top 5\n");

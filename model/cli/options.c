@@ -138,6 +138,8 @@ int pf_opts_int(const pf_optvals *v, const char *name, int *out) {
   char *end;
   errno = 0;
   long x = strtol(s, &end, 10);
+  if (strchr(s, ','))
+    return bad_value(v, name, "is a list (a sweep axis); this command takes one value (lists are for `preflight sweep`)");
   if (end == s || *end != '\0' || errno || x < INT_MIN || x > INT_MAX) return bad_value(v, name, "expected an integer");
   *out = (int)x;
   return 1;
@@ -153,6 +155,9 @@ int pf_opts_double(const pf_optvals *v, const char *name, double *out) {
   *out = x;
   return 1;
 }
+
+static const pf_opt *const other_commands[] = {pf_scenario_opts, pf_sweep_opts, pf_plan_opts, pf_tune_opts,
+                                                 pf_compare_opts, NULL};
 
 /* A scenario file holds `key = value;` settings whose keys are option names
  * with '_' for '-' (libconfig names cannot hold '-'). */
@@ -176,6 +181,7 @@ int pf_opts_load_scenario(const char *path, const pf_opt *const *tables, pf_optv
     for (char *c = name; *c; c++) if (*c == '_') *c = '-';
     snprintf(src, sizeof src, "%s:%d", path, config_setting_source_line(s));
     const pf_opt *o = find(tables, name);
+    if (!o && find(other_commands, name)) continue; /* e.g. a sweep axis read by predict */
     if (!o || strcmp(name, "o") == 0) { rc = pf_error_set(PF_EPARSE, "%s: unknown setting \"%s\"", src, config_setting_name(s)); break; }
     switch (config_setting_type(s)) {
     case CONFIG_TYPE_INT: snprintf(val, sizeof val, "%d", config_setting_get_int(s)); break;

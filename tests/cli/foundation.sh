@@ -93,6 +93,10 @@ tp = "four";
 CFG
 expect_exit 2 $P predict "$T/bad.cfg" --model gpt3-175b --nodes 32
 expect_grep "bad.cfg:2" "$T/err"
+# a sweep scenario file serves predict too: its list is refused by name, one --nodes overrides it
+expect_exit 2 $P predict "$PF_SRC/scenarios/epicure-lumi-strong.cfg"
+expect_grep "epicure-lumi-strong.cfg:[0-9]+: nodes .*sweep axis" "$T/err"
+expect_exit 0 $P predict "$PF_SRC/scenarios/epicure-lumi-strong.cfg" --nodes 64
 # custom models
 expect_exit 0 $P predict --machine jureca-dc-a100 --layers 24 --hidden 2048 --heads 16 --seq 2048 --vocab 50257 --nodes 2 --gbs 64
 expect_exit 0 $P predict --machine jureca-dc-a100 --params 25.6e6 --flops-per-sample 24.5e9 --nodes 1 --gbs 1024 --mbs 256

@@ -1,5 +1,5 @@
 /* report.h - results as JSON (schema_version 1), CSV rows and text tables;
- * atomic file output; Chrome/Perfetto traces. */
+ * atomic file output.  (Chrome/Perfetto traces: trace.c.) */
 #ifndef PREFLIGHT_REPORT_H
 #define PREFLIGHT_REPORT_H
 
@@ -20,10 +20,6 @@ void pf_report_prediction_table(FILE *f, const pf_scenario *sc, const pf_predict
 /* Write text to path atomically (temporary file in the same directory, then
  * rename); "-" writes to stdout.  The old file is untouched on failure. */
 int pf_write_file_atomic(const char *path, const char *text);
-
-/* Chrome trace of the simulated iteration (one track per stage for compute,
- * separate tracks for P2P, DP collectives and the optimizer). */
-int pf_trace_write(const pf_scenario *sc, const pf_prediction *p, const pf_pipeline_result *r, const char *path);
 
 const char *pf_version(void);
 const char *pf_git(void);
