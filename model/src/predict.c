@@ -56,6 +56,13 @@ static int run_pipeline(pf_scenario *sc, const pf_stage_work *w, const pf_pipe_n
   pf_plan *p = &sc->plan;
   int M = p->grad_accum, P = p->pp;
   int M1 = p->schedule == PF_SCHED_INTERLEAVED ? 3 * P : 2 * P + 2, M2 = M1 + P;
+  if (P == 1 && !want_trace && sc->engine == PF_ENGINE_DES) {
+    /* one stage has no pipeline to simulate: M (forward + backward) is exact */
+    sc->engine = PF_ENGINE_ANALYTIC;
+    int rc = pf_pipeline_run(sc, w, net, 0, r);
+    sc->engine = PF_ENGINE_DES;
+    return rc;
+  }
   if (want_trace || sc->engine == PF_ENGINE_ANALYTIC || M <= M2 + P || P == 1)
     return pf_pipeline_run(sc, w, net, want_trace, r);
   pf_pipeline_result *r2 = malloc(sizeof *r2);
@@ -268,7 +275,8 @@ int pf_predict(pf_scenario *sc, pf_prediction *out) {
   double pp_comm = fmax(0.0, r->makespan_s - r0->makespan_s);
   double makespan = r->makespan_s;
   out->des_events = r->events + r0->events;
-  snprintf(out->engine, sizeof out->engine, "%s", sc->engine == PF_ENGINE_ANALYTIC ? "analytic" : "simgrid");
+  snprintf(out->engine, sizeof out->engine, "%s",
+           sc->engine == PF_ENGINE_ANALYTIC ? "analytic" : P == 1 && !sc->trace[0] ? "single-stage" : "simgrid");
 
   if (sc->engine == PF_ENGINE_FULL) {
     ws.full = calloc(1, sizeof *ws.full);
@@ -296,6 +304,9 @@ int pf_predict(pf_scenario *sc, pf_prediction *out) {
   out->model_flops_per_iter = p->gbs * pf_workload_model_flops_per_sample(wl, p->tp);
   out->tflops_per_gpu = out->model_flops_per_iter / (t * sc->gpus) / 1e12;
   double peak = pf_device_peak(&m->dev, sc->precision);
+  /* fp32 convolutions run on TF32 tensor cores (cuDNN's default, as compute.c models): MFU against that */
+  if (sc->precision == PF_FP32 && wl->kind != PF_WL_TRANSFORMER && m->dev.peak_flops[PF_TF32] > 0)
+    peak = m->dev.peak_flops[PF_TF32];
   out->mfu = peak > 0 ? out->tflops_per_gpu * 1e12 / peak : 0;
   double hw = 0;
   for (int s = 0; s < P; s++) hw += M * (w[s].fwd_flops + w[s].bwd_flops);
