@@ -33,6 +33,7 @@ demo: build
 	./scripts/demo.sh $(BUILD)/preflight
 
 bench: build
+	@PF_BENCH=1 ./scripts/install-deps.sh
 	./bench/run.sh $(BUILD)/preflight
 
 clean:

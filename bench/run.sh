@@ -52,4 +52,13 @@ for c in "${cases[@]}"; do
   printf '| %s | %s | %.2f | %.0f | %s | %.4g | %.1f |\n' "$gpus" "$label" "$med" "$(echo "$peak / 1024" | bc -l)" "$ev" "$it" "$tf"
 done
 echo
+# configurations per second of `tune` (closed-form screening + DES for the best few)
+for t in "leonardo-booster|llama2-13b|16|512" "lumi-g|gpt3-175b|64|1536"; do
+  IFS='|' read -r tm tmod tn tg <<<"$t"
+  /usr/bin/time -f "%e" -o "$tmp/time" "$bin" tune --machine "$tm" --model "$tmod" --nodes "$tn" --gbs "$tg" --format json >"$tmp/tune.json" 2>/dev/null || continue
+  read -r tw <"$tmp/time"
+  tried=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['plans_tried'])" "$tmp/tune.json")
+  printf 'tune %s %s on %s nodes: %s plans in %.2f s = %.0f configurations/s\n' "$tmod" "$tm" "$tn" "$tried" "$tw" "$(echo "$tried / ($tw + 0.001)" | bc -l)"
+done
+echo
 echo "Machine: $(nproc) cores, $(awk '/MemTotal/{printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -sr); binary: $bin"

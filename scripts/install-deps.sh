@@ -9,6 +9,10 @@ command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
 command -v cmake >/dev/null 2>&1 || need+=(cmake)
 command -v cc >/dev/null 2>&1 && command -v make >/dev/null 2>&1 || need+=(build-essential)
 command -v python3 >/dev/null 2>&1 || need+=(python3)
+if [ "${PF_BENCH:-0}" = 1 ]; then  # bench/run.sh measures with GNU time and bc
+  [ -x /usr/bin/time ] || need+=(time)
+  command -v bc >/dev/null 2>&1 || need+=(bc)
+fi
 if command -v pkg-config >/dev/null 2>&1; then
   have_pc simgrid || need+=(libsimgrid-dev)
   have_pc gsl || need+=(libgsl-dev)

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define GiB (1024.0 * 1024.0 * 1024.0)
 
@@ -127,7 +128,13 @@ static int show(const char *id, const pf_optvals *v) {
   printf("  power            node base %.0f W, device TDP %.0f W, PUE %.2f\n", m.node_base_W, m.dev.tdp_W, m.pue);
   printf("  billing          %s, %.4g per node-hour%s%s\n", m.billing_unit, m.billing_per_node_hour,
          m.billing_note[0] ? "; " : "", m.billing_note);
-  printf("  file             %s\n", m.path);
+  char cwd[PF_PATH_MAX];
+  const char *shown = m.path;
+  if (getcwd(cwd, sizeof cwd)) { /* relative to the working directory when below it */
+    size_t n = strlen(cwd);
+    if (strncmp(m.path, cwd, n) == 0 && m.path[n] == '/') shown = m.path + n + 1;
+  }
+  printf("  file             %s\n", shown);
   if (cal) {
     const pf_device *a = &m.dev, *b = &measured.dev;
     printf("\n  %-26s %14s %14s\n", "calibration", "datasheet", "measured");
