@@ -12,8 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-int pf_cli_scenario_args(const char *cmd, int argc, char **argv, const pf_opt *extra, pf_optvals *v);
-
 const pf_opt pf_compare_opts[] = {
     {"machines", "A,B,...", "machine ids or files to compare"},
     {NULL, NULL, NULL}};

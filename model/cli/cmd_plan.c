@@ -23,9 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-int pf_cli_scenario_args(const char *cmd, int argc, char **argv, const pf_opt *extra, pf_optvals *v);
-int pf_cli_parse_nodes(const char *s, int *out, int max, int *n);
-
 const pf_opt pf_plan_opts[] = {
     {"tokens", "N", "training tokens to process (e.g. 3e11)"},
     {"epochs", "E", "epochs (with --samples)"},

@@ -19,8 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-int pf_cli_scenario_args(const char *cmd, int argc, char **argv, const pf_opt *extra, pf_optvals *v);
-
 const pf_opt pf_sweep_opts[] = {
     {"scaling", "weak|strong", "weak: fixed microbatches per replica; strong: fixed global batch (default)"},
     {NULL, NULL, NULL}};

@@ -21,8 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-int pf_cli_scenario_args(const char *cmd, int argc, char **argv, const pf_opt *extra, pf_optvals *v);
-
 const pf_opt pf_tune_opts[] = {
     {"top", "K", "how many configurations to show (default 10)"},
     {NULL, NULL, NULL}};

@@ -59,6 +59,14 @@ int pf_opts_format(const pf_optvals *v, pf_format *fmt);
 
 void pf_opts_help(FILE *f, const char *usage, const pf_opt *const *tables, const char *examples);
 
+/* Parse a command's arguments with the scenario options plus its own table
+ * `extra` (NULL: none), and read the positional SCENARIO.cfg if given, so the
+ * command line overrides it (cmd_predict.c). */
+int pf_cli_scenario_args(const char *cmd, int argc, char **argv, const pf_opt *extra, pf_optvals *v);
+
+/* "16,32,64" or "1..64" (doubling) into out[0..*n) (cmd_sweep.c). */
+int pf_cli_parse_nodes(const char *s, int *out, int max, int *n);
+
 /* Emit text to -o FILE (atomically) or stdout. */
 int pf_opts_emit(const pf_optvals *v, const char *text);
 

@@ -20,6 +20,7 @@
 #include "preflight/calibration.h"
 
 #include "preflight/error.h"
+#include "preflight/report.h"
 
 #include <cjson/cJSON.h>
 #include <ctype.h>
@@ -264,38 +265,10 @@ int pf_calibration_load(const char *path, pf_calibration *out) {
   if (!path || !*path) return pf_error_set(PF_EINVAL, "calibration: empty file name");
   snprintf(out->path, sizeof out->path, "%s", path);
   ctx c = {path};
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return pf_error_set(errno == ENOENT ? PF_ENOENT : PF_EIO, "%s: cannot open calibration file: %s", path,
-                        strerror(errno));
   char *buf = NULL;
-  size_t len = 0, cap = 0;
-  int rc = 0;
-  for (;;) {
-    if (len + 65536 + 1 > cap) {
-      if (cap >= (size_t)MAX_FILE_B) {
-        rc = pf_error_set(PF_EPARSE, "%s: larger than %ld MiB: not a calibration file", path, MAX_FILE_B >> 20);
-        break;
-      }
-      size_t ncap = cap ? 2 * cap : 131072;
-      char *nb = realloc(buf, ncap);
-      if (!nb) {
-        rc = pf_error_set(PF_ENOMEM, "%s: out of memory", path);
-        break;
-      }
-      buf = nb;
-      cap = ncap;
-    }
-    size_t got = fread(buf + len, 1, cap - len - 1, f);
-    len += got;
-    if (got == 0) {
-      if (ferror(f)) rc = pf_error_set(PF_EIO, "%s: read error", path);
-      break;
-    }
-  }
-  fclose(f);
+  size_t len = 0;
+  int rc = pf_read_file(path, (size_t)MAX_FILE_B, &buf, &len);
   if (!rc) {
-    buf[len] = '\0';
     if (len == 0)
       rc = pf_error_set(PF_EPARSE, "%s: empty file, expected calibration JSON", path);
     else if (memchr(buf, '\0', len))

@@ -8,6 +8,7 @@
  * later checks can name file:line:field.  A UTF-8 byte-order mark is skipped.
  */
 #include "preflight/error.h"
+#include "preflight/report.h"
 #include "preflight/validate.h"
 
 #include <errno.h>
@@ -142,24 +143,10 @@ int pf_csv_parse(const char *text, size_t len, const char *name, pf_csv *out) {
 
 int pf_csv_read(const char *path, pf_csv *out) {
   memset(out, 0, sizeof *out);
-  FILE *f = fopen(path, "rb");
-  if (!f) return pf_error_set(PF_ENOENT, "%s: cannot read: %s", path, strerror(errno));
-  char *buf = NULL;
-  size_t len = 0, cap = 0;
-  for (;;) {
-    if (len + 4096 > cap) {
-      cap = cap ? 2 * cap : 65536;
-      char *n = realloc(buf, cap);
-      if (!n) { free(buf); fclose(f); return pf_error_set(PF_ENOMEM, "%s: out of memory", path); }
-      buf = n;
-    }
-    size_t got = fread(buf + len, 1, cap - len, f);
-    len += got;
-    if (got == 0) break;
-  }
-  int err = ferror(f);
-  fclose(f);
-  if (err) { free(buf); return pf_error_set(PF_EIO, "%s: read error", path); }
+  char *buf;
+  size_t len;
+  int rc0 = pf_read_file(path, 0, &buf, &len);
+  if (rc0 < 0) return rc0;
   if (memchr(buf, '\0', len)) { free(buf); return pf_error_set(PF_EPARSE, "%s: binary data (NUL byte) in a CSV file", path); }
   int rc = pf_csv_parse(buf, len, path, out);
   free(buf);

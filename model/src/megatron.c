@@ -16,6 +16,7 @@
  * their labels anywhere in the line.
  */
 #include "preflight/error.h"
+#include "preflight/report.h"
 #include "preflight/validate.h"
 
 #include <ctype.h>
@@ -203,23 +204,11 @@ int pf_megatron_parse(const char *text, size_t len, const char *name, pf_megatro
 
 int pf_megatron_read(const char *path, pf_megatron_log *out) {
   memset(out, 0, sizeof *out);
-  FILE *f = fopen(path, "rb");
-  if (!f) return pf_error_set(PF_ENOENT, "%s: cannot read: %s", path, strerror(errno));
-  char *buf = NULL;
-  size_t len = 0, cap = 0;
-  for (;;) {
-    if (len + 4096 > cap) {
-      cap = cap ? 2 * cap : 65536;
-      char *n = realloc(buf, cap);
-      if (!n) { free(buf); fclose(f); return pf_error_set(PF_ENOMEM, "%s: out of memory", path); }
-      buf = n;
-    }
-    size_t got = fread(buf + len, 1, cap - len, f);
-    len += got;
-    if (got == 0) break;
-  }
-  fclose(f);
-  int rc = pf_megatron_parse(buf ? buf : "", len, path, out);
+  char *buf;
+  size_t len;
+  int rc0 = pf_read_file(path, 0, &buf, &len);
+  if (rc0 < 0) return rc0;
+  int rc = pf_megatron_parse(buf, len, path, out);
   free(buf);
   return rc;
 }

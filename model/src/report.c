@@ -147,6 +147,38 @@ void pf_report_prediction_table(FILE *f, const pf_scenario *sc, const pf_predict
   for (int i = 0; i < p->nwarnings; i++) fprintf(f, "warning     %s\n", p->warnings[i]);
 }
 
+int pf_read_file(const char *path, size_t max_bytes, char **buf, size_t *len) {
+  *buf = NULL;
+  *len = 0;
+  FILE *f = fopen(path, "rb");
+  if (!f) return pf_error_set(errno == ENOENT ? PF_ENOENT : PF_EIO, "%s: cannot open: %s", path, strerror(errno));
+  size_t cap = 0, n = 0;
+  char *b = NULL;
+  for (;;) {
+    if (max_bytes > 0 && n > max_bytes) {
+      free(b);
+      fclose(f);
+      return pf_error_set(PF_EPARSE, "%s: larger than %zu bytes", path, max_bytes);
+    }
+    if (n + 4096 + 1 > cap) {
+      cap = cap ? 2 * cap : 65536;
+      char *g = realloc(b, cap);
+      if (!g) { free(b); fclose(f); return pf_error_set(PF_ENOMEM, "%s: out of memory", path); }
+      b = g;
+    }
+    size_t got = fread(b + n, 1, cap - n - 1, f);
+    n += got;
+    if (got == 0) break;
+  }
+  int err = ferror(f);
+  fclose(f);
+  if (err) { free(b); return pf_error_set(PF_EIO, "%s: read error", path); }
+  b[n] = '\0';
+  *buf = b;
+  *len = n;
+  return 0;
+}
+
 int pf_write_file_atomic(const char *path, const char *text) {
   if (strcmp(path, "-") == 0) {
     fputs(text, stdout);

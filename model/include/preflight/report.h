@@ -17,6 +17,11 @@ cJSON *pf_report_tool_json(void);
 /* Human-readable summary. */
 void pf_report_prediction_table(FILE *f, const pf_scenario *sc, const pf_prediction *p);
 
+/* Read a whole file into a NUL-terminated buffer (caller frees *buf); *len
+ * excludes the terminator.  A file larger than max_bytes (0: no limit) is
+ * PF_EPARSE.  PF_ENOENT / PF_EIO / PF_ENOMEM name the path. */
+int pf_read_file(const char *path, size_t max_bytes, char **buf, size_t *len);
+
 /* Write text to path atomically (temporary file in the same directory, then
  * rename); "-" writes to stdout.  The old file is untouched on failure. */
 int pf_write_file_atomic(const char *path, const char *text);
