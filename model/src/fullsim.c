@@ -22,6 +22,7 @@
 #include "preflight/fullsim.h"
 
 #include "preflight/error.h"
+#include "sgsetup.h"
 
 #include <errno.h>
 #include <math.h>
@@ -37,8 +38,6 @@
 #include <simgrid/engine.h>
 #include <simgrid/host.h>
 #include <simgrid/mailbox.h>
-#include <xbt/config.h>
-#include <xbt/log.h>
 
 #define HOST_SPEED 1e9
 
@@ -264,17 +263,7 @@ static int pv_add_pattern(pairvec *pv, const pf_coll_pattern *pat) {
 static void child(const pf_fullsim_input *in, const char *plat, int fd) {
   const pf_scenario *sc = in->sc;
   int G = sc->gpus; /* actors; the topology may hold a partly used last node */
-  int argc = 1;
-  char arg0[] = "preflight";
-  char *argv[] = {arg0, NULL};
-  xbt_log_control_set("root.thres:critical");
-  simgrid_init(&argc, argv);
-  sg_cfg_set_string("network/model", "CM02");
-  sg_cfg_set_boolean("network/crosstraffic", "no");
-  sg_cfg_set_double("network/TCP-gamma", 1e12);
-  sg_cfg_set_int("contexts/stack-size", 128);
-  simgrid_load_platform(plat);
-  unlink(plat);
+  pf_simgrid_start(plat, 128);
   F.fwd_mb = calloc((size_t)G * F.V, sizeof *F.fwd_mb);
   F.bwd_mb = calloc((size_t)G * F.V, sizeof *F.bwd_mb);
   F.stage_end = calloc((size_t)G, sizeof(double));

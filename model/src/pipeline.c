@@ -24,6 +24,7 @@
 #include "preflight/pipeline.h"
 
 #include "preflight/error.h"
+#include "sgsetup.h"
 
 #include <errno.h>
 #include <math.h>
@@ -39,8 +40,6 @@
 #include <simgrid/engine.h>
 #include <simgrid/host.h>
 #include <simgrid/mailbox.h>
-#include <xbt/config.h>
-#include <xbt/log.h>
 
 #define HOST_SPEED 1e9 /* flop/s of a stage host: an exec of t x 1e9 flops lasts t seconds */
 
@@ -277,17 +276,7 @@ static void des_child(const pf_scenario *sc, const pf_stage_work *w, const pf_pi
   char plat[PF_PATH_MAX];
   pf_pipeline_result *r = calloc(1, sizeof *r);
   if (!r || write_platform(sc, net, plat, sizeof plat) < 0) _exit(3);
-  int argc = 1;
-  char arg0[] = "preflight";
-  char *argv[] = {arg0, NULL};
-  xbt_log_control_set("root.thres:critical");
-  simgrid_init(&argc, argv);
-  sg_cfg_set_string("network/model", "CM02");
-  sg_cfg_set_boolean("network/crosstraffic", "no");
-  sg_cfg_set_double("network/TCP-gamma", 1e12);
-  sg_cfg_set_int("contexts/stack-size", 256);
-  simgrid_load_platform(plat);
-  unlink(plat);
+  pf_simgrid_start(plat, 256);
   int P = sc->plan.pp, V = sc->plan.schedule == PF_SCHED_INTERLEAVED ? sc->plan.vstages : 1;
   G = (des_ctx){.sc = sc, .work = w, .net = net, .res = r};
   G.fwd_mb = calloc((size_t)P * V, sizeof *G.fwd_mb);
