@@ -27,6 +27,7 @@ test-sanitize: deps
 	@cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DPF_WERROR=ON -DPF_SANITIZE=ON -DPF_GPU_BACKENDS=OFF >/dev/null
 	@cmake --build build-asan -j$(JOBS)
 	ASAN_OPTIONS=detect_leaks=1:detect_stack_use_after_return=0 UBSAN_OPTIONS=print_stacktrace=1 \
+	  LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp \
 	  ctest --test-dir build-asan --output-on-failure -j$(JOBS) -LE slow
 
 demo: build

@@ -1,0 +1,13 @@
+/* fuzz.h - the fuzz targets' common entry point (libFuzzer's signature) and a
+ * helper to hand a parser that reads files a file with the fuzzed bytes. */
+#ifndef PF_FUZZ_H
+#define PF_FUZZ_H
+#include <stddef.h>
+#include <stdint.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* Write data to a private temporary file named with `suffix`; returns its path
+ * (static buffer) or NULL. */
+const char *pf_fuzz_file(const uint8_t *data, size_t size, const char *suffix);
+#endif
