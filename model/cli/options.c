@@ -37,6 +37,9 @@ const pf_opt pf_scenario_opts[] = {
     {"precision", "P", "fp32|tf32|fp16|bf16|fp8 (default bf16; --precision=help lists)"},
     {"sp", NULL, "sequence parallelism"},
     {"dist-opt", NULL, "distributed optimizer (ZeRO-1)"},
+    {"overlap-grad-reduce", NULL, "overlap the DP gradient reduction, bucket by bucket, with the last backward (Megatron)"},
+    {"overlap-param-gather", NULL, "with --dist-opt: overlap the parameter all-gather with the next step's first forward"},
+    {"ddp-bucket-size", "N", "gradient bucket size in parameters (default max(40e6, 1e6 x DP), Megatron's)"},
     {"recompute", "MODE", "activation recomputation: none|selective|full"},
     {"schedule", "S", "pipeline schedule: 1f1b|interleaved:V|gpipe"},
     {"flash-attn", NULL, "FlashAttention-style fused attention"},
@@ -303,6 +306,11 @@ int pf_opts_scenario(const pf_optvals *v, pf_scenario *sc) {
   }
   p->sp = flag(v, "sp");
   p->dist_opt = flag(v, "dist-opt");
+  p->overlap_grad_reduce = flag(v, "overlap-grad-reduce");
+  p->overlap_param_gather = flag(v, "overlap-param-gather");
+  if ((rc = pf_opts_double(v, "ddp-bucket-size", &p->ddp_bucket_size)) < 0) return rc;
+  if (flag(v, "ddp-bucket-size") && !(p->ddp_bucket_size >= 1))
+    return bad_value(v, "ddp-bucket-size", "must be at least 1 (parameters per bucket)");
   p->flash_attn = flag(v, "flash-attn");
   p->tp_across_nodes = flag(v, "tp-across-nodes");
   int seed = 1;

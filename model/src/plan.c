@@ -99,6 +99,11 @@ int pf_plan_check(pf_scenario *sc) {
     return pf_error_set(PF_EPLAN, "--nodes %d exceeds the %d nodes of %s", sc->nodes, m->nodes, m->id);
   if (p->tp < 1 || p->pp < 1 || p->cp < 1 || p->mbs < 1)
     return pf_error_set(PF_EINVAL, "--tp, --pp, --cp and --mbs must be at least 1");
+  /* Megatron-LM arguments.py: "--overlap-param-gather only supported with distributed optimizer" */
+  if (p->overlap_param_gather && !p->dist_opt)
+    return pf_error_set(PF_EINVAL, "--overlap-param-gather needs --dist-opt (Megatron-LM overlaps the parameter "
+                        "all-gather of the distributed optimizer only)");
+  if (p->ddp_bucket_size < 0) return pf_error_set(PF_EINVAL, "--ddp-bucket-size must be positive");
 
   int model = p->tp * p->pp * p->cp;
   if (sc->gpus % model != 0) {

@@ -12,6 +12,11 @@
  *             of each stage, and with the distributed optimizer the parameter
  *             all-gather of each stage (again sharing links in time)
  *           + the fitted per-step overhead.
+ * With --overlap-grad-reduce (Megatron-LM's DDP buckets, see stage_buckets)
+ * the gradient collectives are per bucket, each launched when the last
+ * microbatch's backward has produced its gradients, and run while the rest of
+ * the backward computes; with --overlap-param-gather the parameter all-gather
+ * hides behind the next step's first forward of each stage.
  * Breakdown (per GPU on the critical stage): compute and tp_comm are the
  * stage's busy time; pp_comm is the DES makespan minus the same DES with free
  * P2P transfers; pp_bubble is the rest of the pipeline makespan;
@@ -86,7 +91,176 @@ static int run_pipeline(pf_scenario *sc, const pf_stage_work *w, const pf_pipe_n
   return rc;
 }
 
+/* ---------- --overlap-grad-reduce: Megatron-LM's gradient buckets ---------- */
+
+typedef struct grad_bucket {
+  double params;  /* parameters of one GPU in this bucket */
+  double ready_s; /* when its reduction can start */
+} grad_bucket;
+
+/* Parameters per bucket.  Megatron-LM (training.py get_model /
+ * core/distributed/distributed_data_parallel.py): --ddp-bucket-size, else
+ * max(40e6, 1e6 x data-parallel size) "to ensure that chunks used in NCCL
+ * ring-reduce implementations are large enough to remain bandwidth-bound";
+ * we take the group the gradients are reduced over, DP x CP. */
+static double bucket_size(const pf_plan *p) {
+  return p->ddp_bucket_size > 0 ? p->ddp_bucket_size : fmax(40e6, 1e6 * p->dp * p->cp);
+}
+
+/* The gradient buckets of stage s in launch order.  Megatron-LM's DDP
+ * (distributed_data_parallel.py, param_and_grad_buffer.py):
+ *  - parameters are assigned to buckets in reverse definition order, i.e. the
+ *    order the backward produces them; a bucket closes at bucket_size()
+ *    parameters (modelled as exactly that many, the last one smaller);
+ *  - "Turn off bucketing if we are on a pipeline stage that is not the first
+ *    ... or ... for model chunks after the first in the interleaved
+ *    schedule": only chunk 0 of stage 0 is split, every other chunk is one
+ *    bucket, launched when that chunk's last backward ends;
+ *  - a bucket's reduction starts when all its gradients are ready, during the
+ *    LAST microbatch's backward (no_sync on the others).
+ * Readiness inside a chunk's last backward [b0, b1]: transformer-layer
+ * parameters become ready in proportion to the backward time elapsed (uniform
+ * layers); the untied output layer on the last stage at b0 (first in the
+ * backward), the input embedding on stage 0 at b1 (last).  The DES gives the
+ * start of the stage's first last-microbatch backward (stage_first_bwd_s) and
+ * the stage's end; with V interleaved chunks the V chunk backwards of the last
+ * microbatch are spread evenly over that interval (the cool-down runs them
+ * one per P backward slots), the last one ending at the stage's end. */
+static int stage_buckets(const pf_scenario *sc, const pf_stage_work *w, const pf_pipeline_result *r, int s,
+                         grad_bucket **out) {
+  const pf_plan *p = &sc->plan;
+  const pf_workload *wl = &sc->workload;
+  int P = p->pp, V = p->schedule == PF_SCHED_INTERLEAVED ? p->vstages : 1;
+  double B = bucket_size(p);
+  double t_end = r->stage_end_s[s];
+  double t0 = fmin(fmax(r->stage_first_bwd_s[s], 0.0), t_end);
+  double tbc = (w[s].bwd_s + w[s].bwd_tp_s) / V; /* one chunk's backward of one microbatch */
+  int tr = wl->kind == PF_WL_TRANSFORMER;
+  double emb = tr && s == 0 ? pf_workload_embedding_params(wl, p->tp) / p->tp : 0;
+  double outp = tr && s == P - 1 ? pf_workload_output_params(wl, p->tp) / p->tp : 0;
+  double lay = fmax(0.0, w[s].params - emb - outp) / V;
+  /* upper bound on the count: V chunks plus the split of chunk 0 of stage 0 */
+  double split = s == 0 ? ceil((lay + emb + outp) / B) : 0;
+  if (split > 10000)
+    return pf_error_set(PF_EINVAL, "--ddp-bucket-size %.6g gives %.0f gradient buckets on stage 0; at most 10000 are "
+                        "modelled", B, split);
+  int cap = V + (int)split;
+  grad_bucket *b = malloc((size_t)cap * sizeof *b);
+  if (!b) return pf_error_set(PF_ENOMEM, "out of memory");
+  int n = 0;
+  for (int j = 0; j < V; j++) { /* backward order: chunk V-1 first */
+    int c = V - 1 - j;
+    double c0 = V > 1 ? t0 + j * fmax(0.0, t_end - tbc - t0) / (V - 1) : t0;
+    double c1 = j == V - 1 ? t_end : fmin(c0 + tbc, t_end);
+    double first = c == V - 1 ? outp : 0, last = c == 0 ? emb : 0, cp = first + lay + last;
+    if (cp <= 0) continue;
+    if (s != 0 || c != 0 || cp <= B) { b[n++] = (grad_bucket){cp, c1}; continue; }
+    int nb = (int)ceil(cp / B * (1 - 1e-12));
+    for (int k = 0; k < nb && n < cap; k++) {
+      double cum = fmin(cp, (k + 1) * B);
+      double f = lay > 0 ? fmin(1.0, fmax(0.0, (cum - first) / lay)) : 1.0;
+      b[n++] = (grad_bucket){fmin(B, cp - k * B), k == nb - 1 ? c1 : c0 + f * (c1 - c0)};
+    }
+  }
+  *out = b;
+  return n;
+}
+
+/* Queue src after dst: the collectives of one stage run one after another on
+ * its communicator (NCCL executes the calls of a stream in order).  Buckets
+ * of one algorithm have the same phases (links, repetitions) with bytes in
+ * proportion to their size; then the queue is kept as one collective of the
+ * summed bytes and summed latency terms (alone it costs the sum of the
+ * buckets' costs, exactly), so that under contention it shares links as the
+ * whole-stage collective does: pf_coll_timeline advances all active phases in
+ * lockstep, which would hold a small bucket back to the pace of a large
+ * collective it meets on one link.  Other phases are appended (and later
+ * buckets like them merged into them). */
+static int same_tail(const pf_coll_job *a, const pf_coll_job *b) { /* a's last phases are b's */
+  int off = a->nphase - b->nphase;
+  if (off < 0 || b->nphase == 0) return 0;
+  for (int i = 0; i < b->nphase; i++) {
+    const pf_coll_phase *x = &a->ph[off + i], *y = &b->ph[i];
+    if (x->reps != y->reps || x->n != y->n || memcmp(x->link, y->link, (size_t)x->n * sizeof *x->link) != 0)
+      return 0;
+  }
+  return 1;
+}
+
+static int job_append(pf_coll_job *dst, const pf_coll_job *src) {
+  if (same_tail(dst, src)) {
+    int off = dst->nphase - src->nphase;
+    for (int i = 0; i < src->nphase; i++) {
+      pf_coll_phase *d = &dst->ph[off + i];
+      d->lat_s += src->ph[i].lat_s;
+      for (int k = 0; k < src->ph[i].n; k++) d->bytes[k] += src->ph[i].bytes[k];
+    }
+    dst->solo_s += src->solo_s;
+    return 0;
+  }
+  pf_coll_phase *ph = realloc(dst->ph, (size_t)(dst->nphase + src->nphase + 1) * sizeof *ph);
+  if (!ph) return pf_error_set(PF_ENOMEM, "out of memory");
+  dst->ph = ph;
+  for (int i = 0; i < src->nphase; i++) {
+    const pf_coll_phase *a = &src->ph[i];
+    pf_coll_phase *d = &dst->ph[dst->nphase];
+    size_t n = (size_t)(a->n > 0 ? a->n : 1);
+    *d = *a;
+    d->link = malloc(n * sizeof *d->link);
+    d->bytes = malloc(n * sizeof *d->bytes);
+    if (!d->link || !d->bytes) {
+      free(d->link);
+      free(d->bytes);
+      return pf_error_set(PF_ENOMEM, "out of memory");
+    }
+    memcpy(d->link, a->link, (size_t)a->n * sizeof *d->link);
+    memcpy(d->bytes, a->bytes, (size_t)a->n * sizeof *d->bytes);
+    dst->nphase++;
+  }
+  dst->solo_s += src->solo_s;
+  return 0;
+}
+
+/* The collective job of one bucket (bytes per GPU) over the DP groups of a
+ * stage, built once per distinct size.  All buckets of a stage use the
+ * algorithm chosen for its whole gradient (as without overlap): NCCL's tuner
+ * picks per call, but ring and tree are close at bucket sizes, and
+ * pf_coll_timeline's lockstep sharing assumes collectives of one shape (it
+ * adds the bytes per repetition of a 1-step tree to every one of a ring's
+ * 2(p-1) repetitions). */
+typedef struct job_cache {
+  int n;
+  double bytes[8];
+  pf_coll_job job[8];
+} job_cache;
+
+static void job_cache_free(job_cache *c) {
+  for (int i = 0; i < c->n; i++) pf_coll_job_free(&c->job[i]);
+  c->n = 0;
+}
+
+static int bucket_job(const pf_topology *topo, pf_coll_kind kind, pf_coll_algo algo, double bytes, const int *groups,
+                      int ngroups, int size, job_cache *c, const pf_coll_job **job) {
+  for (int i = 0; i < c->n; i++)
+    if (c->bytes[i] == bytes) { *job = &c->job[i]; return 0; }
+  if (c->n == 8) job_cache_free(c); /* at most 4 sizes per stage in practice */
+  pf_coll_pattern pat;
+  int k = c->n, rc = pf_coll_pattern_build(topo, kind, algo, bytes, groups, ngroups, size, &pat);
+  if (rc == 0) rc = pf_coll_job_build(topo, &pat, &c->job[k]);
+  pf_coll_pattern_free(&pat);
+  if (rc < 0) return rc;
+  c->bytes[k] = bytes;
+  c->n++;
+  *job = &c->job[k];
+  return 0;
+}
+
 /* Everything one prediction allocates, freed in one place. */
+typedef struct work_set work_set;
+static int overlapped_grad_sync(const pf_scenario *sc, const pf_topology *topo, const pf_stage_work *w,
+                                const pf_pipeline_result *r, work_set *ws, pf_coll_kind kind, double grad_bytes,
+                                double param_bytes, int has_ag);
+
 typedef struct work_set {
   pf_stage_work *w, *w0;
   pf_pipeline_result *r, *r0;
@@ -100,6 +274,14 @@ typedef struct work_set {
   pf_iter_timeline *tl;
   pf_fullsim_result *full;
   int P;
+  /* --overlap-grad-reduce: per stage its buckets, and the jobs of all stages' bucket groups */
+  grad_bucket **bk;
+  int *nbk;
+  pf_coll_job *bjob;
+  pf_coll_job **bjp;
+  int nbjob;
+  double *bt0, *bt1, *gbusy;
+  int *bstage;
 } work_set;
 
 static void ws_free(work_set *ws) {
@@ -114,8 +296,87 @@ static void ws_free(work_set *ws) {
   pf_coll_job_free(&ws->ejob);
   free(ws->grad); free(ws->ag); free(ws->gjob); free(ws->ajob); free(ws->jp);
   free(ws->t0); free(ws->t1); free(ws->tl); free(ws->full);
+  for (int s = 0; ws->bk && s < ws->P; s++) free(ws->bk[s]);
+  for (int i = 0; i < ws->nbjob; i++) pf_coll_job_free(&ws->bjob[i]);
+  free(ws->bk); free(ws->nbk); free(ws->bjob); free(ws->bjp); free(ws->bt0); free(ws->bt1); free(ws->bstage);
+  free(ws->gbusy);
   free(ws->w); free(ws->w0); free(ws->r); free(ws->r0); free(ws->net); free(ws->net0); free(ws->free_sc);
   pf_topology_free(&ws->topo);
+}
+
+/* --overlap-grad-reduce: the buckets of each stage (stage_buckets) in runs
+ * that execute back to back on the stage's communicator: a bucket ready
+ * before the run so far would end (costed alone) joins it and starts when the
+ * previous bucket ends; a bucket ready later starts a new run at its ready
+ * time.  Each run is one job of pf_coll_timeline, so the runs of all stages
+ * share links while they overlap in time (if contention makes a run end after
+ * the next one's ready time, the two share the links for that tail instead of
+ * queueing: the same bytes, one latency term fewer).  Fills ws->t0/t1 with each
+ * stage's first start and last end and ws->gbusy with its time in collectives;
+ * with the distributed optimizer the parameter all-gather becomes one
+ * all-gather per bucket, back to back (Megatron's start_param_sync). */
+static int overlapped_grad_sync(const pf_scenario *sc, const pf_topology *topo, const pf_stage_work *w,
+                                const pf_pipeline_result *r, work_set *ws, pf_coll_kind kind, double grad_bytes,
+                                double param_bytes, int has_ag) {
+  int P = sc->plan.pp, total = 0, rc = 0;
+  ws->bk = calloc((size_t)P, sizeof *ws->bk);
+  ws->nbk = calloc((size_t)P, sizeof *ws->nbk);
+  ws->gbusy = calloc((size_t)P, sizeof *ws->gbusy);
+  if (!ws->bk || !ws->nbk || !ws->gbusy) return pf_error_set(PF_ENOMEM, "out of memory");
+  for (int s = 0; s < P; s++) {
+    int n = stage_buckets(sc, w, r, s, &ws->bk[s]);
+    if (n < 0) return n;
+    ws->nbk[s] = n;
+    total += n;
+  }
+  size_t nt = (size_t)(total > 0 ? total : 1);
+  ws->bjob = calloc(nt, sizeof *ws->bjob);
+  ws->bjp = calloc(nt, sizeof *ws->bjp);
+  ws->bt0 = calloc(nt, sizeof *ws->bt0);
+  ws->bt1 = calloc(nt, sizeof *ws->bt1);
+  ws->bstage = calloc(nt, sizeof *ws->bstage);
+  if (!ws->bjob || !ws->bjp || !ws->bt0 || !ws->bt1 || !ws->bstage) return pf_error_set(PF_ENOMEM, "out of memory");
+  job_cache cache;
+  memset(&cache, 0, sizeof cache);
+  for (int s = 0; s < P && rc == 0; s++) {
+    int *G, ng, gp;
+    if ((rc = pf_dp_groups(sc, s, &G, &ng, &gp)) < 0) break;
+    double est_end = -INFINITY;
+    for (int k = 0; k < ws->nbk[s] && rc == 0; k++) {
+      const grad_bucket *b = &ws->bk[s][k];
+      const pf_coll_job *j;
+      if ((rc = bucket_job(topo, kind, ws->grad[s].algo, b->params * grad_bytes, G, ng, gp, &cache, &j)) < 0) break;
+      if (b->ready_s > est_end) { /* a new run */
+        int g = ws->nbjob++;
+        ws->bstage[g] = s;
+        ws->bt0[g] = est_end = b->ready_s;
+      }
+      rc = job_append(&ws->bjob[ws->nbjob - 1], j);
+      est_end += j->solo_s;
+    }
+    job_cache_free(&cache);
+    if (rc == 0 && has_ag) {
+      pf_coll_job_free(&ws->ajob[s]);
+      for (int k = 0; k < ws->nbk[s] && rc == 0; k++) {
+        const pf_coll_job *j;
+        rc = bucket_job(topo, PF_ALLGATHER, ws->ag[s].algo, ws->bk[s][k].params * param_bytes, G, ng, gp, &cache, &j);
+        if (rc == 0) rc = job_append(&ws->ajob[s], j);
+      }
+      job_cache_free(&cache);
+    }
+    free(G);
+  }
+  if (rc < 0) return rc;
+  for (int g = 0; g < ws->nbjob; g++) ws->bjp[g] = &ws->bjob[g];
+  if ((rc = pf_coll_timeline(topo, ws->bjp, ws->nbjob, ws->bt0, ws->bt1)) < 0) return rc;
+  for (int s = 0; s < P; s++) ws->t0[s] = ws->t1[s] = r->stage_end_s[s];
+  for (int g = 0; g < ws->nbjob; g++) {
+    int s = ws->bstage[g];
+    ws->t0[s] = fmin(ws->t0[s], ws->bt0[g]);
+    ws->t1[s] = fmax(ws->t1[s], ws->bt1[g]);
+    ws->gbusy[s] += ws->bt1[g] - ws->bt0[g];
+  }
+  return 0;
 }
 
 int pf_predict(pf_scenario *sc, pf_prediction *out) {
@@ -133,6 +394,9 @@ int pf_predict(pf_scenario *sc, pf_prediction *out) {
   }
   if ((rc = pf_plan_check(sc)) < 0) return rc;
   const pf_plan *p = &sc->plan;
+  if (sc->engine == PF_ENGINE_FULL && (p->overlap_grad_reduce || p->overlap_param_gather))
+    return pf_error_set(PF_EINVAL, "--engine full does not model --overlap-grad-reduce or --overlap-param-gather; "
+                        "use the default engine (simgrid)");
   const pf_workload *wl = &sc->workload;
   const pf_machine *m = &sc->machine;
 
@@ -227,16 +491,24 @@ int pf_predict(pf_scenario *sc, pf_prediction *out) {
   if (rc == 0) rc = pf_coll_job_build(topo, &ws.emb, &ws.ejob);
   if (rc < 0) { ws_free(&ws); return rc; }
 
-  /* gradient sync: each stage's collective starts when its backward ends, all share links in time */
+  /* gradient sync: each stage's collective starts when its backward ends (with --overlap-grad-reduce:
+   * per bucket, when its gradients are ready), all share links in time */
   pf_iter_timeline *tl = ws.tl;
   tl->pp = P;
-  for (int s = 0; s < P; s++) { ws.jp[s] = &ws.gjob[s]; ws.t0[s] = r->stage_end_s[s]; }
-  if ((rc = pf_coll_timeline(topo, ws.jp, P, ws.t0, ws.t1)) < 0) { ws_free(&ws); return rc; }
+  int ovl = p->overlap_grad_reduce && ngpu_dp > 1;
+  if (ovl) {
+    rc = overlapped_grad_sync(sc, topo, w, r, &ws, kind, grad_bytes_per_param, param_bytes, has_ag);
+  } else {
+    for (int s = 0; s < P; s++) { ws.jp[s] = &ws.gjob[s]; ws.t0[s] = r->stage_end_s[s]; }
+    rc = pf_coll_timeline(topo, ws.jp, P, ws.t0, ws.t1);
+  }
+  if (rc < 0) { ws_free(&ws); return rc; }
   double sync = 0, dp_max = 0, opt_max = 0;
   for (int s = 0; s < P; s++) {
     tl->grad_start_s[s] = ws.t0[s];
     tl->grad_end_s[s] = ws.t1[s];
-    dp_max = fmax(dp_max, ws.t1[s] - ws.t0[s] + (has_emb && (s == 0 || s == P - 1) ? ws.ejob.solo_s : 0));
+    dp_max = fmax(dp_max, (ovl ? ws.gbusy[s] : ws.t1[s] - ws.t0[s]) +
+                              (has_emb && (s == 0 || s == P - 1) ? ws.ejob.solo_s : 0));
   }
   if (has_emb) { /* after both ends' own gradient sync */
     tl->emb_start_s = fmax(tl->grad_end_s[0], tl->grad_end_s[P - 1]);
@@ -256,14 +528,26 @@ int pf_predict(pf_scenario *sc, pf_prediction *out) {
   }
   if ((rc = pf_coll_timeline(topo, ws.jp, P, ws.t0, ws.t1)) < 0) { ws_free(&ws); return rc; }
   double core_end = sync, ag_max = 0;
+  int V = p->schedule == PF_SCHED_INTERLEAVED ? p->vstages : 1;
   for (int s = 0; s < P; s++) {
     tl->ag_start_s[s] = ws.t0[s];
     tl->ag_end_s[s] = ws.t1[s];
-    core_end = fmax(core_end, ws.t1[s]);
+    if (p->overlap_param_gather) {
+      /* Megatron-LM launches the all-gather in the next step's zero_grad and waits for it in the
+       * forward pre-hooks; modelled as hidden behind the stage's first forward (chunk 0 of
+       * microbatch 0): exposed = max(0, all-gather - that forward).  The exposed part stays at
+       * the end of this step; the hidden part is drawn at the start of the trace. */
+      double d = ws.t1[s] - ws.t0[s], hid = fmin(d, (w[s].fwd_s + w[s].fwd_tp_s) / V);
+      tl->ag_hidden_s[s] = hid;
+      tl->ag_end_s[s] = ws.t0[s] + (d - hid);
+    }
+    core_end = fmax(core_end, tl->ag_end_s[s]);
     ag_max = fmax(ag_max, ws.t1[s] - ws.t0[s]);
   }
-  snprintf(tl->grad_name, sizeof tl->grad_name, "gradient %s (%s)", pf_coll_kind_name(kind), pf_coll_algo_name(info.algo));
-  snprintf(tl->ag_name, sizeof tl->ag_name, "parameter all-gather");
+  snprintf(tl->grad_name, sizeof tl->grad_name, "gradient %s (%s)%s", pf_coll_kind_name(kind),
+           pf_coll_algo_name(info.algo), ovl ? ", overlapped" : "");
+  snprintf(tl->ag_name, sizeof tl->ag_name, "parameter all-gather%s",
+           p->overlap_param_gather ? ", exposed part" : "");
 
   /* critical stage: the one with the largest busy time */
   int crit = 0;

@@ -62,6 +62,12 @@ cJSON *pf_report_prediction_json(const pf_scenario *sc, const pf_prediction *p) 
   cJSON_AddStringToObject(par, "schedule", sched);
   cJSON_AddBoolToObject(par, "sp", pl->sp);
   cJSON_AddBoolToObject(par, "dist_opt", pl->dist_opt);
+  /* only when set, so that default outputs stay as they were */
+  if (pl->overlap_grad_reduce || pl->overlap_param_gather) {
+    cJSON_AddBoolToObject(par, "overlap_grad_reduce", pl->overlap_grad_reduce);
+    cJSON_AddBoolToObject(par, "overlap_param_gather", pl->overlap_param_gather);
+  }
+  if (pl->ddp_bucket_size > 0) cJSON_AddNumberToObject(par, "ddp_bucket_size", pl->ddp_bucket_size);
   cJSON_AddStringToObject(par, "recompute", pf_recompute_name(pl->recompute));
   cJSON_AddBoolToObject(par, "flash_attn", pl->flash_attn);
   cJSON_AddStringToObject(j, "precision", pf_precision_name(sc->precision));
@@ -120,9 +126,11 @@ void pf_report_prediction_table(FILE *f, const pf_scenario *sc, const pf_predict
   char t[32];
   fprintf(f, "%s on %s (%s): %d nodes, %d GPUs\n", sc->workload.id, sc->machine.id, sc->machine.dev.id, sc->nodes,
           sc->gpus);
-  fprintf(f, "plan        TP %d x PP %d x DP %d x CP %d, mbs %d, gbs %d, %d microbatches, %s%s%s%s, recompute %s, %s\n",
+  fprintf(f, "plan        TP %d x PP %d x DP %d x CP %d, mbs %d, gbs %d, %d microbatches, %s%s%s%s%s%s, recompute %s, %s\n",
           pl->tp, pl->pp, pl->dp, pl->cp, pl->mbs, pl->gbs, pl->grad_accum, pf_schedule_name(pl->schedule),
-          pl->sp ? ", SP" : "", pl->dist_opt ? ", dist-opt" : "", pl->flash_attn ? ", flash-attn" : "",
+          pl->sp ? ", SP" : "", pl->dist_opt ? ", dist-opt" : "",
+          pl->overlap_grad_reduce ? ", overlap-grad-reduce" : "", pl->overlap_param_gather ? ", overlap-param-gather" : "",
+          pl->flash_attn ? ", flash-attn" : "",
           pf_recompute_name(pl->recompute), pf_precision_name(sc->precision));
   human_time(p->iteration_time_s, t, sizeof t);
   fprintf(f, "iteration   %s   %.4g tokens/s   %.4g samples/s\n", t, p->tokens_per_s, p->samples_per_s);

@@ -8,7 +8,12 @@
  *   pid 1 "P2P sends"            per stage a forward-send and a backward-send track
  *   pid 2 "DP collectives"       per stage: gradient reduce-scatter / all-reduce and the
  *                                parameter all-gather, with the start and end of the
- *                                contention timeline (pf_coll_timeline)
+ *                                contention timeline (pf_coll_timeline); with
+ *                                --overlap-grad-reduce the gradient span runs from
+ *                                the first bucket's start to the last one's end, with
+ *                                --overlap-param-gather the hidden part of the
+ *                                all-gather sits at the start, the exposed part at
+ *                                the end
  *   pid 3 "optimizer"            per stage: the optimizer step
  * Times are microseconds with nanosecond resolution; every X event has name,
  * cat, ph, ts, dur, pid and tid.
@@ -89,6 +94,8 @@ int pf_trace_write_timeline(const pf_scenario *sc, double iteration_s, const pf_
       span(ev, 2, s, "tied-embedding all-reduce", "dp_comm", tl->emb_start_s, tl->emb_end_s);
     if (tl->ag_end_s[s] > tl->ag_start_s[s])
       span(ev, 2, s, tl->ag_name, "dp_comm", tl->ag_start_s[s], tl->ag_end_s[s]);
+    if (tl->ag_hidden_s[s] > 0) /* steady state: the previous step's all-gather under the first forward */
+      span(ev, 2, s, "parameter all-gather (overlapped with the first forward)", "dp_comm", 0, tl->ag_hidden_s[s]);
   }
   cJSON_AddStringToObject(root, "displayTimeUnit", "ms");
   cJSON *m = cJSON_AddObjectToObject(root, "metadata");

@@ -23,6 +23,10 @@ typedef struct pf_plan {
   pf_schedule schedule;
   int vstages;                  /* V for interleaved (1 otherwise) */
   bool sp, dist_opt;
+  /* Megatron-LM's --overlap-grad-reduce / --overlap-param-gather (default off, as there) and
+   * --ddp-bucket-size in parameters (0: Megatron's default max(40e6, 1e6 x DP x CP)) */
+  bool overlap_grad_reduce, overlap_param_gather;
+  double ddp_bucket_size;
   pf_recompute recompute;
   bool flash_attn;
   bool tp_across_nodes;         /* allow TP groups larger than a node */
