@@ -42,8 +42,9 @@ static void plan_text(const pf_plan *p, char *buf, size_t n) {
   char sched[24];
   if (p->schedule == PF_SCHED_INTERLEAVED) snprintf(sched, sizeof sched, "interleaved:%d", p->vstages);
   else snprintf(sched, sizeof sched, "%s", pf_schedule_name(p->schedule));
-  snprintf(buf, n, "--tp %d --pp %d --mbs %d --recompute %s --schedule %s%s%s", p->tp, p->pp, p->mbs,
-           pf_recompute_name(p->recompute), sched, p->sp ? " --sp" : "", p->dist_opt ? " --dist-opt" : "");
+  snprintf(buf, n, "--tp %d --pp %d --mbs %d --recompute %s --schedule %s%s%s%s%s", p->tp, p->pp, p->mbs,
+           pf_recompute_name(p->recompute), sched, p->sp ? " --sp" : "", p->dist_opt ? " --dist-opt" : "",
+           p->overlap_grad_reduce ? " --overlap-grad-reduce" : "", p->overlap_param_gather ? " --overlap-param-gather" : "");
 }
 
 int pf_cmd_tune(int argc, char **argv) {

@@ -702,6 +702,11 @@ static int log_options(const pf_megatron_log *l, const pf_optvals *cli, pf_optva
   if (is_true(pf_megatron_arg(l, "sequence_parallel")) && (rc = opt_add(v, "sp", "1", l->path)) < 0) return rc;
   if (is_true(pf_megatron_arg(l, "use_distributed_optimizer")) && (rc = opt_add(v, "dist-opt", "1", l->path)) < 0)
     return rc;
+  if (is_true(pf_megatron_arg(l, "overlap_grad_reduce")) && (rc = opt_add(v, "overlap-grad-reduce", "1", l->path)) < 0)
+    return rc;
+  if (is_true(pf_megatron_arg(l, "overlap_param_gather")) && (rc = opt_add(v, "overlap-param-gather", "1", l->path)) < 0)
+    return rc;
+  if (is_set(a = pf_megatron_arg(l, "ddp_bucket_size")) && (rc = opt_add(v, "ddp-bucket-size", a, l->path)) < 0) return rc;
   const char *prec = is_true(pf_megatron_arg(l, "fp16")) ? "fp16" : is_true(pf_megatron_arg(l, "bf16")) ? "bf16"
                      : l->nargs > 0 ? "fp32" : NULL;
   if (prec && (rc = opt_add(v, "precision", prec, l->path)) < 0) return rc;
@@ -808,6 +813,11 @@ static int cmd_megatron(const pf_optvals *cli, const char *path, vfmt fmt) {
     cJSON_AddNumberToObject(cfg, "mbs", chk->plan.mbs);
     cJSON_AddNumberToObject(cfg, "gbs", chk->plan.gbs);
     cJSON_AddStringToObject(cfg, "precision", pf_precision_name(chk->precision));
+    cJSON_AddBoolToObject(cfg, "sp", chk->plan.sp);
+    cJSON_AddBoolToObject(cfg, "dist_opt", chk->plan.dist_opt);
+    cJSON_AddStringToObject(cfg, "recompute", pf_recompute_name(chk->plan.recompute));
+    cJSON_AddBoolToObject(cfg, "overlap_grad_reduce", chk->plan.overlap_grad_reduce);
+    cJSON_AddBoolToObject(cfg, "overlap_param_gather", chk->plan.overlap_param_gather);
     cJSON *arr = cJSON_AddArrayToObject(root, "rows");
     for (int i = 0; i < s.n; i++) cJSON_AddItemToArray(arr, row_json(&s.rows[i], false));
     cJSON_AddItemToObject(root, "summary", summary_json(&s));

@@ -54,4 +54,13 @@ expect_grep "machine is required" "$T/err"
 expect_exit 2 $P validate --megatron-log "$M/none.log" --machine leonardo-booster
 expect_exit 2 $P validate --megatron-log "$M/current.log" --fit x.csv
 
+# Megatron's overlap flags in the argument dump reach the prediction
+sed 's/^  use_distributed_optimizer \.* True$/&\n  overlap_grad_reduce ............................. True\n  overlap_param_gather ............................ True/' \
+  "$M/current.log" > "$T/overlap.log"
+expect_exit 0 $P validate --megatron-log "$T/overlap.log" --machine leonardo-booster --format json
+python3 - "$T/out" <<'PY' && ok || bad "overlap flags from the log's arguments"
+import json, sys
+c = json.load(open(sys.argv[1]))["configuration"]
+assert c["overlap_grad_reduce"] is True and c["overlap_param_gather"] is True and c["dist_opt"] is True, c
+PY
 finish
