@@ -195,11 +195,14 @@ int pf_cmd_plan(int argc, char **argv) {
       fprintf(out, "\nScaling evidence (predicted by preflight %s): from %d to %d nodes of %s (%d to %d GPUs), the "
                    "model sustains %.0f to %.0f TFLOP/s per GPU, a parallel efficiency of %.0f %% relative to the "
                    "smallest configuration that fits in memory (%d nodes), and the time per iteration goes from %.3g s "
-                   "to %.3g s (throughput speed-up %.1fx for %.0fx the nodes). The requested %.0f %s correspond to %d nodes for "
-                   "%.0f hours of wall time and %.1f MWh of facility energy.\n",
+                   "to %.3g s (throughput speed-up %.1fx for %.0fx the nodes). The run needs %.0f %s over %.0f hours of "
+                   "wall time at the cheapest scale (%d nodes) and %.0f %s over %.0f hours at the fastest (%d nodes), "
+                   "with %.1f to %.1f MWh of facility energy.\n",
               pf_version(), a->nodes, b->nodes, mach, a->gpus, b->gpus, a->tflops, b->tflops, 100 * b->eff, a->nodes,
               a->t_iter, b->t_iter, (b->gbs / b->t_iter) / (a->gbs / a->t_iter), (double)b->nodes / a->nodes,
-              rows[cheapest].units, unit, rows[cheapest].nodes, rows[cheapest].wall_h, rows[cheapest].mwh);
+              rows[cheapest].units, unit, rows[cheapest].wall_h, rows[cheapest].nodes, rows[fastest].units, unit,
+              rows[fastest].wall_h, rows[fastest].nodes, fmin(rows[cheapest].mwh, rows[fastest].mwh),
+              fmax(rows[cheapest].mwh, rows[fastest].mwh));
     }
   }
   fclose(out);
