@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "options.h"
 
+#include "preflight/batch.h"
 #include "preflight/error.h"
 #include "preflight/predict.h"
 #include "preflight/report.h"
@@ -80,25 +81,31 @@ int pf_cmd_plan(int argc, char **argv) {
     nn = 1;
     nodes[0] = 0; /* from --gpus */
   }
-  pf_scenario *sc = malloc(sizeof *sc);
-  pf_prediction *p = malloc(sizeof *p);
+  pf_scenario *scs = calloc((size_t)nn, sizeof *scs);
+  pf_batch_item *items = calloc((size_t)nn, sizeof *items);
   plan_row rows[64];
   int nr = 0, status = 0;
   double base_tflops = 0;
   char unit[32] = "", mach[64] = "", model[64] = "", devh[32] = "GPU-hours";
   double per_node_hour = 1;
-  for (int i = 0; i < nn; i++) {
+  if (!scs || !items) status = pf_cli_fail("plan", pf_error_set(PF_ENOMEM, "out of memory"));
+  for (int i = 0; i < nn && status == 0; i++) {
     if (idx >= 0) {
       char val[32];
       snprintf(val, sizeof val, "%d", nodes[i]);
       free(v.value[idx]);
       v.value[idx] = strdup(val);
     }
-    if ((rc = pf_opts_scenario(&v, sc)) < 0) { status = pf_cli_fail("plan", rc); break; }
-    rc = pf_predict(sc, p);
-    if (rc < 0) {
-      fprintf(stderr, "preflight plan: %d nodes: %s\n", sc->nodes ? sc->nodes : nodes[i], pf_error_detail());
-      if (nn == 1) status = pf_error_exit_code(rc);
+    if ((rc = pf_opts_scenario(&v, &scs[i])) < 0) { status = pf_cli_fail("plan", rc); break; }
+    items[i].sc = &scs[i];
+  }
+  if (status == 0 && (rc = pf_predict_batch(items, nn, 0)) < 0) status = pf_cli_fail("plan", rc);
+  for (int i = 0; i < nn && status == 0; i++) {
+    pf_scenario *sc = &scs[i];
+    pf_prediction *p = &items[i].pred;
+    if (items[i].rc < 0) {
+      fprintf(stderr, "preflight plan: %d nodes: %s\n", sc->nodes ? sc->nodes : nodes[i], items[i].detail);
+      if (nn == 1) status = pf_error_exit_code(items[i].rc);
       continue;
     }
     plan_row *r = &rows[nr++];
@@ -122,8 +129,10 @@ int pf_cmd_plan(int argc, char **argv) {
     if (sc->machine.dev.dies_per_package > 1) /* LUMI's "GPU" is an MI250X package of two GCDs */
       snprintf(devh, sizeof devh, "%s-hours", strcmp(sc->machine.dev.vendor, "intel") == 0 ? "tile" : "GCD");
   }
+  free(scs);
+  free(items);
   if (status != 0 || nr == 0) {
-    free(sc); free(p); pf_opts_free(&v);
+    pf_opts_free(&v);
     return status ? status : 1;
   }
   int fastest = 0, cheapest = 0, greenest = 0;
@@ -208,7 +217,6 @@ int pf_cmd_plan(int argc, char **argv) {
   fclose(out);
   if ((rc = pf_opts_emit(&v, buf)) < 0) status = pf_cli_fail("plan", rc);
   free(buf);
-  free(sc); free(p);
   pf_opts_free(&v);
   return status;
 }

@@ -12,6 +12,7 @@
 #include "cli.h"
 #include "options.h"
 
+#include "preflight/batch.h"
 #include "preflight/error.h"
 #include "preflight/predict.h"
 #include "preflight/report.h"
@@ -120,19 +121,29 @@ int pf_cmd_tune(int argc, char **argv) {
     goto fail;
   }
   qsort(c, (size_t)nc, sizeof *c, by_throughput);
-  /* re-simulate the best few with the DES */
+  /* re-simulate the best few with the DES, over all cores */
   int k = nc < 2 * top ? nc : 2 * top;
+  pf_scenario *scs = calloc((size_t)k, sizeof *scs);
+  pf_batch_item *items = calloc((size_t)k, sizeof *items);
+  if (!scs || !items) { free(scs); free(items); rc = pf_error_set(PF_ENOMEM, "out of memory"); goto fail; }
   for (int i = 0; i < k; i++) {
-    *sc = *base;
-    sc->plan = c[i].plan;
-    sc->gpus = gpus;
-    sc->nodes = (gpus + gpn - 1) / gpn;
-    sc->trace[0] = '\0';
-    if ((rc = pf_predict(sc, p)) < 0) goto fail;
-    c[i].tokens_per_s = p->tokens_per_s;
-    c[i].t_iter = p->iteration_time_s;
-    c[i].tflops = p->tflops_per_gpu;
+    scs[i] = *base;
+    scs[i].plan = c[i].plan;
+    scs[i].gpus = gpus;
+    scs[i].nodes = (gpus + gpn - 1) / gpn;
+    scs[i].trace[0] = '\0';
+    items[i].sc = &scs[i];
   }
+  rc = pf_predict_batch(items, k, 0);
+  for (int i = 0; i < k && rc == 0; i++) {
+    if (items[i].rc < 0) { rc = pf_error_set(items[i].rc, "%s", items[i].detail); break; }
+    c[i].tokens_per_s = items[i].pred.tokens_per_s;
+    c[i].t_iter = items[i].pred.iteration_time_s;
+    c[i].tflops = items[i].pred.tflops_per_gpu;
+  }
+  free(scs);
+  free(items);
+  if (rc < 0) goto fail;
   qsort(c, (size_t)k, sizeof *c, by_throughput);
   if (top > k) top = k;
   char *buf = NULL;
