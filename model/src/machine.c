@@ -258,6 +258,28 @@ static int resolve(const char *id_or_path, const char *sub, char *path, size_t n
   return stat(path, &st) == 0;
 }
 
+typedef int (*config_reader)(config_t *cfg, const char *path, void *out);
+
+/* Resolve a device ("device") or machine ("machine") by id or path, parse the
+ * file with `read`, and check that the id inside equals the file name when it
+ * was named by id.  `id` points at the id field `read` fills in. */
+static int load_config(const char *id_or_path, const char *what, config_reader read, void *out, const char *id) {
+  int device = strcmp(what, "device") == 0;
+  char path[PF_PATH_MAX];
+  if (!resolve(id_or_path, device ? "/devices" : "", path, sizeof path))
+    return unknown_id(what, id_or_path, device ? pf_device_list : pf_machine_list);
+  config_t cfg;
+  TRY(open_config(&cfg, path));
+  int rc = read(&cfg, path, out);
+  config_destroy(&cfg);
+  if (rc == 0 && !is_path(id_or_path)) {
+    char b[PF_PATH_MAX];
+    if (strcmp(id, base_name(path, b, sizeof b)) != 0)
+      return pf_error_set(PF_EPARSE, "%s: %s.id \"%s\" differs from the file name", path, what, id);
+  }
+  return rc;
+}
+
 static int read_device(config_t *cfg, const char *path, pf_device *d) {
   memset(d, 0, sizeof *d);
   reader r = {path, config_lookup(cfg, "device"), "device"};
@@ -301,19 +323,10 @@ static int read_device(config_t *cfg, const char *path, pf_device *d) {
   return 0;
 }
 
+static int read_device_any(config_t *cfg, const char *path, void *out) { return read_device(cfg, path, out); }
+
 int pf_device_load(const char *id_or_path, pf_device *out) {
-  char path[PF_PATH_MAX];
-  if (!resolve(id_or_path, "/devices", path, sizeof path)) return unknown_id("device", id_or_path, pf_device_list);
-  config_t cfg;
-  TRY(open_config(&cfg, path));
-  int rc = read_device(&cfg, path, out);
-  config_destroy(&cfg);
-  if (rc == 0) {
-    char b[PF_ID_MAX];
-    if (strcmp(out->id, base_name(path, b, sizeof b)) != 0 && !is_path(id_or_path))
-      return pf_error_set(PF_EPARSE, "%s: device.id \"%s\" differs from the file name", path, out->id);
-  }
-  return rc;
+  return load_config(id_or_path, "device", read_device_any, out, out->id);
 }
 
 static int read_machine(config_t *cfg, const char *path, pf_machine *m) {
@@ -438,17 +451,8 @@ static int read_machine(config_t *cfg, const char *path, pf_machine *m) {
   return 0;
 }
 
+static int read_machine_any(config_t *cfg, const char *path, void *out) { return read_machine(cfg, path, out); }
+
 int pf_machine_load(const char *id_or_path, pf_machine *out) {
-  char path[PF_PATH_MAX];
-  if (!resolve(id_or_path, "", path, sizeof path)) return unknown_id("machine", id_or_path, pf_machine_list);
-  config_t cfg;
-  TRY(open_config(&cfg, path));
-  int rc = read_machine(&cfg, path, out);
-  config_destroy(&cfg);
-  if (rc == 0 && !is_path(id_or_path)) {
-    char b[PF_ID_MAX];
-    if (strcmp(out->id, base_name(path, b, sizeof b)) != 0)
-      return pf_error_set(PF_EPARSE, "%s: machine.id \"%s\" differs from the file name", path, out->id);
-  }
-  return rc;
+  return load_config(id_or_path, "machine", read_machine_any, out, out->id);
 }
