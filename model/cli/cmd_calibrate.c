@@ -13,6 +13,7 @@
 #include "cli.h"
 
 #include "preflight/error.h"
+#include "preflight/report.h"
 
 #ifdef PF_HAVE_CALIBRATE
 #include "pfcal.h"
@@ -190,19 +191,8 @@ static int run_cpu_backend(const pfcal_args *a) {
   cJSON *doc = NULL;
   int rc = pfcal_run(&pfcal_cpu_backend, &a->o, &doc);
   if (rc) return pf_cli_fail(CMD, rc);
-  char *s = cJSON_Print(doc);
-  cJSON_Delete(doc);
-  if (!s) return pf_cli_fail(CMD, pf_error_set(PF_ENOMEM, "out of memory printing the JSON"));
-  size_t n = strlen(s);
-  char *t = malloc(n + 2);
-  if (!t) {
-    cJSON_free(s);
-    return pf_cli_fail(CMD, pf_error_set(PF_ENOMEM, "out of memory"));
-  }
-  memcpy(t, s, n);
-  t[n] = '\n';
-  t[n + 1] = '\0';
-  cJSON_free(s);
+  char *t = pf_report_json_text(doc);
+  if (!t) return pf_cli_fail(CMD, pf_error_set(PF_ENOMEM, "out of memory printing the JSON"));
   rc = pfcal_output_write(a->out, t);
   free(t);
   return rc ? pf_cli_fail(CMD, rc) : 0;

@@ -85,14 +85,9 @@ int pf_cmd_compare(int argc, char **argv) {
     else cJSON_AddItemToArray(rows, pf_report_prediction_json(sc, p));
   }
   if (fmt == PF_FMT_JSON) {
-    cJSON *root = cJSON_CreateObject();
-    cJSON_AddNumberToObject(root, "schema_version", PF_SCHEMA_VERSION);
-    cJSON_AddItemToObject(root, "tool", pf_report_tool_json());
+    cJSON *root = pf_report_root_json();
     cJSON_AddItemToObject(root, "rows", rows);
-    char *s = cJSON_Print(root);
-    fprintf(out, "%s\n", s);
-    free(s);
-    cJSON_Delete(root);
+    pf_report_json_print(out, root);
   } else cJSON_Delete(rows);
   fclose(out);
   if (status == 0) {

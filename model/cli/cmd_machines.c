@@ -101,12 +101,8 @@ static int show(const char *id, const pf_optvals *v) {
   if (fmt == PF_FMT_JSON) {
     cJSON *j = machine_json(&m, 1);
     if (cal) cJSON_AddItemToObject(j, "calibrated", machine_json(&measured, 1));
-    char *s = cJSON_Print(j);
-    cJSON_Delete(j);
-    size_t n = strlen(s);
-    char *t = malloc(n + 2);
-    memcpy(t, s, n); t[n] = '\n'; t[n + 1] = 0;
-    free(s);
+    char *t = pf_report_json_text(j);
+    if (!t) return pf_cli_fail("machines show", pf_error_set(PF_ENOMEM, "out of memory"));
     rc = pf_opts_emit(v, t);
     free(t);
     return rc < 0 ? pf_cli_fail("machines show", rc) : 0;
@@ -198,10 +194,7 @@ int pf_cmd_machines(int argc, char **argv) {
     cJSON *root = cJSON_CreateObject();
     cJSON_AddNumberToObject(root, "schema_version", PF_SCHEMA_VERSION);
     cJSON_AddItemToObject(root, "machines", arr);
-    char *s = cJSON_Print(root);
-    printf("%s\n", s);
-    free(s);
-    cJSON_Delete(root);
+    pf_report_json_print(stdout, root);
   } else {
     cJSON_Delete(arr);
   }

@@ -58,10 +58,7 @@ int pf_cmd_models(int argc, char **argv) {
     if (fmt == PF_FMT_JSON) {
       cJSON *j = model_json(&w);
       cJSON_AddNumberToObject(j, "schema_version", PF_SCHEMA_VERSION);
-      char *s = cJSON_Print(j);
-      printf("%s\n", s);
-      free(s);
-      cJSON_Delete(j);
+      pf_report_json_print(stdout, j);
     } else {
       printf("%s: %s\n", w.id, w.name);
       printf("  parameters       %.4g\n", pf_workload_params(&w, 1));
@@ -91,10 +88,7 @@ int pf_cmd_models(int argc, char **argv) {
     cJSON *root = cJSON_CreateObject();
     cJSON_AddNumberToObject(root, "schema_version", PF_SCHEMA_VERSION);
     cJSON_AddItemToObject(root, "models", arr);
-    char *s = cJSON_Print(root);
-    printf("%s\n", s);
-    free(s);
-    cJSON_Delete(root);
+    pf_report_json_print(stdout, root);
   } else cJSON_Delete(arr);
   pf_opts_free(&v);
   return 0;

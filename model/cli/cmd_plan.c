@@ -145,9 +145,7 @@ int pf_cmd_plan(int argc, char **argv) {
   size_t len = 0;
   FILE *out = open_memstream(&buf, &len);
   if (fmt == PF_FMT_JSON) {
-    cJSON *root = cJSON_CreateObject();
-    cJSON_AddNumberToObject(root, "schema_version", PF_SCHEMA_VERSION);
-    cJSON_AddItemToObject(root, "tool", pf_report_tool_json());
+    cJSON *root = pf_report_root_json();
     cJSON_AddStringToObject(root, "machine", mach);
     cJSON_AddStringToObject(root, "model", model);
     cJSON_AddNumberToObject(root, "overhead_fraction", overhead);
@@ -174,10 +172,7 @@ int pf_cmd_plan(int argc, char **argv) {
     cJSON_AddNumberToObject(rec, "fastest_nodes", rows[fastest].nodes);
     cJSON_AddNumberToObject(rec, "cheapest_nodes", rows[cheapest].nodes);
     cJSON_AddNumberToObject(rec, "best_time_x_energy_nodes", rows[greenest].nodes);
-    char *s = cJSON_Print(root);
-    fprintf(out, "%s\n", s);
-    free(s);
-    cJSON_Delete(root);
+    pf_report_json_print(out, root);
   } else if (fmt == PF_FMT_CSV) {
     fprintf(out, "nodes,gpus,iterations,iteration_time_s,wall_time_h,gpu_hours,node_hours,billing_units,billing_unit,energy_MWh,tflops_per_gpu,scaling_efficiency\n");
     for (int i = 0; i < nr; i++)

@@ -52,22 +52,13 @@ int pf_cmd_predict(int argc, char **argv) {
   if (rc == PF_ENOFIT && fmt == PF_FMT_JSON) {
     /* print the numbers too, so scripts can read them */
     cJSON *j = pf_report_prediction_json(sc, p);
-    char *s = cJSON_Print(j);
-    printf("%s\n", s);
-    free(s);
-    cJSON_Delete(j);
+    pf_report_json_print(stdout, j);
   }
   if (rc < 0) goto fail;
   char *text = NULL;
   if (fmt == PF_FMT_JSON) {
-    cJSON *j = pf_report_prediction_json(sc, p);
-    char *s = cJSON_Print(j);
-    cJSON_Delete(j);
-    size_t n = strlen(s);
-    text = malloc(n + 2);
-    memcpy(text, s, n);
-    text[n] = '\n'; text[n + 1] = 0;
-    free(s);
+    text = pf_report_json_text(pf_report_prediction_json(sc, p));
+    if (!text) { rc = pf_error_set(PF_ENOMEM, "out of memory"); goto fail; }
   } else if (fmt == PF_FMT_CSV) {
     text = malloc(1024);
     snprintf(text, 1024,

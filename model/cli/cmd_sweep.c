@@ -148,15 +148,10 @@ int pf_cmd_sweep(int argc, char **argv) {
   free(items);
   free(scs);
   if (fmt == PF_FMT_JSON) {
-    cJSON *root = cJSON_CreateObject();
-    cJSON_AddNumberToObject(root, "schema_version", PF_SCHEMA_VERSION);
-    cJSON_AddItemToObject(root, "tool", pf_report_tool_json());
+    cJSON *root = pf_report_root_json();
     cJSON_AddStringToObject(root, "scaling", weak ? "weak" : "strong");
     cJSON_AddItemToObject(root, "rows", rows);
-    char *s = cJSON_Print(root);
-    fprintf(out, "%s\n", s);
-    free(s);
-    cJSON_Delete(root);
+    pf_report_json_print(out, root);
   } else cJSON_Delete(rows);
   fclose(out);
   if (status == 0 && (rc = pf_opts_emit(&v, buf)) < 0) status = pf_cli_fail("sweep", rc);

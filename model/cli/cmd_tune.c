@@ -151,9 +151,7 @@ int pf_cmd_tune(int argc, char **argv) {
   FILE *out = open_memstream(&buf, &len);
   char txt[160];
   if (fmt == PF_FMT_JSON) {
-    cJSON *root = cJSON_CreateObject();
-    cJSON_AddNumberToObject(root, "schema_version", PF_SCHEMA_VERSION);
-    cJSON_AddItemToObject(root, "tool", pf_report_tool_json());
+    cJSON *root = pf_report_root_json();
     cJSON_AddNumberToObject(root, "plans_tried", tried);
     cJSON_AddNumberToObject(root, "plans_feasible", nc);
     cJSON *arr = cJSON_AddArrayToObject(root, "rows");
@@ -171,10 +169,7 @@ int pf_cmd_tune(int argc, char **argv) {
       cJSON_AddNumberToObject(o, "memory_GiB", c[i].mem_GiB);
       cJSON_AddItemToArray(arr, o);
     }
-    char *s = cJSON_Print(root);
-    fprintf(out, "%s\n", s);
-    free(s);
-    cJSON_Delete(root);
+    pf_report_json_print(out, root);
   } else if (fmt == PF_FMT_CSV) {
     fprintf(out, "rank,tp,pp,dp,mbs,recompute,schedule,iteration_time_s,tokens_per_s,tflops_per_gpu,memory_GiB\n");
     for (int i = 0; i < top; i++)

@@ -509,17 +509,12 @@ static int render(const pf_vset *s, vfmt fmt, bool rows, bool fit, char **text) 
   FILE *f = open_memstream(text, &len);
   if (!f) return pf_error_set(PF_ENOMEM, "out of memory");
   if (fmt == FMT_JSON) {
-    cJSON *root = cJSON_CreateObject();
-    cJSON_AddNumberToObject(root, "schema_version", PF_SCHEMA_VERSION);
-    cJSON_AddItemToObject(root, "tool", pf_report_tool_json());
+    cJSON *root = pf_report_root_json();
     cJSON_AddStringToObject(root, "file", s->path);
     cJSON *arr = cJSON_AddArrayToObject(root, "rows");
     for (int i = 0; i < s->n; i++) cJSON_AddItemToArray(arr, row_json(&s->rows[i], fit));
     cJSON_AddItemToObject(root, "summary", summary_json(s));
-    char *j = cJSON_Print(root);
-    fprintf(f, "%s\n", j);
-    free(j);
-    cJSON_Delete(root);
+    pf_report_json_print(f, root);
   } else if (fmt == FMT_CSV) print_csv(f, s, fit);
   else if (fmt == FMT_MD) print_markdown(f, s, rows);
   else print_table(f, s, rows, fit);
@@ -597,9 +592,7 @@ static int cmd_fit(const pf_optvals *v, const char *path, vfmt fmt) {
     static const char *pn[3] = {"compute_eff", "comm_eff", "step_overhead_s"};
     double pv[3] = {fr.p.compute_eff, fr.p.comm_eff, fr.p.step_overhead_s};
     if (fmt == FMT_JSON) {
-      cJSON *root = cJSON_CreateObject();
-      cJSON_AddNumberToObject(root, "schema_version", PF_SCHEMA_VERSION);
-      cJSON_AddItemToObject(root, "tool", pf_report_tool_json());
+      cJSON *root = pf_report_root_json();
       cJSON_AddStringToObject(root, "file", path);
       cJSON *fo = cJSON_AddObjectToObject(root, "fit");
       for (int k = 0; k < 3; k++) cJSON_AddNumberToObject(fo, pn[k], pv[k]);
@@ -619,10 +612,7 @@ static int cmd_fit(const pf_optvals *v, const char *path, vfmt fmt) {
       cJSON *arr = cJSON_AddArrayToObject(root, "rows");
       for (int i = 0; i < s.n; i++) cJSON_AddItemToArray(arr, row_json(&s.rows[i], true));
       cJSON_AddItemToObject(root, "summary", summary_json(&s));
-      char *j = cJSON_Print(root);
-      fprintf(f, "%s\n", j);
-      free(j);
-      cJSON_Delete(root);
+      pf_report_json_print(f, root);
     } else if (fmt == FMT_CSV) {
       print_csv(f, &s, true);
     } else {
@@ -789,9 +779,7 @@ static int cmd_megatron(const pf_optvals *cli, const char *path, vfmt fmt) {
   size_t len = 0;
   FILE *f = open_memstream(&text, &len);
   if (fmt == FMT_JSON) {
-    cJSON *root = cJSON_CreateObject();
-    cJSON_AddNumberToObject(root, "schema_version", PF_SCHEMA_VERSION);
-    cJSON_AddItemToObject(root, "tool", pf_report_tool_json());
+    cJSON *root = pf_report_root_json();
     cJSON *mg = cJSON_AddObjectToObject(root, "megatron_log");
     cJSON_AddStringToObject(mg, "file", path);
     cJSON_AddStringToObject(mg, "time_format", l->format);
@@ -821,10 +809,7 @@ static int cmd_megatron(const pf_optvals *cli, const char *path, vfmt fmt) {
     cJSON *arr = cJSON_AddArrayToObject(root, "rows");
     for (int i = 0; i < s.n; i++) cJSON_AddItemToArray(arr, row_json(&s.rows[i], false));
     cJSON_AddItemToObject(root, "summary", summary_json(&s));
-    char *j = cJSON_Print(root);
-    fprintf(f, "%s\n", j);
-    free(j);
-    cJSON_Delete(root);
+    pf_report_json_print(f, root);
   } else {
     fprintf(f, "Megatron-LM log %s: %d iteration lines (time in %s), %d used (first skipped as warm-up), %d "
                "arguments\n", path, l->niter, l->format, l->used, l->nargs);

@@ -37,11 +37,37 @@ cJSON *pf_report_tool_json(void) {
   return t;
 }
 
-cJSON *pf_report_prediction_json(const pf_scenario *sc, const pf_prediction *p) {
-  const pf_plan *pl = &sc->plan;
+cJSON *pf_report_root_json(void) {
   cJSON *j = cJSON_CreateObject();
   cJSON_AddNumberToObject(j, "schema_version", PF_SCHEMA_VERSION);
   cJSON_AddItemToObject(j, "tool", pf_report_tool_json());
+  return j;
+}
+
+char *pf_report_json_text(cJSON *doc) {
+  char *s = cJSON_Print(doc);
+  cJSON_Delete(doc);
+  if (!s) return NULL;
+  size_t n = strlen(s);
+  char *t = malloc(n + 2);
+  if (t) {
+    memcpy(t, s, n);
+    t[n] = '\n';
+    t[n + 1] = '\0';
+  }
+  free(s);
+  return t;
+}
+
+void pf_report_json_print(FILE *f, cJSON *doc) {
+  char *t = pf_report_json_text(doc);
+  if (t) fputs(t, f);
+  free(t);
+}
+
+cJSON *pf_report_prediction_json(const pf_scenario *sc, const pf_prediction *p) {
+  const pf_plan *pl = &sc->plan;
+  cJSON *j = pf_report_root_json();
   cJSON_AddStringToObject(j, "machine", sc->machine.id);
   cJSON_AddStringToObject(j, "device", sc->machine.dev.id);
   cJSON_AddStringToObject(j, "model", sc->workload.id);

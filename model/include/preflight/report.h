@@ -10,6 +10,13 @@
 
 #define PF_SCHEMA_VERSION 1
 
+/* A result document's root: {"schema_version": 1, "tool": {...}}; caller frees. */
+cJSON *pf_report_root_json(void);
+/* Pretty-printed doc plus a newline, as a string (caller frees; NULL when out
+ * of memory), or printed to f; both delete doc. */
+char *pf_report_json_text(cJSON *doc);
+void pf_report_json_print(FILE *f, cJSON *doc);
+
 /* The prediction JSON of DESIGN 4.2. Caller frees with cJSON_Delete(). */
 cJSON *pf_report_prediction_json(const pf_scenario *sc, const pf_prediction *p);
 /* {"version":..., "git":...}; caller frees. */
