@@ -432,7 +432,7 @@ int pf_predict(pf_scenario *sc, pf_prediction *out) {
   pf_pipeline_result *r = ws.r, *r0 = ws.r0;
   for (int s = 0; s < P; s++) {
     if (s > 1 && s < P - 1) { w[s] = w[1]; continue; } /* middle stages are identical */
-    pf_stage_work_compute(sc, s, &w[s]);
+    if ((rc = pf_stage_work_compute(sc, s, &w[s])) < 0) { ws_free(&ws); return rc; }
   }
   if ((rc = pf_topology_build(m, sc->nodes, sc->comm_eff_scale, &ws.topo)) < 0) { ws_free(&ws); return rc; }
   const pf_topology *topo = &ws.topo;

@@ -31,7 +31,7 @@ int main(void) {
   double k = a.machine.dev.gemm_eff / 0.70; /* 0.803 / 0.70 */
 
   pf_stage_work w;
-  pf_stage_work_compute(&a, 0, &w);
+  CHECK_INT(pf_stage_work_compute(&a, 0, &w), 0);
   int M = a.plan.grad_accum;
   double expected = (M * (w.gemm_s * k + w.mem_s + w.launch_s) + w.optimizer_s) /
                     (M * (w.gemm_s + w.mem_s + w.launch_s) + w.optimizer_s);

@@ -1,0 +1,208 @@
+/* kernel.c - price of one kernel launch and the host/GPU step timeline (see kernel.h).
+ *
+ * Achieved GEMM rate: the device's fallback curve
+ *   eff(m, n, k) = gemm_eff x d / (d + gemm_half_dim),  d = min(m, n, k)
+ * (saturation of tile occupancy for small shapes), x peak(precision).
+ * FlashAttention runs at FLASH_EFF x that: Dao (2023, FlashAttention-2)
+ * reports 50-73 % of A100 peak forward+backward, about 0.85 of the 86.9 %
+ * large-GEMM share measured on A100 (research notes 2.5).
+ * Memory-bound kernels stream at memory_bw x hbm_eff (device file, with source).
+ * Floor: the device's kernel_launch_s (minimum duration of a launch on the GPU).
+ */
+#include "preflight/kernel.h"
+
+#include "preflight/error.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FLASH_EFF 0.85
+
+const char *pf_limit_name(pf_limit l) {
+  static const char *names[] = {"compute", "memory", "launch", "fixed"};
+  return l >= 0 && l < PF_LIMIT_N ? names[l] : "?";
+}
+
+double pf_kernel_peak(const pf_device *d, pf_precision p) {
+  double pk = pf_device_peak(d, p);
+  if (pk <= 0) pk = d->peak_flops[PF_FP16] > 0 ? d->peak_flops[PF_FP16] : d->vector_flops[PF_FP32];
+  return pk;
+}
+
+double pf_gemm_eff(const pf_device *d, pf_precision p, pf_gemm_layout layout, double m, double n, double k) {
+  (void)p;
+  (void)layout;
+  double dmin = fmin(m, fmin(n, k));
+  return d->gemm_eff * dmin / (dmin + d->gemm_half_dim);
+}
+
+double pf_mem_time(const pf_device *d, double bytes) { return bytes / (d->memory_bw_Bps * d->hbm_eff); }
+
+int pf_kernel_cost_eval(const pf_kernel_env *env, const pf_kernel *k, pf_kernel_cost *c) {
+  const pf_device *d = env->dev;
+  double scale = env->eff_scale > 0 ? env->eff_scale : 1.0;
+  double batch = k->batch > 0 ? k->batch : 1.0;
+  memset(c, 0, sizeof *c);
+  c->floor_s = d->kernel_launch_s;
+  double flops = k->flops;
+  switch (k->kind) {
+  case PF_KERNEL_GEMM:
+  case PF_KERNEL_CONV:
+  case PF_KERNEL_ATTENTION: {
+    if (flops <= 0) flops = (k->kind == PF_KERNEL_ATTENTION ? 4.0 : 2.0) * k->m * k->n * k->k * batch;
+    double eff = pf_gemm_eff(d, k->prec, k->layout, k->m, k->n, k->k);
+    if (k->kind == PF_KERNEL_ATTENTION) eff *= FLASH_EFF;
+    double peak = pf_kernel_peak(d, k->prec);
+    if (!(peak > 0) || !(eff > 0))
+      return pf_error_set(PF_EINVAL, "device %s has no rate for %s kernel %s", d->id, pf_precision_name(k->prec),
+                          k->name ? k->name : "(unnamed)");
+    c->rate_flops = peak * eff * scale;
+    c->compute_s = flops / c->rate_flops;
+    c->u_tensor = fmin(1.0, c->rate_flops / peak);
+    break;
+  }
+  case PF_KERNEL_MEMORY:
+  case PF_KERNEL_OPTIMIZER:
+    break;
+  case PF_KERNEL_FIXED:
+    c->time_s = k->fixed_s;
+    c->floor_s = 0;
+    c->limit = PF_LIMIT_FIXED;
+    return 0;
+  case PF_KERNEL_NKINDS:
+    return pf_error_set(PF_EINVAL, "invalid kernel kind");
+  }
+  if (k->bytes > 0) c->memory_s = pf_mem_time(d, k->bytes) / scale;
+  double body = fmax(c->compute_s, c->memory_s);
+  c->time_s = body + c->floor_s;
+  c->limit = body <= 0 ? PF_LIMIT_FLOOR : c->compute_s >= c->memory_s ? PF_LIMIT_COMPUTE : PF_LIMIT_MEMORY;
+  if (c->time_s > 0) {
+    /* utilisation over the whole launch: the floor draws no tensor or HBM work */
+    c->u_tensor *= c->compute_s / c->time_s;
+    if (k->bytes > 0 && d->memory_bw_Bps > 0) c->u_hbm = fmin(1.0, k->bytes / c->time_s / d->memory_bw_Bps);
+  }
+  return 0;
+}
+
+/* ---- lists ---- */
+
+int pf_kernel_list_add(pf_kernel_list *l, const pf_kernel *k) {
+  if (l->n == l->cap) {
+    int cap = l->cap ? 2 * l->cap : 32;
+    pf_kernel *p = realloc(l->k, (size_t)cap * sizeof *p);
+    if (!p) return pf_error_set(PF_ENOMEM, "out of memory");
+    l->k = p;
+    l->cap = cap;
+  }
+  l->k[l->n++] = *k;
+  return 0;
+}
+
+void pf_kernel_list_free(pf_kernel_list *l) {
+  free(l->k);
+  memset(l, 0, sizeof *l);
+}
+
+/* ---- the step timeline ---- */
+
+int pf_step_add(pf_step *s, const pf_kernel_env *env, const pf_kernel *k) {
+  pf_kernel_cost c;
+  int rc = pf_kernel_cost_eval(env, k, &c);
+  if (rc < 0) return rc;
+  double n = k->count > 0 ? k->count : 1.0;
+  double h = k->host_ops * env->host_op_s, t = c.time_s;
+  /* n identical launches: G_n = max(G_0 + n t, H_0 + max over j of (j h + (n - j + 1) t)),
+   * the max at j = n when h >= t (host-bound) and at j = 1 otherwise */
+  double gpu_chain = s->end_s + n * t;
+  double host_chain = h >= t ? s->host_s + n * h + t : s->host_s + h + n * t;
+  s->end_s = fmax(gpu_chain, host_chain);
+  s->host_s += n * h;
+  s->busy_s += n * t;
+  s->dispatch_s += n * h;
+  if (c.limit != PF_LIMIT_FLOOR) s->limit_s[c.limit] += n * (t - c.floor_s);
+  s->limit_s[PF_LIMIT_FLOOR] += n * c.floor_s;
+  double batch = k->batch > 0 ? k->batch : 1.0;
+  double flops = k->flops > 0 ? k->flops
+                 : (k->kind == PF_KERNEL_GEMM || k->kind == PF_KERNEL_CONV)
+                     ? 2.0 * k->m * k->n * k->k * batch
+                 : k->kind == PF_KERNEL_ATTENTION ? 4.0 * k->m * k->n * k->k * batch
+                                                  : 0.0;
+  s->flops += n * flops;
+  s->bytes += n * k->bytes;
+  s->tensor_util_s += n * t * c.u_tensor;
+  s->vector_util_s += n * t * c.u_vector;
+  s->hbm_util_s += n * t * c.u_hbm;
+  s->kernels += n;
+  s->ops += n * k->host_ops;
+  return 0;
+}
+
+static int run_once(pf_step *s, const pf_kernel_env *env, const pf_kernel_list *l) {
+  for (int i = 0; i < l->n; i++) {
+    int rc = pf_step_add(s, env, &l->k[i]);
+    if (rc < 0) return rc;
+  }
+  return 0;
+}
+
+/* a += f x (b - c), field by field */
+static void step_axpy(pf_step *a, double f, const pf_step *b, const pf_step *c) {
+  a->host_s += f * (b->host_s - c->host_s);
+  a->end_s += f * (b->end_s - c->end_s);
+  a->busy_s += f * (b->busy_s - c->busy_s);
+  a->dispatch_s += f * (b->dispatch_s - c->dispatch_s);
+  for (int i = 0; i < PF_LIMIT_N; i++) a->limit_s[i] += f * (b->limit_s[i] - c->limit_s[i]);
+  a->flops += f * (b->flops - c->flops);
+  a->bytes += f * (b->bytes - c->bytes);
+  a->tensor_util_s += f * (b->tensor_util_s - c->tensor_util_s);
+  a->vector_util_s += f * (b->vector_util_s - c->vector_util_s);
+  a->hbm_util_s += f * (b->hbm_util_s - c->hbm_util_s);
+  a->kernels += f * (b->kernels - c->kernels);
+  a->ops += f * (b->ops - c->ops);
+}
+
+int pf_step_run(pf_step *s, const pf_kernel_env *env, const pf_kernel_list *l, int repeat) {
+  if (repeat <= 0 || l->n == 0) return 0;
+  /* step the first periods exactly; the max-plus recurrence is periodic after
+   * one period (its cycle time is max(sum t, sum h)), so the remaining
+   * repetitions each add the last period's increment */
+  int exact = repeat < 3 ? repeat : 3, rc = 0;
+  for (int r = 0; r < exact - 1 && rc == 0; r++) rc = run_once(s, env, l);
+  pf_step prev = *s;
+  if (rc == 0) rc = run_once(s, env, l);
+  if (rc < 0 || repeat == exact) return rc;
+  pf_step last = *s;
+  step_axpy(s, repeat - exact, &last, &prev);
+  return 0;
+}
+
+void pf_step_append(pf_step *a, const pf_step *b) {
+  a->host_s = a->end_s + b->host_s;
+  a->end_s += b->end_s;
+  a->busy_s += b->busy_s;
+  a->dispatch_s += b->dispatch_s;
+  for (int i = 0; i < PF_LIMIT_N; i++) a->limit_s[i] += b->limit_s[i];
+  a->flops += b->flops;
+  a->bytes += b->bytes;
+  a->tensor_util_s += b->tensor_util_s;
+  a->vector_util_s += b->vector_util_s;
+  a->hbm_util_s += b->hbm_util_s;
+  a->kernels += b->kernels;
+  a->ops += b->ops;
+}
+
+void pf_step_scale(pf_step *s, double f) {
+  s->host_s *= f;
+  s->end_s *= f;
+  s->busy_s *= f;
+  s->dispatch_s *= f;
+  for (int i = 0; i < PF_LIMIT_N; i++) s->limit_s[i] *= f;
+  s->flops *= f;
+  s->bytes *= f;
+  s->tensor_util_s *= f;
+  s->vector_util_s *= f;
+  s->hbm_util_s *= f;
+  s->kernels *= f;
+  s->ops *= f;
+}
