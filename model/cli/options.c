@@ -45,6 +45,8 @@ const pf_opt pf_scenario_opts[] = {
     {"flash-attn", NULL, "FlashAttention-style fused attention"},
     {"tp-across-nodes", NULL, "allow TP groups to span nodes"},
     {"calibration", "FILE.json", "overlay measured rates (preflight calibrate or validate --fit)"},
+    {"host-overhead", "MODE", "kernel dispatch: auto|eager|graphs|compiled (default auto: the framework's usual mode)"},
+    {"framework", "F", "training framework: auto|megatron|pytorch|tensorflow (default auto)"},
     {"engine", "E", "pipeline engine: simgrid (default) | full | analytic"},
     {"collective", "A", "force the DP collective: auto|ring|tree|hierarchical|rabenseifner"},
     {"seed", "N", "seed for randomness (printed in JSON)"},
@@ -298,6 +300,8 @@ int pf_opts_scenario(const pf_optvals *v, pf_scenario *sc) {
   if ((s = pf_opts_get(v, "recompute")) && (rc = pf_recompute_parse(s, &p->recompute)) < 0) return rc;
   if ((s = pf_opts_get(v, "schedule")) && (rc = pf_schedule_parse(s, &p->schedule, &p->vstages)) < 0) return rc;
   if ((s = pf_opts_get(v, "collective")) && (rc = pf_coll_algo_parse(s, &sc->collective)) < 0) return rc;
+  if ((s = pf_opts_get(v, "host-overhead")) && (rc = pf_host_mode_parse(s, &sc->host_mode)) < 0) return rc;
+  if ((s = pf_opts_get(v, "framework")) && (rc = pf_framework_parse(s, &sc->framework)) < 0) return rc;
   if ((s = pf_opts_get(v, "engine"))) {
     if (strcmp(s, "simgrid") == 0 || strcmp(s, "des") == 0) sc->engine = PF_ENGINE_DES;
     else if (strcmp(s, "full") == 0) sc->engine = PF_ENGINE_FULL;

@@ -60,6 +60,24 @@ int pf_coll_algo_parse(const char *s, pf_coll_algo *out) {
   return pf_error_set(PF_EINVAL, "--collective \"%s\": valid: auto, ring, tree, hierarchical, rabenseifner", s);
 }
 
+static const char *host_names[] = {"auto", "eager", "graphs", "compiled"};
+static const char *fw_names[] = {"auto", "megatron", "pytorch", "tensorflow"};
+
+const char *pf_host_mode_name(pf_host_mode m) { return m <= PF_HOST_COMPILED ? host_names[m] : "?"; }
+const char *pf_framework_name(pf_framework f) { return f <= PF_FW_TENSORFLOW ? fw_names[f] : "?"; }
+
+int pf_host_mode_parse(const char *s, pf_host_mode *out) {
+  for (int i = 0; i <= PF_HOST_COMPILED; i++)
+    if (strcmp(s, host_names[i]) == 0) { *out = (pf_host_mode)i; return 0; }
+  return pf_error_set(PF_EINVAL, "--host-overhead \"%s\": valid: auto, eager, graphs, compiled", s);
+}
+
+int pf_framework_parse(const char *s, pf_framework *out) {
+  for (int i = 0; i <= PF_FW_TENSORFLOW; i++)
+    if (strcmp(s, fw_names[i]) == 0) { *out = (pf_framework)i; return 0; }
+  return pf_error_set(PF_EINVAL, "--framework \"%s\": valid: auto, megatron, pytorch, tensorflow", s);
+}
+
 int pf_plan_rank(const pf_plan *p, int tp_r, int cp_r, int dp_r, int pp_r) {
   return tp_r + p->tp * (cp_r + p->cp * (dp_r + p->dp * pp_r));
 }

@@ -16,6 +16,14 @@ typedef enum { PF_SCHED_1F1B, PF_SCHED_INTERLEAVED, PF_SCHED_GPIPE } pf_schedule
 typedef enum { PF_RECOMPUTE_NONE, PF_RECOMPUTE_SELECTIVE, PF_RECOMPUTE_FULL } pf_recompute;
 typedef enum { PF_ENGINE_DES, PF_ENGINE_FULL, PF_ENGINE_ANALYTIC } pf_engine;
 typedef enum { PF_COLL_AUTO, PF_COLL_RING, PF_COLL_TREE, PF_COLL_HIERARCHICAL, PF_COLL_RABENSEIFNER } pf_coll_algo;
+/* Who dispatches the kernels and how (kernel.h: host cost per framework operator).
+ * auto: the framework's usual mode (eager PyTorch for Megatron-LM and PyTorch,
+ * graph mode for TensorFlow); graphs: CUDA/HIP graphs replay a captured step;
+ * compiled: torch.compile / XLA fuse element-wise kernels and launch fewer. */
+typedef enum { PF_HOST_AUTO, PF_HOST_EAGER, PF_HOST_GRAPHS, PF_HOST_COMPILED } pf_host_mode;
+/* The training framework the run uses (auto: Megatron-LM for built-in
+ * transformers, PyTorch otherwise). */
+typedef enum { PF_FW_AUTO, PF_FW_MEGATRON, PF_FW_PYTORCH, PF_FW_TENSORFLOW } pf_framework;
 
 typedef struct pf_plan {
   int tp, pp, dp, cp;
@@ -40,13 +48,15 @@ typedef struct pf_scenario {
   int nodes, gpus;              /* gpus = nodes x gpus_per_node unless --gpus was given */
   pf_engine engine;
   pf_coll_algo collective;      /* forced DP collective algorithm, or auto */
+  pf_host_mode host_mode;       /* --host-overhead */
+  pf_framework framework;       /* --framework */
   unsigned long seed;
   char calibration[PF_PATH_MAX];/* overlay file, "" if none */
   char trace[PF_PATH_MAX];      /* Chrome trace output, "" if none */
   /* efficiency overrides from a fit overlay (1, 1, 0 = none) */
   double compute_eff_scale, comm_eff_scale, step_overhead_s;
-  double jitter_cv;
-  bool free_p2p;                /* internal: P2P transfers cost nothing (bubble/comm split) */             /* per-step compute jitter (0 = deterministic timing) */
+  double jitter_cv;             /* per-step compute jitter (0 = deterministic timing) */
+  bool free_p2p;                /* internal: P2P transfers cost nothing (bubble/comm split) */
 } pf_scenario;
 
 /* Defaults: tp=pp=cp=1, mbs=1, schedule 1f1b, precision bf16, seed 1. */
@@ -63,6 +73,10 @@ const char *pf_coll_algo_name(pf_coll_algo a);
 int pf_schedule_parse(const char *s, pf_schedule *out, int *vstages);
 int pf_recompute_parse(const char *s, pf_recompute *out);
 int pf_coll_algo_parse(const char *s, pf_coll_algo *out);
+const char *pf_host_mode_name(pf_host_mode m);
+const char *pf_framework_name(pf_framework f);
+int pf_host_mode_parse(const char *s, pf_host_mode *out);
+int pf_framework_parse(const char *s, pf_framework *out);
 
 /* Global rank of (tp, cp, dp, pp) coordinates and the node that holds it. */
 int pf_plan_rank(const pf_plan *p, int tp_r, int cp_r, int dp_r, int pp_r);
