@@ -36,12 +36,15 @@ typedef enum {
 /* GEMM operand layout as cuBLAS sees a training step's products (data/h100-gemm-bf16.csv):
  * NN forward (activations x weight), NT data gradient, TN weight gradient. */
 typedef enum { PF_GEMM_NN, PF_GEMM_NT, PF_GEMM_TN } pf_gemm_layout;
+/* Which pass a kernel belongs to (a fused attention backward is a different kernel from its forward). */
+typedef enum { PF_PASS_FWD, PF_PASS_BWD, PF_PASS_OPT } pf_pass;
 
 typedef struct pf_kernel {
   pf_kernel_kind kind;
   const char *name;     /* static label ("qkv", "fc1.dgrad", "softmax"); may be NULL */
   pf_precision prec;    /* data type of the math */
   pf_gemm_layout layout;
+  pf_pass pass;
   double m, n, k;       /* shape of one product (GEMM, CONV, ATTENTION) */
   double batch;         /* products per launch; 0 means 1 */
   double flops;         /* FLOPs of one launch; 0 = 2 m n k batch for GEMM-like kinds (4 m n k batch for attention) */
