@@ -17,6 +17,7 @@
 #include "pfcal.h"
 
 #include "preflight/error.h"
+#include "preflight/progress.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -100,7 +101,9 @@ static int s_copy(void *c, double *v) {
 }
 
 static void progress(const run *r, const char *what, const pfcal_stat *st) {
+  pf_progress_item();
   if (!r->o->progress) return;
+  pf_progress_pause();
   if (!st->measured) {
     fprintf(stderr, "calibrate: %-22s unsupported\n", what);
     return;
@@ -289,6 +292,7 @@ static int run_link(run *r, int src, int dst, cJSON *arr, double *bw_out) {
     int rc = pfcal_measure(&pr, s_copy, &c, &st);
     if (rc == PF_EINVAL) {
       pf_error_clear();
+      pf_progress_item();
       return 0; /* no path between these two (no peer access) */
     }
     if (rc) return rc;
@@ -297,6 +301,7 @@ static int run_link(run *r, int src, int dst, cJSON *arr, double *bw_out) {
     cv[m] = st.cv;
     m++;
   }
+  pf_progress_item();
   double alpha = 0, beta = 0;
   if (pfcal_fit_alpha_beta(bytes, t, m, &alpha, &beta)) {
     pf_error_clear();
@@ -411,6 +416,19 @@ static cJSON *header(run *r, const char *date) {
   return doc;
 }
 
+/* How many measurements pfcal_run makes, for the progress bar. */
+static long count_items(const run *r, bool fit_power) {
+  const pfcal_opts *o = r->o;
+  long n = 0, d = r->info.count < PFCAL_MAX_DEVICES ? r->info.count : PFCAL_MAX_DEVICES;
+  if (r->be->launch && !o->skip_launch) n += 1;
+  if (r->be->stream && !o->skip_stream) n += PFCAL_NSTREAM;
+  if (r->be->vector_fma && !o->skip_vector) n += 3;
+  if (r->be->tensor && !o->skip_tensor) n += 6;
+  if (r->be->copy && !o->skip_copies) n += 2 * d + d * (d - 1);
+  if (fit_power) n += 3;
+  return n;
+}
+
 int pfcal_run(const pfcal_backend *be, const pfcal_opts *o, cJSON **doc_out) {
   run r;
   memset(&r, 0, sizeof r);
@@ -437,15 +455,19 @@ int pfcal_run(const pfcal_backend *be, const pfcal_opts *o, cJSON **doc_out) {
 
   double idle_W = 0, context_W = 0, max_W = 0;
   bool fit_power = r.pw && !o->quick;
+  pf_progress_begin("calibrate", count_items(&r, fit_power), false);
   if (fit_power) idle_W = idle_power(&r, 3.0);
+  if (fit_power) pf_progress_item();
 
   rc = be->setup(o, &r.info);
   if (rc) {
+    pf_progress_end();
     be->teardown();
     pfcal_power_close(r.pw);
     return rc;
   }
   if (fit_power) context_W = idle_power(&r, 3.0);
+  if (fit_power) pf_progress_item();
 
   char date[64];
   pfcal_date(date, sizeof date);
@@ -474,7 +496,9 @@ int pfcal_run(const pfcal_backend *be, const pfcal_opts *o, cJSON **doc_out) {
       c.p = PF_FP64;
     }
     if (fn) max_W = busy_power(&r, fn, &c, 5.0, 15.0);
+    pf_progress_item();
   }
+  pf_progress_end();
   if (rc) {
     cJSON_Delete(doc);
     cJSON_Delete(r.unsupported);

@@ -2,22 +2,23 @@
  * and the GPU back-end executables (preflight-cal-cuda, preflight-cal-hip).
  *
  * One option table drives parsing and --help (git parse-options style, see
- * shared/STYLE.md 6); help ends with copy-pasteable examples.  The JSON is
- * written to a temporary file in the destination's directory and rename()d
- * over the destination, so a reader sees the old file or the whole new one,
- * never a half-written one, and a failed run leaves the user's file alone.
+ * shared/STYLE.md 6); help ends with copy-pasteable examples.  The JSON goes
+ * out through model/src/io.c (checked before the run, written to a temporary
+ * file beside the destination and renamed over it), so a reader sees the old
+ * file or the whole new one and a failed or interrupted run leaves the user's
+ * file alone.
  */
 #include "pfcal.h"
 
 #include "preflight/error.h"
+#include "preflight/interrupt.h"
+#include "preflight/progress.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 enum { OPT_BACKEND, OPT_QUICK, OPT_FULL, OPT_OUTPUT, OPT_SEED, OPT_THREADS, OPT_DEVICE, OPT_QUIET, OPT_HELP };
 
@@ -167,74 +168,9 @@ int pfcal_parse_args(int argc, char **argv, int first, bool with_backend, pfcal_
   return 0;
 }
 
-static bool to_stdout(const char *path) { return !path || strcmp(path, "-") == 0; }
+int pfcal_output_check(const char *path, pf_output *o) { return pf_output_check(path, "-o", o); }
 
-static void dir_of(const char *path, char *dir, size_t len) {
-  const char *slash = strrchr(path, '/');
-  if (!slash)
-    snprintf(dir, len, ".");
-  else if (slash == path)
-    snprintf(dir, len, "/");
-  else
-    snprintf(dir, len, "%.*s", (int)(slash - path), path);
-}
-
-int pfcal_output_check(const char *path) {
-  if (to_stdout(path)) return 0;
-  struct stat sb;
-  if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) return pf_error_set(PF_EIO, "-o %s: is a directory", path);
-  char dir[PF_PATH_MAX];
-  dir_of(path, dir, sizeof dir);
-  if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
-    return pf_error_set(PF_EIO, "-o %s: directory %s does not exist", path, dir);
-  if (access(dir, W_OK) != 0)
-    return pf_error_set(PF_EIO, "-o %s: cannot write in directory %s: %s", path, dir, strerror(errno));
-  return 0;
-}
-
-int pfcal_output_write(const char *path, const char *text) {
-  size_t len = strlen(text);
-  if (to_stdout(path)) {
-    if (fwrite(text, 1, len, stdout) != len || fflush(stdout) != 0)
-      return pf_error_set(PF_EIO, "writing to stdout: %s", strerror(errno));
-    return 0;
-  }
-  int rc = pfcal_output_check(path);
-  if (rc) return rc;
-  char dir[PF_PATH_MAX], tmp[PF_PATH_MAX + 64];
-  dir_of(path, dir, sizeof dir);
-  const char *base = strrchr(path, '/');
-  base = base ? base + 1 : path;
-  int n = snprintf(tmp, sizeof tmp, "%s/.%s.tmp.XXXXXX", dir, base);
-  if (n < 0 || (size_t)n >= sizeof tmp) return pf_error_set(PF_EIO, "-o %s: path too long", path);
-  int fd = mkstemp(tmp);
-  if (fd < 0)
-    return pf_error_set(PF_EIO, "-o %s: cannot create a temporary file in %s: %s", path, dir, strerror(errno));
-  mode_t mask = umask(0);
-  umask(mask);
-  const char *p = text;
-  size_t left = len;
-  int err = 0;
-  while (left > 0) {
-    ssize_t w = write(fd, p, left);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      err = errno;
-      break;
-    }
-    p += w;
-    left -= (size_t)w;
-  }
-  if (!err && fchmod(fd, 0666 & ~mask) != 0) err = errno;
-  if (!err && fsync(fd) != 0) err = errno;
-  if (close(fd) != 0 && !err) err = errno;
-  if (!err && rename(tmp, path) != 0) err = errno;
-  if (err) {
-    unlink(tmp);
-    return pf_error_set(PF_EIO, "-o %s: %s (the previous file, if any, is unchanged)", path, strerror(err));
-  }
-  return 0;
-}
+int pfcal_output_write(pf_output *o, const char *text) { return pf_output_write(o, text, strlen(text)); }
 
 int pfcal_main(int argc, char **argv, const pfcal_backend *be) {
   const char *prog = argc > 0 ? argv[0] : "preflight-cal";
@@ -250,7 +186,10 @@ int pfcal_main(int argc, char **argv, const pfcal_backend *be) {
     pfcal_usage(stdout, prog, false);
     return 0;
   }
-  rc = pfcal_output_check(a.out);
+  pf_interrupt_install();
+  pf_progress_enable(a.o.progress);
+  pf_output out;
+  rc = pfcal_output_check(a.out, &out);
   if (rc) {
     fprintf(stderr, "%s: %s\n", prog, pf_error_detail());
     return pf_error_exit_code(rc);
@@ -278,7 +217,7 @@ int pfcal_main(int argc, char **argv, const pfcal_backend *be) {
   nl[len] = '\n';
   nl[len + 1] = '\0';
   cJSON_free(text);
-  rc = pfcal_output_write(a.out, nl);
+  rc = pfcal_output_write(&out, nl);
   free(nl);
   if (rc) {
     fprintf(stderr, "%s: %s\n", prog, pf_error_detail());

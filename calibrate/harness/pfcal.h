@@ -17,6 +17,7 @@
 #ifndef PFCAL_H
 #define PFCAL_H
 
+#include "preflight/io.h"      /* pf_output */
 #include "preflight/machine.h" /* pf_precision */
 
 #include <stdbool.h>
@@ -198,14 +199,14 @@ int pfcal_power_driver(pfcal_power *p, char *buf, size_t len);
  * when no device), PF_ENOMEM. */
 int pfcal_run(const pfcal_backend *be, const pfcal_opts *o, struct cJSON **doc);
 
-/* Check before a long run that path can be written: its directory exists and
- * is writable and path is not a directory.  "-" and NULL mean stdout. */
-int pfcal_output_check(const char *path);
+/* Check before a long run that path can be written (model/src/io.c's rules:
+ * read-only files and unwritable folders are refused, symlinks followed,
+ * FIFOs streamed).  "-" and NULL mean stdout. */
+int pfcal_output_check(const char *path, pf_output *o);
 
-/* Write text to path through a temporary file in the same directory, then
- * rename() it over path: path is either the old file or the complete new one,
- * never half-written.  "-" and NULL write to stdout. */
-int pfcal_output_write(const char *path, const char *text);
+/* Write text to the checked output: through a temporary file beside it, then
+ * renamed over it, so it is either the old file or the complete new one. */
+int pfcal_output_write(pf_output *o, const char *text);
 
 /* The UTC date for the document: $PF_FAKE_DATE when set (tests), else now in
  * ISO 8601 ("2025-01-31T12:00:00Z"). */

@@ -14,8 +14,9 @@ int pf_cmd_compare(int argc, char **argv);
 int pf_cmd_calibrate(int argc, char **argv);
 int pf_cmd_validate(int argc, char **argv);
 
-/* Report an error code with its detail on stderr as "preflight CMD: detail",
- * and return the exit status for it. */
+/* Report an error code with its detail on stderr as "preflight CMD: detail"
+ * (a JSON document when the command was asked for --format json), and return
+ * the exit status for it (options.c). */
 int pf_cli_fail(const char *cmd, int code);
 
 #endif

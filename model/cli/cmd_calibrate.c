@@ -5,14 +5,17 @@
  * (preflight-cal-cuda, preflight-cal-hip) built only where nvcc / hipcc exist,
  * so that the simulator never links a GPU runtime; they are looked up next to
  * this binary (/proc/self/exe), or in $PREFLIGHT_CAL_DIR, run with the same
- * mode options, and their JSON (stdout) is checked and written here, through
- * a temporary file and rename, so a failed run never touches the user's file.
+ * mode options, and their JSON (stdout) is checked and written here through
+ * model/src/io.c (-o checked before the run, a temporary file renamed into
+ * place), so a failed or interrupted run never touches the user's file; a
+ * signal stops the back-end too (interrupt.h).
  * Exit 3 when the back-end is unavailable (no executable, no driver library,
  * no device), with what was looked for and what to do.
  */
 #include "cli.h"
 
 #include "preflight/error.h"
+#include "preflight/interrupt.h"
 #include "preflight/report.h"
 
 #ifdef PF_HAVE_CALIBRATE
@@ -89,7 +92,7 @@ static int slurp(int fd, char **out, size_t *len) {
   return 0;
 }
 
-static int run_gpu_backend(const pfcal_args *a) {
+static int run_gpu_backend(const pfcal_args *a, pf_output *out) {
   char dir[PF_PATH_MAX], exe[PF_PATH_MAX + 32];
   int rc = backend_dir(dir, sizeof dir);
   if (rc) return pf_cli_fail(CMD, rc);
@@ -128,6 +131,7 @@ static int run_gpu_backend(const pfcal_args *a) {
   int err = posix_spawn(&pid, exe, &fa, NULL, args, environ);
   posix_spawn_file_actions_destroy(&fa);
   close(fds[1]);
+  if (err == 0) pf_interrupt_add_child(pid); /* ^C stops the back-end too */
   if (err != 0) {
     close(fds[0]);
     fprintf(stderr, "preflight calibrate: cannot start %s: %s. Run on a GPU node or use --backend cpu.\n", exe,
@@ -141,10 +145,12 @@ static int run_gpu_backend(const pfcal_args *a) {
   int status = 0;
   while (waitpid(pid, &status, 0) < 0) {
     if (errno != EINTR) {
+      pf_interrupt_remove_child(pid);
       free(text);
       return pf_cli_fail(CMD, pf_error_set(PF_EIO, "waiting for %s: %s", exe, strerror(errno)));
     }
   }
+  pf_interrupt_remove_child(pid);
   if (WIFSIGNALED(status)) {
     free(text);
     fprintf(stderr,
@@ -182,18 +188,18 @@ static int run_gpu_backend(const pfcal_args *a) {
                                          "written",
                                          exe));
   }
-  rc = pfcal_output_write(a->out, text);
+  rc = pfcal_output_write(out, text);
   free(text);
   return rc ? pf_cli_fail(CMD, rc) : 0;
 }
 
-static int run_cpu_backend(const pfcal_args *a) {
+static int run_cpu_backend(const pfcal_args *a, pf_output *out) {
   cJSON *doc = NULL;
   int rc = pfcal_run(&pfcal_cpu_backend, &a->o, &doc);
   if (rc) return pf_cli_fail(CMD, rc);
   char *t = pf_report_json_text(doc);
   if (!t) return pf_cli_fail(CMD, pf_error_set(PF_ENOMEM, "out of memory printing the JSON"));
-  rc = pfcal_output_write(a->out, t);
+  rc = pfcal_output_write(out, t);
   free(t);
   return rc ? pf_cli_fail(CMD, rc) : 0;
 }
@@ -212,9 +218,10 @@ int pf_cmd_calibrate(int argc, char **argv) {
     return 0;
   }
   /* fail on a bad -o now, not after minutes of measuring */
-  if ((rc = pfcal_output_check(a.out))) return pf_cli_fail(CMD, rc);
-  if (strcmp(a.backend, "cpu") == 0) return run_cpu_backend(&a);
-  return run_gpu_backend(&a);
+  pf_output out;
+  if ((rc = pfcal_output_check(a.out, &out))) return pf_cli_fail(CMD, rc);
+  if (strcmp(a.backend, "cpu") == 0) return run_cpu_backend(&a, &out);
+  return run_gpu_backend(&a, &out);
 }
 
 #else /* built without calibrate/ */

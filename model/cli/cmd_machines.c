@@ -85,120 +85,144 @@ static cJSON *machine_json(const pf_machine *m, int full) {
   return j;
 }
 
-static int show(const char *id, const pf_optvals *v) {
+static const pf_opt *const tables[] = {machine_opts, NULL};
+
+static const pf_cli_spec spec = {
+    "machines",
+    "usage: preflight machines [--format table|json|csv]\n       preflight machines show ID [--calibration FILE.json]",
+    tables, false, 2, false,
+    "  preflight machines\n  preflight machines --format json\n  preflight machines show lumi-g\n"};
+
+/* `machines show ID` as text in the asked format (caller frees). */
+static int show(const char *id, const pf_cli *cli, char **text) {
+  *text = NULL;
   pf_machine m, measured;
   int rc = pf_machine_load(id, &m);
-  if (rc < 0) return pf_cli_fail("machines show", rc);
-  const char *cal = pf_opts_get(v, "calibration");
+  if (rc < 0) return rc;
+  const char *cal = pf_opts_get(&cli->v, "calibration");
   measured = m;
   if (cal) {
     pf_calibration c;
-    if ((rc = pf_calibration_load(cal, &c)) < 0 || (rc = pf_calibration_apply(&c, &measured)) < 0)
-      return pf_cli_fail("machines show", rc);
+    if ((rc = pf_calibration_load(cal, &c)) < 0 || (rc = pf_calibration_apply(&c, &measured)) < 0) return rc;
   }
-  pf_format fmt;
-  if ((rc = pf_opts_format(v, &fmt)) < 0) return pf_cli_fail("machines show", rc);
-  if (fmt == PF_FMT_JSON) {
+  if (cli->fmt == PF_FMT_JSON) {
     cJSON *j = machine_json(&m, 1);
     if (cal) cJSON_AddItemToObject(j, "calibrated", machine_json(&measured, 1));
-    char *t = pf_report_json_text(j);
-    if (!t) return pf_cli_fail("machines show", pf_error_set(PF_ENOMEM, "out of memory"));
-    rc = pf_opts_emit(v, t);
-    free(t);
-    return rc < 0 ? pf_cli_fail("machines show", rc) : 0;
+    *text = pf_report_json_text(j);
+    return *text ? 0 : pf_error_set(PF_ENOMEM, "out of memory");
   }
+  if (cli->fmt == PF_FMT_CSV) return pf_error_set(PF_EINVAL, "machines show: --format csv: valid: table, json");
+  size_t len;
+  FILE *f = open_memstream(text, &len);
+  if (!f) return pf_error_set(PF_ENOMEM, "out of memory");
   char buf[256];
-  printf("%s: %s (%s)\n", m.id, m.name, m.site);
-  printf("  nodes            %d x %d %s = %d devices\n", m.nodes, m.gpus_per_node, m.dev.id, m.nodes * m.gpus_per_node);
-  printf("  device           %s, %.0f GiB at %.2f TB/s, %d per package\n", m.dev.name, m.dev.memory_B / GiB,
-         m.dev.memory_bw_Bps / 1e12, m.dev.dies_per_package);
-  printf("  peak (dense)    ");
+  fprintf(f, "%s: %s (%s)\n", m.id, m.name, m.site);
+  fprintf(f, "  nodes            %d x %d %s = %ld devices\n", m.nodes, m.gpus_per_node, m.dev.id,
+          (long)m.nodes * m.gpus_per_node);
+  fprintf(f, "  device           %s, %.0f GiB at %.2f TB/s, %d per package\n", m.dev.name, m.dev.memory_B / GiB,
+          m.dev.memory_bw_Bps / 1e12, m.dev.dies_per_package);
+  fprintf(f, "  peak (dense)    ");
   for (int p = 0; p < PF_NPREC; p++)
-    if (m.dev.peak_flops[p] > 0) printf(" %s %.1f", pf_precision_name((pf_precision)p), m.dev.peak_flops[p] / 1e12);
-  printf(" TFLOP/s\n");
-  printf("  cpu              %d x %s, %d cores each\n", m.cpu_sockets, m.cpu_model, m.cpu_cores);
-  printf("  fabric           %s, %.0f GB/s per GPU, %.0f GB/s per pair (per direction)\n", pf_fabric_kind_name(m.fabric),
-         m.fabric_bw_Bps / 1e9, m.fabric_pair_bw_Bps / 1e9);
-  printf("  nics             %d x %.0f Gb/s\n", m.nics_per_node, m.nic_bw_Bps * 8 / 1e9);
-  printf("  network          %s, %s (%s)\n", pf_topology_kind_name(m.net.kind), topo_params(&m, buf, sizeof buf), m.net.tech);
-  printf("  power            node base %.0f W, device TDP %.0f W, PUE %.2f\n", m.node_base_W, m.dev.tdp_W, m.pue);
-  printf("  billing          %s, %.4g per node-hour%s%s\n", m.billing_unit, m.billing_per_node_hour,
-         m.billing_note[0] ? "; " : "", m.billing_note);
+    if (m.dev.peak_flops[p] > 0) fprintf(f, " %s %.1f", pf_precision_name((pf_precision)p), m.dev.peak_flops[p] / 1e12);
+  fprintf(f, " TFLOP/s\n");
+  fprintf(f, "  cpu              %d x %s, %d cores each\n", m.cpu_sockets, m.cpu_model, m.cpu_cores);
+  fprintf(f, "  fabric           %s, %.0f GB/s per GPU, %.0f GB/s per pair (per direction)\n",
+          pf_fabric_kind_name(m.fabric), m.fabric_bw_Bps / 1e9, m.fabric_pair_bw_Bps / 1e9);
+  fprintf(f, "  nics             %d x %.0f Gb/s\n", m.nics_per_node, m.nic_bw_Bps * 8 / 1e9);
+  fprintf(f, "  network          %s, %s (%s)\n", pf_topology_kind_name(m.net.kind), topo_params(&m, buf, sizeof buf),
+          m.net.tech);
+  fprintf(f, "  power            node base %.0f W, device TDP %.0f W, PUE %.2f\n", m.node_base_W, m.dev.tdp_W, m.pue);
+  fprintf(f, "  billing          %s, %.4g per node-hour%s%s\n", m.billing_unit, m.billing_per_node_hour,
+          m.billing_note[0] ? "; " : "", m.billing_note);
   char cwd[PF_PATH_MAX];
   const char *shown = m.path;
   if (getcwd(cwd, sizeof cwd)) { /* relative to the working directory when below it */
     size_t n = strlen(cwd);
     if (strncmp(m.path, cwd, n) == 0 && m.path[n] == '/') shown = m.path + n + 1;
   }
-  printf("  file             %s\n", shown);
+  fprintf(f, "  file             %s\n", shown);
   if (cal) {
     const pf_device *a = &m.dev, *b = &measured.dev;
-    printf("\n  %-26s %14s %14s\n", "calibration", "datasheet", "measured");
-    printf("  %-26s %14.3f %14.3f\n", "GEMM efficiency", a->gemm_eff, b->gemm_eff);
-    printf("  %-26s %14.1f %14.1f\n", "GEMM bf16 TFLOP/s (large)", a->gemm_eff * a->peak_flops[PF_BF16] / 1e12,
-           b->gemm_eff * b->peak_flops[PF_BF16] / 1e12);
-    printf("  %-26s %14.3f %14.3f\n", "HBM efficiency", a->hbm_eff, b->hbm_eff);
-    printf("  %-26s %14.1f %14.1f\n", "HBM GB/s (achievable)", a->hbm_eff * a->memory_bw_Bps / 1e9,
-           b->hbm_eff * b->memory_bw_Bps / 1e9);
-    printf("  %-26s %14.2f %14.2f\n", "kernel launch (us)", a->kernel_launch_s * 1e6, b->kernel_launch_s * 1e6);
-    printf("  %-26s %14.0f %14.0f\n", "idle power (W)", a->idle_W, b->idle_W);
-    printf("  %-26s %14.0f %14.0f\n", "max power (W)", a->tdp_W, b->tdp_W);
+    fprintf(f, "\n  %-26s %14s %14s\n", "calibration", "datasheet", "measured");
+    fprintf(f, "  %-26s %14.3f %14.3f\n", "GEMM efficiency", a->gemm_eff, b->gemm_eff);
+    fprintf(f, "  %-26s %14.1f %14.1f\n", "GEMM bf16 TFLOP/s (large)", a->gemm_eff * a->peak_flops[PF_BF16] / 1e12,
+            b->gemm_eff * b->peak_flops[PF_BF16] / 1e12);
+    fprintf(f, "  %-26s %14.3f %14.3f\n", "HBM efficiency", a->hbm_eff, b->hbm_eff);
+    fprintf(f, "  %-26s %14.1f %14.1f\n", "HBM GB/s (achievable)", a->hbm_eff * a->memory_bw_Bps / 1e9,
+            b->hbm_eff * b->memory_bw_Bps / 1e9);
+    fprintf(f, "  %-26s %14.2f %14.2f\n", "kernel launch (us)", a->kernel_launch_s * 1e6, b->kernel_launch_s * 1e6);
+    fprintf(f, "  %-26s %14.0f %14.0f\n", "idle power (W)", a->idle_W, b->idle_W);
+    fprintf(f, "  %-26s %14.0f %14.0f\n", "max power (W)", a->tdp_W, b->tdp_W);
   }
+  fclose(f);
   return 0;
 }
 
-int pf_cmd_machines(int argc, char **argv) {
-  const pf_opt *const tables[] = {machine_opts, pf_output_opts, NULL};
-  pf_optvals v = {0};
-  int rc = pf_opts_parse(argc, argv, tables, &v);
-  if (rc < 0) { pf_opts_free(&v); return pf_cli_fail("machines", rc); }
-  if (v.help) {
-    pf_opts_help(stdout, "usage: preflight machines [--format table|json|csv]\n       preflight machines show ID [--calibration FILE.json]",
-                 tables, "  preflight machines\n  preflight machines --format json\n  preflight machines show lumi-g\n");
-    pf_opts_free(&v);
-    return 0;
-  }
-  if (v.npositional >= 1 && strcmp(v.positional[0], "show") == 0) {
-    if (v.npositional != 2) { pf_opts_free(&v); fprintf(stderr, "preflight machines show: give one machine id\n"); return 2; }
-    rc = show(v.positional[1], &v);
-    pf_opts_free(&v);
-    return rc;
-  }
-  if (v.npositional > 0) {
-    fprintf(stderr, "preflight machines: unexpected argument \"%s\" (did you mean `machines show %s`?)\n",
-            v.positional[0], v.positional[0]);
-    pf_opts_free(&v);
-    return 2;
-  }
-  pf_format fmt;
-  if ((rc = pf_opts_format(&v, &fmt)) < 0) { pf_opts_free(&v); return pf_cli_fail("machines", rc); }
+/* The machine list as text in the asked format (caller frees). */
+static int list(const pf_cli *cli, char **text) {
   char **ids;
-  int n;
-  if ((rc = pf_machine_list(&ids, &n)) < 0) { pf_opts_free(&v); return pf_cli_fail("machines", rc); }
+  int n, rc;
+  *text = NULL;
+  if ((rc = pf_machine_list(&ids, &n)) < 0) return rc;
+  size_t len;
+  FILE *f = open_memstream(text, &len);
+  if (!f) {
+    pf_strlist_free(ids, n);
+    return pf_error_set(PF_ENOMEM, "out of memory");
+  }
   cJSON *arr = cJSON_CreateArray();
-  if (fmt == PF_FMT_TABLE) printf("%-18s %-34s %6s %5s %-14s %-15s %s\n", "id", "name", "nodes", "GPUs", "device", "network", "NICs");
-  if (fmt == PF_FMT_CSV) printf("id,name,nodes,gpus_per_node,device,network,nics_per_node,nic_Gbps\n");
-  int status = 0;
-  for (int i = 0; i < n; i++) {
+  pf_format fmt = cli->fmt;
+  if (fmt == PF_FMT_TABLE)
+    fprintf(f, "%-18s %-34s %6s %5s %-14s %-15s %s\n", "id", "name", "nodes", "GPUs", "device", "network", "NICs");
+  if (fmt == PF_FMT_CSV) fprintf(f, "id,name,nodes,gpus_per_node,device,network,nics_per_node,nic_Gbps\n");
+  for (int i = 0; i < n && rc == 0; i++) {
     pf_machine m;
-    if ((rc = pf_machine_load(ids[i], &m)) < 0) { status = pf_cli_fail("machines", rc); continue; }
+    if ((rc = pf_machine_load(ids[i], &m)) < 0) break;
     if (fmt == PF_FMT_TABLE)
-      printf("%-18s %-34.34s %6d %5d %-14s %-15s %dx%.0fG\n", m.id, m.name, m.nodes, m.gpus_per_node, m.dev.id,
-             pf_topology_kind_name(m.net.kind), m.nics_per_node, m.nic_bw_Bps * 8 / 1e9);
+      fprintf(f, "%-18s %-34.34s %6d %5d %-14s %-15s %dx%.0fG\n", m.id, m.name, m.nodes, m.gpus_per_node, m.dev.id,
+              pf_topology_kind_name(m.net.kind), m.nics_per_node, m.nic_bw_Bps * 8 / 1e9);
     else if (fmt == PF_FMT_CSV)
-      printf("%s,\"%s\",%d,%d,%s,%s,%d,%.0f\n", m.id, m.name, m.nodes, m.gpus_per_node, m.dev.id,
-             pf_topology_kind_name(m.net.kind), m.nics_per_node, m.nic_bw_Bps * 8 / 1e9);
+      fprintf(f, "%s,\"%s\",%d,%d,%s,%s,%d,%.0f\n", m.id, m.name, m.nodes, m.gpus_per_node, m.dev.id,
+              pf_topology_kind_name(m.net.kind), m.nics_per_node, m.nic_bw_Bps * 8 / 1e9);
     else cJSON_AddItemToArray(arr, machine_json(&m, 0));
   }
-  if (fmt == PF_FMT_JSON) {
+  if (fmt == PF_FMT_JSON && rc == 0) {
     cJSON *root = cJSON_CreateObject();
     cJSON_AddNumberToObject(root, "schema_version", PF_SCHEMA_VERSION);
     cJSON_AddItemToObject(root, "machines", arr);
-    pf_report_json_print(stdout, root);
+    pf_report_json_print(f, root);
   } else {
     cJSON_Delete(arr);
   }
+  fclose(f);
   pf_strlist_free(ids, n);
-  pf_opts_free(&v);
-  return status;
+  if (rc < 0) {
+    free(*text);
+    *text = NULL;
+  }
+  return rc;
+}
+
+int pf_cmd_machines(int argc, char **argv) {
+  pf_cli cli;
+  int rc = pf_cli_begin(&spec, argc, argv, &cli);
+  if (rc != 0) return pf_cli_end(&cli, rc > 0 ? 0 : pf_cli_fail("machines", rc));
+  const pf_optvals *v = &cli.v;
+  char *text = NULL;
+  const char *cmd = "machines";
+  if (v->npositional >= 1 && strcmp(v->positional[0], "show") == 0) {
+    cmd = "machines show";
+    if (v->npositional != 2) rc = pf_error_set(PF_EINVAL, "give one machine id: preflight machines show ID");
+    else rc = show(v->positional[1], &cli, &text);
+  } else if (v->npositional > 0) {
+    rc = pf_error_set(PF_EINVAL, "unexpected argument \"%s\" (did you mean `machines show %s`?)", v->positional[0],
+                      v->positional[0]);
+  } else if (pf_opts_get(v, "calibration")) {
+    rc = pf_error_set(PF_EINVAL, "--calibration goes with `machines show ID`");
+  } else {
+    rc = list(&cli, &text);
+  }
+  if (rc == 0) rc = pf_cli_emit(&cli, text);
+  free(text);
+  return pf_cli_end(&cli, rc < 0 ? pf_cli_fail(cmd, rc) : 0);
 }

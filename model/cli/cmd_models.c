@@ -33,63 +33,75 @@ static cJSON *model_json(const pf_workload *w) {
   return j;
 }
 
-int pf_cmd_models(int argc, char **argv) {
-  const pf_opt *const tables[] = {pf_output_opts, NULL};
-  pf_optvals v = {0};
-  int rc = pf_opts_parse(argc, argv, tables, &v);
-  pf_format fmt = PF_FMT_TABLE;
-  if (rc == 0) rc = pf_opts_format(&v, &fmt);
-  if (rc < 0) { pf_opts_free(&v); return pf_cli_fail("models", rc); }
-  if (v.help) {
-    pf_opts_help(stdout, "usage: preflight models [--format F]\n       preflight models show ID", tables,
-                 "  preflight models\n  preflight models show gpt3-175b --format json\n");
-    pf_opts_free(&v);
-    return 0;
+static const pf_cli_spec spec = {"models", "usage: preflight models [--format F]\n       preflight models show ID", NULL,
+                                 false, 2, false,
+                                 "  preflight models\n  preflight models show gpt3-175b --format json\n"};
+
+static void show(FILE *f, const pf_workload *w, pf_format fmt) {
+  if (fmt == PF_FMT_JSON) {
+    cJSON *j = model_json(w);
+    cJSON_AddNumberToObject(j, "schema_version", PF_SCHEMA_VERSION);
+    pf_report_json_print(f, j);
+    return;
   }
-  int show = v.npositional >= 1 && strcmp(v.positional[0], "show") == 0;
-  if ((show && v.npositional != 2) || (!show && v.npositional > 0)) {
-    fprintf(stderr, "preflight models: usage: preflight models [show ID]\n");
-    pf_opts_free(&v);
-    return 2;
+  if (fmt == PF_FMT_CSV) {
+    fprintf(f, "id,name,params,flops_per_sample\n%s,\"%s\",%.6g,%.6g\n", w->id, w->name, pf_workload_params(w, 1),
+            pf_workload_model_flops_per_sample(w, 1));
+    return;
   }
-  if (show) {
-    pf_workload w;
-    if ((rc = pf_workload_builtin(v.positional[1], &w)) < 0) { pf_opts_free(&v); return pf_cli_fail("models show", rc); }
-    if (fmt == PF_FMT_JSON) {
-      cJSON *j = model_json(&w);
-      cJSON_AddNumberToObject(j, "schema_version", PF_SCHEMA_VERSION);
-      pf_report_json_print(stdout, j);
-    } else {
-      printf("%s: %s\n", w.id, w.name);
-      printf("  parameters       %.4g\n", pf_workload_params(&w, 1));
-      printf("  model FLOPs      %.4g per sample (forward + backward, Megatron's count)\n",
-             pf_workload_model_flops_per_sample(&w, 1));
-      if (w.kind == PF_WL_TRANSFORMER)
-        printf("  shape            %d layers, hidden %d, %d heads (%d KV), FFN %d%s, seq %d, vocab %d\n", w.layers,
-               w.hidden, w.heads, w.kv_heads, w.ffn_hidden, w.swiglu ? " SwiGLU" : "", w.seq, w.vocab);
-      printf("  source           %s\n", w.source);
-    }
-    pf_opts_free(&v);
-    return 0;
-  }
+  fprintf(f, "%s: %s\n", w->id, w->name);
+  fprintf(f, "  parameters       %.4g\n", pf_workload_params(w, 1));
+  fprintf(f, "  model FLOPs      %.4g per sample (forward + backward, Megatron's count)\n",
+          pf_workload_model_flops_per_sample(w, 1));
+  if (w->kind == PF_WL_TRANSFORMER)
+    fprintf(f, "  shape            %d layers, hidden %d, %d heads (%d KV), FFN %d%s, seq %d, vocab %d\n", w->layers,
+            w->hidden, w->heads, w->kv_heads, w->ffn_hidden, w->swiglu ? " SwiGLU" : "", w->seq, w->vocab);
+  fprintf(f, "  source           %s\n", w->source);
+}
+
+static void list(FILE *f, pf_format fmt) {
   cJSON *arr = cJSON_CreateArray();
-  if (fmt == PF_FMT_TABLE) printf("%-12s %-34s %12s %14s\n", "id", "name", "params", "FLOPs/sample");
-  if (fmt == PF_FMT_CSV) printf("id,name,params,flops_per_sample\n");
+  if (fmt == PF_FMT_TABLE) fprintf(f, "%-12s %-34s %12s %14s\n", "id", "name", "params", "FLOPs/sample");
+  if (fmt == PF_FMT_CSV) fprintf(f, "id,name,params,flops_per_sample\n");
   for (int i = 0; i < pf_workload_builtin_count(); i++) {
     pf_workload w;
     pf_workload_builtin(pf_workload_builtin_at(i)->id, &w);
     if (fmt == PF_FMT_TABLE)
-      printf("%-12s %-34s %12.4g %14.4g\n", w.id, w.name, pf_workload_params(&w, 1), pf_workload_model_flops_per_sample(&w, 1));
+      fprintf(f, "%-12s %-34s %12.4g %14.4g\n", w.id, w.name, pf_workload_params(&w, 1),
+              pf_workload_model_flops_per_sample(&w, 1));
     else if (fmt == PF_FMT_CSV)
-      printf("%s,\"%s\",%.6g,%.6g\n", w.id, w.name, pf_workload_params(&w, 1), pf_workload_model_flops_per_sample(&w, 1));
+      fprintf(f, "%s,\"%s\",%.6g,%.6g\n", w.id, w.name, pf_workload_params(&w, 1),
+              pf_workload_model_flops_per_sample(&w, 1));
     else cJSON_AddItemToArray(arr, model_json(&w));
   }
   if (fmt == PF_FMT_JSON) {
     cJSON *root = cJSON_CreateObject();
     cJSON_AddNumberToObject(root, "schema_version", PF_SCHEMA_VERSION);
     cJSON_AddItemToObject(root, "models", arr);
-    pf_report_json_print(stdout, root);
+    pf_report_json_print(f, root);
   } else cJSON_Delete(arr);
-  pf_opts_free(&v);
-  return 0;
+}
+
+int pf_cmd_models(int argc, char **argv) {
+  pf_cli cli;
+  int rc = pf_cli_begin(&spec, argc, argv, &cli);
+  if (rc != 0) return pf_cli_end(&cli, rc > 0 ? 0 : pf_cli_fail("models", rc));
+  const pf_optvals *v = &cli.v;
+  int is_show = v->npositional >= 1 && strcmp(v->positional[0], "show") == 0;
+  pf_workload w;
+  if ((is_show && v->npositional != 2) || (!is_show && v->npositional > 0))
+    rc = pf_error_set(PF_EINVAL, "usage: preflight models [show ID]");
+  else if (is_show)
+    rc = pf_workload_builtin(v->positional[1], &w);
+  if (rc < 0) return pf_cli_end(&cli, pf_cli_fail(is_show ? "models show" : "models", rc));
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  if (!f) return pf_cli_end(&cli, pf_cli_fail("models", pf_error_set(PF_ENOMEM, "out of memory")));
+  if (is_show) show(f, &w, cli.fmt);
+  else list(f, cli.fmt);
+  fclose(f);
+  rc = pf_cli_emit(&cli, text);
+  free(text);
+  return pf_cli_end(&cli, rc < 0 ? pf_cli_fail("models", rc) : 0);
 }

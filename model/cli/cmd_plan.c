@@ -16,6 +16,7 @@
 #include "preflight/batch.h"
 #include "preflight/error.h"
 #include "preflight/predict.h"
+#include "preflight/progress.h"
 #include "preflight/report.h"
 
 #include <cjson/cJSON.h>
@@ -36,47 +37,39 @@ typedef struct {
   double t_iter, iters, wall_h, gpu_h, node_h, units, mwh, tflops, eff;
 } plan_row;
 
+static const pf_opt *const tables[] = {pf_scenario_opts, pf_plan_opts, NULL};
+
+static const pf_cli_spec spec = {
+    "plan", "usage: preflight plan [SCENARIO.cfg] --tokens N | --epochs E --samples S [--nodes LIST] [options]",
+    tables, true, 1, false,
+    "  preflight plan --machine leonardo-booster --model llama2-7b --tp 2 --gbs 1024 --dist-opt --flash-attn \\\n"
+    "      --nodes 16,32,64 --tokens 2e11\n"
+    "  preflight plan --machine lumi-g --model resnet50 --mbs 256 --gbs 8192 --precision fp16 --nodes 4,8 \\\n"
+    "      --epochs 90 --samples 1281167\n"};
+
 int pf_cmd_plan(int argc, char **argv) {
-  pf_optvals v = {0};
-  int rc = pf_cli_scenario_args("plan", argc, argv, pf_plan_opts, &v);
-  if (rc < 0) { pf_opts_free(&v); return pf_cli_fail("plan", rc); }
-  if (v.help) {
-    const pf_opt *const tables[] = {pf_scenario_opts, pf_plan_opts, pf_output_opts, NULL};
-    pf_opts_help(stdout, "usage: preflight plan [SCENARIO.cfg] --tokens N | --epochs E --samples S [--nodes LIST] [options]",
-                 tables,
-                 "  preflight plan --machine leonardo-booster --model llama2-7b --tp 2 --gbs 1024 --dist-opt \\\n"
-                 "      --nodes 16,32,64 --tokens 2e11\n"
-                 "  preflight plan --machine lumi-g --model resnet50 --mbs 256 --gbs 8192 --precision fp16 --nodes 4,8 \\\n"
-                 "      --epochs 90 --samples 1281167\n");
-    pf_opts_free(&v);
-    return 0;
-  }
+  pf_cli cli;
+  int rc = pf_cli_begin(&spec, argc, argv, &cli);
+  if (rc != 0) return pf_cli_end(&cli, rc > 0 ? 0 : pf_cli_fail("plan", rc));
+  pf_optvals *vp = &cli.v;
+  pf_format fmt = cli.fmt;
   double tokens = 0, epochs = 0, samples = 0, overhead = 0.10;
-  if ((rc = pf_opts_double(&v, "tokens", &tokens)) < 0 || (rc = pf_opts_double(&v, "epochs", &epochs)) < 0 ||
-      (rc = pf_opts_double(&v, "samples", &samples)) < 0 || (rc = pf_opts_double(&v, "overhead", &overhead)) < 0) {
-    pf_opts_free(&v);
-    return pf_cli_fail("plan", rc);
-  }
-  if (!(tokens > 0) && !(epochs > 0 && samples > 0)) {
-    pf_opts_free(&v);
-    fprintf(stderr, "preflight plan: give --tokens N, or --epochs E with --samples S\n");
-    return 2;
-  }
-  if (overhead < 0 || overhead > 5) {
-    pf_opts_free(&v);
-    fprintf(stderr, "preflight plan: --overhead %g: expected a fraction between 0 and 5\n", overhead);
-    return 2;
-  }
-  pf_format fmt;
-  if ((rc = pf_opts_format(&v, &fmt)) < 0) { pf_opts_free(&v); return pf_cli_fail("plan", rc); }
+  /* a training run: up to 1e18 tokens or samples (a million times today's largest) */
+  if ((rc = pf_opts_num_range(vp, "tokens", 0, true, 1e18, &tokens)) < 0 ||
+      (rc = pf_opts_num_range(vp, "epochs", 0, true, 1e9, &epochs)) < 0 ||
+      (rc = pf_opts_num_range(vp, "samples", 0, true, 1e18, &samples)) < 0 ||
+      (rc = pf_opts_num_range(vp, "overhead", 0, false, 5, &overhead)) < 0)
+    return pf_cli_end(&cli, pf_cli_fail("plan", rc));
+  if (!(tokens > 0) && !(epochs > 0 && samples > 0))
+    return pf_cli_end(&cli, pf_cli_fail("plan", pf_error_set(PF_EINVAL, "give --tokens N, or --epochs E with --samples S")));
+  if (tokens > 0 && (epochs > 0 || samples > 0))
+    return pf_cli_end(&cli, pf_cli_fail("plan", pf_error_set(PF_EINVAL, "give --tokens or --epochs/--samples, not both")));
   int nodes[64], nn = 0, idx = -1;
-  const char *nl = pf_opts_get(&v, "nodes");
+  const char *nl = pf_opts_get(vp, "nodes");
   if (nl) {
-    char *copy = strdup(nl);
-    rc = pf_cli_parse_nodes(copy, nodes, 64, &nn);
-    free(copy);
-    if (rc < 0) { pf_opts_free(&v); return pf_cli_fail("plan", rc); }
-    for (int i = 0; i < v.n; i++) if (strcmp(v.name[i], "nodes") == 0) idx = i;
+    rc = pf_cli_parse_nodes(nl, nodes, 64, &nn);
+    if (rc < 0) return pf_cli_end(&cli, pf_cli_fail("plan", rc));
+    for (int i = 0; i < vp->n; i++) if (strcmp(vp->name[i], "nodes") == 0) idx = i;
   } else {
     nn = 1;
     nodes[0] = 0; /* from --gpus */
@@ -93,19 +86,42 @@ int pf_cmd_plan(int argc, char **argv) {
     if (idx >= 0) {
       char val[32];
       snprintf(val, sizeof val, "%d", nodes[i]);
-      free(v.value[idx]);
-      v.value[idx] = strdup(val);
+      free(vp->value[idx]);
+      vp->value[idx] = strdup(val);
     }
-    if ((rc = pf_opts_scenario(&v, &scs[i])) < 0) { status = pf_cli_fail("plan", rc); break; }
+    if ((rc = pf_opts_scenario(vp, &scs[i])) < 0) { status = pf_cli_fail("plan", rc); break; }
     items[i].sc = &scs[i];
   }
-  if (status == 0 && (rc = pf_predict_batch(items, nn, 0)) < 0) status = pf_cli_fail("plan", rc);
+  if (status == 0) {
+    pf_progress_begin("plan", nn, false);
+    rc = pf_predict_batch(items, nn, 0);
+    pf_progress_end();
+    if (rc < 0) status = pf_cli_fail("plan", rc);
+  }
+  /* a failure that is neither "does not fit" nor an invalid plan: no result at all */
+  for (int i = 0; i < nn && status == 0; i++)
+    if (items[i].rc < 0 && items[i].rc != PF_ENOFIT && items[i].rc != PF_EPLAN) {
+      pf_error_set(items[i].rc, "%d nodes: %s", nodes[i], items[i].detail);
+      status = pf_cli_fail("plan", items[i].rc);
+    }
+  char skipped[4096] = "";
+  int nskip = 0, skip_nodes[64];
+  static char skip_why[64][600];
   for (int i = 0; i < nn && status == 0; i++) {
     pf_scenario *sc = &scs[i];
     pf_prediction *p = &items[i].pred;
-    if (items[i].rc < 0) {
-      fprintf(stderr, "preflight plan: %d nodes: %s\n", sc->nodes ? sc->nodes : nodes[i], items[i].detail);
-      if (nn == 1) status = pf_error_exit_code(items[i].rc);
+    if (items[i].rc < 0) { /* named below the table; a lone configuration is an error */
+      char one[600];
+      snprintf(one, sizeof one, "%d nodes: %s: %.480s\n", sc->nodes ? sc->nodes : nodes[i],
+               items[i].rc == PF_ENOFIT ? "does not fit" : "invalid plan", items[i].detail);
+      strncat(skipped, one, sizeof skipped - strlen(skipped) - 1);
+      skip_nodes[nskip] = sc->nodes ? sc->nodes : nodes[i];
+      snprintf(skip_why[nskip++], sizeof skip_why[0], "%s: %.500s", items[i].rc == PF_ENOFIT ? "does not fit" :
+               "invalid plan", items[i].detail);
+      if (nn == 1) {
+        pf_error_set(items[i].rc, "%s", items[i].detail);
+        status = pf_cli_fail("plan", items[i].rc);
+      }
       continue;
     }
     plan_row *r = &rows[nr++];
@@ -131,10 +147,11 @@ int pf_cmd_plan(int argc, char **argv) {
   }
   free(scs);
   free(items);
-  if (status != 0 || nr == 0) {
-    pf_opts_free(&v);
-    return status ? status : 1;
+  if (status == 0 && nr == 0) {
+    pf_error_set(PF_ENOFIT, "no node count can run this job as asked:\n%s", skipped);
+    status = pf_cli_fail("plan", PF_ENOFIT);
   }
+  if (status != 0) return pf_cli_end(&cli, status);
   int fastest = 0, cheapest = 0, greenest = 0;
   for (int i = 1; i < nr; i++) {
     if (rows[i].wall_h < rows[fastest].wall_h) fastest = i;
@@ -168,6 +185,13 @@ int pf_cmd_plan(int argc, char **argv) {
       cJSON_AddNumberToObject(o, "scaling_efficiency", r->eff);
       cJSON_AddItemToArray(arr, o);
     }
+    cJSON *sk = nskip ? cJSON_AddArrayToObject(root, "not_possible") : NULL;
+    for (int i = 0; i < nskip; i++) {
+      cJSON *o = cJSON_CreateObject();
+      cJSON_AddNumberToObject(o, "nodes", skip_nodes[i]);
+      cJSON_AddStringToObject(o, "reason", skip_why[i]);
+      cJSON_AddItemToArray(sk, o);
+    }
     cJSON *rec = cJSON_AddObjectToObject(root, "recommended");
     cJSON_AddNumberToObject(rec, "fastest_nodes", rows[fastest].nodes);
     cJSON_AddNumberToObject(rec, "cheapest_nodes", rows[cheapest].nodes);
@@ -191,6 +215,7 @@ int pf_cmd_plan(int argc, char **argv) {
       fprintf(out, "%6d %7d %11.0f %9.1f %11.0f %11.0f %14.0f %9.3g %10.1f %5.0f%%\n", rows[i].nodes, rows[i].gpus,
               rows[i].iters, rows[i].wall_h, rows[i].gpu_h, rows[i].node_h, rows[i].units, rows[i].mwh, rows[i].tflops,
               100 * rows[i].eff);
+    for (int i = 0; i < nskip; i++) fprintf(out, "%6d  %s\n", skip_nodes[i], skip_why[i]);
     fprintf(out, "\nbilling: 1 node-hour = %g %s on %s\n", per_node_hour, unit, mach);
     if (nr > 1) {
       fprintf(out, "recommended: fastest %d nodes, cheapest %d nodes, best time x energy %d nodes\n", rows[fastest].nodes,
@@ -210,8 +235,7 @@ int pf_cmd_plan(int argc, char **argv) {
     }
   }
   fclose(out);
-  if ((rc = pf_opts_emit(&v, buf)) < 0) status = pf_cli_fail("plan", rc);
+  if ((rc = pf_cli_emit(&cli, buf)) < 0) status = pf_cli_fail("plan", rc);
   free(buf);
-  pf_opts_free(&v);
-  return status;
+  return pf_cli_end(&cli, status);
 }

@@ -15,9 +15,11 @@
 #include "preflight/batch.h"
 #include "preflight/error.h"
 #include "preflight/predict.h"
+#include "preflight/progress.h"
 #include "preflight/report.h"
 
 #include <cjson/cJSON.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,35 +50,51 @@ static void plan_text(const pf_plan *p, char *buf, size_t n) {
            p->overlap_grad_reduce ? " --overlap-grad-reduce" : "", p->overlap_param_gather ? " --overlap-param-gather" : "");
 }
 
-int pf_cmd_tune(int argc, char **argv) {
-  pf_optvals v = {0};
-  int rc = pf_cli_scenario_args("tune", argc, argv, pf_tune_opts, &v);
-  if (rc < 0) { pf_opts_free(&v); return pf_cli_fail("tune", rc); }
-  if (v.help) {
-    const pf_opt *const tables[] = {pf_scenario_opts, pf_tune_opts, pf_output_opts, NULL};
-    pf_opts_help(stdout, "usage: preflight tune --machine ID --model ID (--nodes N | --gpus N) --gbs N [options]", tables,
-                 "  preflight tune --machine leonardo-booster --model llama2-13b --nodes 16 --gbs 512\n"
-                 "  preflight tune --machine lumi-g --model gpt3-175b --nodes 64 --gbs 1536 --precision fp16 --top 5\n");
-    pf_opts_free(&v);
-    return 0;
+static const pf_opt *const tables[] = {pf_scenario_opts, pf_tune_opts, NULL};
+
+static const pf_cli_spec spec = {
+    "tune", "usage: preflight tune --machine ID --model ID (--nodes N | --gpus N) --gbs N [options]", tables, true, 1,
+    false,
+    "  preflight tune --machine leonardo-booster --model llama2-13b --nodes 16 --gbs 512\n"
+    "  preflight tune --machine lumi-g --model gpt3-175b --nodes 64 --gbs 1536 --precision fp16 --top 5\n"};
+
+/* The plans the search visits (for the progress bar); must match the loops below. */
+static long count_plans(const pf_workload *w, int gpn, int gpus, int layers) {
+  long n = 0;
+  for (int tp = 1; tp <= gpn; tp++) {
+    if (gpn % tp || (w->kind == PF_WL_TRANSFORMER ? w->heads % tp : tp > 1)) continue;
+    for (int pp = 1; pp <= layers && pp <= 128; pp++)
+      if (layers % pp == 0 && gpus % (tp * pp) == 0) n += 4 * (PF_RECOMPUTE_FULL + 1) * (pp == 1 ? 1 : 2);
   }
+  return n;
+}
+
+int pf_cmd_tune(int argc, char **argv) {
+  pf_cli cli;
+  int rc = pf_cli_begin(&spec, argc, argv, &cli);
+  if (rc != 0) return pf_cli_end(&cli, rc > 0 ? 0 : pf_cli_fail("tune", rc));
+  pf_optvals *vp = &cli.v;
   int top = 10;
-  pf_format fmt;
+  pf_format fmt = cli.fmt;
   pf_scenario *base = malloc(sizeof *base), *sc = malloc(sizeof *sc);
   pf_prediction *p = malloc(sizeof *p);
   candidate *c = NULL;
   int nc = 0, cap = 0, tried = 0, status = 0;
-  if ((rc = pf_opts_int(&v, "top", &top)) < 0 || (rc = pf_opts_format(&v, &fmt)) < 0 ||
-      (rc = pf_opts_scenario(&v, base)) < 0)
+  if (!base || !sc || !p) { rc = pf_error_set(PF_ENOMEM, "out of memory"); goto fail; }
+  if ((rc = pf_opts_int_range(vp, "top", 1, 100000, &top)) < 0 || (rc = pf_opts_scenario(vp, base)) < 0)
     goto fail;
-  if (top < 1) { rc = pf_error_set(PF_EINVAL, "--top must be at least 1"); goto fail; }
   if (base->plan.gbs <= 0) { rc = pf_error_set(PF_EINVAL, "tune needs --gbs (the global batch to keep)"); goto fail; }
   int gpn = base->machine.gpus_per_node;
-  int gpus = base->gpus > 0 ? base->gpus : base->nodes * gpn;
+  int gpus = base->gpus;
+  if (gpus <= 0 && base->nodes > 0 && __builtin_mul_overflow(base->nodes, gpn, &gpus)) {
+    rc = pf_error_set(PF_EINVAL, "--nodes %d x %d GPUs per node exceeds %d GPUs", base->nodes, gpn, INT_MAX);
+    goto fail;
+  }
   if (gpus <= 0) { rc = pf_error_set(PF_EINVAL, "tune needs --nodes N or --gpus N"); goto fail; }
   const pf_workload *w = &base->workload;
   int layers = w->kind == PF_WL_TRANSFORMER ? w->layers : 1;
   static const int mbs_set[] = {1, 2, 4, 8};
+  pf_progress_begin("tune", count_plans(w, gpn, gpus, layers), false);
   for (int tp = 1; tp <= gpn; tp++) {
     if (gpn % tp || (w->kind == PF_WL_TRANSFORMER ? w->heads % tp : tp > 1)) continue;
     for (int pp = 1; pp <= layers && pp <= 128; pp++) {
@@ -98,6 +116,7 @@ int pf_cmd_tune(int argc, char **argv) {
             sc->engine = PF_ENGINE_ANALYTIC;
             sc->trace[0] = '\0';
             tried++;
+            pf_progress_item();
             if (pf_plan_check(sc) < 0) continue;
             pf_memory m;
             pf_memory_estimate(sc, &m);
@@ -106,7 +125,7 @@ int pf_cmd_tune(int argc, char **argv) {
             if (nc == cap) {
               cap = cap ? 2 * cap : 64;
               candidate *g = realloc(c, (size_t)cap * sizeof *c);
-              if (!g) { rc = pf_error_set(PF_ENOMEM, "out of memory"); goto fail; }
+              if (!g) { pf_progress_end(); rc = pf_error_set(PF_ENOMEM, "out of memory"); goto fail; }
               c = g;
             }
             c[nc++] = (candidate){sc->plan, p->tokens_per_s, p->iteration_time_s, p->tflops_per_gpu,
@@ -114,6 +133,7 @@ int pf_cmd_tune(int argc, char **argv) {
           }
     }
   }
+  pf_progress_end();
   if (nc == 0) {
     rc = pf_error_set(PF_ENOFIT, "no parallel configuration of %s fits on %d GPUs of %s with global batch %d "
                       "(%d plans tried); more GPUs or a smaller model are needed", w->id, gpus, base->machine.id,
@@ -134,7 +154,9 @@ int pf_cmd_tune(int argc, char **argv) {
     scs[i].trace[0] = '\0';
     items[i].sc = &scs[i];
   }
+  pf_progress_begin("tune: simulating the best", k, false);
   rc = pf_predict_batch(items, k, 0);
+  pf_progress_end();
   for (int i = 0; i < k && rc == 0; i++) {
     if (items[i].rc < 0) { rc = pf_error_set(items[i].rc, "%s", items[i].detail); break; }
     c[i].tokens_per_s = items[i].pred.tokens_per_s;
@@ -187,13 +209,11 @@ int pf_cmd_tune(int argc, char **argv) {
     }
   }
   fclose(out);
-  if ((rc = pf_opts_emit(&v, buf)) < 0) status = pf_cli_fail("tune", rc);
+  if ((rc = pf_cli_emit(&cli, buf)) < 0) status = pf_cli_fail("tune", rc);
   free(buf);
   free(c); free(base); free(sc); free(p);
-  pf_opts_free(&v);
-  return status;
+  return pf_cli_end(&cli, status);
 fail:
   free(c); free(base); free(sc); free(p);
-  pf_opts_free(&v);
-  return pf_cli_fail("tune", rc);
+  return pf_cli_end(&cli, pf_cli_fail("tune", rc));
 }

@@ -1,7 +1,10 @@
-/* main.c - the preflight command: dispatch to sub-commands. */
+/* main.c - the preflight command: signal handling (interrupt.h), the progress
+ * bar switch, and dispatch to sub-commands.  Exit codes: docs/exit-codes.md. */
 #include "cli.h"
 
 #include "preflight/error.h"
+#include "preflight/interrupt.h"
+#include "preflight/progress.h"
 #include "preflight/report.h"
 
 #include <stdio.h>
@@ -26,12 +29,6 @@ static const command commands[] = {
 };
 #define NCOMMANDS (int)(sizeof commands / sizeof commands[0])
 
-int pf_cli_fail(const char *cmd, int code) {
-  const char *d = pf_error_detail();
-  fprintf(stderr, "preflight %s: %s\n", cmd, d && *d ? d : pf_strerror(code));
-  return pf_error_exit_code(code);
-}
-
 static void usage(FILE *f) {
   fprintf(f, "preflight %s - predict time, memory and energy of deep-learning training on HPC machines\n\n"
              "usage: preflight COMMAND [options]   (preflight COMMAND --help for details)\n\ncommands:\n",
@@ -46,6 +43,11 @@ static void usage(FILE *f) {
 }
 
 int main(int argc, char **argv) {
+  if (pf_interrupt_install() < 0) {
+    fprintf(stderr, "preflight: %s\n", pf_error_detail());
+    return 2;
+  }
+  pf_progress_enable(true);
   if (argc < 2) { usage(stderr); return 2; }
   if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
     usage(stdout);

@@ -1,13 +1,19 @@
-/* options.c - option parsing shared by every command (see options.h). */
+/* options.c - option parsing shared by every command and the command-line
+ * prologue (see options.h): parse, --help, scenario file, format, output
+ * checks before any work, and error reports (JSON on stderr with --format json).
+ */
 #include "options.h"
 
+#include "cli.h"
 #include "preflight/error.h"
+#include "preflight/machine.h"
 #include "preflight/report.h"
 
 #include <ctype.h>
 #include <errno.h>
 #include <libconfig.h>
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,8 +60,9 @@ const pf_opt pf_scenario_opts[] = {
     {NULL, NULL, NULL}};
 
 const pf_opt pf_output_opts[] = {
-    {"format", "F", "output: table|json|csv (default table, or from -o's suffix)"},
-    {"o", "FILE", "write the result to FILE (atomically)"},
+    {"format", "F", "output: table|json|csv (default table, or from -o's suffix); errors as JSON on stderr with json"},
+    {"o", "FILE", "write the result to FILE (checked first; replaced atomically; - is stdout)"},
+    {"lenient", NULL, "unknown keys in machine, device and scenario files are warnings, not errors"},
     {"help", NULL, "this help"},
     {NULL, NULL, NULL}};
 
@@ -66,7 +73,7 @@ static const pf_opt *find(const pf_opt *const *tables, const char *name) {
   return NULL;
 }
 
-static int add(pf_optvals *v, const char *name, const char *value, const char *source) {
+int pf_opts_add(pf_optvals *v, const char *name, const char *value, const char *source) {
   if (v->n >= PF_MAXVALS) return pf_error_set(PF_EINVAL, "too many options");
   v->name[v->n] = name;
   v->value[v->n] = strdup(value);
@@ -74,6 +81,16 @@ static int add(pf_optvals *v, const char *name, const char *value, const char *s
   if (!v->value[v->n]) return pf_error_set(PF_ENOMEM, "out of memory");
   v->n++;
   return 0;
+}
+
+/* The option name closest to name (a likely typo), or NULL. */
+static const char *closest_option(const pf_opt *const *tables, const char *name) {
+  const char *names[256];
+  int n = 0;
+  for (int t = 0; tables[t]; t++)
+    for (const pf_opt *o = tables[t]; o->name && n < 256; o++)
+      if (strcmp(o->name, "o") != 0) names[n++] = o->name;
+  return pf_closest(name, names, n);
 }
 
 int pf_opts_parse(int argc, char **argv, const pf_opt *const *tables, pf_optvals *v) {
@@ -99,7 +116,11 @@ int pf_opts_parse(int argc, char **argv, const pf_opt *const *tables, pf_optvals
       if (eq) val = eq + 1;
     }
     const pf_opt *o = find(tables, name);
-    if (!o) return pf_error_set(PF_EINVAL, "unknown option \"%s\" (see --help)", a);
+    if (!o) {
+      const char *near = closest_option(tables, name);
+      if (near) return pf_error_set(PF_EINVAL, "unknown option \"%s\"; did you mean --%s? (see --help)", a, near);
+      return pf_error_set(PF_EINVAL, "unknown option \"%s\" (see --help)", a);
+    }
     if (o->arg == NULL) {
       if (val) return pf_error_set(PF_EINVAL, "option --%s takes no value", name);
       val = "1";
@@ -107,7 +128,7 @@ int pf_opts_parse(int argc, char **argv, const pf_opt *const *tables, pf_optvals
       if (i + 1 >= argc) return pf_error_set(PF_EINVAL, "option %s needs a value (%s)", a, o->arg);
       val = argv[++i];
     }
-    int rc = add(v, o->name, val, "command line");
+    int rc = pf_opts_add(v, o->name, val, "command line");
     if (rc < 0) return rc;
   }
   return 0;
@@ -145,7 +166,8 @@ int pf_opts_int(const pf_optvals *v, const char *name, int *out) {
   long x = strtol(s, &end, 10);
   if (strchr(s, ','))
     return bad_value(v, name, "is a list (a sweep axis); this command takes one value (lists are for `preflight sweep`)");
-  if (end == s || *end != '\0' || errno || x < INT_MIN || x > INT_MAX) return bad_value(v, name, "expected an integer");
+  if (end == s || *end != '\0') return bad_value(v, name, "expected an integer");
+  if (errno || x < INT_MIN || x > INT_MAX) return bad_value(v, name, "out of range for an integer");
   *out = (int)x;
   return 1;
 }
@@ -156,7 +178,41 @@ int pf_opts_double(const pf_optvals *v, const char *name, double *out) {
   char *end;
   errno = 0;
   double x = strtod(s, &end);
-  if (end == s || *end != '\0' || errno || x != x) return bad_value(v, name, "expected a number");
+  if (strchr(s, ','))
+    return bad_value(v, name, "is a list (a sweep axis); this command takes one value (lists are for `preflight sweep`)");
+  if (end == s || *end != '\0') return bad_value(v, name, "expected a number");
+  if (!isfinite(x) || errno == ERANGE) return bad_value(v, name, "expected a finite number");
+  *out = x;
+  return 1;
+}
+
+int pf_opts_int_range(const pf_optvals *v, const char *name, int lo, int hi, int *out) {
+  int x, rc = pf_opts_int(v, name, &x);
+  if (rc <= 0) return rc;
+  if (x < lo || x > hi) {
+    char why[96];
+    if (hi == INT_MAX) snprintf(why, sizeof why, "must be at least %d", lo);
+    else snprintf(why, sizeof why, "must be between %d and %d", lo, hi);
+    return bad_value(v, name, why);
+  }
+  *out = x;
+  return 1;
+}
+
+int pf_opts_num_range(const pf_optvals *v, const char *name, double lo, bool lo_open, double hi, double *out) {
+  double x;
+  int rc = pf_opts_double(v, name, &x);
+  if (rc <= 0) return rc;
+  if (lo_open ? !(x > lo) : !(x >= lo)) {
+    char why[96];
+    snprintf(why, sizeof why, "must be %s %g", lo_open ? "greater than" : "at least", lo);
+    return bad_value(v, name, why);
+  }
+  if (x > hi) {
+    char why[96];
+    snprintf(why, sizeof why, "must be at most %g", hi);
+    return bad_value(v, name, why);
+  }
   *out = x;
   return 1;
 }
@@ -187,7 +243,23 @@ int pf_opts_load_scenario(const char *path, const pf_opt *const *tables, pf_optv
     snprintf(src, sizeof src, "%s:%d", path, config_setting_source_line(s));
     const pf_opt *o = find(tables, name);
     if (!o && find(other_commands, name)) continue; /* e.g. a sweep axis read by predict */
-    if (!o || strcmp(name, "o") == 0) { rc = pf_error_set(PF_EPARSE, "%s: unknown setting \"%s\"", src, config_setting_name(s)); break; }
+    if (!o || strcmp(name, "o") == 0 || strcmp(name, "help") == 0 || strcmp(name, "lenient") == 0) {
+      const char *near = closest_option(tables, name);
+      char hint[96] = "";
+      if (near) {
+        char key[64];
+        snprintf(key, sizeof key, "%s", near);
+        for (char *c = key; *c; c++) if (*c == '-') *c = '_';
+        snprintf(hint, sizeof hint, "; did you mean \"%s\"?", key);
+      }
+      if (pf_config_lenient()) {
+        pf_warn("%s: unknown setting \"%s\" ignored (--lenient)%s", src, config_setting_name(s), hint);
+        continue;
+      }
+      rc = pf_error_set(PF_EPARSE, "%s: unknown setting \"%s\"%s (--lenient makes it a warning)", src,
+                        config_setting_name(s), hint);
+      break;
+    }
     switch (config_setting_type(s)) {
     case CONFIG_TYPE_INT: snprintf(val, sizeof val, "%d", config_setting_get_int(s)); break;
     case CONFIG_TYPE_INT64: snprintf(val, sizeof val, "%lld", config_setting_get_int64(s)); break;
@@ -215,7 +287,7 @@ int pf_opts_load_scenario(const char *path, const pf_opt *const *tables, pf_optv
     }
     if (rc == 0 && o->arg == NULL && config_setting_type(s) != CONFIG_TYPE_BOOL)
       rc = pf_error_set(PF_EPARSE, "%s: %s: expected true or false", src, name);
-    if (rc == 0) rc = add(&file, o->name, val, src);
+    if (rc == 0) rc = pf_opts_add(&file, o->name, val, src);
   }
   config_destroy(&cfg);
   if (rc < 0) { pf_opts_free(&file); return rc; }
@@ -236,6 +308,12 @@ int pf_opts_load_scenario(const char *path, const pf_opt *const *tables, pf_optv
 }
 
 static int flag(const pf_optvals *v, const char *name) { return pf_opts_get(v, name) != NULL; }
+
+/* Upper limits of user-given sizes: a thousand times the largest models and
+ * runs published (GPT-4 class ~1.8e12 parameters, ~1e26 FLOPs of training). */
+#define PF_MAX_PARAMS 1e15
+#define PF_MAX_FLOPS 1e21
+#define PF_MAX_BYTES 1e15
 
 int pf_opts_scenario(const pf_optvals *v, pf_scenario *sc) {
   pf_scenario_init(sc);
@@ -270,31 +348,38 @@ int pf_opts_scenario(const pf_optvals *v, pf_scenario *sc) {
     snprintf(w->name, sizeof w->name, "custom model");
     w->kind = PF_WL_GENERIC;
     w->source = "command line";
-    if ((rc = pf_opts_double(v, "params", &w->params)) < 0) return rc;
-    if ((rc = pf_opts_double(v, "flops-per-sample", &w->flops_per_sample)) < 0) return rc;
-    if ((rc = pf_opts_double(v, "act-bytes-per-sample", &w->act_bytes_per_sample)) < 0) return rc;
+    if ((rc = pf_opts_num_range(v, "params", 0, true, PF_MAX_PARAMS, &w->params)) < 0) return rc;
+    if ((rc = pf_opts_num_range(v, "flops-per-sample", 0, true, PF_MAX_FLOPS, &w->flops_per_sample)) < 0) return rc;
+    if ((rc = pf_opts_num_range(v, "act-bytes-per-sample", 0, false, PF_MAX_BYTES, &w->act_bytes_per_sample)) < 0)
+      return rc;
     if (!(w->params > 0) || !(w->flops_per_sample > 0))
       return pf_error_set(PF_EINVAL, "a custom model needs --params and --flops-per-sample, both positive");
   } else {
     return pf_error_set(PF_EINVAL, "--model is required (see `preflight models`), or a custom shape");
   }
-  if ((rc = pf_opts_int(v, "layers", &w->layers)) < 0 || (rc = pf_opts_int(v, "hidden", &w->hidden)) < 0 ||
-      (rc = pf_opts_int(v, "heads", &w->heads)) < 0 || (rc = pf_opts_int(v, "ffn-hidden", &w->ffn_hidden)) < 0 ||
-      (rc = pf_opts_int(v, "kv-heads", &w->kv_heads)) < 0 || (rc = pf_opts_int(v, "seq", &w->seq)) < 0 ||
-      (rc = pf_opts_int(v, "vocab", &w->vocab)) < 0)
+  /* ranges: far beyond any model trained so far, and small enough that their
+   * products stay exact (plan.c and workload.c check the products) */
+  if ((rc = pf_opts_int_range(v, "layers", 1, 100000, &w->layers)) < 0 ||
+      (rc = pf_opts_int_range(v, "hidden", 1, 1 << 20, &w->hidden)) < 0 ||
+      (rc = pf_opts_int_range(v, "heads", 1, 1 << 16, &w->heads)) < 0 ||
+      (rc = pf_opts_int_range(v, "ffn-hidden", 1, 1 << 22, &w->ffn_hidden)) < 0 ||
+      (rc = pf_opts_int_range(v, "kv-heads", 1, 1 << 16, &w->kv_heads)) < 0 ||
+      (rc = pf_opts_int_range(v, "seq", 1, 1 << 24, &w->seq)) < 0 ||
+      (rc = pf_opts_int_range(v, "vocab", 1, 1 << 24, &w->vocab)) < 0)
     return rc;
   if ((rc = pf_workload_check(w)) < 0) return rc;
 
   pf_plan *p = &sc->plan;
-  if ((rc = pf_opts_int(v, "nodes", &sc->nodes)) < 0 || (rc = pf_opts_int(v, "gpus", &sc->gpus)) < 0 ||
-      (rc = pf_opts_int(v, "tp", &p->tp)) < 0 || (rc = pf_opts_int(v, "pp", &p->pp)) < 0 ||
-      (rc = pf_opts_int(v, "dp", &p->dp)) < 0 || (rc = pf_opts_int(v, "cp", &p->cp)) < 0 ||
-      (rc = pf_opts_int(v, "mbs", &p->mbs)) < 0 || (rc = pf_opts_int(v, "gbs", &p->gbs)) < 0 ||
-      (rc = pf_opts_int(v, "grad-accum", &p->grad_accum)) < 0)
+  if ((rc = pf_opts_int_range(v, "nodes", 1, 1 << 20, &sc->nodes)) < 0 ||
+      (rc = pf_opts_int_range(v, "gpus", 1, 1 << 26, &sc->gpus)) < 0 ||
+      (rc = pf_opts_int_range(v, "tp", 1, 1 << 16, &p->tp)) < 0 ||
+      (rc = pf_opts_int_range(v, "pp", 1, 1 << 16, &p->pp)) < 0 ||
+      (rc = pf_opts_int_range(v, "dp", 1, 1 << 26, &p->dp)) < 0 ||
+      (rc = pf_opts_int_range(v, "cp", 1, 1 << 16, &p->cp)) < 0 ||
+      (rc = pf_opts_int_range(v, "mbs", 1, 1 << 20, &p->mbs)) < 0 ||
+      (rc = pf_opts_int_range(v, "gbs", 1, INT_MAX, &p->gbs)) < 0 ||
+      (rc = pf_opts_int_range(v, "grad-accum", 1, INT_MAX, &p->grad_accum)) < 0)
     return rc;
-  if (flag(v, "nodes") && sc->nodes <= 0) return bad_value(v, "nodes", "must be positive");
-  if (flag(v, "gpus") && sc->gpus <= 0) return bad_value(v, "gpus", "must be positive");
-  if (flag(v, "gbs") && flag(v, "grad-accum") == 0 && p->gbs <= 0) return bad_value(v, "gbs", "must be positive");
   const char *s;
   if ((s = pf_opts_get(v, "precision")) && (rc = pf_precision_parse(s, &sc->precision)) < 0) return rc;
   if ((s = pf_opts_get(v, "recompute")) && (rc = pf_recompute_parse(s, &p->recompute)) < 0) return rc;
@@ -312,32 +397,44 @@ int pf_opts_scenario(const pf_optvals *v, pf_scenario *sc) {
   p->dist_opt = flag(v, "dist-opt");
   p->overlap_grad_reduce = flag(v, "overlap-grad-reduce");
   p->overlap_param_gather = flag(v, "overlap-param-gather");
-  if ((rc = pf_opts_double(v, "ddp-bucket-size", &p->ddp_bucket_size)) < 0) return rc;
-  if (flag(v, "ddp-bucket-size") && !(p->ddp_bucket_size >= 1))
-    return bad_value(v, "ddp-bucket-size", "must be at least 1 (parameters per bucket)");
+  if ((rc = pf_opts_num_range(v, "ddp-bucket-size", 1, false, PF_MAX_PARAMS, &p->ddp_bucket_size)) < 0) return rc;
   p->flash_attn = flag(v, "flash-attn");
   p->tp_across_nodes = flag(v, "tp-across-nodes");
   int seed = 1;
-  if ((rc = pf_opts_int(v, "seed", &seed)) < 0) return rc;
+  if ((rc = pf_opts_int_range(v, "seed", 0, INT_MAX, &seed)) < 0) return rc;
   sc->seed = (unsigned long)seed;
   if ((s = pf_opts_get(v, "calibration"))) snprintf(sc->calibration, sizeof sc->calibration, "%s", s);
   if ((s = pf_opts_get(v, "trace"))) snprintf(sc->trace, sizeof sc->trace, "%s", s);
   return 0;
 }
 
-int pf_opts_format(const pf_optvals *v, pf_format *fmt) {
+/* The format a name asks for: -1 when unknown. */
+static int format_named(const char *f, bool markdown) {
+  if (strcmp(f, "table") == 0) return PF_FMT_TABLE;
+  if (strcmp(f, "json") == 0) return PF_FMT_JSON;
+  if (strcmp(f, "csv") == 0) return PF_FMT_CSV;
+  if (markdown && (strcmp(f, "markdown") == 0 || strcmp(f, "md") == 0)) return PF_FMT_MARKDOWN;
+  return -1;
+}
+
+/* The format -o's suffix implies, or NULL. */
+static const char *format_of_suffix(const char *o, bool markdown) {
+  size_t n = o ? strlen(o) : 0;
+  if (n > 5 && strcmp(o + n - 5, ".json") == 0) return "json";
+  if (n > 4 && strcmp(o + n - 4, ".csv") == 0) return "csv";
+  if (markdown && n > 3 && strcmp(o + n - 3, ".md") == 0) return "markdown";
+  return NULL;
+}
+
+int pf_opts_format(const pf_optvals *v, bool markdown, pf_format *fmt) {
   *fmt = PF_FMT_TABLE;
   const char *f = pf_opts_get(v, "format");
-  const char *o = pf_opts_get(v, "o");
-  if (!f && o) {
-    size_t n = strlen(o);
-    if (n > 5 && strcmp(o + n - 5, ".json") == 0) f = "json";
-    else if (n > 4 && strcmp(o + n - 4, ".csv") == 0) f = "csv";
-  }
-  if (!f || strcmp(f, "table") == 0) return 0;
-  if (strcmp(f, "json") == 0) { *fmt = PF_FMT_JSON; return 0; }
-  if (strcmp(f, "csv") == 0) { *fmt = PF_FMT_CSV; return 0; }
-  return pf_error_set(PF_EINVAL, "--format \"%s\": valid: table, json, csv", f);
+  if (!f) f = format_of_suffix(pf_opts_get(v, "o"), markdown);
+  if (!f) return 0;
+  int k = format_named(f, markdown);
+  if (k < 0) return pf_error_set(PF_EINVAL, "--format \"%s\": valid: table, json, csv%s", f, markdown ? ", markdown" : "");
+  *fmt = (pf_format)k;
+  return 0;
 }
 
 void pf_opts_help(FILE *f, const char *usage, const pf_opt *const *tables, const char *examples) {
@@ -352,8 +449,98 @@ void pf_opts_help(FILE *f, const char *usage, const pf_opt *const *tables, const
   if (examples) fprintf(f, "\nExamples:\n%s", examples);
 }
 
-int pf_opts_emit(const pf_optvals *v, const char *text) {
-  const char *o = pf_opts_get(v, "o");
-  if (!o) { fputs(text, stdout); return 0; }
-  return pf_write_file_atomic(o, text);
+/* ---- the prologue ---- */
+
+/* How errors are reported: "preflight CMD: detail" lines, or one JSON
+ * document on stderr when the command was asked for JSON. */
+static bool errors_as_json;
+
+int pf_cli_fail(const char *cmd, int code) {
+  const char *d = pf_error_detail();
+  const char *msg = d && *d ? d : pf_strerror(code);
+  if (!errors_as_json) {
+    fprintf(stderr, "preflight %s: %s\n", cmd, msg);
+    return pf_error_exit_code(code);
+  }
+  cJSON *root = pf_report_root_json();
+  cJSON_AddStringToObject(root, "command", cmd);
+  cJSON *e = cJSON_AddObjectToObject(root, "error");
+  cJSON_AddStringToObject(e, "code", pf_err_name(code));
+  cJSON_AddNumberToObject(e, "exit_code", pf_error_exit_code(code));
+  cJSON_AddStringToObject(e, "message", msg);
+  pf_report_json_print(stderr, root);
+  return pf_error_exit_code(code);
+}
+
+/* Before parsing: does the command line ask for JSON?  (So that even a bad
+ * option is reported as JSON.) */
+static bool wants_json(int argc, char **argv) {
+  bool json = false;
+  for (int i = 0; i + 1 < argc; i++)
+    if (strcmp(argv[i], "-o") == 0) json = format_of_suffix(argv[i + 1], false) == NULL ? json : strcmp(format_of_suffix(argv[i + 1], false), "json") == 0;
+  for (int i = 0; i < argc; i++) {
+    if (strcmp(argv[i], "--format=json") == 0 || (strcmp(argv[i], "--format") == 0 && i + 1 < argc &&
+                                                  strcmp(argv[i + 1], "json") == 0))
+      json = true;
+    else if (strncmp(argv[i], "--format", 8) == 0)
+      json = false;
+  }
+  return json;
+}
+
+/* Options whose value is a file the command writes. */
+static const char *const output_options[] = {"o", "trace", "plot"};
+
+int pf_cli_begin(const pf_cli_spec *spec, int argc, char **argv, pf_cli *cli) {
+  memset(cli, 0, sizeof *cli);
+  cli->spec = spec;
+  errors_as_json = wants_json(argc, argv);
+  pf_config_set_lenient(false);
+  const pf_opt *tables[16];
+  int nt = 0;
+  for (int t = 0; spec->tables && spec->tables[t] && nt < 14; t++) tables[nt++] = spec->tables[t];
+  tables[nt++] = pf_output_opts;
+  tables[nt] = NULL;
+  pf_optvals *v = &cli->v;
+  int rc = pf_opts_parse(argc, argv, tables, v);
+  if (rc < 0) return rc;
+  if (v->help) {
+    pf_opts_help(stdout, spec->usage, tables, spec->examples);
+    return 1;
+  }
+  const char *prec = pf_opts_get(v, "precision");
+  if (spec->scenario && prec && strcmp(prec, "help") == 0) {
+    printf("precisions: fp32 tf32 fp16 bf16 fp8\n");
+    return 1;
+  }
+  pf_config_set_lenient(pf_opts_get(v, "lenient") != NULL);
+  if (v->npositional > spec->max_positional) {
+    if (spec->max_positional == 0)
+      return pf_error_set(PF_EINVAL, "unexpected argument \"%s\" (see preflight %s --help)", v->positional[0],
+                          spec->cmd);
+    return pf_error_set(PF_EINVAL, "too many arguments: \"%s\" (see preflight %s --help)",
+                        v->positional[spec->max_positional], spec->cmd);
+  }
+  if (spec->scenario && v->npositional >= 1 && (rc = pf_opts_load_scenario(v->positional[0], tables, v)) < 0)
+    return rc;
+  if ((rc = pf_opts_format(v, spec->markdown, &cli->fmt)) < 0) return rc;
+  errors_as_json = cli->fmt == PF_FMT_JSON;
+  /* every file the command will write, checked before any work starts */
+  for (size_t k = 0; k < sizeof output_options / sizeof output_options[0]; k++) {
+    const char *path = pf_opts_get(v, output_options[k]);
+    if (!path) continue;
+    char what[32];
+    snprintf(what, sizeof what, "%s%s", k == 0 ? "-" : "--", output_options[k]);
+    pf_output o;
+    if ((rc = pf_output_check(path, what, k == 0 ? &cli->out : &o)) < 0) return rc;
+  }
+  if (!pf_opts_get(v, "o")) pf_output_check(NULL, "-o", &cli->out);
+  return 0;
+}
+
+int pf_cli_emit(pf_cli *cli, const char *text) { return pf_output_write(&cli->out, text, strlen(text)); }
+
+int pf_cli_end(pf_cli *cli, int status) {
+  pf_opts_free(&cli->v);
+  return status;
 }

@@ -1,12 +1,16 @@
-/* options.h - one option table drives parsing, scenario files and --help.
+/* options.h - one option table drives parsing, scenario files and --help;
+ * one prologue (pf_cli_begin) starts every sub-command.
  *
  * Options are collected as (name, value) pairs; a scenario file (libconfig)
  * contributes the same pairs from its keys first, so the command line
- * overrides the file.  Each command then reads the pairs it knows.
+ * overrides the file.  Each command then reads the pairs it knows.  Numbers
+ * are checked where they are read (pf_opts_int_range, pf_opts_num_range):
+ * finite, inside the option's range, with the option or file:line named.
  */
 #ifndef PREFLIGHT_CLI_OPTIONS_H
 #define PREFLIGHT_CLI_OPTIONS_H
 
+#include "preflight/io.h"
 #include "preflight/plan.h"
 #include <stdbool.h>
 #include <stdio.h>
@@ -29,7 +33,7 @@ typedef struct pf_optvals {
 } pf_optvals;
 
 extern const pf_opt pf_scenario_opts[]; /* shared by predict, sweep, ... (NULL-terminated) */
-extern const pf_opt pf_output_opts[];
+extern const pf_opt pf_output_opts[]; /* --format, -o, --lenient, --help: every command */
 /* Each command's own options; a scenario file may hold any of them, and a
  * command skips the settings that belong to another one. */
 extern const pf_opt pf_sweep_opts[], pf_plan_opts[], pf_tune_opts[], pf_compare_opts[];
@@ -49,25 +53,58 @@ int pf_opts_load_scenario(const char *path, const pf_opt *const *tables, pf_optv
 /* Build a scenario from the pairs: machine, model or custom shape, plan. */
 int pf_opts_scenario(const pf_optvals *v, pf_scenario *sc);
 
-/* Integer / double option with strict parsing; returns 0 if absent (leaves *out). */
+/* Append a (name, value) pair (value copied); source says where it came from. */
+int pf_opts_add(pf_optvals *v, const char *name, const char *value, const char *source);
+
+/* Integer / double option with strict parsing; returns 0 if absent (leaves
+ * *out), 1 if read, or PF_EINVAL / PF_EPARSE naming the option (or file:line
+ * of the scenario file) for text that is not a number, a list, inf or NaN. */
 int pf_opts_int(const pf_optvals *v, const char *name, int *out);
 int pf_opts_double(const pf_optvals *v, const char *name, double *out);
+/* The same, and the value must lie in [lo, hi] (the message names the range). */
+int pf_opts_int_range(const pf_optvals *v, const char *name, int lo, int hi, int *out);
+/* lo_open: the value must be > lo, not >= lo. */
+int pf_opts_num_range(const pf_optvals *v, const char *name, double lo, bool lo_open, double hi, double *out);
 
-/* Output format: table (default), json or csv; from --format or -o suffix. */
-typedef enum { PF_FMT_TABLE, PF_FMT_JSON, PF_FMT_CSV } pf_format;
-int pf_opts_format(const pf_optvals *v, pf_format *fmt);
+/* Output format: table (default), json, csv, or markdown where the command
+ * allows it; from --format or -o's suffix. */
+typedef enum { PF_FMT_TABLE, PF_FMT_JSON, PF_FMT_CSV, PF_FMT_MARKDOWN } pf_format;
+int pf_opts_format(const pf_optvals *v, bool markdown, pf_format *fmt);
 
 void pf_opts_help(FILE *f, const char *usage, const pf_opt *const *tables, const char *examples);
-
-/* Parse a command's arguments with the scenario options plus its own table
- * `extra` (NULL: none), and read the positional SCENARIO.cfg if given, so the
- * command line overrides it (cmd_predict.c). */
-int pf_cli_scenario_args(const char *cmd, int argc, char **argv, const pf_opt *extra, pf_optvals *v);
 
 /* "16,32,64" or "1..64" (doubling) into out[0..*n) (cmd_sweep.c). */
 int pf_cli_parse_nodes(const char *s, int *out, int max, int *n);
 
-/* Emit text to -o FILE (atomically) or stdout. */
-int pf_opts_emit(const pf_optvals *v, const char *text);
+/* ---- the prologue of every sub-command (except calibrate, whose options are
+ * shared with its GPU back-end executables: calibrate/harness/output.c) ---- */
+
+typedef struct pf_cli_spec {
+  const char *cmd;               /* "predict" (messages) */
+  const char *usage;             /* first lines of --help */
+  const pf_opt *const *tables;   /* the command's tables, NULL-terminated; pf_output_opts is added */
+  bool scenario;                 /* the first positional argument is a SCENARIO.cfg; --precision=help */
+  int max_positional;            /* positional arguments allowed (the scenario file counts) */
+  bool markdown;                 /* --format markdown is valid */
+  const char *examples;          /* copy-pasteable examples that end --help (each runs in `make test`) */
+} pf_cli_spec;
+
+typedef struct pf_cli {
+  const pf_cli_spec *spec;
+  pf_optvals v;
+  pf_format fmt;
+  pf_output out;                 /* -o (or stdout), checked before any work */
+} pf_cli;
+
+/* Parse argv (after the command name), print --help, read the scenario file,
+ * decide the format, check -o and the other output files (--trace, --plot)
+ * so that a typo in a folder fails before the work starts.  Returns 0 (run
+ * the command), 1 (help printed: exit 0) or a negative PF_E* code (report with
+ * pf_cli_fail).  Call pf_cli_end() in every case. */
+int pf_cli_begin(const pf_cli_spec *spec, int argc, char **argv, pf_cli *cli);
+/* Write the result (the whole text) to -o or stdout. */
+int pf_cli_emit(pf_cli *cli, const char *text);
+/* Free the options; returns status. */
+int pf_cli_end(pf_cli *cli, int status);
 
 #endif

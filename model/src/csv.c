@@ -6,19 +6,38 @@
  * '#' is a comment and blank lines are skipped, so validation files can carry
  * a provenance header.  Every record remembers the line it starts on, so
  * later checks can name file:line:field.  A UTF-8 byte-order mark is skipped.
+ *
+ * The reader streams: pf_csv_next() returns one record at a time from a FILE,
+ * so a file of any size is read in constant memory (a field is limited to
+ * 1 MiB and a record to 4096 fields, so a malformed file cannot exhaust it).
+ * pf_csv_parse() runs the same reader over a buffer.
  */
 #include "preflight/error.h"
-#include "preflight/report.h"
+#include "preflight/io.h"
 #include "preflight/validate.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#define MAX_FIELD_B (1 << 20)
+#define MAX_FIELDS 4096
+
 typedef struct {
   char *buf;
   size_t len, cap;
 } sbuf;
+
+struct pf_csv_reader {
+  FILE *f;
+  bool own;                 /* close f at the end */
+  char name[PF_PATH_MAX];
+  int line;                 /* current line (1-based) */
+  long long pos, size;      /* bytes consumed; file size or -1 */
+  int pend[4], npend;       /* pushed-back characters (a stack) */
+  bool started;
+  sbuf b;
+};
 
 static int sb_put(sbuf *b, char c) {
   if (b->len + 1 >= b->cap) {
@@ -33,23 +52,48 @@ static int sb_put(sbuf *b, char c) {
   return 0;
 }
 
-static int row_add_field(pf_csv_row *r, sbuf *b, int *cap) {
-  if (r->nfields == *cap) {
+static int get(pf_csv_reader *r) {
+  if (r->npend > 0) return r->pend[--r->npend];
+  int c = getc(r->f);
+  if (c != EOF) r->pos++;
+  return c;
+}
+
+static void unget(pf_csv_reader *r, int c) {
+  if (c != EOF && r->npend < 4) r->pend[r->npend++] = c;
+}
+
+static int peek(pf_csv_reader *r) {
+  int c = get(r);
+  unget(r, c);
+  return c;
+}
+
+/* The character after the next one, without consuming either. */
+static int peek2(pf_csv_reader *r) {
+  int a = get(r), b = get(r);
+  unget(r, b);
+  unget(r, a);
+  return b;
+}
+
+static int row_add_field(pf_csv_row *row, sbuf *b, int *cap) {
+  if (row->nfields == *cap) {
     int nc = *cap ? 2 * *cap : 16;
-    char **n = realloc(r->fields, (size_t)nc * sizeof *n);
+    char **n = realloc(row->fields, (size_t)nc * sizeof *n);
     if (!n) return PF_ENOMEM;
-    r->fields = n;
+    row->fields = n;
     *cap = nc;
   }
   char *s = strdup(b->buf ? b->buf : "");
   if (!s) return PF_ENOMEM;
-  r->fields[r->nfields++] = s;
+  row->fields[row->nfields++] = s;
   b->len = 0;
   if (b->buf) b->buf[0] = '\0';
   return 0;
 }
 
-static void row_free(pf_csv_row *r) {
+void pf_csv_row_free(pf_csv_row *r) {
   for (int i = 0; i < r->nfields; i++) free(r->fields[i]);
   free(r->fields);
   r->fields = NULL;
@@ -57,88 +101,180 @@ static void row_free(pf_csv_row *r) {
 }
 
 void pf_csv_free(pf_csv *c) {
-  for (int i = 0; i < c->nrows; i++) row_free(&c->rows[i]);
+  for (int i = 0; i < c->nrows; i++) pf_csv_row_free(&c->rows[i]);
   free(c->rows);
   c->rows = NULL;
   c->nrows = 0;
 }
 
+static int reader_init(pf_csv_reader *r, FILE *f, bool own, const char *name, long long size) {
+  memset(r, 0, sizeof *r);
+  r->f = f;
+  r->own = own;
+  r->line = 1;
+  r->size = size;
+  snprintf(r->name, sizeof r->name, "%s", name);
+  return 0;
+}
+
+int pf_csv_open(const char *path, pf_csv_reader **out) {
+  *out = NULL;
+  FILE *f;
+  long long size;
+  int rc = pf_input_open(path, &f, &size);
+  if (rc < 0) return rc;
+  pf_csv_reader *r = malloc(sizeof *r);
+  if (!r) {
+    if (f != stdin) fclose(f);
+    return pf_error_set(PF_ENOMEM, "out of memory");
+  }
+  reader_init(r, f, f != stdin, path, size);
+  *out = r;
+  return 0;
+}
+
+void pf_csv_close(pf_csv_reader *r) {
+  if (!r) return;
+  if (r->own && r->f) fclose(r->f);
+  free(r->b.buf);
+  free(r);
+}
+
+long long pf_csv_pos(const pf_csv_reader *r) { return r->pos; }
+long long pf_csv_size(const pf_csv_reader *r) { return r->size; }
+const char *pf_csv_name(const pf_csv_reader *r) { return r->name; }
+
+/* A field character: NUL bytes mean the file is not text. */
+static int put(pf_csv_reader *r, int c, int field) {
+  if (c == '\0') return pf_error_set(PF_EPARSE, "%s:%d: binary data (NUL byte) in a CSV file", r->name, r->line);
+  if (r->b.len >= MAX_FIELD_B)
+    return pf_error_set(PF_EPARSE, "%s:%d: field %d: longer than %d bytes", r->name, r->line, field, MAX_FIELD_B);
+  return sb_put(&r->b, (char)c) < 0 ? pf_error_set(PF_ENOMEM, "%s: out of memory", r->name) : 0;
+}
+
+int pf_csv_next(pf_csv_reader *r, pf_csv_row *row) {
+  memset(row, 0, sizeof *row);
+  if (ferror(r->f)) return pf_error_set(PF_EIO, "%s: read error", r->name);
+  if (!r->started) { /* a UTF-8 byte-order mark, as spreadsheet programs write */
+    r->started = true;
+    int a = get(r), b = a == 0xEF ? get(r) : EOF, c = b == 0xBB ? get(r) : EOF;
+    if (!(a == 0xEF && b == 0xBB && c == 0xBF)) {
+      unget(r, c);
+      unget(r, b);
+      unget(r, a);
+    }
+  }
+  for (;;) { /* start of a record: skip comments and blank lines */
+    int c = peek(r);
+    if (c == EOF) return ferror(r->f) ? pf_error_set(PF_EIO, "%s: read error", r->name) : 0;
+    if (c == '#' || c == '\n' || (c == '\r' && peek2(r) == '\n')) {
+      while ((c = get(r)) != EOF && c != '\n') {
+        if (c == '\0') return pf_error_set(PF_EPARSE, "%s:%d: binary data (NUL byte) in a CSV file", r->name, r->line);
+      }
+      r->line++;
+      continue;
+    }
+    break;
+  }
+  row->line = r->line;
+  int cap = 0, rc = 0;
+  for (;;) { /* one field */
+    int field = row->nfields + 1, c = peek(r);
+    if (field > MAX_FIELDS) {
+      rc = pf_error_set(PF_EPARSE, "%s:%d: more than %d fields", r->name, row->line, MAX_FIELDS);
+      break;
+    }
+    if (c == '"') {
+      int qline = r->line;
+      get(r);
+      for (;;) {
+        c = get(r);
+        if (c == EOF) {
+          rc = pf_error_set(PF_EPARSE, "%s:%d: field %d: unterminated quoted field", r->name, qline, field);
+          break;
+        }
+        if (c == '"') {
+          if (peek(r) == '"') {
+            get(r);
+            if ((rc = put(r, '"', field)) < 0) break;
+            continue;
+          }
+          break;
+        }
+        if (c == '\n') r->line++;
+        if ((rc = put(r, c, field)) < 0) break;
+      }
+      if (rc < 0) break;
+      c = peek(r);
+      if (c != EOF && c != ',' && c != '\n' && c != '\r') {
+        rc = pf_error_set(PF_EPARSE, "%s:%d: field %d: characters after a closing quote", r->name, r->line, field);
+        break;
+      }
+    } else {
+      while ((c = peek(r)) != EOF && c != ',' && c != '\n') {
+        if (c == '\r') {
+          int n2 = peek2(r);
+          if (n2 == EOF || n2 == '\n') break;
+        }
+        if (c == '"') {
+          rc = pf_error_set(PF_EPARSE, "%s:%d: field %d: quote inside an unquoted field", r->name, r->line, field);
+          break;
+        }
+        get(r);
+        if ((rc = put(r, c, field)) < 0) break;
+      }
+      if (rc < 0) break;
+    }
+    if (row_add_field(row, &r->b, &cap) < 0) {
+      rc = pf_error_set(PF_ENOMEM, "%s: out of memory", r->name);
+      break;
+    }
+    c = get(r);
+    if (c == EOF) break;
+    if (c == ',') continue;
+    if (c == '\r' && peek(r) == '\n') get(r);
+    r->line++;
+    break;
+  }
+  if (rc < 0) {
+    pf_csv_row_free(row);
+    return rc;
+  }
+  if (ferror(r->f)) {
+    pf_csv_row_free(row);
+    return pf_error_set(PF_EIO, "%s: read error", r->name);
+  }
+  return 1;
+}
+
 int pf_csv_parse(const char *text, size_t len, const char *name, pf_csv *out) {
   memset(out, 0, sizeof *out);
   snprintf(out->path, sizeof out->path, "%s", name);
-  sbuf b = {0};
-  int rowcap = 0, fieldcap = 0, rc = 0;
-  size_t i = 0;
-  int line = 1;
-  if (len >= 3 && (unsigned char)text[0] == 0xEF && (unsigned char)text[1] == 0xBB && (unsigned char)text[2] == 0xBF)
-    i = 3; /* a UTF-8 byte-order mark, as spreadsheet programs write */
-  while (i < len && rc == 0) {
-    /* start of a record: skip comments and blank lines */
-    if (text[i] == '#' || text[i] == '\n' || (text[i] == '\r' && i + 1 < len && text[i + 1] == '\n')) {
-      while (i < len && text[i] != '\n') i++;
-      if (i < len) i++;
-      line++;
-      continue;
-    }
-    pf_csv_row r = {.line = line};
-    fieldcap = 0;
-    bool end_of_record = false;
-    while (!end_of_record && rc == 0) {
-      /* one field */
-      if (i < len && text[i] == '"') {
-        int qline = line;
-        i++;
-        for (;;) {
-          if (i >= len) {
-            rc = pf_error_set(PF_EPARSE, "%s:%d: field %d: unterminated quoted field", name, qline, r.nfields + 1);
-            break;
-          }
-          char c = text[i++];
-          if (c == '"') {
-            if (i < len && text[i] == '"') { if ((rc = sb_put(&b, '"')) < 0) break; i++; continue; }
-            break;
-          }
-          if (c == '\n') line++;
-          if ((rc = sb_put(&b, c)) < 0) break;
-        }
-        if (rc < 0) break;
-        if (i < len && text[i] != ',' && text[i] != '\n' && text[i] != '\r') {
-          rc = pf_error_set(PF_EPARSE, "%s:%d: field %d: characters after a closing quote", name, line, r.nfields + 1);
-          break;
-        }
-      } else {
-        while (i < len && text[i] != ',' && text[i] != '\n' && !(text[i] == '\r' && (i + 1 >= len || text[i + 1] == '\n'))) {
-          if (text[i] == '"') {
-            rc = pf_error_set(PF_EPARSE, "%s:%d: field %d: quote inside an unquoted field", name, line, r.nfields + 1);
-            break;
-          }
-          if ((rc = sb_put(&b, text[i])) < 0) break;
-          i++;
-        }
-        if (rc < 0) break;
-      }
-      if ((rc = row_add_field(&r, &b, &fieldcap)) < 0) break;
-      if (i >= len) { end_of_record = true; break; }
-      if (text[i] == ',') { i++; continue; }
-      if (text[i] == '\r') i++;
-      if (i < len && text[i] == '\n') i++;
-      line++;
-      end_of_record = true;
-    }
-    if (rc < 0) { row_free(&r); break; }
+  if (len == 0) return 0;
+  FILE *f = fmemopen((void *)text, len, "r");
+  if (!f) return pf_error_set(PF_ENOMEM, "%s: out of memory", name);
+  pf_csv_reader r;
+  reader_init(&r, f, true, name, (long long)len);
+  int rowcap = 0, rc;
+  pf_csv_row row;
+  while ((rc = pf_csv_next(&r, &row)) > 0) {
     if (out->nrows == rowcap) {
       int nc = rowcap ? 2 * rowcap : 64;
       pf_csv_row *n = realloc(out->rows, (size_t)nc * sizeof *n);
-      if (!n) { row_free(&r); rc = pf_error_set(PF_ENOMEM, "out of memory"); break; }
+      if (!n) {
+        pf_csv_row_free(&row);
+        rc = pf_error_set(PF_ENOMEM, "%s: out of memory", name);
+        break;
+      }
       out->rows = n;
       rowcap = nc;
     }
-    out->rows[out->nrows++] = r;
+    out->rows[out->nrows++] = row;
   }
-  free(b.buf);
-  if (rc == PF_ENOMEM) pf_error_set(PF_ENOMEM, "%s: out of memory", name);
+  fclose(f);
+  free(r.b.buf);
   if (rc < 0) pf_csv_free(out);
-  return rc;
+  return rc < 0 ? rc : 0;
 }
 
 int pf_csv_read(const char *path, pf_csv *out) {

@@ -1,8 +1,10 @@
-/* error.c - the error table of error.h and the per-thread detail message. */
+/* error.c - the error table of error.h, the per-thread detail message, the
+ * warning sink and the "did you mean" helper (Levenshtein distance). */
 #include "preflight/error.h"
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 static _Thread_local char detail[2048];
 
@@ -47,3 +49,49 @@ int pf_error_set(int code, const char *fmt, ...) {
 const char *pf_error_detail(void) { return detail; }
 
 void pf_error_clear(void) { detail[0] = '\0'; }
+
+static pf_warn_fn warn_handler;
+
+void pf_warn_set_handler(pf_warn_fn fn) { warn_handler = fn; }
+
+void pf_warn(const char *fmt, ...) {
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  if (warn_handler) warn_handler(msg);
+  else fprintf(stderr, "preflight: warning: %s\n", msg);
+}
+
+/* Edit distance (insert, delete, substitute) of two short strings, capped at
+ * 64 characters each (longer names are never typos of each other here). */
+static int edit_distance(const char *a, const char *b) {
+  size_t la = strlen(a), lb = strlen(b);
+  if (la > 64 || lb > 64) return 99;
+  int prev[65], cur[65];
+  for (size_t j = 0; j <= lb; j++) prev[j] = (int)j;
+  for (size_t i = 1; i <= la; i++) {
+    cur[0] = (int)i;
+    for (size_t j = 1; j <= lb; j++) {
+      int sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
+      int del = prev[j] + 1, ins = cur[j - 1] + 1;
+      cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+    }
+    memcpy(prev, cur, (lb + 1) * sizeof *prev);
+  }
+  return prev[lb];
+}
+
+const char *pf_closest(const char *word, const char *const *candidates, int n) {
+  size_t len = strlen(word);
+  int limit = len <= 4 ? 1 : len <= 8 ? 2 : (int)(len / 3);
+  const char *best = NULL;
+  int bestd = limit + 1;
+  for (int i = 0; i < n; i++) {
+    if (!candidates[i]) continue;
+    int d = edit_distance(word, candidates[i]);
+    if (d < bestd) { bestd = d; best = candidates[i]; }
+  }
+  return best;
+}

@@ -22,6 +22,7 @@
 #include "preflight/fullsim.h"
 
 #include "preflight/error.h"
+#include "preflight/io.h"
 #include "sgsetup.h"
 
 #include <errno.h>
@@ -29,7 +30,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <simgrid/actor.h>
@@ -304,6 +304,32 @@ static void child(const pf_fullsim_input *in, const char *plat, int fd) {
   _exit(0);
 }
 
+typedef struct {
+  const pf_fullsim_input *in;
+  const char *plat;
+  pf_fullsim_result *out;
+  char why[160]; /* set when the worker failed */
+} full_job;
+
+static int full_work(void *ctx, int i, int fd) {
+  const full_job *j = ctx;
+  (void)i;
+  child(j->in, j->plat, fd); /* exits */
+  return 1;
+}
+
+static int full_collect(void *ctx, int i, int fd) {
+  full_job *j = ctx;
+  (void)i;
+  return pf_read_all(fd, j->out, sizeof *j->out);
+}
+
+static void full_failed(void *ctx, int i, const char *why) {
+  full_job *j = ctx;
+  (void)i;
+  snprintf(j->why, sizeof j->why, "%s", why);
+}
+
 int pf_fullsim_run(const pf_fullsim_input *in, pf_fullsim_result *out) {
   memset(out, 0, sizeof *out);
   const pf_scenario *sc = in->sc;
@@ -359,43 +385,25 @@ int pf_fullsim_run(const pf_fullsim_input *in, pf_fullsim_result *out) {
   pv.n = u;
 
   char plat[PF_PATH_MAX];
-  const char *tmp = getenv("TMPDIR");
-  snprintf(plat, sizeof plat, "%s/preflight-full-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-  int fd = mkstemp(plat);
-  FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-  if (!f) {
-    if (fd >= 0) { close(fd); unlink(plat); }
+  FILE *f;
+  if ((rc = pf_temp_create("preflight-full", plat, sizeof plat, &f)) < 0) {
     free(pv.v);
     free_calls(F.calls, G * NCALL);
-    return pf_error_set(PF_EIO, "cannot write a temporary platform file: %s", strerror(errno));
+    return rc;
   }
   rc = pf_topology_write_xml(t, f, pv.v, pv.n, HOST_SPEED);
   if (fclose(f) != 0 && rc == 0) rc = pf_error_set(PF_EIO, "writing %s failed", plat);
   free(pv.v);
-  if (rc < 0) { unlink(plat); free_calls(F.calls, G * NCALL); return rc; }
+  if (rc < 0) { pf_temp_remove(plat); free_calls(F.calls, G * NCALL); return rc; }
 
-  int fds[2];
-  if (pipe(fds) != 0) { unlink(plat); free_calls(F.calls, G * NCALL); return pf_error_set(PF_ESIM, "pipe: %s", strerror(errno)); }
-  fflush(stdout);
-  fflush(stderr);
-  pid_t pid = fork();
-  if (pid < 0) {
-    close(fds[0]); close(fds[1]); unlink(plat); free_calls(F.calls, G * NCALL);
-    return pf_error_set(PF_ESIM, "fork: %s", strerror(errno));
-  }
-  if (pid == 0) {
-    close(fds[0]);
-    child(in, plat, fds[1]);
-  }
-  close(fds[1]);
-  int rrc = pf_read_all(fds[0], out, sizeof *out);
-  close(fds[0]);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
-  unlink(plat);
+  /* the simulation runs in a forked worker (workers.c): SimGrid's engine is global */
+  full_job j = {in, plat, out, ""};
+  pf_workers_spec spec = {.n = 1, .jobs = 1, .work = full_work, .collect = full_collect, .failed = full_failed,
+                          .ctx = &j};
+  rc = pf_workers_run(&spec);
+  pf_temp_remove(plat);
   free_calls(F.calls, G * NCALL);
   memset(&F, 0, sizeof F);
-  if (rrc != 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    return pf_error_set(PF_ESIM, "the full SimGrid simulation failed (child status %d)", status);
-  return 0;
+  if (rc == 0 && j.why[0]) rc = pf_error_set(PF_ESIM, "the full SimGrid simulation failed (%s)", j.why);
+  return rc;
 }

@@ -3,6 +3,18 @@
  * The format is in docs/machine-format.md.  Every quantity is parsed with
  * pf_units_parse(); every error names the file, the line libconfig reports
  * for the setting, and the setting's path (e.g. "node.nics.rate").
+ *
+ * Unknown keys: every key the readers look up (lookup(), through get_str,
+ * get_qty, get_num, ...) is recorded, found or not; after a file is read, its
+ * tree is walked and a setting that was never looked up is an unknown key (a
+ * typo that would otherwise keep the default without a word): an error with
+ * the closest recorded key as "did you mean", or a warning with --lenient.  A
+ * key added to a reader is thus known without a second list.
+ *
+ * Values are checked where they are read: finite (pf_units_parse refuses inf
+ * and NaN), positive where zero is meaningless, within physical bounds (a
+ * device below 3 kW, efficiencies at most 1), and across fields (a fabric that
+ * exists for the device's vendor, NIC ports that fit the network's size).
  */
 #include "preflight/machine.h"
 
@@ -12,6 +24,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <libconfig.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,6 +79,106 @@ const char *pf_machines_dir(void) {
   return (e && *e) ? e : PF_SOURCE_MACHINES_DIR;
 }
 
+static bool lenient;
+void pf_config_set_lenient(bool on) { lenient = on; }
+bool pf_config_lenient(void) { return lenient; }
+
+/* ---- the keys a reader looked up (for unknown keys) ---- */
+
+typedef struct {
+  char **key; /* "machine.node.nics.rate"; owned */
+  int n, cap;
+} recorder;
+
+static _Thread_local recorder *rec; /* the file being read (nested: a machine reads its device) */
+
+static void record(const char *root, const char *path) {
+  if (!rec) return;
+  char full[256];
+  snprintf(full, sizeof full, "%s%s%s", root, path[0] ? "." : "", path);
+  for (int i = 0; i < rec->n; i++)
+    if (strcmp(rec->key[i], full) == 0) return;
+  if (rec->n == rec->cap) {
+    int cap = rec->cap ? 2 * rec->cap : 64;
+    char **k = realloc(rec->key, (size_t)cap * sizeof *k);
+    if (!k) return; /* out of memory: the key may later be reported unknown */
+    rec->key = k;
+    rec->cap = cap;
+  }
+  if ((rec->key[rec->n] = strdup(full)) != NULL) rec->n++;
+}
+
+static void recorder_free(recorder *r) {
+  for (int i = 0; i < r->n; i++) free(r->key[i]);
+  free(r->key);
+}
+
+static bool recorded(const recorder *r, const char *full, bool as_prefix) {
+  size_t n = strlen(full);
+  for (int i = 0; i < r->n; i++) {
+    if (strcmp(r->key[i], full) == 0) return true;
+    if (as_prefix && strncmp(r->key[i], full, n) == 0 && r->key[i][n] == '.') return true;
+  }
+  return false;
+}
+
+/* The recorded sibling of full (same parent) closest to its last component,
+ * copied to out; NULL when none is close. */
+static const char *did_you_mean(const recorder *r, const char *full, char *out, size_t outlen) {
+  const char *dot = strrchr(full, '.');
+  size_t plen = dot ? (size_t)(dot - full) + 1 : 0;
+  enum { MAXC = 128 };
+  char comp[MAXC][64];
+  const char *cand[MAXC];
+  int n = 0;
+  for (int i = 0; i < r->n && n < MAXC; i++) {
+    const char *k = r->key[i];
+    if (strncmp(k, full, plen) != 0 || !k[plen]) continue;
+    const char *rest = k + plen, *d = strchr(rest, '.'); /* a sibling key, or the group one lives in */
+    size_t len = d ? (size_t)(d - rest) : strlen(rest);
+    if (len >= sizeof comp[0]) continue;
+    memcpy(comp[n], rest, len);
+    comp[n][len] = '\0';
+    bool dup = false;
+    for (int j = 0; j < n && !dup; j++) dup = strcmp(comp[j], comp[n]) == 0;
+    if (!dup) { cand[n] = comp[n]; n++; }
+  }
+  const char *best = pf_closest(full + plen, cand, n);
+  if (!best) return NULL;
+  snprintf(out, outlen, "%s", best);
+  return out;
+}
+
+/* Walk group g (path prefix) and report settings no reader looked up. */
+static int walk_unknown(const recorder *r, const char *file, const config_setting_t *g, const char *prefix) {
+  for (int i = 0; i < config_setting_length(g); i++) {
+    const config_setting_t *c = config_setting_get_elem(g, (unsigned)i);
+    const char *name = config_setting_name(c);
+    if (!name) continue; /* list and array elements */
+    char full[256];
+    snprintf(full, sizeof full, "%s%s%s", prefix, prefix[0] ? "." : "", name);
+    bool group = config_setting_is_group(c);
+    if (recorded(r, full, group)) {
+      if (group) {
+        int rc = walk_unknown(r, file, c, full);
+        if (rc < 0) return rc;
+      }
+      continue;
+    }
+    char buf[64];
+    const char *near = did_you_mean(r, full, buf, sizeof buf);
+    char hint[96] = "";
+    if (near) snprintf(hint, sizeof hint, "; did you mean \"%s\"?", near);
+    if (lenient) {
+      pf_warn("%s:%d: %s: unknown key ignored (--lenient)%s", file, config_setting_source_line(c), full, hint);
+      continue;
+    }
+    return pf_error_set(PF_EPARSE, "%s:%d: %s: unknown key%s (--lenient makes it a warning)", file,
+                        config_setting_source_line(c), full, hint);
+  }
+  return 0;
+}
+
 /* ---- reading settings with precise errors ---- */
 
 typedef struct {
@@ -80,6 +193,7 @@ static int line_of(const config_setting_t *s) {
 }
 
 static const config_setting_t *lookup(const reader *r, const char *path) {
+  record(r->root_name, path);
   return config_setting_lookup((config_setting_t *)r->root, path);
 }
 
@@ -98,6 +212,26 @@ static int get_str(const reader *r, const char *path, char *dst, size_t n, int r
   return 1;
 }
 
+/* The largest value of a kind that any hardware could have, in SI units: a
+ * thousand times today's largest (a GB200 NVL72 rack: 1.4 EFLOP/s FP4, 576
+ * TB/s HBM; 800 Gb/s NICs; an 1,000 W device), so a wrong prefix ("200 Pbps")
+ * is caught. */
+static double qty_limit(pf_unit_kind kind) {
+  switch (kind) {
+  case PF_UNIT_BYTES: return 1e18;     /* 1 EB */
+  case PF_UNIT_BANDWIDTH: return 1e16; /* 10 PB/s */
+  case PF_UNIT_FLOPS: return 1e19;     /* 10 EFLOP/s */
+  case PF_UNIT_POWER: return 1e7;      /* 10 MW */
+  case PF_UNIT_TIME: return 3600;      /* 1 h (a latency or launch cost) */
+  case PF_UNIT_ENERGY: return 1e15;
+  case PF_UNIT_FREQUENCY: return 1e12;
+  case PF_UNIT_NONE: break;
+  }
+  return 1e300;
+}
+
+#define TRY_RANGE(x) do { int rc_ = (x); if (rc_ < 0) return rc_; } while (0)
+
 static int get_qty(const reader *r, const char *path, pf_unit_kind kind, double *dst, int required) {
   const config_setting_t *s = lookup(r, path);
   if (!s) { if (required) return missing(r, path); return 0; }
@@ -112,6 +246,26 @@ static int get_qty(const reader *r, const char *path, pf_unit_kind kind, double 
   }
   if (*dst < 0)
     return pf_error_set(PF_EPARSE, "%s:%d: %s.%s: must not be negative", r->file, line_of(s), r->root_name, path);
+  double top = qty_limit(kind);
+  if (*dst > top)
+    return pf_error_set(PF_EPARSE, "%s:%d: %s.%s: \"%s\" is beyond any device or network built (at most %g in SI "
+                        "units); check the unit prefix", r->file, line_of(s), r->root_name, path, v, top);
+  return 1;
+}
+
+/* Bounds checked where a value is read: lo < x (lo_open) or lo <= x, x <= hi. */
+static int check_range(const reader *r, const char *path, double x, double lo, bool lo_open, double hi,
+                       const char *what) {
+  if ((lo_open ? x > lo : x >= lo) && x <= hi) return 0;
+  return pf_error_set(PF_EPARSE, "%s:%d: %s.%s: %g is outside (%s%g, %g]%s%s", r->file, line_of(lookup(r, path)),
+                      r->root_name, path, x, lo_open ? "" : "=", lo, hi, what ? ": " : "", what ? what : "");
+}
+
+static int get_qty_in(const reader *r, const char *path, pf_unit_kind kind, double *dst, int required, double lo,
+                      bool lo_open, double hi, const char *what) {
+  int rc = get_qty(r, path, kind, dst, required);
+  if (rc <= 0) return rc;
+  TRY_RANGE(check_range(r, path, *dst, lo, lo_open, hi, what));
   return 1;
 }
 
@@ -124,6 +278,16 @@ static int get_num(const reader *r, const char *path, double *dst, int required)
   else if (t == CONFIG_TYPE_INT64) *dst = (double)config_setting_get_int64(s);
   else
     return pf_error_set(PF_EPARSE, "%s:%d: %s.%s: expected a number", r->file, line_of(s), r->root_name, path);
+  if (!isfinite(*dst))
+    return pf_error_set(PF_EPARSE, "%s:%d: %s.%s: expected a finite number", r->file, line_of(s), r->root_name, path);
+  return 1;
+}
+
+static int get_num_in(const reader *r, const char *path, double *dst, int required, double lo, bool lo_open,
+                      double hi, const char *what) {
+  int rc = get_num(r, path, dst, required);
+  if (rc <= 0) return rc;
+  TRY_RANGE(check_range(r, path, *dst, lo, lo_open, hi, what));
   return 1;
 }
 
@@ -136,6 +300,15 @@ static int get_int(const reader *r, const char *path, int *dst, int required, in
   if (*dst < min)
     return pf_error_set(PF_EPARSE, "%s:%d: %s.%s: must be at least %d", r->file, line_of(s), r->root_name,
                         path, min);
+  return 1;
+}
+
+static int get_int_in(const reader *r, const char *path, int *dst, int required, int min, int max) {
+  int rc = get_int(r, path, dst, required, min);
+  if (rc <= 0) return rc;
+  if (*dst > max)
+    return pf_error_set(PF_EPARSE, "%s:%d: %s.%s: %d is more than %d", r->file, line_of(lookup(r, path)), r->root_name,
+                        path, *dst, max);
   return 1;
 }
 
@@ -164,6 +337,24 @@ static int get_enum(const reader *r, const char *path, const char *const *names,
 }
 
 #define TRY(x) do { int rc_ = (x); if (rc_ < 0) return rc_; } while (0)
+
+/* "provenance": a list of strings (where each number comes from); its first
+ * entry into dst (may be NULL). */
+static int get_provenance(const reader *r, char *dst, size_t n) {
+  const config_setting_t *prov = lookup(r, "provenance");
+  if (!prov) return 0;
+  if (!config_setting_is_list(prov) && !config_setting_is_array(prov))
+    return pf_error_set(PF_EPARSE, "%s:%d: %s.provenance: expected a list of strings ( \"...\", \"...\" )", r->file,
+                        line_of(prov), r->root_name);
+  int cnt = config_setting_length(prov);
+  for (int i = 0; i < cnt; i++)
+    if (!config_setting_get_string_elem(prov, (unsigned)i))
+      return pf_error_set(PF_EPARSE, "%s:%d: %s.provenance[%d]: expected a string", r->file,
+                          line_of(config_setting_get_elem(prov, (unsigned)i)), r->root_name, i);
+  if (dst && cnt > 0)
+    snprintf(dst, n, "%s%s", config_setting_get_string_elem(prov, 0), cnt > 1 ? " (and more in the file)" : "");
+  return 0;
+}
 
 /* Open and parse a libconfig file; on error, the detail names file:line. */
 static int open_config(config_t *cfg, const char *path) {
@@ -270,7 +461,13 @@ static int load_config(const char *id_or_path, const char *what, config_reader r
     return unknown_id(what, id_or_path, device ? pf_device_list : pf_machine_list);
   config_t cfg;
   TRY(open_config(&cfg, path));
+  recorder mine = {0}, *outer = rec;
+  rec = &mine;
+  record(what, "");
   int rc = read(&cfg, path, out);
+  rec = outer;
+  if (rc == 0) rc = walk_unknown(&mine, path, config_root_setting(&cfg), "");
+  recorder_free(&mine);
   config_destroy(&cfg);
   if (rc == 0 && !is_path(id_or_path)) {
     char b[PF_PATH_MAX];
@@ -289,8 +486,8 @@ static int read_device(config_t *cfg, const char *path, pf_device *d) {
   TRY(get_str(&r, "name", d->name, sizeof d->name, 1));
   TRY(get_str(&r, "vendor", d->vendor, sizeof d->vendor, 1));
   TRY(get_str(&r, "arch", d->arch, sizeof d->arch, 0));
-  TRY(get_qty(&r, "memory", PF_UNIT_BYTES, &d->memory_B, 1));
-  TRY(get_qty(&r, "memory_bw", PF_UNIT_BANDWIDTH, &d->memory_bw_Bps, 1));
+  TRY(get_qty_in(&r, "memory", PF_UNIT_BYTES, &d->memory_B, 1, 0, true, 1e15, "device memory"));
+  TRY(get_qty_in(&r, "memory_bw", PF_UNIT_BANDWIDTH, &d->memory_bw_Bps, 1, 0, true, 1e14, "device memory bandwidth"));
   TRY(get_qty(&r, "l2", PF_UNIT_BYTES, &d->l2_B, 0));
   for (int p = 0; p < PF_NPREC; p++) {
     char key[32];
@@ -304,22 +501,31 @@ static int read_device(config_t *cfg, const char *path, pf_device *d) {
                         line_of(r.root));
   d->gemm_eff = 0.8; d->gemm_half_dim = 128; d->hbm_eff = 0.85; d->kernel_launch_s = 5e-6;
   TRY(get_num(&r, "efficiency.gemm", &d->gemm_eff, 1));
-  TRY(get_num(&r, "efficiency.gemm_half_dim", &d->gemm_half_dim, 0));
+  TRY(get_num_in(&r, "efficiency.gemm_half_dim", &d->gemm_half_dim, 0, 0, true, 1e6, NULL));
   TRY(get_num(&r, "efficiency.hbm", &d->hbm_eff, 1));
   if (d->gemm_eff <= 0 || d->gemm_eff > 1 || d->hbm_eff <= 0 || d->hbm_eff > 1.05)
     return pf_error_set(PF_EPARSE, "%s:%d: device.efficiency: gemm and hbm must be in (0, 1]", path,
                         line_of(lookup(&r, "efficiency")));
-  TRY(get_qty(&r, "kernel_launch", PF_UNIT_TIME, &d->kernel_launch_s, 0));
-  TRY(get_qty(&r, "power.tdp", PF_UNIT_POWER, &d->tdp_W, 1));
+  TRY(get_qty_in(&r, "kernel_launch", PF_UNIT_TIME, &d->kernel_launch_s, 0, 0, true, 1e-3, NULL));
+  /* a device below a few kW: the largest accelerator packages draw ~1.2 kW (B200) */
+  TRY(get_qty_in(&r, "power.tdp", PF_UNIT_POWER, &d->tdp_W, 1, 0, true, 3000, "a device draws less than 3 kW"));
   TRY(get_qty(&r, "power.idle", PF_UNIT_POWER, &d->idle_W, 1));
   d->context_W = d->idle_W;
   TRY(get_qty(&r, "power.context", PF_UNIT_POWER, &d->context_W, 0));
   d->comm_W = 0.35 * d->tdp_W;
   TRY(get_qty(&r, "power.comm", PF_UNIT_POWER, &d->comm_W, 0));
   d->dies_per_package = 1;
-  TRY(get_int(&r, "dies_per_package", &d->dies_per_package, 0, 1));
+  TRY(get_int_in(&r, "dies_per_package", &d->dies_per_package, 0, 1, 16));
   if (d->idle_W > d->tdp_W)
     return pf_error_set(PF_EPARSE, "%s:%d: device.power: idle exceeds tdp", path, line_of(lookup(&r, "power")));
+  if (d->context_W > d->tdp_W || d->comm_W > d->tdp_W)
+    return pf_error_set(PF_EPARSE, "%s:%d: device.power: %s exceeds tdp", path, line_of(lookup(&r, "power")),
+                        d->context_W > d->tdp_W ? "context" : "comm");
+  for (int p = 0; p < PF_NPREC; p++)
+    if (d->vector_flops[p] > 0 && d->peak_flops[p] > 0 && d->vector_flops[p] > d->peak_flops[p] * 1.001)
+      return pf_error_set(PF_EPARSE, "%s:%d: device.vector.%s: above peak.%s (the matrix units' rate bounds "
+                          "every rate)", path, line_of(lookup(&r, "vector")), precision_names[p], precision_names[p]);
+  TRY(get_provenance(&r, NULL, 0));
   return 0;
 }
 
@@ -327,6 +533,38 @@ static int read_device_any(config_t *cfg, const char *path, void *out) { return 
 
 int pf_device_load(const char *id_or_path, pf_device *out) {
   return load_config(id_or_path, "device", read_device_any, out, out->id);
+}
+
+/* A fabric exists for the device's vendor: NVLink joins NVIDIA devices,
+ * Infinity Fabric AMD's, Xe Link Intel's; PCIe joins any; several devices
+ * need one. */
+static int fabric_fits_device(const reader *r, const pf_machine *m, pf_fabric_kind k) {
+  const char *need = k == PF_FABRIC_NVLINK_SWITCH || k == PF_FABRIC_NVLINK_MESH ? "nvidia"
+                     : k == PF_FABRIC_INFINITY_FABRIC                         ? "amd"
+                     : k == PF_FABRIC_XE_LINK                                 ? "intel"
+                                                                              : NULL;
+  if (k == PF_FABRIC_NONE)
+    return pf_error_set(PF_EPARSE, "%s:%d: machine.node.fabric.kind: \"none\" with %d devices per node; devices "
+                        "joined by PCIe only are \"pcie\"", r->file, line_of(lookup(r, "node.fabric.kind")),
+                        m->gpus_per_node);
+  if (need && strcmp(m->dev.vendor, need) != 0)
+    return pf_error_set(PF_EPARSE, "%s:%d: machine.node.fabric.kind: %s joins %s devices, not %s's %s (vendor \"%s\")",
+                        r->file, line_of(lookup(r, "node.fabric.kind")), pf_fabric_kind_name(k), need, m->dev.id,
+                        m->dev.name, m->dev.vendor);
+  return 0;
+}
+
+/* A fat tree of L levels whose leaves have E down-ports and as many up (radix
+ * 2E at taper 1, the usual split of a switch) holds E x (2E)^(L-1) endpoints:
+ * 2 levels of radix-k switches k^2/2, 3 levels k^3/4 (Al-Fares et al., SIGCOMM
+ * 2008, for k-ary fat trees). */
+static int fat_tree_holds(const reader *r, const pf_network *n, int ports) {
+  double cap = n->endpoints_per_leaf;
+  for (int l = 1; l < n->levels; l++) cap *= 2.0 * n->endpoints_per_leaf;
+  if (cap >= ports) return 0;
+  return pf_error_set(PF_EPARSE, "%s:%d: machine.network: a %d-level fat tree with %d endpoints per leaf holds %.0f "
+                      "NIC ports, fewer than the machine's %d; add a level (network.levels)", r->file,
+                      line_of(lookup(r, "network.levels")), n->levels, n->endpoints_per_leaf, cap, ports);
 }
 
 static int read_machine(config_t *cfg, const char *path, pf_machine *m) {
@@ -338,7 +576,7 @@ static int read_machine(config_t *cfg, const char *path, pf_machine *m) {
   TRY(get_str(&r, "id", m->id, sizeof m->id, 1));
   TRY(get_str(&r, "name", m->name, sizeof m->name, 1));
   TRY(get_str(&r, "site", m->site, sizeof m->site, 0));
-  TRY(get_int(&r, "nodes", &m->nodes, 1, 1));
+  TRY(get_int_in(&r, "nodes", &m->nodes, 1, 1, 1000000));
   char dev[PF_ID_MAX];
   TRY(get_str(&r, "node.device", dev, sizeof dev, 1));
   int rc = pf_device_load(dev, &m->dev);
@@ -347,26 +585,43 @@ static int read_machine(config_t *cfg, const char *path, pf_machine *m) {
     snprintf(why, sizeof why, "%s", pf_error_detail());
     return pf_error_set(rc, "%s:%d: machine.node.device: %s", path, line_of(lookup(&r, "node.device")), why);
   }
-  TRY(get_int(&r, "node.devices", &m->gpus_per_node, 1, 1));
+  TRY(get_int_in(&r, "node.devices", &m->gpus_per_node, 1, 1, 1024));
   TRY(get_str(&r, "node.cpu.model", m->cpu_model, sizeof m->cpu_model, 0));
   m->cpu_sockets = 1;
-  TRY(get_int(&r, "node.cpu.sockets", &m->cpu_sockets, 0, 0));
-  TRY(get_int(&r, "node.cpu.cores", &m->cpu_cores, 0, 0));
-  TRY(get_qty(&r, "node.cpu.tdp", PF_UNIT_POWER, &m->cpu_tdp_W, 0));
+  TRY(get_int_in(&r, "node.cpu.sockets", &m->cpu_sockets, 0, 0, 64));
+  TRY(get_int_in(&r, "node.cpu.cores", &m->cpu_cores, 0, 0, 4096));
+  TRY(get_qty_in(&r, "node.cpu.tdp", PF_UNIT_POWER, &m->cpu_tdp_W, 0, 0, false, 3000, "per socket"));
   TRY(get_qty(&r, "node.host_memory", PF_UNIT_BYTES, &m->host_memory_B, 0));
   int k = PF_FABRIC_NONE;
   TRY(get_enum(&r, "node.fabric.kind", fabric_names, PF_FABRIC_NONE + 1, &k, m->gpus_per_node > 1));
   m->fabric = (pf_fabric_kind)k;
+  /* read on one-device nodes too (a GH200 node's NVLink-C2C is written down there), used on several */
+  TRY(get_qty(&r, "node.fabric.bandwidth", PF_UNIT_BANDWIDTH, &m->fabric_bw_Bps, m->gpus_per_node > 1));
+  m->fabric_pair_bw_Bps = m->fabric_bw_Bps;
+  TRY(get_qty(&r, "node.fabric.pair_bandwidth", PF_UNIT_BANDWIDTH, &m->fabric_pair_bw_Bps, 0));
+  m->fabric_latency_s = 2e-6;
+  TRY(get_qty_in(&r, "node.fabric.latency", PF_UNIT_TIME, &m->fabric_latency_s, 0, 0, false, 1e-3, NULL));
   if (m->gpus_per_node > 1) {
-    TRY(get_qty(&r, "node.fabric.bandwidth", PF_UNIT_BANDWIDTH, &m->fabric_bw_Bps, 1));
-    m->fabric_pair_bw_Bps = m->fabric_bw_Bps;
-    TRY(get_qty(&r, "node.fabric.pair_bandwidth", PF_UNIT_BANDWIDTH, &m->fabric_pair_bw_Bps, 0));
-    m->fabric_latency_s = 2e-6;
-    TRY(get_qty(&r, "node.fabric.latency", PF_UNIT_TIME, &m->fabric_latency_s, 0));
+    TRY(check_range(&r, "node.fabric.bandwidth", m->fabric_bw_Bps, 0, true, 1e16, "devices of a node must talk"));
+    if (m->fabric_pair_bw_Bps > m->fabric_bw_Bps * 1.0001)
+      return pf_error_set(PF_EPARSE, "%s:%d: machine.node.fabric.pair_bandwidth: above the per-device bandwidth "
+                          "(a pair of devices shares a device's links)", path,
+                          line_of(lookup(&r, "node.fabric.pair_bandwidth")));
+    TRY(fabric_fits_device(&r, m, (pf_fabric_kind)k));
   }
+  if (m->gpus_per_node == 1) { /* nothing to model between devices */
+    m->fabric_bw_Bps = m->fabric_pair_bw_Bps = 0;
+    m->fabric_latency_s = 0;
+  }
+  TRY(get_str(&r, "node.host_link.kind", m->host_link, sizeof m->host_link, 0));
   TRY(get_qty(&r, "node.host_link.bandwidth", PF_UNIT_BANDWIDTH, &m->host_link_bw_Bps, 0));
-  TRY(get_int(&r, "node.nics.count", &m->nics_per_node, 1, 0));
-  if (m->nics_per_node > 0) TRY(get_qty(&r, "node.nics.rate", PF_UNIT_BANDWIDTH, &m->nic_bw_Bps, 1));
+  TRY(get_int_in(&r, "node.nics.count", &m->nics_per_node, 1, 0, 64));
+  if (m->nics_per_node == 0 && m->nodes > 1)
+    return pf_error_set(PF_EPARSE, "%s:%d: machine.node.nics.count: 0 NICs on a machine of %d nodes: the nodes "
+                        "could not talk to each other", path, line_of(lookup(&r, "node.nics.count")), m->nodes);
+  TRY(get_qty(&r, "node.nics.rate", PF_UNIT_BANDWIDTH, &m->nic_bw_Bps, m->nics_per_node > 0));
+  if (m->nics_per_node > 0)
+    TRY(check_range(&r, "node.nics.rate", m->nic_bw_Bps, 0, true, 1e16, "a NIC moves data"));
 
   pf_network *n = &m->net;
   k = PF_TOPO_SINGLE;
@@ -375,12 +630,13 @@ static int read_machine(config_t *cfg, const char *path, pf_machine *m) {
   TRY(get_str(&r, "network.tech", n->tech, sizeof n->tech, 0));
   n->link_bw_Bps = m->nic_bw_Bps;
   TRY(get_qty(&r, "network.link_rate", PF_UNIT_BANDWIDTH, &n->link_bw_Bps, 0));
+  if (m->nodes > 1) TRY(check_range(&r, "network.link_rate", n->link_bw_Bps, 0, true, 1e16, "links move data"));
   n->switch_latency_s = 150e-9;
-  TRY(get_qty(&r, "network.switch_latency", PF_UNIT_TIME, &n->switch_latency_s, 0));
+  TRY(get_qty_in(&r, "network.switch_latency", PF_UNIT_TIME, &n->switch_latency_s, 0, 0, false, 1e-3, NULL));
   n->nic_latency_s = 2e-6;
-  TRY(get_qty(&r, "network.nic_latency", PF_UNIT_TIME, &n->nic_latency_s, 0));
+  TRY(get_qty_in(&r, "network.nic_latency", PF_UNIT_TIME, &n->nic_latency_s, 0, 0, false, 1e-3, NULL));
   n->levels = 2; n->taper = 1.0;
-  TRY(get_int(&r, "network.levels", &n->levels, 0, 1));
+  TRY(get_int_in(&r, "network.levels", &n->levels, 0, 1, 5));
   TRY(get_int(&r, "network.endpoints_per_leaf", &n->endpoints_per_leaf, 0, 1));
   TRY(get_num(&r, "network.taper", &n->taper, 0));
   TRY(get_bool(&r, "network.rail_optimized", &n->rail_optimized));
@@ -395,15 +651,23 @@ static int read_machine(config_t *cfg, const char *path, pf_machine *m) {
     int cnt = config_setting_length(dims);
     if (cnt < 1 || cnt > 3)
       return pf_error_set(PF_EPARSE, "%s:%d: machine.network.dims: 1 to 3 integers", path, line_of(dims));
-    for (int i = 0; i < cnt; i++) n->dims[i] = config_setting_get_int_elem(dims, i);
+    for (int i = 0; i < cnt; i++) {
+      const config_setting_t *e = config_setting_get_elem(dims, (unsigned)i);
+      if (config_setting_type(e) != CONFIG_TYPE_INT || config_setting_get_int(e) < 1 ||
+          config_setting_get_int(e) > 100000)
+        return pf_error_set(PF_EPARSE, "%s:%d: machine.network.dims[%d]: an integer from 1 to 100000", path,
+                            line_of(dims), i);
+      n->dims[i] = config_setting_get_int(e);
+    }
   }
-  int ep = m->nodes * (m->nics_per_node > 0 ? m->nics_per_node : 1);
+  int ep = m->nodes * (m->nics_per_node > 0 ? m->nics_per_node : 1); /* at most 1e6 x 64 */
   const config_setting_t *net = lookup(&r, "network");
   switch (n->kind) {
   case PF_TOPO_FAT_TREE:
     if (n->endpoints_per_leaf <= 0) return missing(&r, "network.endpoints_per_leaf");
     if (n->taper <= 0 || n->taper > 1.0)
       return pf_error_set(PF_EPARSE, "%s:%d: machine.network.taper: must be in (0, 1]", path, line_of(net));
+    TRY(fat_tree_holds(&r, n, ep));
     break;
   case PF_TOPO_DRAGONFLY:
     if (n->groups <= 0) return missing(&r, "network.groups");
@@ -424,30 +688,31 @@ static int read_machine(config_t *cfg, const char *path, pf_machine *m) {
                           path, line_of(net), n->groups, n->leaves_per_group, n->endpoints_per_switch, ep);
     if (n->global_bw_per_group_Bps <= 0) return missing(&r, "network.global_bandwidth");
     break;
-  case PF_TOPO_TORUS:
+  case PF_TOPO_TORUS: {
     if (n->dims[0] <= 0) return missing(&r, "network.dims");
+    long cap = (long)n->dims[0] * (n->dims[1] > 0 ? n->dims[1] : 1) * (n->dims[2] > 0 ? n->dims[2] : 1);
+    if (cap < m->nodes)
+      return pf_error_set(PF_EPARSE, "%s:%d: machine.network.dims: %ld routers for %d nodes", path, line_of(dims),
+                          cap, m->nodes);
     break;
+  }
   case PF_TOPO_SINGLE:
     break;
   }
   m->node_base_W = 300;
-  TRY(get_qty(&r, "power.node_base", PF_UNIT_POWER, &m->node_base_W, 1));
+  TRY(get_qty_in(&r, "power.node_base", PF_UNIT_POWER, &m->node_base_W, 1, 0, false, 1e5, "a node below 100 kW"));
   m->pue = 1.1;
   TRY(get_num(&r, "power.pue", &m->pue, 1));
   if (m->pue < 1.0 || m->pue > 3.0)
     return pf_error_set(PF_EPARSE, "%s:%d: machine.power.pue: must be in [1, 3]", path, line_of(lookup(&r, "power.pue")));
-  TRY(get_qty(&r, "power.switch", PF_UNIT_POWER, &m->switch_W, 0));
+  TRY(get_qty_in(&r, "power.switch", PF_UNIT_POWER, &m->switch_W, 0, 0, false, 1e5, "a switch below 100 kW"));
   snprintf(m->billing_unit, sizeof m->billing_unit, "node-hour");
   m->billing_per_node_hour = 1.0;
   TRY(get_str(&r, "billing.unit", m->billing_unit, sizeof m->billing_unit, 0));
-  TRY(get_num(&r, "billing.per_node_hour", &m->billing_per_node_hour, 0));
+  TRY(get_num_in(&r, "billing.per_node_hour", &m->billing_per_node_hour, 0, 0, true, 1e6,
+                 "units billed per node-hour"));
   TRY(get_str(&r, "billing.note", m->billing_note, sizeof m->billing_note, 0));
-  const config_setting_t *prov = lookup(&r, "provenance");
-  if (prov && config_setting_is_list(prov) && config_setting_length(prov) > 0) {
-    const char *first = config_setting_get_string_elem(prov, 0);
-    snprintf(m->provenance, sizeof m->provenance, "%s%s", first ? first : "",
-             config_setting_length(prov) > 1 ? " (and more in the file)" : "");
-  }
+  TRY(get_provenance(&r, m->provenance, sizeof m->provenance));
   return 0;
 }
 

@@ -15,7 +15,7 @@
  * fire-and-forget sends, one mailbox per boundary and direction.
  *
  * SimGrid has one engine per process and cannot unload a platform, so each
- * run happens in a fork()ed child which writes the result to a pipe.
+ * run happens in a forked worker (workers.c) which writes the result to a pipe.
  *
  * Closed form (engine "analytic"): makespan = M x max_s(t_s) + sum of the
  * other stages' t_s + 2 (P-1) hop times, with t_s = forward + backward of a
@@ -24,15 +24,14 @@
 #include "preflight/pipeline.h"
 
 #include "preflight/error.h"
+#include "preflight/io.h"
 #include "sgsetup.h"
 
 #include <errno.h>
 #include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <simgrid/actor.h>
@@ -243,12 +242,9 @@ static void stage_actor(int argc, char **argv) {
 }
 
 static int write_platform(const pf_scenario *sc, const pf_pipe_net *net, char *path, size_t n) {
-  const char *tmp = getenv("TMPDIR");
-  snprintf(path, n, "%s/preflight-pipe-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-  int fd = mkstemp(path);
-  if (fd < 0) return pf_error_set(PF_EIO, "cannot create a temporary platform file in %s: %s", path, strerror(errno));
-  FILE *f = fdopen(fd, "w");
-  if (!f) { close(fd); unlink(path); return pf_error_set(PF_EIO, "fdopen: %s", strerror(errno)); }
+  FILE *f;
+  int rc = pf_temp_create("preflight-pipe", path, n, &f);
+  if (rc < 0) return rc;
   int P = sc->plan.pp;
   int wrap = sc->plan.schedule == PF_SCHED_INTERLEAVED && P > 2; /* P = 2: the wrap is link 0 reversed */
   fprintf(f, "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
@@ -267,7 +263,7 @@ static int write_platform(const pf_scenario *sc, const pf_pipe_net *net, char *p
             t, s, s);
   }
   fprintf(f, "</zone>\n</platform>\n");
-  if (fclose(f) != 0) { unlink(path); return pf_error_set(PF_EIO, "writing %s failed", path); }
+  if (fclose(f) != 0) { pf_temp_remove(path); return pf_error_set(PF_EIO, "writing %s failed", path); }
   return 0;
 }
 
@@ -312,58 +308,53 @@ static void des_child(const pf_scenario *sc, const pf_stage_work *w, const pf_pi
   _exit(0);
 }
 
-int pf_write_all(int fd, const void *src, size_t n) {
-  const char *buf = src;
-  while (n > 0) {
-    ssize_t k = write(fd, buf, n);
-    if (k < 0 && errno == EINTR) continue;
-    if (k <= 0) return -1;
-    buf += k;
-    n -= (size_t)k;
-  }
-  return 0;
+/* The DES runs in a forked worker (workers.c): SimGrid's engine is global. */
+typedef struct {
+  const pf_scenario *sc;
+  const pf_stage_work *w;
+  const pf_pipe_net *net;
+  int want_trace;
+  pf_pipeline_result *r;
+  char why[160]; /* set when the worker failed */
+} des_job;
+
+static int des_work(void *ctx, int i, int fd) {
+  const des_job *j = ctx;
+  (void)i;
+  des_child(j->sc, j->w, j->net, j->want_trace, fd); /* exits */
+  return 1;
 }
 
-int pf_read_all(int fd, void *dst, size_t n) {
-  char *p = dst;
-  while (n > 0) {
-    ssize_t k = read(fd, p, n);
-    if (k < 0 && errno == EINTR) continue;
-    if (k <= 0) return -1;
-    p += k;
-    n -= (size_t)k;
+static int des_collect(void *ctx, int i, int fd) {
+  des_job *j = ctx;
+  pf_pipeline_result *r = j->r;
+  (void)i;
+  int rc = pf_read_all(fd, r, sizeof *r);
+  r->trace = NULL;
+  if (rc == 0 && r->ntrace > 0) {
+    r->trace = malloc((size_t)r->ntrace * sizeof *r->trace);
+    if (!r->trace || pf_read_all(fd, r->trace, (size_t)r->ntrace * sizeof *r->trace) != 0) rc = -1;
   }
-  return 0;
+  return rc;
+}
+
+static void des_failed(void *ctx, int i, const char *why) {
+  des_job *j = ctx;
+  (void)i;
+  snprintf(j->why, sizeof j->why, "%s", why);
 }
 
 static int run_des(const pf_scenario *sc, const pf_stage_work *w, const pf_pipe_net *net, int want_trace,
                    pf_pipeline_result *r) {
-  int fds[2];
-  if (pipe(fds) != 0) return pf_error_set(PF_ESIM, "pipe: %s", strerror(errno));
-  fflush(stdout);
-  fflush(stderr);
-  pid_t pid = fork();
-  if (pid < 0) { close(fds[0]); close(fds[1]); return pf_error_set(PF_ESIM, "fork: %s", strerror(errno)); }
-  if (pid == 0) {
-    close(fds[0]);
-    des_child(sc, w, net, want_trace, fds[1]);
-  }
-  close(fds[1]);
-  int rc = pf_read_all(fds[0], r, sizeof *r);
-  r->trace = NULL;
-  if (rc == 0 && r->ntrace > 0) {
-    r->trace = malloc((size_t)r->ntrace * sizeof *r->trace);
-    if (!r->trace || pf_read_all(fds[0], r->trace, (size_t)r->ntrace * sizeof *r->trace) != 0) rc = -1;
-  }
-  close(fds[0]);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
-  if (rc != 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+  des_job j = {sc, w, net, want_trace, r, ""};
+  pf_workers_spec spec = {.n = 1, .jobs = 1, .work = des_work, .collect = des_collect, .failed = des_failed, .ctx = &j};
+  int rc = pf_workers_run(&spec);
+  if (rc == 0 && j.why[0]) rc = pf_error_set(PF_ESIM, "the SimGrid pipeline simulation failed (%s)", j.why);
+  if (rc < 0) {
     free(r->trace);
     r->trace = NULL;
-    return pf_error_set(PF_ESIM, "the SimGrid pipeline simulation failed (child status %d)", status);
   }
-  return 0;
+  return rc;
 }
 
 int pf_pipeline_run(const pf_scenario *sc, const pf_stage_work *work, const pf_pipe_net *net, int want_trace,

@@ -1,14 +1,12 @@
-/* report.c - JSON, tables, atomic output files and Chrome traces. */
+/* report.c - results as JSON documents and text tables (see report.h). */
 #include "preflight/report.h"
 
 #include "preflight/error.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #ifndef PF_VERSION
 #define PF_VERSION "0.0.0"
@@ -65,7 +63,8 @@ void pf_report_json_print(FILE *f, cJSON *doc) {
   free(t);
 }
 
-cJSON *pf_report_prediction_json(const pf_scenario *sc, const pf_prediction *p) {
+/* The configuration part of a prediction document: machine, model, plan. */
+static cJSON *scenario_json(const pf_scenario *sc) {
   const pf_plan *pl = &sc->plan;
   cJSON *j = pf_report_root_json();
   cJSON_AddStringToObject(j, "machine", sc->machine.id);
@@ -97,6 +96,42 @@ cJSON *pf_report_prediction_json(const pf_scenario *sc, const pf_prediction *p) 
   cJSON_AddStringToObject(par, "recompute", pf_recompute_name(pl->recompute));
   cJSON_AddBoolToObject(par, "flash_attn", pl->flash_attn);
   cJSON_AddStringToObject(j, "precision", pf_precision_name(sc->precision));
+  return j;
+}
+
+static void memory_json(cJSON *j, const pf_memory *m) {
+  cJSON *mem = cJSON_AddObjectToObject(j, "memory_per_gpu_GiB");
+  cJSON_AddNumberToObject(mem, "weights", r6(m->weights_B / GiB));
+  cJSON_AddNumberToObject(mem, "gradients", r6(m->gradients_B / GiB));
+  cJSON_AddNumberToObject(mem, "optimizer", r6(m->optimizer_B / GiB));
+  cJSON_AddNumberToObject(mem, "activations", r6(m->activations_B / GiB));
+  cJSON_AddNumberToObject(mem, "overhead", r6(m->overhead_B / GiB));
+  cJSON_AddNumberToObject(mem, "total", r6(m->total_B / GiB));
+  cJSON_AddNumberToObject(mem, "capacity", r6(m->capacity_B / GiB));
+}
+
+cJSON *pf_report_nofit_json(const pf_scenario *sc, const pf_prediction *p, const char *reason) {
+  cJSON *j = scenario_json(sc);
+  cJSON_AddBoolToObject(j, "fits", false);
+  cJSON_AddStringToObject(j, "reason", reason ? reason : "");
+  memory_json(j, &p->memory);
+  if (sc->calibration[0]) cJSON_AddStringToObject(j, "calibration", sc->calibration);
+  cJSON_AddArrayToObject(j, "warnings");
+  return j;
+}
+
+cJSON *pf_report_invalid_json(const pf_scenario *sc, int nodes, const char *reason) {
+  cJSON *j = pf_report_root_json();
+  cJSON_AddStringToObject(j, "machine", sc->machine.id);
+  cJSON_AddStringToObject(j, "model", sc->workload.id);
+  cJSON_AddNumberToObject(j, "nodes", nodes);
+  cJSON_AddBoolToObject(j, "valid", false);
+  cJSON_AddStringToObject(j, "reason", reason ? reason : "");
+  return j;
+}
+
+cJSON *pf_report_prediction_json(const pf_scenario *sc, const pf_prediction *p) {
+  cJSON *j = scenario_json(sc);
   cJSON_AddNumberToObject(j, "iteration_time_s", r6(p->iteration_time_s));
   cJSON_AddNumberToObject(j, "tokens_per_s", r6(p->tokens_per_s));
   cJSON_AddNumberToObject(j, "samples_per_s", r6(p->samples_per_s));
@@ -111,14 +146,7 @@ cJSON *pf_report_prediction_json(const pf_scenario *sc, const pf_prediction *p) 
   cJSON_AddNumberToObject(b, "dp_comm_exposed", r6(p->breakdown_s.dp_comm_exposed));
   cJSON_AddNumberToObject(b, "optimizer", r6(p->breakdown_s.optimizer));
   cJSON_AddNumberToObject(b, "overhead", r6(p->breakdown_s.overhead));
-  cJSON *mem = cJSON_AddObjectToObject(j, "memory_per_gpu_GiB");
-  cJSON_AddNumberToObject(mem, "weights", r6(p->memory.weights_B / GiB));
-  cJSON_AddNumberToObject(mem, "gradients", r6(p->memory.gradients_B / GiB));
-  cJSON_AddNumberToObject(mem, "optimizer", r6(p->memory.optimizer_B / GiB));
-  cJSON_AddNumberToObject(mem, "activations", r6(p->memory.activations_B / GiB));
-  cJSON_AddNumberToObject(mem, "overhead", r6(p->memory.overhead_B / GiB));
-  cJSON_AddNumberToObject(mem, "total", r6(p->memory.total_B / GiB));
-  cJSON_AddNumberToObject(mem, "capacity", r6(p->memory.capacity_B / GiB));
+  memory_json(j, &p->memory);
   cJSON_AddBoolToObject(j, "fits", p->fits);
   cJSON *e = cJSON_AddObjectToObject(j, "energy");
   cJSON_AddNumberToObject(e, "gpu_J", r6(p->energy.gpu_J));
@@ -147,9 +175,8 @@ static void human_time(double s, char *buf, size_t n) {
   else snprintf(buf, n, "%.1f us", s * 1e6);
 }
 
-void pf_report_prediction_table(FILE *f, const pf_scenario *sc, const pf_prediction *p) {
+static void plan_line(FILE *f, const pf_scenario *sc) {
   const pf_plan *pl = &sc->plan;
-  char t[32];
   fprintf(f, "%s on %s (%s): %d nodes, %d GPUs\n", sc->workload.id, sc->machine.id, sc->machine.dev.id, sc->nodes,
           sc->gpus);
   fprintf(f, "plan        TP %d x PP %d x DP %d x CP %d, mbs %d, gbs %d, %d microbatches, %s%s%s%s%s%s, recompute %s, %s\n",
@@ -158,6 +185,24 @@ void pf_report_prediction_table(FILE *f, const pf_scenario *sc, const pf_predict
           pl->overlap_grad_reduce ? ", overlap-grad-reduce" : "", pl->overlap_param_gather ? ", overlap-param-gather" : "",
           pl->flash_attn ? ", flash-attn" : "",
           pf_recompute_name(pl->recompute), pf_precision_name(sc->precision));
+}
+
+static void memory_line(FILE *f, const pf_memory *m, bool fits) {
+  fprintf(f, "memory/GPU  %.1f of %.1f GiB (weights %.1f, gradients %.1f, optimizer %.1f, activations %.1f, "
+             "overhead %.1f)%s\n",
+          m->total_B / GiB, m->capacity_B / GiB, m->weights_B / GiB, m->gradients_B / GiB, m->optimizer_B / GiB,
+          m->activations_B / GiB, m->overhead_B / GiB, fits ? "" : "  DOES NOT FIT");
+}
+
+void pf_report_nofit_table(FILE *f, const pf_scenario *sc, const pf_prediction *p, const char *reason) {
+  plan_line(f, sc);
+  fprintf(f, "fits        no: %s\n", reason ? reason : "");
+  memory_line(f, &p->memory, false);
+}
+
+void pf_report_prediction_table(FILE *f, const pf_scenario *sc, const pf_prediction *p) {
+  char t[32];
+  plan_line(f, sc);
   human_time(p->iteration_time_s, t, sizeof t);
   fprintf(f, "iteration   %s   %.4g tokens/s   %.4g samples/s\n", t, p->tokens_per_s, p->samples_per_s);
   fprintf(f, "throughput  %.1f TFLOP/s/GPU (model), MFU %.1f %%\n", p->tflops_per_gpu, 100 * p->mfu);
@@ -171,74 +216,8 @@ void pf_report_prediction_table(FILE *f, const pf_scenario *sc, const pf_predict
     fprintf(f, " %s %s (%.1f %%)%s", names[i], t, 100 * vals[i] / p->iteration_time_s, i < 5 ? "," : "");
   }
   fprintf(f, "\n");
-  const pf_memory *m = &p->memory;
-  fprintf(f, "memory/GPU  %.1f of %.1f GiB (weights %.1f, gradients %.1f, optimizer %.1f, activations %.1f, "
-             "overhead %.1f)%s\n",
-          m->total_B / GiB, m->capacity_B / GiB, m->weights_B / GiB, m->gradients_B / GiB, m->optimizer_B / GiB,
-          m->activations_B / GiB, m->overhead_B / GiB, p->fits ? "" : "  DOES NOT FIT");
+  memory_line(f, &p->memory, p->fits);
   fprintf(f, "energy      %.4g kJ per iteration (facility), %.0f W per node, %.0f W per GPU\n",
           p->energy.facility_J / 1e3, p->energy.avg_power_per_node_W, p->energy.avg_power_per_gpu_W);
   for (int i = 0; i < p->nwarnings; i++) fprintf(f, "warning     %s\n", p->warnings[i]);
-}
-
-int pf_read_file(const char *path, size_t max_bytes, char **buf, size_t *len) {
-  *buf = NULL;
-  *len = 0;
-  FILE *f = fopen(path, "rb");
-  if (!f) return pf_error_set(errno == ENOENT ? PF_ENOENT : PF_EIO, "%s: cannot open: %s", path, strerror(errno));
-  size_t cap = 0, n = 0;
-  char *b = NULL;
-  for (;;) {
-    if (max_bytes > 0 && n > max_bytes) {
-      free(b);
-      fclose(f);
-      return pf_error_set(PF_EPARSE, "%s: larger than %zu bytes", path, max_bytes);
-    }
-    if (n + 4096 + 1 > cap) {
-      cap = cap ? 2 * cap : 65536;
-      char *g = realloc(b, cap);
-      if (!g) { free(b); fclose(f); return pf_error_set(PF_ENOMEM, "%s: out of memory", path); }
-      b = g;
-    }
-    size_t got = fread(b + n, 1, cap - n - 1, f);
-    n += got;
-    if (got == 0) break;
-  }
-  int err = ferror(f);
-  fclose(f);
-  if (err) { free(b); return pf_error_set(PF_EIO, "%s: read error", path); }
-  b[n] = '\0';
-  *buf = b;
-  *len = n;
-  return 0;
-}
-
-int pf_write_file_atomic(const char *path, const char *text) {
-  if (strcmp(path, "-") == 0) {
-    fputs(text, stdout);
-    return 0;
-  }
-  size_t n = strlen(path);
-  char *tmp = malloc(n + 16);
-  if (!tmp) return pf_error_set(PF_ENOMEM, "out of memory");
-  snprintf(tmp, n + 16, "%s.tmpXXXXXX", path);
-  int fd = mkstemp(tmp);
-  if (fd < 0) {
-    int rc = pf_error_set(PF_EIO, "%s: cannot create a temporary file beside it: %s", path, strerror(errno));
-    free(tmp);
-    return rc;
-  }
-  FILE *f = fdopen(fd, "w");
-  size_t len = strlen(text);
-  int ok = f && fwrite(text, 1, len, f) == len;
-  if (f) ok = (fclose(f) == 0) && ok;
-  else close(fd);
-  if (!ok || rename(tmp, path) != 0) {
-    int rc = pf_error_set(PF_EIO, "%s: write failed: %s", path, strerror(errno));
-    unlink(tmp);
-    free(tmp);
-    return rc;
-  }
-  free(tmp);
-  return 0;
 }

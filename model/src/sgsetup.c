@@ -1,7 +1,7 @@
 /* sgsetup.c - SimGrid start-up shared by the pipeline DES and the full engine (see sgsetup.h). */
 #include "sgsetup.h"
 
-#include <unistd.h>
+#include "preflight/io.h"
 
 #include <simgrid/engine.h>
 #include <xbt/config.h>
@@ -18,5 +18,5 @@ void pf_simgrid_start(const char *platform, int stack_kib) {
   sg_cfg_set_double("network/TCP-gamma", 1e12);
   sg_cfg_set_int("contexts/stack-size", stack_kib);
   simgrid_load_platform(platform);
-  unlink(platform);
+  pf_temp_remove(platform); /* loaded: the file is no longer needed */
 }

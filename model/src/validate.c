@@ -303,12 +303,8 @@ static int parse_row(const ctx *c, pf_vrow *r) {
   return 0;
 }
 
-int pf_validate_parse(const pf_csv *csv, pf_vset *out) {
-  memset(out, 0, sizeof *out);
-  snprintf(out->path, sizeof out->path, "%s", csv->path);
-  if (csv->nrows == 0) return pf_error_set(PF_EPARSE, "%s: empty file (a header line is required)", csv->path);
-  const pf_csv_row *h = &csv->rows[0];
-  int map[C_NCOLS];
+/* Map the header's columns (map[col] = field index, -1 when absent). */
+static int read_header(const char *path, const pf_csv_row *h, int *map) {
   for (int i = 0; i < C_NCOLS; i++) map[i] = -1;
   for (int k = 0; k < h->nfields; k++) {
     const char *name = h->fields[k];
@@ -316,38 +312,119 @@ int pf_validate_parse(const pf_csv *csv, pf_vset *out) {
     int col = -1;
     for (int i = 0; i < C_NCOLS; i++)
       if (!strcmp(name, col_names[i])) col = i;
-    if (col < 0) return pf_error_set(PF_EPARSE, "%s:%d: column %d \"%s\": unknown column (see docs/validation.md)",
-                                     csv->path, h->line, k + 1, name);
-    if (map[col] >= 0) return pf_error_set(PF_EPARSE, "%s:%d: column \"%s\" appears twice", csv->path, h->line, name);
+    if (col < 0) {
+      const char *near = pf_closest(name, col_names, C_NCOLS);
+      if (near)
+        return pf_error_set(PF_EPARSE, "%s:%d: column %d \"%s\": unknown column; did you mean \"%s\"? (see "
+                            "docs/validation.md)", path, h->line, k + 1, name, near);
+      return pf_error_set(PF_EPARSE, "%s:%d: column %d \"%s\": unknown column (see docs/validation.md)", path,
+                          h->line, k + 1, name);
+    }
+    if (map[col] >= 0) return pf_error_set(PF_EPARSE, "%s:%d: column \"%s\" appears twice", path, h->line, name);
     map[col] = k;
   }
   for (int i = 0; i < C_NREQUIRED; i++)
-    if (map[i] < 0) return pf_error_set(PF_EPARSE, "%s:%d: missing column \"%s\"", csv->path, h->line, col_names[i]);
+    if (map[i] < 0) return pf_error_set(PF_EPARSE, "%s:%d: missing column \"%s\"", path, h->line, col_names[i]);
+  return 0;
+}
+
+static int parse_record(const char *path, const pf_csv_row *row, int nheader, const int *map, pf_vrow *out) {
+  if (row->nfields != nheader)
+    return pf_error_set(PF_EPARSE, "%s:%d: %d fields, expected %d as in the header", path, row->line, row->nfields,
+                        nheader);
+  ctx c = {path, row->line, row, map};
+  return parse_row(&c, out);
+}
+
+int pf_validate_parse(const pf_csv *csv, pf_vset *out) {
+  memset(out, 0, sizeof *out);
+  snprintf(out->path, sizeof out->path, "%s", csv->path);
+  if (csv->nrows == 0) return pf_error_set(PF_EPARSE, "%s: empty file (a header line is required)", csv->path);
+  const pf_csv_row *h = &csv->rows[0];
+  int map[C_NCOLS];
+  int rc = read_header(csv->path, h, map);
+  if (rc < 0) return rc;
   out->rows = calloc((size_t)(csv->nrows > 1 ? csv->nrows - 1 : 1), sizeof *out->rows);
   if (!out->rows) return pf_error_set(PF_ENOMEM, "out of memory");
   for (int i = 1; i < csv->nrows; i++) {
-    const pf_csv_row *row = &csv->rows[i];
-    if (row->nfields != h->nfields) {
+    if ((rc = parse_record(csv->path, &csv->rows[i], h->nfields, map, &out->rows[out->n])) < 0) {
       pf_vset_free(out);
-      return pf_error_set(PF_EPARSE, "%s:%d: %d fields, expected %d as in the header", csv->path, row->line,
-                          row->nfields, h->nfields);
+      return rc;
     }
-    ctx c = {csv->path, row->line, row, map};
-    int rc = parse_row(&c, &out->rows[out->n]);
-    if (rc < 0) { pf_vset_free(out); return rc; }
     out->n++;
   }
   return 0;
 }
 
 int pf_validate_read(const char *path, pf_vset *out) {
-  pf_csv csv;
   memset(out, 0, sizeof *out);
-  int rc = pf_csv_read(path, &csv);
+  snprintf(out->path, sizeof out->path, "%s", path);
+  pf_vreader *r;
+  int rc = pf_vreader_open(path, &r);
   if (rc < 0) return rc;
-  rc = pf_validate_parse(&csv, out);
-  pf_csv_free(&csv);
-  return rc;
+  int cap = 0;
+  pf_vrow row;
+  while ((rc = pf_vreader_next(r, &row)) > 0) {
+    if (out->n == cap) {
+      int nc = cap ? 2 * cap : 64;
+      pf_vrow *g = realloc(out->rows, (size_t)nc * sizeof *g);
+      if (!g) {
+        rc = pf_error_set(PF_ENOMEM, "out of memory");
+        break;
+      }
+      out->rows = g;
+      cap = nc;
+    }
+    out->rows[out->n++] = row;
+  }
+  pf_vreader_close(r);
+  if (rc < 0) pf_vset_free(out);
+  return rc < 0 ? rc : 0;
+}
+
+struct pf_vreader {
+  pf_csv_reader *csv;
+  int map[C_NCOLS];
+  int nheader;
+};
+
+int pf_vreader_open(const char *path, pf_vreader **out) {
+  *out = NULL;
+  pf_vreader *r = calloc(1, sizeof *r);
+  if (!r) return pf_error_set(PF_ENOMEM, "out of memory");
+  int rc = pf_csv_open(path, &r->csv);
+  pf_csv_row h = {0};
+  if (rc == 0 && (rc = pf_csv_next(r->csv, &h)) == 0)
+    rc = pf_error_set(PF_EPARSE, "%s: empty file (a header line is required)", path);
+  if (rc > 0) {
+    rc = read_header(path, &h, r->map);
+    r->nheader = h.nfields;
+  }
+  pf_csv_row_free(&h);
+  if (rc < 0) {
+    pf_vreader_close(r);
+    return rc;
+  }
+  *out = r;
+  return 0;
+}
+
+int pf_vreader_next(pf_vreader *r, pf_vrow *row) {
+  pf_csv_row rec;
+  int rc = pf_csv_next(r->csv, &rec);
+  if (rc <= 0) return rc;
+  rc = parse_record(pf_csv_name(r->csv), &rec, r->nheader, r->map, row);
+  pf_csv_row_free(&rec);
+  return rc < 0 ? rc : 1;
+}
+
+long long pf_vreader_pos(const pf_vreader *r) { return pf_csv_pos(r->csv); }
+long long pf_vreader_size(const pf_vreader *r) { return pf_csv_size(r->csv); }
+
+void pf_vreader_close(pf_vreader *r) {
+  if (!r) return;
+  pf_csv_close(r->csv);
+  free(r);
 }
 
 void pf_vset_free(pf_vset *s) {
@@ -518,54 +595,137 @@ double pf_vrow_error(const pf_vrow *r, double p) {
   }
 }
 
-int pf_validate_run(pf_vset *s, const pf_validate_opts *o) {
-  /* every row's scenarios (2 per scaling row), predicted in parallel */
+/* ---- predictions of many rows: each distinct scenario once ----
+ *
+ * Rows that describe the same configuration (a file often repeats one run's
+ * configuration for several metrics) share one prediction: the key of a
+ * scenario is every field pf_vrow_scenario() reads, and for a scaling row's
+ * baseline also the baseline node count and the scaling kind.  The cache
+ * keeps results across calls, so a file validated in chunks (cmd_validate.c
+ * streams it) predicts each configuration once. */
+
+#define VCACHE_MAX 1024
+
+typedef struct {
+  char key[600];
+  int rc;
+  char detail[512];
+  pf_prediction pred;
+  int gpus; /* the scenario's GPU count after pf_predict (energy per GPU) */
+} vcache_entry;
+
+struct pf_vcache {
+  vcache_entry *e;
+  int n;
+};
+
+pf_vcache *pf_vcache_new(void) { return calloc(1, sizeof(pf_vcache)); }
+
+void pf_vcache_free(pf_vcache *c) {
+  if (!c) return;
+  free(c->e);
+  free(c);
+}
+
+static void scenario_key(const pf_vrow *r, const pf_validate_opts *o, bool baseline, char *k, size_t n) {
+  int w = snprintf(k, n, "%s|%s|%d|%d|%d|%d|%d|%.17g|%.17g|%d|%d|%d|%d|%d|%d|%d|%d|%s|%s|%s|%d|%d|%s", r->machine,
+                   r->model, r->layers, r->hidden, r->heads, r->seq, r->vocab, r->params, r->flops_per_sample,
+                   r->nodes, r->gpus, r->tp, r->pp, r->dp, r->mbs, r->gbs, r->grad_accum, r->precision, r->recompute,
+                   r->schedule, r->sp, r->dist_opt, o && o->calibration ? o->calibration : "");
+  if (w > 0 && (size_t)w < n && o && o->fit)
+    w += snprintf(k + w, n - (size_t)w, "|fit %.17g %.17g %.17g", o->fit->compute_eff, o->fit->comm_eff,
+                  o->fit->step_overhead_s);
+  if (w > 0 && (size_t)w < n && baseline)
+    snprintf(k + w, n - (size_t)w, "|baseline %d %d", r->baseline_nodes, (int)r->scaling);
+}
+
+static vcache_entry *cache_find(pf_vcache *c, const char *key) {
+  for (int i = 0; i < c->n; i++)
+    if (strcmp(c->e[i].key, key) == 0) return &c->e[i];
+  return NULL;
+}
+
+int pf_validate_run_cached(pf_vset *s, const pf_validate_opts *o, pf_vcache *cache) {
+  if (!cache->e && !(cache->e = calloc(VCACHE_MAX, sizeof *cache->e))) return pf_error_set(PF_ENOMEM, "out of memory");
+  /* the scenarios of rows not in the cache, each distinct one once */
   pf_scenario *sc = malloc((size_t)(2 * s->n + 1) * sizeof *sc);
   pf_batch_item *items = calloc((size_t)(2 * s->n + 1), sizeof *items);
-  int *first = malloc((size_t)(s->n + 1) * sizeof *first), *count = calloc((size_t)(s->n + 1), sizeof *count);
-  pf_scenario *row_sc = malloc(sizeof *row_sc);
+  char (*keys)[600] = malloc((size_t)(2 * s->n + 1) * sizeof *keys);
+  int *slot = malloc((size_t)(2 * s->n + 1) * sizeof *slot); /* per row: 2 cache slots (or -1) */
+  pf_scenario *row_sc = malloc(3 * sizeof *row_sc);
   int rc = 0, n = 0;
-  if (!sc || !items || !first || !count || !row_sc) { rc = pf_error_set(PF_ENOMEM, "out of memory"); goto done; }
+  if (!sc || !items || !keys || !slot || !row_sc) { rc = pf_error_set(PF_ENOMEM, "out of memory"); goto done; }
+  if (cache->n + 2 * s->n > VCACHE_MAX) cache->n = 0; /* full: start over (results stay exact, only time is lost) */
   for (int i = 0; i < s->n; i++) {
     pf_vrow *r = &s->rows[i];
     r->reason[0] = '\0';
     r->predicted = r->error = NAN;
     r->status = PF_ROW_PREDICTED;
+    slot[2 * i] = slot[2 * i + 1] = -1;
     int k = pf_vrow_scenario(r, o, row_sc, r->reason, sizeof r->reason);
     if (k == 0) k = row_predictable(r, r->reason, sizeof r->reason);
     if (k > 0) { r->status = PF_ROW_NOT_PREDICTED; continue; }
-    if (k == 0) k = row_scenarios(r, row_sc, o ? o->fit : NULL, &sc[n]); /* 1 or 2 scenarios */
+    if (k == 0) k = row_scenarios(r, row_sc, o ? o->fit : NULL, row_sc + 1); /* 1 or 2 scenarios */
     if (k == PF_ENOMEM) { rc = k; goto done; }
     if (k < 0) {
       snprintf(r->reason, sizeof r->reason, "%s", pf_error_detail());
       r->status = PF_ROW_FAILED;
       continue;
     }
-    first[i] = n;
-    count[i] = k;
-    for (int j = 0; j < k; j++) items[n + j].sc = &sc[n + j];
-    n += k;
+    for (int j = 0; j < k; j++) {
+      char key[600];
+      scenario_key(r, o, j == 1, key, sizeof key);
+      vcache_entry *e = cache_find(cache, key);
+      if (!e) { /* a new scenario: reserve its cache slot, predict it below */
+        e = &cache->e[cache->n++];
+        snprintf(e->key, sizeof e->key, "%s", key);
+        e->rc = 1; /* pending */
+        sc[n] = row_sc[1 + j];
+        items[n].sc = &sc[n];
+        snprintf(keys[n], sizeof keys[n], "%s", key);
+        n++;
+      }
+      slot[2 * i + j] = (int)(e - cache->e);
+    }
   }
   if ((rc = pf_predict_batch(items, n, 0)) < 0) goto done;
+  for (int q = 0; q < n; q++) {
+    vcache_entry *e = cache_find(cache, keys[q]);
+    e->rc = items[q].rc;
+    snprintf(e->detail, sizeof e->detail, "%s", items[q].detail);
+    e->pred = items[q].pred;
+    e->gpus = items[q].sc->gpus;
+  }
   for (int i = 0; i < s->n; i++) {
     pf_vrow *r = &s->rows[i];
     if (r->status != PF_ROW_PREDICTED) continue;
-    pf_batch_item *it = &items[first[i]];
-    if (count[i] == 2 && it[1].rc < 0) {
+    const vcache_entry *e0 = &cache->e[slot[2 * i]], *e1 = slot[2 * i + 1] >= 0 ? &cache->e[slot[2 * i + 1]] : NULL;
+    if (e1 && e1->rc < 0) {
       r->status = PF_ROW_FAILED;
-      snprintf(r->reason, sizeof r->reason, "baseline %d nodes: %.400s", r->baseline_nodes, it[1].detail);
+      snprintf(r->reason, sizeof r->reason, "baseline %d nodes: %.400s", r->baseline_nodes, e1->detail);
       continue;
     }
-    if (it[0].rc < 0) {
+    if (e0->rc < 0) {
       r->status = PF_ROW_FAILED;
-      snprintf(r->reason, sizeof r->reason, "%s", it[0].detail);
+      snprintf(r->reason, sizeof r->reason, "%s", e0->detail);
       continue;
     }
-    r->predicted = row_value(r, it[0].sc, &it[0].pred, count[i] == 2 ? &it[1].pred : NULL);
+    pf_scenario *one = row_sc; /* row_value reads the GPU count only */
+    one->gpus = e0->gpus;
+    r->predicted = row_value(r, one, &e0->pred, e1 ? &e1->pred : NULL);
     r->error = pf_vrow_error(r, r->predicted);
   }
 done:
-  free(sc); free(items); free(first); free(count); free(row_sc);
+  if (rc < 0) cache->n = 0; /* pending entries must not be read later */
+  free(sc); free(items); free(keys); free(slot); free(row_sc);
+  return rc;
+}
+
+int pf_validate_run(pf_vset *s, const pf_validate_opts *o) {
+  pf_vcache *c = pf_vcache_new();
+  if (!c) return pf_error_set(PF_ENOMEM, "out of memory");
+  int rc = pf_validate_run_cached(s, o, c);
+  pf_vcache_free(c);
   return rc;
 }
 

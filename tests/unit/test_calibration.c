@@ -378,7 +378,9 @@ static void test_output(void) {
   FILE *f = fopen(path, "w");
   fputs("old\n", f);
   fclose(f);
-  CHECK_INT(pfcal_output_write(path, "{\"new\":1}\n"), 0);
+  pf_output o;
+  CHECK_INT(pfcal_output_check(path, &o), 0);
+  CHECK_INT(pfcal_output_write(&o, "{\"new\":1}\n"), 0);
   char buf[64] = "";
   f = fopen(path, "r");
   CHECK(fgets(buf, sizeof buf, f) != NULL);
@@ -386,12 +388,11 @@ static void test_output(void) {
   CHECK_STR(buf, "{\"new\":1}\n");
   CHECK_INT(count_entries(dir), 1); /* no temporary file left */
   snprintf(bad, sizeof bad, "%s/missing/cal.json", dir);
-  CHECK_INT(pfcal_output_check(bad), PF_EIO);
+  CHECK_INT(pfcal_output_check(bad, &o), PF_EIO);
   CHECK(strstr(pf_error_detail(), "does not exist") != NULL);
-  CHECK_INT(pfcal_output_write(bad, "x"), PF_EIO);
-  CHECK_INT(pfcal_output_check(dir), PF_EIO); /* a directory */
-  CHECK_INT(pfcal_output_check("-"), 0);
-  CHECK_INT(pfcal_output_check(NULL), 0);
+  CHECK_INT(pfcal_output_check(dir, &o), PF_EIO); /* a directory */
+  CHECK_INT(pfcal_output_check("-", &o), 0);
+  CHECK_INT(pfcal_output_check(NULL, &o), 0);
   unlink(path);
   rmdir(dir);
 

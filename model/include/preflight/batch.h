@@ -1,8 +1,9 @@
 /* batch.h - many predictions at once, spread over the machine's cores.
  *
- * Each prediction runs in a fork()ed worker that sends the pf_prediction back
- * through a pipe, at most `jobs` at a time; results land in input order, so the
- * output is the same whatever the number of jobs.
+ * Each prediction runs in a worker process (workers.h) that sends the
+ * pf_prediction back through a pipe, at most `jobs` at a time; results land in
+ * input order, so the output is the same whatever the number of jobs.  Each
+ * finished item advances the progress bar, when one is running.
  */
 #ifndef PREFLIGHT_BATCH_H
 #define PREFLIGHT_BATCH_H

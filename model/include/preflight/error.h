@@ -44,4 +44,16 @@ int pf_error_set(int code, const char *fmt, ...) __attribute__((format(printf, 2
 const char *pf_error_detail(void);
 void pf_error_clear(void);
 
+/* Warnings the library finds (an unknown key under --lenient, a calibration
+ * that looks like another device): passed to the handler set by main(), by
+ * default printed to stderr as "preflight: warning: ...". */
+typedef void (*pf_warn_fn)(const char *message);
+void pf_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void pf_warn_set_handler(pf_warn_fn fn); /* NULL: the default */
+
+/* The candidate closest to word by edit distance, when close enough to be a
+ * likely typo (at most 1 edit for words up to 4 letters, 2 up to 8, then a
+ * third of the length); NULL otherwise.  For "did you mean" messages. */
+const char *pf_closest(const char *word, const char *const *candidates, int n);
+
 #endif

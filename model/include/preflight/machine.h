@@ -18,6 +18,11 @@
 
 typedef enum { PF_FP64, PF_FP32, PF_TF32, PF_FP16, PF_BF16, PF_FP8, PF_NPREC } pf_precision;
 
+/* Unknown keys in machine, device and scenario files are errors with a "did
+ * you mean" (default) or, when lenient (--lenient), warnings.  Process-wide. */
+void pf_config_set_lenient(bool on);
+bool pf_config_lenient(void);
+
 /* "fp16" etc.; static. */
 const char *pf_precision_name(pf_precision p);
 /* Returns 0 or PF_EINVAL (detail lists valid names). */
@@ -98,6 +103,7 @@ typedef struct pf_machine {
   double fabric_pair_bw_Bps;    /* between one pair of GPUs, per direction */
   double fabric_latency_s;
   double host_link_bw_Bps;      /* CPU <-> GPU per direction (PCIe or C2C) */
+  char host_link[16];           /* its kind as the file names it ("pcie5", "c2c"), "" if not given */
   /* NICs */
   int nics_per_node;
   double nic_bw_Bps;            /* one NIC, per direction */

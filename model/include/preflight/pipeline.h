@@ -12,6 +12,7 @@
 #include "preflight/compute.h"
 #include "preflight/plan.h"
 #include "preflight/topology.h"
+#include "preflight/workers.h"
 
 #include <stddef.h>
 
@@ -70,9 +71,6 @@ int pf_pipeline_schedule(const pf_plan *p, int s, pf_sched_op *ops);
 int pf_pipeline_run(const pf_scenario *sc, const pf_stage_work *work, const pf_pipe_net *net, int want_trace,
                     pf_pipeline_result *r);
 
-/* For the fork()ed engines: write / read exactly n bytes (0 or -1). */
-int pf_write_all(int fd, const void *src, size_t n);
-int pf_read_all(int fd, void *dst, size_t n);
 
 /* Where the DP collectives, the optimizer and the parameter all-gather of
  * each stage fall in the iteration (filled by pf_predict for traces). */

@@ -47,6 +47,18 @@ typedef struct pf_csv {
 int pf_csv_parse(const char *text, size_t len, const char *name, pf_csv *out);
 int pf_csv_read(const char *path, pf_csv *out);
 void pf_csv_free(pf_csv *c);
+
+/* Streaming: one record at a time in constant memory ("-" reads stdin). */
+typedef struct pf_csv_reader pf_csv_reader;
+int pf_csv_open(const char *path, pf_csv_reader **r);
+/* 1: *row holds the next record (free with pf_csv_row_free), 0: end of
+ * file, < 0: malformed (PF_EPARSE naming file:line:field) or unreadable. */
+int pf_csv_next(pf_csv_reader *r, pf_csv_row *row);
+void pf_csv_row_free(pf_csv_row *row);
+long long pf_csv_pos(const pf_csv_reader *r);  /* bytes consumed */
+long long pf_csv_size(const pf_csv_reader *r); /* file size, -1 for a pipe */
+const char *pf_csv_name(const pf_csv_reader *r);
+void pf_csv_close(pf_csv_reader *r);
 /* Write one field, quoted when it holds a comma, quote or newline. */
 void pf_csv_put(FILE *f, const char *s);
 
@@ -147,6 +159,15 @@ int pf_validate_read(const char *path, pf_vset *out);
 int pf_validate_parse(const pf_csv *csv, pf_vset *out);
 void pf_vset_free(pf_vset *s);
 
+/* The same row by row, in constant memory (validate streams its CSV). */
+typedef struct pf_vreader pf_vreader;
+int pf_vreader_open(const char *path, pf_vreader **out); /* reads and checks the header */
+/* 1: *row is the next run, 0: end of file, < 0: malformed row (file:line:field). */
+int pf_vreader_next(pf_vreader *r, pf_vrow *row);
+long long pf_vreader_pos(const pf_vreader *r);
+long long pf_vreader_size(const pf_vreader *r);
+void pf_vreader_close(pf_vreader *r);
+
 /* Build the scenario a row describes (at its own node count). Returns 0, 1
  * when the row names no workload (reason in why), or a negative PF_E* code. */
 int pf_vrow_scenario(const pf_vrow *r, const pf_validate_opts *o, pf_scenario *sc, char *why, size_t whylen);
@@ -164,6 +185,12 @@ double pf_vrow_error(const pf_vrow *r, double p);
 /* Predict every row: status, predicted, error, reason. Returns 0 (rows that
  * fail are marked, not fatal) or PF_ENOMEM. */
 int pf_validate_run(pf_vset *s, const pf_validate_opts *o);
+/* The same, with a cache of predictions kept across calls (each distinct
+ * configuration predicted once when a file is validated in chunks). */
+typedef struct pf_vcache pf_vcache;
+pf_vcache *pf_vcache_new(void); /* NULL when out of memory */
+void pf_vcache_free(pf_vcache *c);
+int pf_validate_run_cached(pf_vset *s, const pf_validate_opts *o, pf_vcache *c);
 
 /* ---- summary ---- */
 

@@ -1,0 +1,603 @@
+/* validate_out.c - the rows, summary and parity plot of `preflight validate`
+ * (see validate_out.h).  Formats: table, JSON, CSV, markdown; the SVG parity
+ * plot is hand-written (predicted against measured on log axes with the
+ * +-10 % band), so no plotting dependency is needed. */
+#include "validate_out.h"
+
+#include "preflight/error.h"
+#include "preflight/report.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- display helpers ---- */
+
+static double disp(const pf_vrow *r, double x) { return r->metric == PF_MET_SCALING ? 100 * x : x; }
+static const char *unit(const pf_vrow *r) { return pf_metric_unit(r->metric); }
+
+void pf_vfmt_measured(const pf_vrow *r, char *b, size_t n) {
+  const char *u = unit(r);
+  switch (r->bound) {
+  case PF_BOUND_LOWER: snprintf(b, n, ">= %.4g %s", disp(r, r->measured), u); break;
+  case PF_BOUND_UPPER: snprintf(b, n, "<= %.4g %s", disp(r, r->measured), u); break;
+  case PF_BOUND_RANGE: snprintf(b, n, "%.4g-%.4g %s", disp(r, r->measured), disp(r, r->measured_hi), u); break;
+  default: snprintf(b, n, "%.4g %s", disp(r, r->measured), u);
+  }
+}
+
+void pf_vfmt_value(const pf_vrow *r, double x, char *b, size_t n) {
+  if (isnan(x)) snprintf(b, n, "-");
+  else snprintf(b, n, "%.4g %s", disp(r, x), unit(r));
+}
+
+/* "+3.1%", or "0.0%" when the prediction satisfies a bound */
+const char *pf_vfmt_err(double e, char *b, size_t n) {
+  if (e == 0) snprintf(b, n, "0.0%%");
+  else snprintf(b, n, "%+.1f%%", 100 * e);
+  return b;
+}
+
+static const char *status_name(pf_row_status s) {
+  return s == PF_ROW_PREDICTED ? "predicted" : s == PF_ROW_NOT_PREDICTED ? "not predicted" : "failed";
+}
+
+static const char *model_name(const pf_vrow *r) { return r->model[0] ? r->model : r->layers ? "custom-tf" : "custom"; }
+
+/* ---- the summary ---- */
+
+/* Index of name in group g, added when new (64 distinct at most, as before). */
+static int intern(pf_vsum *s, int g, const char *name) {
+  if (!name[0]) return -1;
+  for (int k = 0; k < s->nnames[g]; k++)
+    if (strcmp(s->names[g][k], name) == 0) return k;
+  if (s->nnames[g] >= 64) return -1;
+  snprintf(s->names[g][s->nnames[g]], sizeof s->names[g][0], "%s", name);
+  return s->nnames[g]++;
+}
+
+void pf_vsum_add(pf_vsum *s, const pf_vrow *r) {
+  s->rows++;
+  short g[3] = {(short)intern(s, 0, r->tag), (short)intern(s, 1, r->use), (short)intern(s, 2, r->machine)};
+  if (r->status != PF_ROW_PREDICTED) {
+    if (s->not_predicted < 12) {
+      s->np_line[s->not_predicted] = r->line;
+      s->np_metric[s->not_predicted] = (int)r->metric;
+    }
+    s->not_predicted++;
+    return;
+  }
+  if (s->nrec == s->cap) {
+    int cap = s->cap ? 2 * s->cap : 256;
+    pf_vrec *n = realloc(s->rec, (size_t)cap * sizeof *n);
+    if (!n) return; /* out of memory: the statistics leave this row out */
+    s->rec = n;
+    s->cap = cap;
+  }
+  s->rec[s->nrec++] = (pf_vrec){100.0 * fabs(r->error), (int)r->metric, {g[0], g[1], g[2]}};
+  /* the five worst, largest |error| first, earlier rows first among equals */
+  double e = fabs(r->error);
+  int k = s->nworst < 5 ? s->nworst++ : 5;
+  if (k == 5) {
+    if (e <= fabs(s->worst[4].error)) goto points;
+    k = 4;
+  }
+  while (k > 0 && fabs(s->worst[k - 1].error) < e) {
+    s->worst[k] = s->worst[k - 1];
+    k--;
+  }
+  s->worst[k] = *r;
+points:
+  if (s->want_points && r->predicted > 0 && r->measured > 0) {
+    if (s->npts == s->ptcap) {
+      int cap = s->ptcap ? 2 * s->ptcap : 256;
+      pf_vpoint *n = realloc(s->pts, (size_t)cap * sizeof *n);
+      if (!n) return;
+      s->pts = n;
+      s->ptcap = cap;
+    }
+    s->pts[s->npts++] = (pf_vpoint){r->measured, r->measured_hi, r->predicted, r->line, (int)r->metric, (int)r->bound};
+  }
+}
+
+pf_vstats pf_vsum_stats(const pf_vsum *s, int group, int index) {
+  pf_vstats st = {0, NAN, NAN, NAN};
+  double *x = malloc((size_t)(s->nrec > 0 ? s->nrec : 1) * sizeof *x);
+  if (!x) return st;
+  double sum = 0, mx = 0;
+  for (int i = 0; i < s->nrec; i++) {
+    const pf_vrec *r = &s->rec[i];
+    if (group == 3 && r->metric != index) continue;
+    if (group >= 0 && group < 3 && r->group[group] != index) continue;
+    x[st.n++] = r->abs_pct;
+    sum += r->abs_pct;
+    if (r->abs_pct > mx) mx = r->abs_pct;
+  }
+  if (st.n > 0) {
+    st.mean_abs_pct = sum / st.n;
+    st.max_abs_pct = mx;
+    st.median_abs_pct = pf_median(x, st.n);
+  }
+  free(x);
+  return st;
+}
+
+void pf_vsum_free(pf_vsum *s) {
+  free(s->rec);
+  free(s->pts);
+  s->rec = NULL;
+  s->pts = NULL;
+  s->nrec = s->cap = s->npts = s->ptcap = 0;
+}
+
+cJSON *pf_vstats_json(pf_vstats st) {
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddNumberToObject(o, "rows", st.n);
+  if (st.n > 0) {
+    cJSON_AddNumberToObject(o, "median_abs_pct_error", st.median_abs_pct);
+    cJSON_AddNumberToObject(o, "mean_abs_pct_error", st.mean_abs_pct);
+    cJSON_AddNumberToObject(o, "max_abs_pct_error", st.max_abs_pct);
+  } else {
+    cJSON_AddNullToObject(o, "median_abs_pct_error");
+    cJSON_AddNullToObject(o, "mean_abs_pct_error");
+  }
+  return o;
+}
+
+static void add_num_or_null(cJSON *o, const char *k, double x) {
+  if (isfinite(x)) cJSON_AddNumberToObject(o, k, x);
+  else cJSON_AddNullToObject(o, k);
+}
+
+static cJSON *row_json(const pf_vrow *r, bool fit) {
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddNumberToObject(o, "line", r->line);
+  cJSON_AddStringToObject(o, "machine", r->machine);
+  cJSON_AddStringToObject(o, "model", r->model[0] ? r->model : r->layers ? "custom-transformer" : "custom");
+  cJSON_AddNumberToObject(o, "nodes", r->nodes);
+  if (r->gpus) cJSON_AddNumberToObject(o, "gpus", r->gpus);
+  cJSON_AddStringToObject(o, "metric", pf_metric_name(r->metric));
+  cJSON_AddStringToObject(o, "unit", pf_metric_unit(r->metric) );
+  cJSON_AddNumberToObject(o, "measured", disp(r, r->measured));
+  if (r->bound != PF_BOUND_EXACT) cJSON_AddStringToObject(o, "bound", pf_bound_name(r->bound));
+  if (r->bound == PF_BOUND_RANGE) cJSON_AddNumberToObject(o, "measured_hi", disp(r, r->measured_hi));
+  if (r->scaling != PF_SCALING_NONE) cJSON_AddStringToObject(o, "scaling", r->scaling == PF_SCALING_WEAK ? "weak" : "strong");
+  if (r->baseline_nodes) cJSON_AddNumberToObject(o, "baseline_nodes", r->baseline_nodes);
+  if (r->scope != PF_SCOPE_NONE) cJSON_AddStringToObject(o, "scope", pf_scope_name(r->scope));
+  cJSON_AddStringToObject(o, "status", status_name(r->status));
+  if (r->status == PF_ROW_PREDICTED) {
+    cJSON_AddNumberToObject(o, "predicted", disp(r, r->predicted));
+    cJSON_AddNumberToObject(o, "error_pct", 100 * r->error);
+    cJSON_AddNumberToObject(o, "abs_error_pct", 100 * fabs(r->error));
+    if (fit) {
+      cJSON_AddNumberToObject(o, "band_lo", disp(r, r->band_lo));
+      cJSON_AddNumberToObject(o, "band_hi", disp(r, r->band_hi));
+      if (!isnan(r->loo_error)) {
+        cJSON_AddNumberToObject(o, "loo_predicted", disp(r, r->loo_predicted));
+        cJSON_AddNumberToObject(o, "loo_error_pct", 100 * r->loo_error);
+      }
+    }
+  } else {
+    cJSON_AddStringToObject(o, "reason", r->reason);
+  }
+  if (r->use[0]) cJSON_AddStringToObject(o, "use", r->use);
+  if (r->tag[0]) cJSON_AddStringToObject(o, "tag", r->tag);
+  cJSON_AddStringToObject(o, "source", r->source);
+  return o;
+}
+
+static cJSON *summary_json(const pf_vsum *s) {
+  cJSON *sum = cJSON_CreateObject();
+  pf_vstats all = pf_vsum_stats(s, -1, 0);
+  cJSON_AddNumberToObject(sum, "rows", s->rows);
+  cJSON_AddNumberToObject(sum, "predicted", all.n);
+  cJSON_AddNumberToObject(sum, "not_predicted", s->not_predicted);
+  add_num_or_null(sum, "median_abs_pct_error", all.median_abs_pct);
+  add_num_or_null(sum, "mean_abs_pct_error", all.mean_abs_pct);
+  add_num_or_null(sum, "max_abs_pct_error", all.max_abs_pct);
+  cJSON *bm = cJSON_AddObjectToObject(sum, "by_metric");
+  for (int m = 0; m < PF_MET_COUNT; m++) {
+    pf_vstats st = pf_vsum_stats(s, 3, m);
+    if (st.n > 0) cJSON_AddItemToObject(bm, pf_metric_name((pf_metric)m), pf_vstats_json(st));
+  }
+  static const char *groups[] = {"by_tag", "by_use", "by_machine"};
+  for (int g = 0; g < 3; g++) {
+    cJSON *o = cJSON_AddObjectToObject(sum, groups[g]);
+    for (int k = 0; k < s->nnames[g]; k++) {
+      pf_vstats st = pf_vsum_stats(s, g, k);
+      if (st.n > 0) cJSON_AddItemToObject(o, s->names[g][k], pf_vstats_json(st));
+    }
+  }
+  cJSON *w = cJSON_AddArrayToObject(sum, "worst");
+  for (int k = 0; k < s->nworst; k++) {
+    const pf_vrow *r = &s->worst[k];
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "line", r->line);
+    cJSON_AddStringToObject(o, "machine", r->machine);
+    cJSON_AddStringToObject(o, "metric", pf_metric_name(r->metric));
+    cJSON_AddNumberToObject(o, "error_pct", 100 * r->error);
+    cJSON_AddItemToArray(w, o);
+  }
+  return sum;
+}
+
+/* ---- table ---- */
+
+static void print_stats_line(FILE *f, const char *label, pf_vstats st) {
+  if (st.n == 0) return;
+  fprintf(f, "  %-24s %4d rows  median %6.1f %%  mean %6.1f %%  max %6.1f %%\n", label, st.n, st.median_abs_pct,
+          st.mean_abs_pct, st.max_abs_pct);
+}
+
+static void table_header(FILE *f, bool fit) {
+  if (fit)
+    fprintf(f, "%5s  %-17s %-12s %5s  %-18s %14s  %-26s %8s %8s  %-5s\n", "line", "machine", "model", "nodes", "metric",
+            "measured", "predicted (fit) +- band", "error", "LOO", "use");
+  else
+    fprintf(f, "%5s  %-17s %-12s %5s  %-18s %16s %14s %8s  %-5s %s\n", "line", "machine", "model", "nodes", "metric",
+            "measured", "predicted", "error", "use", "tag");
+}
+
+static void table_row(FILE *f, const pf_vrow *r, bool fit) {
+  char m[48], p[48], e[16];
+  pf_vfmt_measured(r, m, sizeof m);
+  pf_vfmt_value(r, r->predicted, p, sizeof p);
+  if (fit) {
+    char band[64], loo[16];
+    snprintf(band, sizeof band, "%s +- %.2g%%", p, 100 * (r->band_hi / r->predicted - 1));
+    if (isnan(r->loo_error)) snprintf(loo, sizeof loo, "-");
+    else snprintf(loo, sizeof loo, "%+.1f%%", 100 * r->loo_error);
+    fprintf(f, "%5d  %-17s %-12s %5d  %-18s %14s  %-26s %8s %8s  %-5s\n", r->line, r->machine, model_name(r), r->nodes,
+            pf_metric_name(r->metric), m, band, pf_vfmt_err(r->error, e, sizeof e), loo, r->use);
+  } else {
+    fprintf(f, "%5d  %-17s %-12s %5d  %-18s %16s %14s %8s  %-5s %s\n", r->line, r->machine, model_name(r), r->nodes,
+            pf_metric_name(r->metric), m, p, pf_vfmt_err(r->error, e, sizeof e), r->use, r->tag);
+  }
+}
+
+static void table_summary(FILE *f, const pf_vsum *s) {
+  pf_vstats all = pf_vsum_stats(s, -1, 0);
+  if (all.n == 0) {
+    fprintf(f, "summary: no row could be predicted\n");
+    return;
+  }
+  fprintf(f, "summary: median |error| %.1f %%, mean %.1f %%, max %.1f %% over %d predicted rows\n", all.median_abs_pct,
+          all.mean_abs_pct, all.max_abs_pct, all.n);
+  fprintf(f, "by metric:\n");
+  for (int m = 0; m < PF_MET_COUNT; m++) print_stats_line(f, pf_metric_name((pf_metric)m), pf_vsum_stats(s, 3, m));
+  static const char *titles[] = {"by tag:", "by use:", "by machine:"};
+  for (int g = 0; g < 3; g++) {
+    if (s->nnames[g] == 0) continue;
+    fprintf(f, "%s\n", titles[g]);
+    for (int k = 0; k < s->nnames[g]; k++) print_stats_line(f, s->names[g][k], pf_vsum_stats(s, g, k));
+  }
+  fprintf(f, "worst rows:\n");
+  for (int k = 0; k < s->nworst; k++) {
+    const pf_vrow *r = &s->worst[k];
+    char m[48], p[48], e[16];
+    pf_vfmt_measured(r, m, sizeof m);
+    pf_vfmt_value(r, r->predicted, p, sizeof p);
+    fprintf(f, "  line %d: %s %s %d nodes %s: predicted %s, measured %s (%s)\n", r->line, r->machine, model_name(r),
+            r->nodes, pf_metric_name(r->metric), p, m, pf_vfmt_err(r->error, e, sizeof e));
+  }
+}
+
+/* ---- markdown ---- */
+
+static void md_escape(FILE *f, const char *s) {
+  for (; *s; s++) {
+    if (*s == '|') fputs("\\|", f);
+    else if (*s == '\n') fputc(' ', f);
+    else fputc(*s, f);
+  }
+}
+
+static void md_stats_row(FILE *f, const char *label, pf_vstats st) {
+  if (st.n == 0) return;
+  fprintf(f, "| %s | %d | %.1f %% | %.1f %% | %.1f %% |\n", label, st.n, st.median_abs_pct, st.mean_abs_pct,
+          st.max_abs_pct);
+}
+
+static void md_row(FILE *f, const pf_vrow *r) {
+  char m[48], p[48], e[16];
+  pf_vfmt_measured(r, m, sizeof m);
+  pf_vfmt_value(r, r->predicted, p, sizeof p);
+  fprintf(f, "| %d | %s | %s | %d | %s | %s | %s | %s | %s | ", r->line, r->machine, model_name(r), r->nodes,
+          pf_metric_name(r->metric), m, p, pf_vfmt_err(r->error, e, sizeof e), r->use);
+  md_escape(f, r->source);
+  fprintf(f, " |\n");
+}
+
+static void md_summary(FILE *f, const pf_vsum *s, const char *path) {
+  pf_vstats all = pf_vsum_stats(s, -1, 0);
+  fprintf(f, "`%s`: %d rows, %d predicted, %d not predicted.\n\n", path, s->rows, s->rows - s->not_predicted,
+          s->not_predicted);
+  fprintf(f, "| rows | n | median \\|error\\| | mean \\|error\\| | max \\|error\\| |\n|---|---:|---:|---:|---:|\n");
+  md_stats_row(f, "all predicted", all);
+  for (int m = 0; m < PF_MET_COUNT; m++) {
+    char label[64];
+    snprintf(label, sizeof label, "metric `%s`", pf_metric_name((pf_metric)m));
+    md_stats_row(f, label, pf_vsum_stats(s, 3, m));
+  }
+  static const char *what[] = {"tag", "use", "machine"};
+  for (int g = 0; g < 3; g++)
+    for (int k = 0; k < s->nnames[g]; k++) {
+      char label[96];
+      snprintf(label, sizeof label, "%s `%s`", what[g], s->names[g][k]);
+      md_stats_row(f, label, pf_vsum_stats(s, g, k));
+    }
+}
+
+static void md_not_predicted(FILE *f, const pf_vsum *s, const char *path) {
+  if (!s->not_predicted) return;
+  fprintf(f, "\nNot predicted: ");
+  int shown = s->not_predicted < 12 ? s->not_predicted : 12;
+  for (int k = 0; k < shown; k++)
+    fprintf(f, "%sline %d (%s)", k ? ", " : "", s->np_line[k], pf_metric_name((pf_metric)s->np_metric[k]));
+  if (s->not_predicted > 12) fprintf(f, " and %d more", s->not_predicted - 12);
+  fprintf(f, "; reasons in `preflight validate %s`.\n", path);
+}
+
+/* ---- CSV ---- */
+
+static void csv_header(FILE *f, bool fit) {
+  fprintf(f, "line,machine,model,nodes,gpus,metric,unit,bound,measured,measured_hi,status,predicted,error_pct%s,use,tag,"
+             "reason,source\n", fit ? ",band_lo,band_hi,loo_predicted,loo_error_pct" : "");
+}
+
+static void csv_row(FILE *f, const pf_vrow *r, bool fit) {
+  bool ok = r->status == PF_ROW_PREDICTED;
+  fprintf(f, "%d,%s,%s,%d,%d,%s,%s,%s,%.6g,", r->line, r->machine, model_name(r), r->nodes, r->gpus,
+          pf_metric_name(r->metric), pf_metric_unit(r->metric), pf_bound_name(r->bound), disp(r, r->measured));
+  if (r->bound == PF_BOUND_RANGE) fprintf(f, "%.6g", disp(r, r->measured_hi));
+  fprintf(f, ",%s,", status_name(r->status));
+  if (ok) fprintf(f, "%.6g,%.4f", disp(r, r->predicted), 100 * r->error);
+  else fprintf(f, ",");
+  if (fit) {
+    if (ok) fprintf(f, ",%.6g,%.6g", disp(r, r->band_lo), disp(r, r->band_hi));
+    else fprintf(f, ",,");
+    if (!isnan(r->loo_error)) fprintf(f, ",%.6g,%.4f", disp(r, r->loo_predicted), 100 * r->loo_error);
+    else fprintf(f, ",,");
+  }
+  fprintf(f, ",%s,%s,", r->use, r->tag);
+  pf_csv_put(f, ok ? "" : r->reason);
+  fputc(',', f);
+  pf_csv_put(f, r->source);
+  fputc('\n', f);
+}
+
+/* ---- JSON, streamed: cJSON's own layout, one row at a time ---- */
+
+/* Print text (cJSON_Print output) `levels` deeper: tabs after each newline
+ * (cJSON indents an object in an array of the root by two levels, an object
+ * member of the root by one). */
+static void put_indented(FILE *f, const char *text, int levels) {
+  for (const char *c = text; *c; c++) {
+    fputc(*c, f);
+    if (*c == '\n')
+      for (int k = 0; k < levels; k++) fputc('\t', f);
+  }
+}
+
+/* ---- the emitter ---- */
+
+static int copy_file(FILE *from, FILE *to) {
+  if (fflush(from) != 0 || fseek(from, 0, SEEK_SET) != 0) return pf_error_set(PF_EIO, "temporary file: %s", "seek");
+  char buf[65536];
+  size_t k;
+  while ((k = fread(buf, 1, sizeof buf, from)) > 0)
+    if (fwrite(buf, 1, k, to) != k) return pf_error_set(PF_EIO, "write failed");
+  return ferror(from) ? pf_error_set(PF_EIO, "temporary file: read error") : 0;
+}
+
+int pf_vemit_begin(pf_vemit *e, FILE *out, pf_format fmt, const char *path, bool rows, bool fit, cJSON *head) {
+  memset(e, 0, sizeof *e);
+  e->fmt = fmt;
+  e->rows = rows;
+  e->fit = fit;
+  e->out = out;
+  snprintf(e->path, sizeof e->path, "%s", path);
+  if (fmt == PF_FMT_TABLE || fmt == PF_FMT_MARKDOWN) {
+    e->body = tmpfile();
+    e->np = tmpfile();
+    if (!e->body || !e->np) {
+      cJSON_Delete(head);
+      pf_vemit_abort(e);
+      return pf_error_set(PF_EIO, "cannot create a temporary file: %s", "tmpfile");
+    }
+    if (fmt == PF_FMT_TABLE) table_header(e->body, fit);
+    else
+      fprintf(e->body, "\n| line | machine | model | nodes | metric | measured | predicted | error | use | source |\n"
+                       "|---:|---|---|---:|---|---:|---:|---:|---|---|\n");
+  } else if (fmt == PF_FMT_CSV) {
+    csv_header(out, fit);
+  } else {
+    char *t = cJSON_Print(head);
+    cJSON_Delete(head);
+    if (!t) return pf_error_set(PF_ENOMEM, "out of memory");
+    size_t n = strlen(t);
+    if (n >= 2 && t[n - 1] == '}' && t[n - 2] == '\n') t[n - 2] = '\0';
+    fputs(t, out);
+    fputs(",\n\t\"rows\":\t[", out);
+    free(t);
+  }
+  return 0;
+}
+
+int pf_vemit_row(pf_vemit *e, const pf_vrow *r) {
+  pf_vsum_add(&e->sum, r);
+  bool ok = r->status == PF_ROW_PREDICTED;
+  switch (e->fmt) {
+  case PF_FMT_TABLE:
+    if (!e->rows) break;
+    if (ok) table_row(e->body, r, e->fit);
+    else fprintf(e->np, "%5d  %-17s %-12s %-14s %s\n", r->line, r->machine, model_name(r), pf_metric_name(r->metric),
+                 r->reason);
+    break;
+  case PF_FMT_MARKDOWN:
+    if (e->rows && ok) md_row(e->body, r);
+    break;
+  case PF_FMT_CSV: csv_row(e->out, r, e->fit); break;
+  case PF_FMT_JSON: {
+    cJSON *j = row_json(r, e->fit);
+    char *s = cJSON_Print(j);
+    cJSON_Delete(j);
+    if (!s) return pf_error_set(PF_ENOMEM, "out of memory");
+    if (e->njson++) fputs(", ", e->out);
+    put_indented(e->out, s, 2);
+    free(s);
+    break;
+  }
+  }
+  return ferror(e->out) ? pf_error_set(PF_EIO, "write failed") : 0;
+}
+
+int pf_vemit_end(pf_vemit *e) {
+  FILE *f = e->out;
+  int rc = 0;
+  const pf_vsum *s = &e->sum;
+  if (e->fmt == PF_FMT_TABLE) {
+    fprintf(f, "validation: %s (%d rows: %d predicted, %d not predicted)\n", e->path, s->rows,
+            s->rows - s->not_predicted, s->not_predicted);
+    if (e->rows) {
+      if ((rc = copy_file(e->body, f)) == 0 && s->not_predicted) {
+        fprintf(f, "\nnot predicted:\n");
+        rc = copy_file(e->np, f);
+      }
+      fprintf(f, "\n");
+    }
+    table_summary(f, s);
+  } else if (e->fmt == PF_FMT_MARKDOWN) {
+    md_summary(f, s, e->path);
+    if (e->rows) {
+      rc = copy_file(e->body, f);
+      md_not_predicted(f, s, e->path);
+    }
+  } else if (e->fmt == PF_FMT_JSON) {
+    fputs("],\n\t\"summary\":\t", f);
+    cJSON *j = summary_json(s);
+    char *txt = cJSON_Print(j);
+    cJSON_Delete(j);
+    if (!txt) rc = pf_error_set(PF_ENOMEM, "out of memory");
+    else {
+      put_indented(f, txt, 1);
+      fputs("\n}\n", f);
+      free(txt);
+    }
+  }
+  pf_vemit_abort(e);
+  if (rc == 0 && ferror(f)) rc = pf_error_set(PF_EIO, "write failed");
+  return rc;
+}
+
+void pf_vemit_abort(pf_vemit *e) {
+  if (e->body) fclose(e->body);
+  if (e->np) fclose(e->np);
+  e->body = e->np = NULL;
+}
+
+/* ---- parity plot (SVG) ---- */
+
+static double pdisp(const pf_vpoint *p, double x) { return p->metric == PF_MET_SCALING ? 100 * x : x; }
+
+static void xml_text(FILE *f, const char *s) {
+  for (const char *c = s; *c; c++) {
+    if (*c == '<') fputs("&lt;", f);
+    else if (*c == '&') fputs("&amp;", f);
+    else fputc(*c, f);
+  }
+}
+
+int pf_vplot_write(const pf_vsum *s, const char *title, const char *path) {
+  static const char *colors[PF_MET_COUNT] = {"#1f77b4", "#17becf", "#d62728", "#9467bd",
+                                             "#8c564b", "#2ca02c", "#ff7f0e", "#e377c2"};
+  double vmin = INFINITY, vmax = 0;
+  int n = 0;
+  for (int i = 0; i < s->npts; i++) {
+    const pf_vpoint *r = &s->pts[i];
+    double a = pdisp(r, r->measured), b = pdisp(r, r->predicted);
+    double a2 = r->bound == PF_BOUND_RANGE ? pdisp(r, r->measured_hi) : a;
+    vmin = fmin(vmin, fmin(a, fmin(a2, b)));
+    vmax = fmax(vmax, fmax(a, fmax(a2, b)));
+    n++;
+  }
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  if (!f) return pf_error_set(PF_ENOMEM, "out of memory");
+  const double W = 640, H = 600, L = 80, R = 190, T = 40, B = 60;
+  const double pw = W - L - R, ph = H - T - B;
+  if (n == 0) { vmin = 0.1; vmax = 10; }
+  double d0 = floor(log10(vmin)), d1 = ceil(log10(vmax));
+  if (d1 <= d0) d1 = d0 + 1;
+  fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
+             "font-family=\"sans-serif\" font-size=\"12\">\n", W, H, W, H);
+  fprintf(f, "<title>preflight validate: predicted vs measured (");
+  xml_text(f, title);
+  fprintf(f, ")</title>\n");
+  fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
+#define X(v) (L + (log10(v) - d0) / (d1 - d0) * pw)
+#define Y(v) (T + ph - (log10(v) - d0) / (d1 - d0) * ph)
+  double a = pow(10, d0), b = pow(10, d1);
+  /* +-10 % band, then y = x */
+  fprintf(f, "<polygon points=\"%.1f,%.1f %.1f,%.1f %.1f,%.1f %.1f,%.1f\" fill=\"#dddddd\" opacity=\"0.7\"/>\n",
+          X(a), Y(a * 1.1), X(b / 1.1), Y(b), X(b), Y(b * 0.9), X(a), Y(a * 0.9));
+  fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#555\" stroke-dasharray=\"4 3\"/>\n", X(a),
+          Y(a), X(b), Y(b));
+  fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" stroke=\"black\"/>\n", L, T, pw, ph);
+  for (double d = d0; d <= d1 + 1e-9; d += 1) {
+    double v = pow(10, d);
+    fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"black\"/>\n", X(v), T + ph, X(v), T + ph + 5);
+    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%g</text>\n", X(v), T + ph + 18, v);
+    fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"black\"/>\n", L - 5, Y(v), L, Y(v));
+    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%g</text>\n", L - 8, Y(v) + 4, v);
+  }
+  fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">measured (row's unit; efficiencies in %%)</text>\n",
+          L + pw / 2, H - 15);
+  fprintf(f, "<text transform=\"translate(18 %.1f) rotate(-90)\" text-anchor=\"middle\">predicted</text>\n", T + ph / 2);
+  fprintf(f, "<text x=\"%.1f\" y=\"22\" text-anchor=\"middle\" font-size=\"14\">predicted vs measured: ", L + pw / 2);
+  xml_text(f, title);
+  fprintf(f, "</text>\n");
+  bool used[PF_MET_COUNT] = {0};
+  for (int i = 0; i < s->npts; i++) {
+    const pf_vpoint *r = &s->pts[i];
+    double mx = pdisp(r, r->measured), py = pdisp(r, r->predicted);
+    const char *col = colors[r->metric];
+    used[r->metric] = true;
+    if (r->bound == PF_BOUND_EXACT)
+      fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"%s\" fill-opacity=\"0.75\"><title>line %d: %s</title></circle>\n",
+              X(mx), Y(py), col, r->line, pf_metric_name((pf_metric)r->metric));
+    else {
+      if (r->bound == PF_BOUND_RANGE)
+        fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2\"/>\n", X(mx),
+                Y(py), X(pdisp(r, r->measured_hi)), Y(py), col);
+      double up = r->bound == PF_BOUND_UPPER ? -1 : 1; /* triangle points the way the bound allows */
+      double x0 = X(mx), y0 = Y(py);
+      fprintf(f, "<polygon points=\"%.1f,%.1f %.1f,%.1f %.1f,%.1f\" fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\">"
+                 "<title>line %d: %s (%s bound)</title></polygon>\n",
+              x0 + 6 * up, y0, x0 - 4 * up, y0 - 5, x0 - 4 * up, y0 + 5, col, r->line,
+              pf_metric_name((pf_metric)r->metric), pf_bound_name((pf_bound)r->bound));
+    }
+  }
+  double ly = T + 10;
+  for (int m = 0; m < PF_MET_COUNT; m++) {
+    if (!used[m]) continue;
+    fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"%s\"/><text x=\"%.1f\" y=\"%.1f\">%s</text>\n",
+            L + pw + 15, ly, colors[m], L + pw + 25, ly + 4, pf_metric_name((pf_metric)m));
+    ly += 18;
+  }
+  fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"12\" height=\"10\" fill=\"#dddddd\"/><text x=\"%.1f\" y=\"%.1f\">"
+             "within 10 %%</text>\n", L + pw + 9, ly - 5, L + pw + 25, ly + 4);
+  ly += 18;
+  fprintf(f, "<polygon points=\"%.1f,%.1f %.1f,%.1f %.1f,%.1f\" fill=\"none\" stroke=\"black\"/><text x=\"%.1f\" "
+             "y=\"%.1f\">bound (lower: right)</text>\n", L + pw + 21, ly, L + pw + 11, ly - 5, L + pw + 11, ly + 5,
+          L + pw + 25, ly + 4);
+#undef X
+#undef Y
+  fprintf(f, "</svg>\n");
+  fclose(f);
+  int rc = pf_write_file_atomic(path, buf);
+  free(buf);
+  return rc;
+}
+

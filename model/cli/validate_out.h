@@ -1,0 +1,70 @@
+/* validate_out.h - the output of `preflight validate`, row by row.
+ *
+ * Rows are emitted as they are predicted (the CSV is streamed), and a compact
+ * summary (|error| per predicted row with its metric, tag, use and machine;
+ * the five worst rows; plot points) is kept for the statistics that end the
+ * output.  Sections that the formats print before the rows although they
+ * depend on all of them (the table's header counts, markdown's summary) are
+ * written at the end, with the rows kept in an unnamed temporary file
+ * meanwhile, so memory stays constant whatever the file's size.
+ */
+#ifndef PREFLIGHT_CLI_VALIDATE_OUT_H
+#define PREFLIGHT_CLI_VALIDATE_OUT_H
+
+#include "options.h"
+
+#include "preflight/validate.h"
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+/* The summary of the rows seen so far. */
+typedef struct pf_vrec { double abs_pct; int metric; short group[3]; } pf_vrec; /* tag, use, machine index */
+typedef struct pf_vpoint { double measured, measured_hi, predicted; int line, metric, bound; } pf_vpoint;
+
+typedef struct pf_vsum {
+  int rows, not_predicted;
+  pf_vrec *rec;                 /* predicted rows; owned */
+  int nrec, cap;
+  char names[3][64][64];        /* distinct tags, uses, machines in order of appearance */
+  int nnames[3];
+  pf_vrow worst[5];             /* largest |error| first (earlier rows first among equals) */
+  int nworst;
+  int np_line[12], np_metric[12]; /* the first not-predicted rows (markdown) */
+  bool want_points;
+  pf_vpoint *pts;               /* predicted rows with positive values, for --plot; owned */
+  int npts, ptcap;
+} pf_vsum;
+
+void pf_vsum_add(pf_vsum *s, const pf_vrow *r);
+pf_vstats pf_vsum_stats(const pf_vsum *s, int group, int index); /* group -1: all; 0-2: names; 3: metric */
+void pf_vsum_free(pf_vsum *s);
+
+/* One validation report being written. */
+typedef struct pf_vemit {
+  pf_format fmt;
+  bool rows, fit;
+  FILE *out;                    /* borrowed */
+  FILE *body, *np;              /* deferred sections (unnamed temporary files) */
+  char path[PF_PATH_MAX];       /* the validated file, for the header lines */
+  int njson;                    /* JSON rows written */
+  pf_vsum sum;
+} pf_vemit;
+
+/* head (JSON only; deleted here): the members printed before "rows". */
+int pf_vemit_begin(pf_vemit *e, FILE *out, pf_format fmt, const char *path, bool rows, bool fit, cJSON *head);
+int pf_vemit_row(pf_vemit *e, const pf_vrow *r);
+int pf_vemit_end(pf_vemit *e);  /* writes the rest and frees e's temporary files (not sum) */
+void pf_vemit_abort(pf_vemit *e);
+
+/* Parity plot (SVG) of the points, written to path (checked before). */
+int pf_vplot_write(const pf_vsum *s, const char *title, const char *path);
+
+/* Display helpers shared with the Megatron-log table. */
+void pf_vfmt_measured(const pf_vrow *r, char *b, size_t n);
+void pf_vfmt_value(const pf_vrow *r, double x, char *b, size_t n);
+const char *pf_vfmt_err(double e, char *b, size_t n);
+cJSON *pf_vstats_json(pf_vstats st);
+
+#endif
