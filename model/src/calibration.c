@@ -65,12 +65,22 @@ static int get_stat(const ctx *c, const cJSON *obj, const char *key, const char 
   *median = 0.0;
   const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
   if (!it || cJSON_IsNull(it)) return 0;
-  if (cJSON_IsNumber(it)) return get_num(c, obj, key, field, true, median, NULL);
+  if (cJSON_IsNumber(it)) {
+    int rc = get_num(c, obj, key, field, true, median, NULL);
+    if (rc == 0 && !(*median > 0))
+      return pf_error_set(PF_EPARSE, "%s: field %s: a measured value of 0 is not a measurement (leave the entry "
+                          "out)", c->path, field);
+    return rc;
+  }
   if (!cJSON_IsObject(it))
     return pf_error_set(PF_EPARSE, "%s: field %s: expected an object with \"median\" or a number", c->path, field);
   char mfield[224];
   snprintf(mfield, sizeof mfield, "%s.median", field);
-  return get_num(c, it, "median", mfield, true, median, NULL);
+  int rc = get_num(c, it, "median", mfield, true, median, NULL);
+  if (rc == 0 && !(*median > 0))
+    return pf_error_set(PF_EPARSE, "%s: field %s: a measured median of 0 is not a measurement (leave the entry "
+                        "out, or list it under results.unsupported)", c->path, mfield);
+  return rc;
 }
 
 static int get_object(const ctx *c, const cJSON *obj, const char *key, const char *field, const cJSON **out) {
@@ -172,13 +182,13 @@ static int load_fit(const ctx *c, const cJSON *fit, pf_calibration *out) {
   out->fit_compute_eff = out->fit_comm_eff = 1.0;
   double v;
   if ((rc = get_num(c, fit, "compute_eff", "fit.compute_eff", false, &v, &found))) return rc;
-  if (found) {
-    if (v <= 0) return pf_error_set(PF_EPARSE, "%s: field fit.compute_eff: must be > 0", c->path);
+  if (found) { /* the physical bound (rate at most the peak) is checked against the device when applied */
+    if (v <= 0 || v > 20) return pf_error_set(PF_EPARSE, "%s: field fit.compute_eff: %g is outside (0, 20]", c->path, v);
     out->fit_compute_eff = v;
   }
   if ((rc = get_num(c, fit, "comm_eff", "fit.comm_eff", false, &v, &found))) return rc;
   if (found) {
-    if (v <= 0) return pf_error_set(PF_EPARSE, "%s: field fit.comm_eff: must be > 0", c->path);
+    if (v <= 0 || v > 20) return pf_error_set(PF_EPARSE, "%s: field fit.comm_eff: %g is outside (0, 20]", c->path, v);
     out->fit_comm_eff = v;
   }
   if ((rc = get_num(c, fit, "step_overhead_s", "fit.step_overhead_s", false, &out->fit_step_overhead_s, NULL)))
@@ -250,6 +260,16 @@ static int parse_doc(const ctx *c, const char *text, size_t len, pf_calibration 
     if ((rc = get_num(c, pm, "idle_W", "power_model.idle_W", false, &out->idle_W, NULL))) goto done;
     if ((rc = get_num(c, pm, "context_W", "power_model.context_W", false, &out->context_W, NULL))) goto done;
     if ((rc = get_num(c, pm, "max_W", "power_model.max_W", false, &out->max_W, NULL))) goto done;
+    /* a device below a few kW (the largest packages draw ~1.2 kW); idle at most the maximum */
+    const char *bad = out->max_W > 3000 ? "max_W above 3000 W per device"
+                      : out->idle_W > 3000 || out->context_W > 3000 ? "idle_W or context_W above 3000 W per device"
+                      : out->max_W > 0 && out->idle_W > out->max_W   ? "idle_W above max_W"
+                      : out->max_W > 0 && out->context_W > out->max_W ? "context_W above max_W"
+                                                                     : NULL;
+    if (bad) {
+      rc = pf_error_set(PF_EPARSE, "%s: field power_model: %s", c->path, bad);
+      goto done;
+    }
   }
   if ((rc = get_object(c, root, "fit", "fit", &fit))) goto done;
   if (fit && (rc = load_fit(c, fit, out))) goto done;
@@ -332,16 +352,20 @@ static bool names_match(const char *measured, const pf_device *d) {
   return false;
 }
 
-static double clamp_eff(const pf_calibration *c, const char *what, double eff) {
+/* A measured rate as a fraction of the datasheet: above it by more than the
+ * 5 % a boost clock or a rounded datasheet figure explains, the measurement
+ * (or the device it is applied to) is wrong: PF_EINVAL.  Up to 5 % above: 1. */
+static int measured_eff(const pf_calibration *c, const pf_device *d, const char *what, double eff, double *out) {
+  if (eff > 1.05)
+    return pf_error_set(PF_EINVAL, "%s: measured %s is %.0f %% of %s's datasheet peak: a rate above the peak is not "
+                        "physical (a wrong device, unit or FLOP count in the file)", c->path, what, 100.0 * eff, d->id);
   if (eff > 1.0) {
-    fprintf(stderr, "preflight: warning: %s: measured %s is %.0f %% of the datasheet; using 100 %%\n", c->path, what,
-            100.0 * eff);
-    return 1.0;
+    pf_warn("%s: measured %s is %.1f %% of the datasheet; using 100 %%", c->path, what, 100.0 * eff);
+    eff = 1.0;
   }
-  if (eff < 0.05)
-    fprintf(stderr, "preflight: warning: %s: measured %s is only %.1f %% of the datasheet; check the file\n", c->path,
-            what, 100.0 * eff);
-  return eff;
+  if (eff < 0.05) pf_warn("%s: measured %s is only %.1f %% of the datasheet; check the file", c->path, what, 100.0 * eff);
+  *out = eff;
+  return 0;
 }
 
 int pf_calibration_apply(const pf_calibration *c, pf_machine *m) {
@@ -352,22 +376,32 @@ int pf_calibration_apply(const pf_calibration *c, pf_machine *m) {
                         "--backend cuda|hip` on a node of that machine",
                         c->path, m->id, d->name);
   if (c->device_name[0] && !names_match(c->device_name, d))
-    fprintf(stderr,
-            "preflight: warning: %s was measured on \"%s\", which does not look like %s's device \"%s\"; "
-            "applying it anyway\n",
-            c->path, c->device_name, m->id, d->name);
+    pf_warn("%s was measured on \"%s\", which does not look like %s's device \"%s\"; applying it anyway", c->path,
+            c->device_name, m->id, d->name);
 
   pf_precision gp = c->tensor_flops[PF_BF16] > 0 ? PF_BF16 : PF_FP16;
-  if (c->tensor_flops[gp] > 0 && d->peak_flops[gp] > 0)
-    d->gemm_eff =
-        clamp_eff(c, gp == PF_BF16 ? "bf16 tensor rate" : "fp16 tensor rate", c->tensor_flops[gp] / d->peak_flops[gp]);
+  int rc;
+  if (c->tensor_flops[gp] > 0 && d->peak_flops[gp] > 0 &&
+      (rc = measured_eff(c, d, gp == PF_BF16 ? "bf16 tensor rate" : "fp16 tensor rate",
+                         c->tensor_flops[gp] / d->peak_flops[gp], &d->gemm_eff)) < 0)
+    return rc;
   double bw = c->hbm_triad_Bps > 0 ? c->hbm_triad_Bps : c->hbm_copy_Bps;
-  if (bw > 0 && d->memory_bw_Bps > 0)
-    d->hbm_eff = clamp_eff(c, c->hbm_triad_Bps > 0 ? "triad bandwidth" : "copy bandwidth", bw / d->memory_bw_Bps);
+  if (bw > 0 && d->memory_bw_Bps > 0 &&
+      (rc = measured_eff(c, d, c->hbm_triad_Bps > 0 ? "triad bandwidth" : "copy bandwidth", bw / d->memory_bw_Bps,
+                         &d->hbm_eff)) < 0)
+    return rc;
   if (c->launch_s > 0) d->kernel_launch_s = c->launch_s;
   if (c->idle_W > 0) d->idle_W = c->idle_W;
   if (c->context_W > 0) d->context_W = c->context_W;
   if (c->max_W > 0) d->tdp_W = c->max_W;
+  if (d->idle_W > d->tdp_W)
+    return pf_error_set(PF_EINVAL, "%s: idle power %.0f W above the maximum %.0f W once applied to %s", c->path,
+                        d->idle_W, d->tdp_W, d->id);
+  /* a fitted compute efficiency scales the achieved rates: they stay at or below the peak */
+  if (c->has_fit && d->gemm_eff * c->fit_compute_eff > 1.05)
+    return pf_error_set(PF_EINVAL, "%s: fit.compute_eff %g x %s's GEMM efficiency %.3g = %.2f: an achieved rate "
+                        "%.0f %% of the peak is not physical", c->path, c->fit_compute_eff, d->id, d->gemm_eff,
+                        d->gemm_eff * c->fit_compute_eff, 100 * d->gemm_eff * c->fit_compute_eff);
   d->calibrated = true;
   snprintf(d->calibration_source, sizeof d->calibration_source, "%s", c->path);
   return 0;

@@ -3,8 +3,10 @@
  * arguments.py and num_microbatches_calculator.py. */
 #include "preflight/plan.h"
 
+#include "preflight/checked.h"
 #include "preflight/error.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,25 +107,40 @@ int pf_plan_check(pf_scenario *sc) {
   int gpn = m->gpus_per_node;
 
   if (sc->nodes < 0 || sc->gpus < 0) return pf_error_set(PF_EINVAL, "--nodes and --gpus must be positive");
+  if (p->tp < 1 || p->pp < 1 || p->cp < 1 || p->mbs < 1 || p->dp < 0 || p->gbs < 0 || p->grad_accum < 0)
+    return pf_error_set(PF_EINVAL, "--tp, --pp, --cp and --mbs must be at least 1");
+  if (gpn < 1) return pf_error_set(PF_EINVAL, "machine %s has no devices per node", m->id);
+  /* products of user-given integers are checked (checked.h): a world larger
+   * than an int can hold is refused with the limit named */
   if (sc->gpus == 0 && sc->nodes == 0) {
-    if (p->dp > 0) sc->gpus = p->tp * p->pp * p->cp * p->dp;
-    else return pf_error_set(PF_EINVAL, "give --nodes N or --gpus N (or --dp with --tp/--pp)");
+    if (p->dp > 0) {
+      if (pf_mul4_overflow(p->tp, p->pp, p->cp, p->dp, &sc->gpus))
+        return pf_error_set(PF_EINVAL, "--tp %d x --pp %d x --cp %d x --dp %d GPUs exceeds the limit of %d GPUs",
+                            p->tp, p->pp, p->cp, p->dp, INT_MAX);
+    } else {
+      return pf_error_set(PF_EINVAL, "give --nodes N or --gpus N (or --dp with --tp/--pp)");
+    }
   }
-  if (sc->gpus == 0) sc->gpus = sc->nodes * gpn;
-  if (sc->nodes == 0) sc->nodes = (sc->gpus + gpn - 1) / gpn;
-  if (sc->gpus > sc->nodes * gpn)
+  if (sc->gpus == 0 && pf_mul_overflow(sc->nodes, gpn, &sc->gpus))
+    return pf_error_set(PF_EINVAL, "--nodes %d x %d GPUs per node exceeds the limit of %d GPUs", sc->nodes, gpn,
+                        INT_MAX);
+  if (sc->nodes == 0) sc->nodes = (int)(((long long)sc->gpus + gpn - 1) / gpn);
+  if (sc->gpus > (long long)sc->nodes * gpn)
     return pf_error_set(PF_EPLAN, "%d GPUs do not fit on %d nodes of %d GPUs", sc->gpus, sc->nodes, gpn);
   if (sc->nodes > m->nodes)
     return pf_error_set(PF_EPLAN, "--nodes %d exceeds the %d nodes of %s", sc->nodes, m->nodes, m->id);
-  if (p->tp < 1 || p->pp < 1 || p->cp < 1 || p->mbs < 1)
-    return pf_error_set(PF_EINVAL, "--tp, --pp, --cp and --mbs must be at least 1");
   /* Megatron-LM arguments.py: "--overlap-param-gather only supported with distributed optimizer" */
   if (p->overlap_param_gather && !p->dist_opt)
     return pf_error_set(PF_EINVAL, "--overlap-param-gather needs --dist-opt (Megatron-LM overlaps the parameter "
                         "all-gather of the distributed optimizer only)");
   if (p->ddp_bucket_size < 0) return pf_error_set(PF_EINVAL, "--ddp-bucket-size must be positive");
 
-  int model = p->tp * p->pp * p->cp;
+  int model;
+  if (pf_mul4_overflow(p->tp, p->pp, p->cp, 1, &model) || model > sc->gpus) {
+    divisors(sc->gpus, valid, sizeof valid);
+    return pf_error_set(PF_EPLAN, "tensor x pipeline x context parallel size (%d x %d x %d) exceeds the %d GPUs; "
+                        "TP x PP x CP must divide %d: one of %s", p->tp, p->pp, p->cp, sc->gpus, sc->gpus, valid);
+  }
   if (sc->gpus % model != 0) {
     divisors(sc->gpus, valid, sizeof valid);
     return pf_error_set(PF_EPLAN,
@@ -155,7 +172,7 @@ int pf_plan_check(pf_scenario *sc) {
     }
     if (w->kv_heads % p->tp != 0 && p->tp % w->kv_heads != 0)
       return pf_error_set(PF_EPLAN, "KV heads (%d) and --tp %d: one must divide the other", w->kv_heads, p->tp);
-    int chunks = p->pp * (p->schedule == PF_SCHED_INTERLEAVED ? p->vstages : 1);
+    long long chunks = (long long)p->pp * (p->schedule == PF_SCHED_INTERLEAVED ? p->vstages : 1);
     if (w->layers % chunks != 0) {
       divisors(w->layers, valid, sizeof valid);
       if (p->schedule == PF_SCHED_INTERLEAVED)
@@ -164,9 +181,10 @@ int pf_plan_check(pf_scenario *sc) {
       return pf_error_set(PF_EPLAN, "number of layers of the model (%d) must be divisible by pipeline model "
                           "parallel size %d; valid PP: %s", w->layers, p->pp, valid);
     }
-    if (w->seq % (p->cp * (p->sp ? p->tp : 1)) != 0)
-      return pf_error_set(PF_EPLAN, "--seq %d must be divisible by CP%s (%d)", w->seq, p->sp ? " x TP (sequence parallel)" : "",
-                          p->cp * (p->sp ? p->tp : 1));
+    long long split = (long long)p->cp * (p->sp ? p->tp : 1);
+    if (w->seq % split != 0)
+      return pf_error_set(PF_EPLAN, "--seq %d must be divisible by CP%s (%lld)", w->seq,
+                          p->sp ? " x TP (sequence parallel)" : "", split);
   } else if (p->tp > 1 || p->pp > 1 || p->cp > 1) {
     return pf_error_set(PF_EPLAN, "model %s is not a transformer: only data parallelism (--tp 1 --pp 1) is modelled", w->id);
   }
@@ -174,17 +192,23 @@ int pf_plan_check(pf_scenario *sc) {
   if (p->schedule == PF_SCHED_INTERLEAVED && p->pp == 1)
     return pf_error_set(PF_EPLAN, "--schedule interleaved needs --pp > 1");
 
-  long per_step = (long)p->mbs * p->dp;
+  long long per_step = (long long)p->mbs * p->dp;
   if (p->gbs <= 0 && p->grad_accum <= 0) p->grad_accum = 1;
-  if (p->gbs <= 0) p->gbs = (int)(per_step * p->grad_accum);
+  if (p->gbs <= 0) {
+    long long g = per_step * p->grad_accum; /* both below 2^31: no overflow in 64 bits */
+    if (g > INT_MAX)
+      return pf_error_set(PF_EINVAL, "global batch = --mbs %d x DP %d x %d microbatches = %lld exceeds the limit of "
+                          "%d samples", p->mbs, p->dp, p->grad_accum, g, INT_MAX);
+    p->gbs = (int)g;
+  }
   if (p->gbs % per_step != 0) {
-    long lo = p->gbs / per_step * per_step, hi = lo + per_step;
+    long long lo = p->gbs / per_step * per_step, hi = lo + per_step;
     return pf_error_set(PF_EPLAN, "global batch size (%d) is not divisible by micro batch size (%d) times data "
-                        "parallel size (%d); nearest valid: %ld or %ld", p->gbs, p->mbs, p->dp,
+                        "parallel size (%d); nearest valid: %lld or %lld", p->gbs, p->mbs, p->dp,
                         lo > 0 ? lo : per_step, hi);
   }
   if (p->grad_accum > 0 && p->grad_accum != p->gbs / per_step)
-    return pf_error_set(PF_EPLAN, "--grad-accum %d contradicts --gbs %d / (mbs %d x DP %d) = %ld", p->grad_accum,
+    return pf_error_set(PF_EPLAN, "--grad-accum %d contradicts --gbs %d / (mbs %d x DP %d) = %lld", p->grad_accum,
                         p->gbs, p->mbs, p->dp, p->gbs / per_step);
   p->grad_accum = (int)(p->gbs / per_step);
   if (p->schedule == PF_SCHED_INTERLEAVED && p->grad_accum % p->pp != 0)
