@@ -91,6 +91,11 @@ int pf_cmd_tune(int argc, char **argv) {
     goto fail;
   }
   if (gpus <= 0) { rc = pf_error_set(PF_EINVAL, "tune needs --nodes N or --gpus N"); goto fail; }
+  if ((gpus + gpn - 1) / gpn > base->machine.nodes) {
+    rc = pf_error_set(PF_EPLAN, "--nodes %d exceeds the %d nodes of %s", (gpus + gpn - 1) / gpn,
+                      base->machine.nodes, base->machine.id);
+    goto fail;
+  }
   const pf_workload *w = &base->workload;
   int layers = w->kind == PF_WL_TRANSFORMER ? w->layers : 1;
   static const int mbs_set[] = {1, 2, 4, 8};

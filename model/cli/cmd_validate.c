@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static const pf_opt validate_opts[] = {
     {"megatron-log", "FILE", "compare a Megatron-LM training log with the prediction for its configuration"},
@@ -132,12 +133,11 @@ static int cmd_csv(pf_cli *cli, const char *path) {
   double me;
   int rc;
   if ((rc = pf_opts_num_range(v, "max-error", 0, false, 1e9, &me)) < 0) return pf_cli_fail("validate", rc);
-  /* a file that can be read twice is checked whole before any output */
-  FILE *probe;
-  long long size = -1;
-  if ((rc = pf_input_open(path, &probe, &size)) < 0) return pf_cli_fail("validate", rc);
-  if (probe != stdin) fclose(probe);
-  if (size >= 0 && (rc = check_all(path)) < 0) return pf_cli_fail("validate", rc);
+  /* a regular file (it can be read twice) is checked whole before any output;
+   * a pipe is read once, and a malformed row found late stops the output */
+  struct stat st;
+  if (strcmp(path, "-") != 0 && stat(path, &st) == 0 && S_ISREG(st.st_mode) && (rc = check_all(path)) < 0)
+    return pf_cli_fail("validate", rc);
   FILE *out;
   pf_vemit e;
   if ((rc = pf_output_open(&cli->out, &out)) < 0) return pf_cli_fail("validate", rc);

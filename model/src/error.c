@@ -64,23 +64,26 @@ void pf_warn(const char *fmt, ...) {
   else fprintf(stderr, "preflight: warning: %s\n", msg);
 }
 
-/* Edit distance (insert, delete, substitute) of two short strings, capped at
- * 64 characters each (longer names are never typos of each other here). */
+/* Edit distance of two short strings: insertions, deletions, substitutions
+ * and transpositions of neighbours ("idel" for "idle" is one edit; optimal
+ * string alignment distance), capped at 64 characters each (longer names are
+ * never typos of each other here). */
 static int edit_distance(const char *a, const char *b) {
   size_t la = strlen(a), lb = strlen(b);
   if (la > 64 || lb > 64) return 99;
-  int prev[65], cur[65];
-  for (size_t j = 0; j <= lb; j++) prev[j] = (int)j;
-  for (size_t i = 1; i <= la; i++) {
-    cur[0] = (int)i;
+  int d[65][65];
+  for (size_t i = 0; i <= la; i++) d[i][0] = (int)i;
+  for (size_t j = 0; j <= lb; j++) d[0][j] = (int)j;
+  for (size_t i = 1; i <= la; i++)
     for (size_t j = 1; j <= lb; j++) {
-      int sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
-      int del = prev[j] + 1, ins = cur[j - 1] + 1;
-      cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+      int sub = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+      int del = d[i - 1][j] + 1, ins = d[i][j - 1] + 1;
+      int best = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < best)
+        best = d[i - 2][j - 2] + 1;
+      d[i][j] = best;
     }
-    memcpy(prev, cur, (lb + 1) * sizeof *prev);
-  }
-  return prev[lb];
+  return d[la][lb];
 }
 
 const char *pf_closest(const char *word, const char *const *candidates, int n) {

@@ -88,6 +88,7 @@ bool pf_config_lenient(void) { return lenient; }
 typedef struct {
   char **key; /* "machine.node.nics.rate"; owned */
   int n, cap;
+  bool missing; /* a required key was missing: perhaps it is there, misspelt */
 } recorder;
 
 static _Thread_local recorder *rec; /* the file being read (nested: a machine reads its device) */
@@ -150,7 +151,8 @@ static const char *did_you_mean(const recorder *r, const char *full, char *out, 
 }
 
 /* Walk group g (path prefix) and report settings no reader looked up. */
-static int walk_unknown(const recorder *r, const char *file, const config_setting_t *g, const char *prefix) {
+static int walk_unknown(const recorder *r, const char *file, const config_setting_t *g, const char *prefix,
+                        bool warn_only) {
   for (int i = 0; i < config_setting_length(g); i++) {
     const config_setting_t *c = config_setting_get_elem(g, (unsigned)i);
     const char *name = config_setting_name(c);
@@ -160,7 +162,7 @@ static int walk_unknown(const recorder *r, const char *file, const config_settin
     bool group = config_setting_is_group(c);
     if (recorded(r, full, group)) {
       if (group) {
-        int rc = walk_unknown(r, file, c, full);
+        int rc = walk_unknown(r, file, c, full, warn_only);
         if (rc < 0) return rc;
       }
       continue;
@@ -169,7 +171,7 @@ static int walk_unknown(const recorder *r, const char *file, const config_settin
     const char *near = did_you_mean(r, full, buf, sizeof buf);
     char hint[96] = "";
     if (near) snprintf(hint, sizeof hint, "; did you mean \"%s\"?", near);
-    if (lenient) {
+    if (warn_only) {
       pf_warn("%s:%d: %s: unknown key ignored (--lenient)%s", file, config_setting_source_line(c), full, hint);
       continue;
     }
@@ -198,6 +200,7 @@ static const config_setting_t *lookup(const reader *r, const char *path) {
 }
 
 static int missing(const reader *r, const char *path) {
+  if (rec) rec->missing = true;
   return pf_error_set(PF_EPARSE, "%s:%d: %s.%s: missing required setting", r->file, line_of(r->root),
                       r->root_name, path);
 }
@@ -466,7 +469,19 @@ static int load_config(const char *id_or_path, const char *what, config_reader r
   record(what, "");
   int rc = read(&cfg, path, out);
   rec = outer;
-  if (rc == 0) rc = walk_unknown(&mine, path, config_root_setting(&cfg), "");
+  if (rc == 0) {
+    rc = walk_unknown(&mine, path, config_root_setting(&cfg), "", lenient);
+  } else if (mine.missing) { /* a missing key is often a misspelt one: name that instead */
+    char why[1024];
+    snprintf(why, sizeof why, "%s", pf_error_detail());
+    if (walk_unknown(&mine, path, config_root_setting(&cfg), "", false) < 0) {
+      char typo[1024];
+      snprintf(typo, sizeof typo, "%s", pf_error_detail());
+      pf_error_set(rc, "%s; so: %s", typo, why);
+    } else {
+      pf_error_set(rc, "%s", why);
+    }
+  }
   recorder_free(&mine);
   config_destroy(&cfg);
   if (rc == 0 && !is_path(id_or_path)) {

@@ -262,7 +262,7 @@ static int parse_row(const ctx *c, pf_vrow *r) {
   }
   r->measured = r->value * scale;
   r->measured_hi = r->value_hi * scale;
-  if (!(r->measured > 0) && r->metric != PF_MET_SCALING) return bad(c, C_VALUE, "must be positive");
+  if (!(r->measured > 0)) return bad(c, C_VALUE, "must be positive");
 
   field_copy(c, C_BOUND, tmp, sizeof tmp);
   if (!tmp[0] || !strcmp(tmp, "exact")) r->bound = PF_BOUND_EXACT;
