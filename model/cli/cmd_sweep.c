@@ -80,7 +80,7 @@ static void unpredicted_row(FILE *out, pf_format fmt, cJSON *rows, const pf_batc
   const pf_scenario *sc = it->sc;
   bool nofit = it->rc == PF_ENOFIT;
   if (fmt == PF_FMT_TABLE)
-    fprintf(out, "%6d  %s: %s\n", nodes, nofit ? "does not fit" : "invalid plan", it->detail);
+    fprintf(out, "%6d  %s%s\n", nodes, nofit ? "" : "invalid plan: ", it->detail); /* nofit: "does not fit: ..." */
   else if (fmt == PF_FMT_CSV) {
     fprintf(out, "%d,%d,%d,%d,%d,%d,%d,,,,,,", nodes, nofit ? sc->gpus : 0, sc->plan.tp, sc->plan.pp,
             nofit ? sc->plan.dp : 0, sc->plan.gbs, nofit ? sc->plan.grad_accum : 0);
