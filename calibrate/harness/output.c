@@ -77,9 +77,9 @@ void pfcal_usage(FILE *f, const char *prog, bool with_backend) {
   fprintf(f, "\nExamples:\n");
   if (with_backend) {
     fprintf(f, "  %s --backend cpu --quick -o cpu.json\n", prog);
-    fprintf(f, "  %s --backend cuda --quick -o node-$(hostname).json\n", prog);
-    fprintf(f, "  %s --backend hip --full --device 0 -o gcd0-$(hostname).json\n", prog);
-    fprintf(f, "  preflight machines show leonardo-booster --calibration node-$(hostname).json\n");
+    fprintf(f, "  %s --backend cuda --quick -o node-$(hostname).json      # needs a GPU\n", prog);
+    fprintf(f, "  %s --backend hip --full --device 0 -o gcd0-$(hostname).json      # needs a GPU\n", prog);
+    fprintf(f, "  preflight machines show mn5-acc --calibration node-$(hostname).json      # needs a GPU (its file)\n");
   } else {
     fprintf(f, "  %s --quick -o gpu.json\n", prog);
     fprintf(f, "  %s --full --device 1 > gpu1.json\n", prog);

@@ -39,7 +39,8 @@ static void usage(FILE *f) {
              "  preflight machines\n"
              "  preflight predict --machine mn5-acc --model gpt3-175b --nodes 32 --tp 4 --pp 32 --mbs 1 --gbs 1536 \\\n"
              "      --precision fp16 --sp --dist-opt --recompute selective\n"
-             "  preflight sweep --machine lumi-g --model gpt3-175b --tp 4 --pp 32 --nodes 16,32,64 --scaling weak\n");
+             "  preflight sweep --machine lumi-g --model gpt3-175b --tp 4 --pp 32 --mbs 1 --grad-accum 192 --precision fp16 \\\n"
+             "      --sp --dist-opt --recompute selective --nodes 16,32,64 --scaling weak\n");
 }
 
 int main(int argc, char **argv) {

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# progress.sh - a progress bar on stderr when it is a terminal (items done, rate, time
+# left) for sweep, tune and validate; nothing when stderr is not a terminal
+# (issue 13 item 5).  script(1) gives the command a terminal.
+source "$PF_SRC/tests/cli/lib.bash"
+P=$PREFLIGHT
+unset PREFLIGHT_PROGRESS
+if ! command -v script >/dev/null; then echo "script(1) not found: skipped"; exit 0; fi
+SW="sweep --machine leonardo-booster --model gpt3-1.3b --tp 1 --pp 4 --gbs 2048 --engine full --nodes 32,32,32,32"
+V="validate $PF_SRC/scenarios/validation/maelstrom.csv"
+script -qec "$P $SW -o $T/sweep.txt" /dev/null > "$T/tty.txt" 2>&1 && ok || bad "sweep on a terminal"
+expect_grep 'sweep  [0-9]/4 \[#*-*\]' "$T/tty.txt"
+expect_grep 'items/s  ETA [0-9]+ s' "$T/tty.txt"
+expect_grep 'sweep  4/4 \[####################\]' "$T/tty.txt"
+# the bar is erased at the end, so the results print on a clean line
+tail -c 4 "$T/tty.txt" | od -c | grep -q '\\r 033   \[   K' && ok || bad "bar not erased: $(tail -c 20 "$T/tty.txt" | od -c | head -2)"
+# validate counts bytes of the file, tune the plans it tries
+script -qec "$P $V -o $T/v.txt" /dev/null > "$T/tty.txt" 2>&1
+expect_grep 'validate  [0-9.]+ KiB/[0-9.]+ KiB' "$T/tty.txt"
+# not a terminal: nothing on stderr
+expect_exit 0 $P $V
+[ ! -s "$T/err" ] && ok || bad "output on stderr without a terminal: $(head -c 200 "$T/err")"
+# PREFLIGHT_PROGRESS=0 silences it on a terminal too
+script -qec "env PREFLIGHT_PROGRESS=0 $P $V -o $T/v.txt" /dev/null > "$T/tty0.txt" 2>&1
+grep -q 'validate  [0-9]' "$T/tty0.txt" && bad "PREFLIGHT_PROGRESS=0 drew a bar" || ok
+script -qec "$P tune --machine leonardo-booster --model llama2-13b --nodes 16 --gbs 512 -o $T/t.txt" /dev/null > "$T/tty.txt" 2>&1
+expect_grep 'tune  [0-9]+/252 \[' "$T/tty.txt"
+finish
