@@ -104,7 +104,7 @@ int pf_cmd_plan(int argc, char **argv) {
       pf_error_set(items[i].rc, "%d nodes: %s", nodes[i], items[i].detail);
       status = pf_cli_fail("plan", items[i].rc);
     }
-  char skipped[4096] = "";
+  char skipped[4096] = "", warnings[4096] = "";
   int nskip = 0, skip_nodes[64];
   static char skip_why[64][600];
   for (int i = 0; i < nn && status == 0; i++) {
@@ -112,12 +112,12 @@ int pf_cmd_plan(int argc, char **argv) {
     pf_prediction *p = &items[i].pred;
     if (items[i].rc < 0) { /* named below the table; a lone configuration is an error */
       char one[600];
-      snprintf(one, sizeof one, "%d nodes: %s: %.480s\n", sc->nodes ? sc->nodes : nodes[i],
-               items[i].rc == PF_ENOFIT ? "does not fit" : "invalid plan", items[i].detail);
+      snprintf(one, sizeof one, "%d nodes: %s%.480s\n", sc->nodes ? sc->nodes : nodes[i],
+               items[i].rc == PF_ENOFIT ? "" : "invalid plan: ", items[i].detail);
       strncat(skipped, one, sizeof skipped - strlen(skipped) - 1);
       skip_nodes[nskip] = sc->nodes ? sc->nodes : nodes[i];
-      snprintf(skip_why[nskip++], sizeof skip_why[0], "%s: %.500s", items[i].rc == PF_ENOFIT ? "does not fit" :
-               "invalid plan", items[i].detail);
+      snprintf(skip_why[nskip++], sizeof skip_why[0], "%s%.500s", items[i].rc == PF_ENOFIT ? "" : "invalid plan: ",
+               items[i].detail); /* a does-not-fit detail starts "does not fit:" */
       if (nn == 1) {
         pf_error_set(items[i].rc, "%s", items[i].detail);
         status = pf_cli_fail("plan", items[i].rc);
@@ -125,6 +125,11 @@ int pf_cmd_plan(int argc, char **argv) {
       continue;
     }
     plan_row *r = &rows[nr++];
+    for (int k = 0; k < p->nwarnings; k++) { /* shown below the table */
+      char one[400];
+      snprintf(one, sizeof one, "warning: %d nodes: %s\n", sc->nodes, p->warnings[k]);
+      strncat(warnings, one, sizeof warnings - strlen(warnings) - 1);
+    }
     double per_iter = sc->workload.kind == PF_WL_TRANSFORMER ? (double)sc->plan.gbs * sc->workload.seq : sc->plan.gbs;
     r->iters = tokens > 0 ? ceil(tokens / per_iter) : ceil(epochs * samples / sc->plan.gbs);
     r->t_iter = p->iteration_time_s;
@@ -216,6 +221,7 @@ int pf_cmd_plan(int argc, char **argv) {
               rows[i].iters, rows[i].wall_h, rows[i].gpu_h, rows[i].node_h, rows[i].units, rows[i].mwh, rows[i].tflops,
               100 * rows[i].eff);
     for (int i = 0; i < nskip; i++) fprintf(out, "%6d  %s\n", skip_nodes[i], skip_why[i]);
+    fputs(warnings, out);
     fprintf(out, "\nbilling: 1 node-hour = %g %s on %s\n", per_node_hour, unit, mach);
     if (nr > 1) {
       fprintf(out, "recommended: fastest %d nodes, cheapest %d nodes, best time x energy %d nodes\n", rows[fastest].nodes,

@@ -22,6 +22,7 @@
 #include "preflight/validate.h"
 
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -127,6 +128,15 @@ static int stream_rows(const char *path, const pf_validate_opts *o, pf_vemit *e)
   return rc < 0 ? rc : 0;
 }
 
+static int copy_out(FILE *from, FILE *to) {
+  if (fflush(from) != 0 || fseek(from, 0, SEEK_SET) != 0) return pf_error_set(PF_EIO, "temporary file: %s", strerror(errno));
+  char buf[65536];
+  size_t k;
+  while ((k = fread(buf, 1, sizeof buf, from)) > 0)
+    if (fwrite(buf, 1, k, to) != k) return pf_error_set(PF_EIO, "write failed: %s", strerror(errno));
+  return ferror(from) ? pf_error_set(PF_EIO, "temporary file: read error") : 0;
+}
+
 static int cmd_csv(pf_cli *cli, const char *path) {
   const pf_optvals *v = &cli->v;
   pf_validate_opts o = {pf_opts_get(v, "calibration"), NULL};
@@ -134,18 +144,26 @@ static int cmd_csv(pf_cli *cli, const char *path) {
   int rc;
   if ((rc = pf_opts_num_range(v, "max-error", 0, false, 1e9, &me)) < 0) return pf_cli_fail("validate", rc);
   /* a regular file (it can be read twice) is checked whole before any output;
-   * a pipe is read once, and a malformed row found late stops the output */
+   * a pipe is read once, into a temporary file when the output is a stream, so
+   * that a malformed row found late still leaves nothing on standard output */
   struct stat st;
-  if (strcmp(path, "-") != 0 && stat(path, &st) == 0 && S_ISREG(st.st_mode) && (rc = check_all(path)) < 0)
-    return pf_cli_fail("validate", rc);
-  FILE *out;
+  bool regular = strcmp(path, "-") != 0 && stat(path, &st) == 0 && S_ISREG(st.st_mode);
+  if (regular && (rc = check_all(path)) < 0) return pf_cli_fail("validate", rc);
+  FILE *out, *hold = NULL;
   pf_vemit e;
+  memset(&e, 0, sizeof e);
   if ((rc = pf_output_open(&cli->out, &out)) < 0) return pf_cli_fail("validate", rc);
-  rc = pf_vemit_begin(&e, out, cli->fmt, path, !pf_opts_get(v, "summary-only"), false, report_head(path));
+  if (!regular && (cli->out.kind == PF_OUT_STDOUT || cli->out.kind == PF_OUT_STREAM) && !(hold = tmpfile()))
+    rc = pf_error_set(PF_EIO, "cannot create a temporary file: %s", strerror(errno));
+  if (rc == 0)
+    rc = pf_vemit_begin(&e, hold ? hold : out, cli->fmt, path, !pf_opts_get(v, "summary-only"), false,
+                        report_head(path));
   e.sum.want_points = pf_opts_get(v, "plot") != NULL;
   if (rc == 0) rc = stream_rows(path, &o, &e);
   if (rc == 0) rc = pf_vemit_end(&e);
   else pf_vemit_abort(&e);
+  if (rc == 0 && hold) rc = copy_out(hold, out);
+  if (hold) fclose(hold);
   if (rc == 0) rc = pf_output_commit(&cli->out);
   else pf_output_abort(&cli->out);
   int status = rc < 0 ? pf_cli_fail("validate", rc) : 0;

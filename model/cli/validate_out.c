@@ -397,11 +397,14 @@ int pf_vemit_begin(pf_vemit *e, FILE *out, pf_format fmt, const char *path, bool
   e->fit = fit;
   e->out = out;
   snprintf(e->path, sizeof e->path, "%s", path);
+  if (fmt != PF_FMT_JSON) { /* only JSON prints a head */
+    cJSON_Delete(head);
+    head = NULL;
+  }
   if (fmt == PF_FMT_TABLE || fmt == PF_FMT_MARKDOWN) {
     e->body = tmpfile();
     e->np = tmpfile();
     if (!e->body || !e->np) {
-      cJSON_Delete(head);
       pf_vemit_abort(e);
       return pf_error_set(PF_EIO, "cannot create a temporary file: %s", "tmpfile");
     }

@@ -18,6 +18,7 @@ Variables in the scripts: $P the preflight binary, $M the machines folder, $B
 tests/bad-input, $F tests/fixtures, $T a fresh temporary folder per case.
 Usage: run.py PREFLIGHT SRC_DIR [NAME_FILTER]
 """
+import concurrent.futures
 import os
 import subprocess
 import sys
@@ -68,14 +69,16 @@ def main():
     here = os.path.join(src, "tests", "bad-input")
     cases = parse(os.path.join(here, "cases.txt"))
     root = os.geteuid() == 0
-    failed, skipped, ran = [], [], 0
+    todo, skipped = [], []
     for c in cases:
         if only and only not in c["name"]:
             continue
         if (c.get("root") == "only" and not root) or (c.get("root") == "never" and root):
             skipped.append(c["name"])
-            continue
-        ran += 1
+        else:
+            todo.append(c)
+
+    def run_case(c):
         with tempfile.TemporaryDirectory(prefix="pf-bad-") as t:
             env = dict(os.environ, P=binary, M=os.path.join(src, "machines"), B=here,
                        F=os.path.join(src, "tests", "fixtures"), T=t, PREFLIGHT_PROGRESS="0")
@@ -106,8 +109,13 @@ def main():
                     k = sh(s)
                     if k.returncode != 0:
                         why.append(f"check failed: {s} {k.stderr.strip()[:200]}")
-            if why:
-                failed.append((c["name"], c["line"], why))
+            return (c["name"], c["line"], why)
+
+    # two at a time: the cases are independent (a folder each), and mostly process start-up
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+        results = list(pool.map(run_case, todo))
+    failed = [r for r in results if r[2]]
+    ran = len(todo)
     for name, line, why in failed:
         print(f"FAIL {name} (cases.txt:{line})", file=sys.stderr)
         for w in why:

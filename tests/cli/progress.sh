@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # progress.sh - a progress bar on stderr when it is a terminal (items done, rate, time
 # left) for sweep, tune and validate; nothing when stderr is not a terminal
-# (issue 13 item 5).  script(1) gives the command a terminal.
+# (issue 13 item 5).  script(1) gives the command a terminal.  The sweep simulates every GPU
+# (--engine full) to last long enough for a rate; the sanitizer run skips it.
+# ctest-labels: slow
 source "$PF_SRC/tests/cli/lib.bash"
 P=$PREFLIGHT
 unset PREFLIGHT_PROGRESS
