@@ -281,7 +281,7 @@ int pf_csv_read(const char *path, pf_csv *out) {
   memset(out, 0, sizeof *out);
   char *buf;
   size_t len;
-  int rc0 = pf_read_file(path, 0, &buf, &len);
+  int rc0 = pf_read_file(path, (size_t)256 << 20, &buf, &len); /* larger files: pf_csv_open streams */
   if (rc0 < 0) return rc0;
   if (memchr(buf, '\0', len)) { free(buf); return pf_error_set(PF_EPARSE, "%s: binary data (NUL byte) in a CSV file", path); }
   int rc = pf_csv_parse(buf, len, path, out);

@@ -206,7 +206,8 @@ int pf_megatron_read(const char *path, pf_megatron_log *out) {
   memset(out, 0, sizeof *out);
   char *buf;
   size_t len;
-  int rc0 = pf_read_file(path, 0, &buf, &len);
+  /* 256 MiB: a million iteration lines and more; a device or a binary file stops there */
+  int rc0 = pf_read_file(path, (size_t)256 << 20, &buf, &len);
   if (rc0 < 0) return rc0;
   int rc = pf_megatron_parse(buf, len, path, out);
   free(buf);
