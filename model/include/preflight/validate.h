@@ -168,6 +168,10 @@ long long pf_vreader_pos(const pf_vreader *r);
 long long pf_vreader_size(const pf_vreader *r);
 void pf_vreader_close(pf_vreader *r);
 
+/* A machine by id or path, loaded once per process (borrowed, valid for the
+ * process's lifetime; validate.c keeps the last 48). */
+int pf_validate_machine(const char *id, const pf_machine **out);
+
 /* Build the scenario a row describes (at its own node count). Returns 0, 1
  * when the row names no workload (reason in why), or a negative PF_E* code. */
 int pf_vrow_scenario(const pf_vrow *r, const pf_validate_opts *o, pf_scenario *sc, char *why, size_t whylen);
