@@ -30,7 +30,9 @@
 static char files[NFILES][PATHLEN];
 static volatile sig_atomic_t file_used[NFILES];
 static volatile pid_t kids[NKIDS];
-static volatile sig_atomic_t caught;
+static volatile sig_atomic_t caught, line_drawn;
+
+void pf_interrupt_line_drawn(int drawn) { line_drawn = drawn; }
 
 int pf_interrupt_add_file(const char *path) {
   if (strlen(path) >= PATHLEN) return pf_error_set(PF_EIO, "%s: path too long for a temporary file", path);
@@ -86,6 +88,10 @@ static void on_stop(int sig) {
     }
   for (int i = 0; i < NFILES; i++)
     if (file_used[i]) unlink(files[i]);
+  if (line_drawn) {
+    static const char erase[] = "\r\033[K";
+    if (write(STDERR_FILENO, erase, sizeof erase - 1) < 0) {}
+  }
   _exit(128 + sig);
 }
 

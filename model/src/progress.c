@@ -8,6 +8,8 @@
 #define _DEFAULT_SOURCE
 #include "preflight/progress.h"
 
+#include "preflight/interrupt.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,6 +90,7 @@ static void draw(bool force) {
   else n = snprintf(line, sizeof line, "\r%s  %s%s\033[K", B.label, done, r);
   if (n > 0 && write(STDERR_FILENO, line, (size_t)n) < 0) B.active = false;
   B.drawn = true;
+  pf_interrupt_line_drawn(1);
 }
 
 void pf_progress_item(void) {
@@ -109,6 +112,7 @@ void pf_progress_pause(void) {
     static const char erase[] = "\r\033[K";
     if (write(STDERR_FILENO, erase, sizeof erase - 1) < 0) {}
     B.drawn = false;
+    pf_interrupt_line_drawn(0);
   }
 }
 
@@ -116,6 +120,7 @@ void pf_progress_end(void) {
   if (B.active && B.drawn) {
     static const char erase[] = "\r\033[K";
     if (write(STDERR_FILENO, erase, sizeof erase - 1) < 0) {}
+    pf_interrupt_line_drawn(0);
   }
   B.active = false;
 }

@@ -38,6 +38,10 @@ void pf_interrupt_remove_child(pid_t pid);
  * the parent dies (Linux), so that no worker outlives a killed parent. */
 void pf_interrupt_child_setup(void);
 
+/* The progress bar (progress.c) says when a partial line is on stderr, so a
+ * stop signal erases it before exiting. */
+void pf_interrupt_line_drawn(int drawn);
+
 /* The signal being handled, or 0 (for messages that say why work stopped). */
 int pf_interrupt_signal(void);
 
