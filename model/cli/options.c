@@ -1,5 +1,6 @@
 /* options.c - option parsing shared by every command (see options.h). */
 #include "options.h"
+#include "preflight/kernel.h"
 
 #include "preflight/error.h"
 #include "preflight/report.h"
@@ -297,6 +298,7 @@ int pf_opts_scenario(const pf_optvals *v, pf_scenario *sc) {
   if (flag(v, "gbs") && flag(v, "grad-accum") == 0 && p->gbs <= 0) return bad_value(v, "gbs", "must be positive");
   const char *s;
   if ((s = pf_opts_get(v, "precision")) && (rc = pf_precision_parse(s, &sc->precision)) < 0) return rc;
+  if ((rc = pf_device_precision_check(&sc->machine.dev, sc->precision)) < 0) return rc;
   if ((s = pf_opts_get(v, "recompute")) && (rc = pf_recompute_parse(s, &p->recompute)) < 0) return rc;
   if ((s = pf_opts_get(v, "schedule")) && (rc = pf_schedule_parse(s, &p->schedule, &p->vstages)) < 0) return rc;
   if ((s = pf_opts_get(v, "collective")) && (rc = pf_coll_algo_parse(s, &sc->collective)) < 0) return rc;

@@ -58,6 +58,15 @@ double pf_kernel_peak(const pf_device *d, pf_precision p) {
   return pk;
 }
 
+int pf_device_precision_check(const pf_device *d, pf_precision p) {
+  if (p == PF_FP8 && !(d->peak_flops[PF_FP8] > 0))
+    return pf_error_set(PF_EINVAL,
+                        "--precision fp8: %s (%s) has no FP8 tensor cores (its device file has no peak.fp8); "
+                        "use --precision bf16 or fp16 on this machine",
+                        d->id, d->name);
+  return 0;
+}
+
 double pf_mem_time(const pf_device *d, double bytes) {
   return bytes > 0 ? bytes / (d->memory_bw_Bps * d->hbm_eff) + MEM_RAMP_S : 0.0;
 }

@@ -92,6 +92,10 @@ double pf_kernel_flops(const pf_kernel *k);
  * then fp32 vector, when the precision has no tensor path; fp8 never falls
  * back: 0 on a device without fp8). */
 double pf_kernel_peak(const pf_device *d, pf_precision p);
+/* 0 when d can train in precision p; PF_EINVAL naming the device when it
+ * cannot (fp8 on a part without fp8 tensor cores: A100, MI250X, ...), rather
+ * than running it at another precision's rate. */
+int pf_device_precision_check(const pf_device *d, pf_precision p);
 /* Time to stream bytes through HBM at the achievable bandwidth, with the
  * memory-latency ramp of one kernel (0 for no bytes). */
 double pf_mem_time(const pf_device *d, double bytes);
