@@ -165,7 +165,16 @@ void pf_kernel_list_free(pf_kernel_list *l) {
 
 /* ---- the step timeline ---- */
 
+static pf_kernel_observer observer;
+static void *observer_ctx;
+
+void pf_kernel_observe(pf_kernel_observer fn, void *ctx) {
+  observer = fn;
+  observer_ctx = ctx;
+}
+
 int pf_step_add(pf_step *s, const pf_kernel_env *env, const pf_kernel *k) {
+  if (observer) observer(observer_ctx, k);
   pf_kernel_cost c;
   int rc = pf_kernel_cost_eval(env, k, &c);
   if (rc < 0) return rc;

@@ -69,6 +69,33 @@ int main(void) {
   printf("gpt3-1.3b on one H100: shipped table %.3f s, synthetic 50 %% table %.3f s (x%.2f)\n", pa.iteration_time_s,
          pb.iteration_time_s, r);
   CHECK(r > 1.15 && r < 0.75 / 0.5);
+  /* calibrate --for: the distinct GEMMs of a scenario's step (GPT-3 1.3B, TP 2, mbs 2: M = 2 x 2048 tokens) */
+  static pf_scenario f;
+  pf_scenario_init(&f);
+  CHECK_INT(pf_machine_load("jureca-dc-h100", &f.machine), 0);
+  CHECK_INT(pf_workload_builtin("gpt3-1.3b", &f.workload), 0);
+  f.gpus = 2;
+  f.plan.tp = 2;
+  f.plan.mbs = 2;
+  f.plan.gbs = 16;
+  f.precision = PF_BF16;
+  pf_gemm_sample *sh = NULL;
+  int ns = 0;
+  rc = pf_scenario_gemm_shapes(&f, &sh, &ns);
+  if (rc) fprintf(stderr, "%s\n", pf_error_detail());
+  CHECK_INT(rc, 0);
+  double h = f.workload.hidden, T = 2.0 * f.workload.seq;
+  const double want[][3] = {{T, 3 * h / 2, h}, {T, h, h / 2}, {T, f.workload.ffn_hidden / 2, h}, {T, h, f.workload.ffn_hidden / 2}};
+  for (int w = 0; w < 4; w++) {
+    int found = 0;
+    for (int i = 0; i < ns; i++)
+      if (sh[i].m == want[w][0] && sh[i].n == want[w][1] && sh[i].k == want[w][2] && sh[i].prec == PF_BF16) found++;
+    CHECK_INT(found, 1);
+  }
+  for (int i = 0; i < ns; i++) CHECK(sh[i].m >= 1 && sh[i].n >= 1 && sh[i].k >= 1);
+  CHECK(ns >= 5 && ns <= 12); /* the four layer GEMMs, the logits; no duplicates */
+  free(sh);
+
   /* a broken table names the row and field */
   char bad[] = "/tmp/pf_gemm_bad_XXXXXX";
   int fd = mkstemp(bad);

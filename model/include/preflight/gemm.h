@@ -111,6 +111,15 @@ const pf_gemm_table *pf_gemm_table_intern(const char *key, pf_gemm_table *t);
 double pf_gemm_eff_batched(const pf_device *d, pf_precision p, pf_gemm_layout layout, double m, double n, double k,
                            double batch);
 
+struct pf_scenario;
+/* The distinct GEMM (and implicit-GEMM convolution) shapes one training step
+ * of the scenario launches on its first and last pipeline stage, with their
+ * layout and precision (time_s 0), for `calibrate --for`.  Batched products
+ * (attention without a fused kernel) are left out: the library times them
+ * through another call.  Caller frees *out.  Errors: the plan's or the
+ * compute model's. */
+int pf_scenario_gemm_shapes(struct pf_scenario *sc, pf_gemm_sample **out, int *n);
+
 /* Parse "NN", "NT", "TN" (also lower case); returns 0 or PF_EINVAL. */
 int pf_gemm_layout_parse(const char *s, pf_gemm_layout *out);
 const char *pf_gemm_layout_name(pf_gemm_layout l); /* static */

@@ -100,6 +100,12 @@ int pf_device_precision_check(const pf_device *d, pf_precision p);
  * memory-latency ramp of one kernel (0 for no bytes). */
 double pf_mem_time(const pf_device *d, double bytes);
 
+/* Observer of every kernel pf_step_add prices (NULL: none), e.g. to list the
+ * GEMM shapes of a scenario's step for `calibrate --for`.  Process-wide and
+ * not thread-safe: set it, run, clear it. */
+typedef void (*pf_kernel_observer)(void *ctx, const pf_kernel *k);
+void pf_kernel_observe(pf_kernel_observer fn, void *ctx);
+
 /* ---- lists ---- */
 
 typedef struct pf_kernel_list {
