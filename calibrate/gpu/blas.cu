@@ -16,8 +16,8 @@
  * The declarations below are the libraries' documented C ABI (cublasLt.h,
  * cublas_api.h, library_types.h of CUDA 12/13; rocblas-types.h, rocblas-
  * functions.h of ROCm 5/6), restated so no library header is needed.  The
- * CUDA values were checked against the CUDA 13.0 headers of the development
- * machine.
+ * CUDA values are checked at build time against cublasLt.h where the toolkit
+ * has it (static_assert below), and were against CUDA 13.0's.
  *
  * One sample = `reps` calls back to back on the harness's stream between two
  * events, divided by reps: the kernel time a training step sees when the host
@@ -134,6 +134,21 @@ enum {
   LT_DESC_TRANSA = 3, LT_DESC_TRANSB = 4,                        /* cublasLtMatmulDescAttributes_t */
   LT_PREF_MAX_WORKSPACE = 1                                      /* cublasLtMatmulPreferenceAttributes_t */
 };
+#if __has_include(<cublasLt.h>) /* where the toolkit has the header, check the restated ABI at build time */
+#include <cublasLt.h>
+static_assert((int)CUDA_R_32F == (int)LT_R_32F && (int)CUDA_R_16F == (int)LT_R_16F && (int)CUDA_R_16BF == (int)LT_R_16BF &&
+                  (int)CUDA_R_8F_E4M3 == (int)LT_R_8F_E4M3,
+              "cudaDataType values");
+static_assert((int)CUBLAS_COMPUTE_32F == (int)LT_COMPUTE_32F && (int)CUBLAS_COMPUTE_32F_FAST_TF32 == (int)LT_COMPUTE_32F_FAST_TF32,
+              "cublasComputeType_t values");
+static_assert((int)CUBLAS_OP_N == (int)LT_OP_N && (int)CUBLAS_OP_T == (int)LT_OP_T, "cublasOperation_t values");
+static_assert((int)CUBLASLT_MATMUL_DESC_TRANSA == (int)LT_DESC_TRANSA && (int)CUBLASLT_MATMUL_DESC_TRANSB == (int)LT_DESC_TRANSB,
+              "cublasLtMatmulDescAttributes_t values");
+static_assert((int)CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES == (int)LT_PREF_MAX_WORKSPACE, "preference attribute");
+static_assert(sizeof(cublasLtMatmulHeuristicResult_t) == sizeof(lt_heur) &&
+                  sizeof(cublasLtMatmulAlgo_t) == sizeof(lt_algo),
+              "heuristic result layout");
+#endif
 static lt_status (*lt_create)(lt_ptr *);
 static lt_status (*lt_destroy)(lt_ptr);
 static size_t (*lt_version)(void);
