@@ -22,12 +22,15 @@
  *           Expected 90-99 % of the clock-adjusted peak, 70-95 % of datasheet.
  *  tensor   register-resident matrix instructions, 4 independent accumulators
  *           per warp, full-occupancy grid: mma.sync m8n8k4 (fp64), m16n8k8
- *           (tf32), m16n8k16 (fp16, bf16), m16n8k32 e4m3 (fp8, sm_89+) on
+ *           (tf32), m16n8k16 (fp16, bf16), m16n8k32 e4m3 (fp8, sm_89 only:
+ *           on sm_90 it is emulated and the timing loop lost its products, see
+ *           gpu.h; Hopper's fp8 ceiling is the library GEMM, --gemm) on
  *           NVIDIA; MFMA 16x16x4 f64, 32x32x2 f32, 32x32x8 f16 and bf16_1k on
  *           gfx90a.  Expected >= 85 % of the clock-adjusted peak on A100 and
  *           MI250X.  On H100 mma.sync issues at most ~60-70 % of the dense peak
  *           (the full rate needs sm_90a wgmma from shared memory, Luo et al.
- *           arXiv 2402.13499), so H100 tensor ceilings here are a lower bound.
+ *           arXiv 2402.13499), so H100 tensor ceilings here are a lower bound;
+ *           the ceiling the simulator takes is the library GEMM (--gemm, blas.cu).
  *  copies   nvbandwidth / p2pBandwidthLatencyTest style: copy-engine
  *           cudaMemcpyAsync / cudaMemcpyPeerAsync from pinned host memory or
  *           device buffers, a batch of copies between two events per sample,
@@ -40,6 +43,7 @@
  * file only takes samples.  When the driver is missing or there is no device,
  * probe() returns PF_ENODEV and the executable exits 3 with what it looked for.
  */
+#include "blas.h"
 #include "gpu.h"
 #include "pfcal.h"
 extern "C" {
@@ -783,6 +787,7 @@ static int gpu_copy(int src, int dst, size_t bytes, double *s) {
 }
 
 static void gpu_teardown(void) {
+  pfcal_blas_close();
   for (int d = 0; d < PFCAL_MAX_DEVICES; d++) {
     devbuf *b = &g.d[d];
     if (!b->ready) continue;
@@ -807,9 +812,12 @@ static void gpu_teardown(void) {
   g.setup_done = false;
 }
 
+static int gpu_gemm_open(char *lib, size_t len) { return pfcal_blas_open(lib, len); }
+static int gpu_gemm(const pfcal_gemm_shape *s, double *seconds) { return pfcal_blas_gemm(s, g.stream, seconds); }
+
 static const pfcal_backend gpu_backend = {
-    PFCAL_GPU_BACKEND, PFCAL_POWER_SOURCE, gpu_probe,  gpu_setup, gpu_launch,
-    gpu_stream,        gpu_vector,         gpu_tensor, gpu_copy,  gpu_teardown,
+    PFCAL_GPU_BACKEND, PFCAL_POWER_SOURCE, gpu_probe, gpu_setup, gpu_launch,    gpu_stream,
+    gpu_vector,        gpu_tensor,         gpu_copy,  gpu_gemm_open, gpu_gemm, gpu_teardown,
 };
 
 int main(int argc, char **argv) { return pfcal_main(argc, argv, &gpu_backend); }

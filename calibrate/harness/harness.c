@@ -438,7 +438,14 @@ int pfcal_run(const pfcal_backend *be, const pfcal_opts *o, cJSON **doc_out) {
   *doc_out = NULL;
   double t_start = now_s();
 
-  int rc = be->probe(o, &r.info);
+  int rc;
+  if (o->gemm && o->gemm_shapes) { /* a bad shapes file is a usage error, found before any device is touched */
+    pfcal_gemm_shape *shapes;
+    int n;
+    if ((rc = pfcal_gemm_read_shapes(o->gemm_shapes, &shapes, &n))) return rc;
+    free(shapes);
+  }
+  rc = be->probe(o, &r.info);
   if (rc) return rc;
   if (o->device < 0 || (r.info.count > 0 && o->device >= r.info.count))
     return pf_error_set(PF_EINVAL, "--device %d: this node has %d %s device(s) (0..%d)", o->device, r.info.count,
@@ -480,6 +487,7 @@ int pfcal_run(const pfcal_backend *be, const pfcal_opts *o, cJSON **doc_out) {
   if (!rc) rc = run_flops(&r, results, false);
   if (!rc) rc = run_flops(&r, results, true);
   if (!rc) rc = run_copies(&r, results);
+  if (!rc && o->gemm) rc = pfcal_run_gemm(be, o, &r.pr, results, r.unsupported);
   if (!rc && fit_power) {
     /* max: the longest-running, most power-hungry kernel we have */
     sample_ctx c = {.be = be};

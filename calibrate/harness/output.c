@@ -20,7 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { OPT_BACKEND, OPT_QUICK, OPT_FULL, OPT_OUTPUT, OPT_SEED, OPT_THREADS, OPT_DEVICE, OPT_QUIET, OPT_HELP };
+enum { OPT_BACKEND, OPT_QUICK, OPT_FULL, OPT_OUTPUT, OPT_SEED, OPT_THREADS, OPT_DEVICE, OPT_GEMM, OPT_GEMM_SHAPES, OPT_FOR,
+       OPT_QUIET, OPT_HELP };
 
 typedef struct opt {
   const char *name; /* long name without "--" */
@@ -45,14 +46,25 @@ static const opt options[] = {
     {"seed", 0, "N", "seed of the kernels' input data (default 1)", OPT_SEED, false},
     {"threads", 0, "N", "cpu: worker threads (default: every online core)", OPT_THREADS, false},
     {"device", 0, "N", "GPU for the single-device measurements (default 0)", OPT_DEVICE, false},
+    {"gemm", 0, NULL,
+     "also time the vendor library's GEMMs (cuBLASLt / rocBLAS, opened at run\n"
+     "                              time) over a standard grid of transformer shapes and write\n"
+     "                              them as results.gemm, the table `predict --calibration` uses",
+     OPT_GEMM, false},
+    {"gemm-shapes", 0, "FILE", "with --gemm: time the shapes in FILE (CSV m,n,k,layout,dtype) instead of the grid",
+     OPT_GEMM_SHAPES, false},
+    {"for", 0, "SCENARIO.cfg",
+     "with --gemm (implied): time the GEMMs that scenario's step launches\n"
+     "                              (its model, TP, micro-batch and precision) instead of the grid",
+     OPT_FOR, true},
     {"quiet", 'q', NULL, "no progress lines on stderr", OPT_QUIET, false},
     {"help", 'h', NULL, "print this help", OPT_HELP, false},
 };
 enum { NOPT = sizeof options / sizeof options[0] };
 
 void pfcal_usage(FILE *f, const char *prog, bool with_backend) {
-  fprintf(f, "usage: %s%s [--quick|--full] [-o FILE.json] [--seed N] [--threads N] [--device N]\n\n", prog,
-          with_backend ? " --backend cpu|cuda|hip" : "");
+  fprintf(f, "usage: %s%s [--quick|--full] [-o FILE.json] [--seed N] [--threads N] [--device N] [--gemm]%s\n\n",
+          prog, with_backend ? " --backend cpu|cuda|hip" : "", with_backend ? " [--for SCENARIO.cfg]" : "");
   fprintf(f,
           "Measure what this node's %s really deliver: launch overhead, memory streams\n"
           "(read, write, copy, triad), vector FMA peak per precision, tensor-core peak per\n"
@@ -79,6 +91,8 @@ void pfcal_usage(FILE *f, const char *prog, bool with_backend) {
     fprintf(f, "  %s --backend cpu --quick -o cpu.json\n", prog);
     fprintf(f, "  %s --backend cuda --quick -o node-$(hostname).json      # needs a GPU\n", prog);
     fprintf(f, "  %s --backend hip --full --device 0 -o gcd0-$(hostname).json      # needs a GPU\n", prog);
+    fprintf(f, "  %s --backend cuda --gemm -o h100-gemm.json      # needs a GPU\n", prog);
+    fprintf(f, "  %s --backend cuda --for scenarios/gpt3-175b-mn5.cfg -o mn5-gemm.json      # needs a GPU\n", prog);
     fprintf(f, "  preflight machines show mn5-acc --calibration node-$(hostname).json      # needs a GPU (its file)\n");
   } else {
     fprintf(f, "  %s --quick -o gpu.json\n", prog);
@@ -153,6 +167,19 @@ int pfcal_parse_args(int argc, char **argv, int first, bool with_backend, pfcal_
       if (parse_long("device", val, 0, PFCAL_MAX_DEVICES - 1, &v)) return PF_EINVAL;
       a->o.device = (int)v;
       break;
+    case OPT_GEMM:
+      a->o.gemm = true;
+      break;
+    case OPT_GEMM_SHAPES:
+      if (!*val) return pf_error_set(PF_EINVAL, "--gemm-shapes: empty file name");
+      a->o.gemm_shapes = val;
+      a->o.gemm = true;
+      break;
+    case OPT_FOR:
+      if (!*val) return pf_error_set(PF_EINVAL, "--for: empty file name");
+      a->for_scenario = val;
+      a->o.gemm = true;
+      break;
     case OPT_QUIET:
       a->o.progress = false;
       break;
@@ -165,6 +192,11 @@ int pfcal_parse_args(int argc, char **argv, int first, bool with_backend, pfcal_
   a->o.quick = quick;
   if (with_backend && !a->backend && !a->help)
     return pf_error_set(PF_EINVAL, "--backend is required (cpu, cuda or hip)");
+  if (a->o.gemm && a->backend && strcmp(a->backend, "cpu") == 0)
+    return pf_error_set(PF_EINVAL, "--gemm (or --for, --gemm-shapes) times the GPU vendor library: use --backend cuda "
+                                   "or hip, not cpu");
+  if (a->for_scenario && a->o.gemm_shapes)
+    return pf_error_set(PF_EINVAL, "--for and --gemm-shapes exclude each other (--for writes the shapes itself)");
   return 0;
 }
 

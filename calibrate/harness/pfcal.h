@@ -54,7 +54,17 @@ typedef struct pfcal_opts {
   int device;         /* GPU back-ends: device for single-device measurements */
   bool progress;      /* one line per measurement on stderr */
   bool skip_vector, skip_tensor, skip_stream, skip_copies, skip_launch; /* for tests */
+  bool gemm;               /* also time the vendor library's GEMMs (results.gemm) */
+  const char *gemm_shapes; /* CSV of shapes to time (m,n,k,layout,dtype); NULL = the standard grid */
 } pfcal_opts;
+
+/* One matrix product C[m,n] = A[m,k] B[k,n] as a training step issues it:
+ * layout "NN" forward, "NT" data gradient, "TN" weight gradient. */
+typedef struct pfcal_gemm_shape {
+  double m, n, k;
+  char layout[3];
+  pf_precision prec;
+} pfcal_gemm_shape;
 
 /* What probe() and setup() found.  Strings are empty and numbers 0 when unknown. */
 typedef struct pfcal_info {
@@ -100,6 +110,14 @@ typedef struct pfcal_backend {
   /* Seconds to move `bytes` from src to dst once (-1 = host memory, pinned).
    * Device count is info->count.  NULL on cpu. */
   int (*copy)(int src, int dst, size_t bytes, double *s);
+  /* Open the vendor GEMM library at run time (dlopen: cuBLASLt, rocBLAS) and
+   * write its name and version into lib.  PF_ENODEV with what was looked
+   * for when it is missing.  NULL on cpu. */
+  int (*gemm_open)(char *lib, size_t len);
+  /* Seconds per call of the library GEMM of that shape, calls back to back
+   * (kernel time; no host dispatch in it).  PF_EINVAL: shape or type not
+   * supported on this device. */
+  int (*gemm)(const pfcal_gemm_shape *s, double *seconds);
   /* Release everything; safe to call after a failed setup. */
   void (*teardown)(void);
 } pfcal_backend;
@@ -192,6 +210,22 @@ int pfcal_power_clock_MHz(pfcal_power *p, int dev, double *MHz);
 int pfcal_power_throttle(pfcal_power *p, int dev, unsigned long long *mask);
 int pfcal_power_driver(pfcal_power *p, char *buf, size_t len);
 
+/* ---- library GEMM table (gemm.c) --------------------------------------- */
+
+/* The standard grid (transformer-layer shapes over hidden 1024-8192 and 2k-32k
+ * tokens, square sizes for the ceiling) for the precisions in precs[0..np):
+ * fills up to max shapes, returns how many.  Quick mode: fewer shapes, NN only. */
+int pfcal_gemm_grid(bool quick, const pf_precision *precs, int np, pfcal_gemm_shape *out, int max);
+/* Read shapes from a CSV file with the columns m,n,k,layout,dtype ('#'
+ * comments allowed).  Caller frees *out.  Errors name file:line. */
+int pfcal_gemm_read_shapes(const char *path, pfcal_gemm_shape **out, int *n);
+/* Time every shape with the protocol and add results.gemm to results: rows
+ * {m, n, k, layout, dtype, time_s, tflops, cv, n}, the library, and per
+ * precision the best rate ("ceiling", the library GEMM ceiling).  Unsupported
+ * shapes are listed in unsupported. */
+int pfcal_run_gemm(const pfcal_backend *be, const pfcal_opts *o, const pfcal_protocol *pr, struct cJSON *results,
+                   struct cJSON *unsupported);
+
 /* ---- run and output (harness.c, output.c) ------------------------------ */
 
 /* Run every measurement of be and build the calibration JSON document.
@@ -218,6 +252,7 @@ typedef struct pfcal_args {
   pfcal_opts o;
   const char *out;     /* -o FILE; NULL or "-" = stdout (borrowed from argv) */
   const char *backend; /* --backend NAME (borrowed), NULL when not given */
+  const char *for_scenario; /* --for SCENARIO.cfg (borrowed; `preflight calibrate` only), NULL when not given */
   bool help;           /* --help was given */
 } pfcal_args;
 

@@ -11,10 +11,18 @@
  * signal stops the back-end too (interrupt.h).
  * Exit 3 when the back-end is unavailable (no executable, no driver library,
  * no device), with what was looked for and what to do.
+ *
+ * --gemm has the back-end time the vendor library's GEMMs (calibrate/harness/
+ * gemm.c); --for SCENARIO.cfg does that over the shapes the scenario's step
+ * launches, which only the simulator knows: they are listed here
+ * (pf_scenario_gemm_shapes) into a temporary CSV handed to the back-end as
+ * --gemm-shapes, and removed afterwards.
  */
 #include "cli.h"
+#include "options.h"
 
 #include "preflight/error.h"
+#include "preflight/gemm.h"
 #include "preflight/interrupt.h"
 #include "preflight/report.h"
 
@@ -92,12 +100,52 @@ static int slurp(int fd, char **out, size_t *len) {
   return 0;
 }
 
+static int spawn_backend(const pfcal_args *a, pf_output *out, const char *exe, char **args);
+
+/* The GEMM shapes of scenario cfg into a new temporary CSV; its name in path. */
+static int write_scenario_shapes(const char *cfg, char *path, size_t len) {
+  pf_scenario *sc = malloc(sizeof *sc);
+  pf_gemm_sample *s = NULL;
+  int n = 0, rc = sc ? pf_opts_scenario_file(cfg, sc) : pf_error_set(PF_ENOMEM, "out of memory");
+  if (!rc) rc = pf_scenario_gemm_shapes(sc, &s, &n);
+  free(sc);
+  if (rc < 0) return rc;
+  if (n == 0) {
+    free(s);
+    return pf_error_set(PF_EINVAL, "--for %s: the scenario's step launches no GEMM the library can time", cfg);
+  }
+  const char *tmp = getenv("TMPDIR");
+  snprintf(path, len, "%s/preflight-gemm-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+  int fd = mkstemp(path);
+  FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+  if (!f) {
+    if (fd >= 0) close(fd);
+    free(s);
+    return pf_error_set(PF_EIO, "--for: cannot create a temporary file %s: %s", path, strerror(errno));
+  }
+  fprintf(f, "# GEMM shapes of %s (preflight calibrate --for)\nm,n,k,layout,dtype\n", cfg);
+  for (int i = 0; i < n; i++)
+    fprintf(f, "%.0f,%.0f,%.0f,%s,%s\n", s[i].m, s[i].n, s[i].k, pf_gemm_layout_name(s[i].layout),
+            pf_precision_name(s[i].prec));
+  free(s);
+  if (fclose(f) != 0) {
+    unlink(path);
+    return pf_error_set(PF_EIO, "--for: writing %s failed", path);
+  }
+  fprintf(stderr, "calibrate: %d GEMM shapes of %s\n", n, cfg);
+  return 0;
+}
+
 static int run_gpu_backend(const pfcal_args *a, pf_output *out) {
-  char dir[PF_PATH_MAX], exe[PF_PATH_MAX + 32];
+  char dir[PF_PATH_MAX], exe[PF_PATH_MAX + 32], shapes[PF_PATH_MAX] = "";
   int rc = backend_dir(dir, sizeof dir);
   if (rc) return pf_cli_fail(CMD, rc);
+  /* a --for scenario that is not one run is a usage error, found before the back-end is looked for */
+  if (a->for_scenario && (rc = write_scenario_shapes(a->for_scenario, shapes, sizeof shapes)) < 0)
+    return pf_cli_fail(CMD, rc);
   snprintf(exe, sizeof exe, "%s/preflight-cal-%s", dir, a->backend);
   if (access(exe, X_OK) != 0) {
+    if (shapes[0]) unlink(shapes);
     fprintf(stderr,
             "preflight calibrate: the %s back-end is not available: looked for the executable %s (%s). It is "
             "built only where %s was found when preflight was configured. Rebuild on a machine with %s, run "
@@ -109,7 +157,7 @@ static int run_gpu_backend(const pfcal_args *a, pf_output *out) {
   char seed[32], device[32];
   snprintf(seed, sizeof seed, "%lu", a->o.seed);
   snprintf(device, sizeof device, "%d", a->o.device);
-  char *args[12];
+  char *args[16];
   int k = 0;
   args[k++] = exe;
   args[k++] = a->o.quick ? "--quick" : "--full";
@@ -118,7 +166,23 @@ static int run_gpu_backend(const pfcal_args *a, pf_output *out) {
   args[k++] = "--device";
   args[k++] = device;
   if (!a->o.progress) args[k++] = "--quiet";
+  if (a->o.gemm) args[k++] = "--gemm";
+  if (a->for_scenario) {
+    args[k++] = "--gemm-shapes";
+    args[k++] = shapes;
+  } else if (a->o.gemm_shapes) {
+    args[k++] = "--gemm-shapes";
+    args[k++] = (char *)a->o.gemm_shapes;
+  }
   args[k] = NULL;
+  rc = spawn_backend(a, out, exe, args);
+  if (shapes[0]) unlink(shapes);
+  return rc;
+}
+
+/* Run the back-end executable, check its JSON and write it. */
+static int spawn_backend(const pfcal_args *a, pf_output *out, const char *exe, char **args) {
+  int rc;
 
   int fds[2];
   if (pipe(fds) != 0) return pf_cli_fail(CMD, pf_error_set(PF_EIO, "pipe: %s", strerror(errno)));

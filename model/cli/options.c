@@ -3,6 +3,7 @@
  * checks before any work, and error reports (JSON on stderr with --format json).
  */
 #include "options.h"
+#include "preflight/kernel.h"
 
 #include "cli.h"
 #include "preflight/error.h"
@@ -315,6 +316,15 @@ static int flag(const pf_optvals *v, const char *name) { return pf_opts_get(v, n
 #define PF_MAX_FLOPS 1e21
 #define PF_MAX_BYTES 1e15
 
+int pf_opts_scenario_file(const char *path, pf_scenario *sc) {
+  pf_optvals v = {0};
+  const pf_opt *const tables[] = {pf_scenario_opts, pf_output_opts, NULL};
+  int rc = pf_opts_load_scenario(path, tables, &v);
+  if (!rc) rc = pf_opts_scenario(&v, sc);
+  pf_opts_free(&v);
+  return rc;
+}
+
 int pf_opts_scenario(const pf_optvals *v, pf_scenario *sc) {
   pf_scenario_init(sc);
   int rc;
@@ -382,6 +392,7 @@ int pf_opts_scenario(const pf_optvals *v, pf_scenario *sc) {
     return rc;
   const char *s;
   if ((s = pf_opts_get(v, "precision")) && (rc = pf_precision_parse(s, &sc->precision)) < 0) return rc;
+  if ((rc = pf_device_precision_check(&sc->machine.dev, sc->precision)) < 0) return rc;
   if ((s = pf_opts_get(v, "recompute")) && (rc = pf_recompute_parse(s, &p->recompute)) < 0) return rc;
   if ((s = pf_opts_get(v, "schedule")) && (rc = pf_schedule_parse(s, &p->schedule, &p->vstages)) < 0) return rc;
   if ((s = pf_opts_get(v, "collective")) && (rc = pf_coll_algo_parse(s, &sc->collective)) < 0) return rc;

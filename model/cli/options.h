@@ -52,6 +52,9 @@ int pf_opts_load_scenario(const char *path, const pf_opt *const *tables, pf_optv
 
 /* Build a scenario from the pairs: machine, model or custom shape, plan. */
 int pf_opts_scenario(const pf_optvals *v, pf_scenario *sc);
+/* The scenario of a scenario file alone (its keys as if given on the command
+ * line, nothing else), built as pf_opts_scenario() builds one. */
+int pf_opts_scenario_file(const char *path, pf_scenario *sc);
 
 /* Append a (name, value) pair (value copied); source says where it came from. */
 int pf_opts_add(pf_optvals *v, const char *name, const char *value, const char *source);

@@ -26,6 +26,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -153,6 +154,91 @@ static int load_d2d(const ctx *c, const cJSON *results, pf_calibration *out) {
   return rc;
 }
 
+/* Samples of every calibration that had a GEMM table: kept until exit, since
+ * pf_calibration copies point at them (reachable from here). */
+typedef struct kept_samples {
+  pf_gemm_sample *s;
+  struct kept_samples *next;
+} kept_samples;
+static kept_samples *kept;
+
+/* results.gemm = {"library": "...", "overhead_s": x, "rows": [{"m", "n", "k",
+ * "layout", "dtype", "time_s" | "tflops"}, ...]} */
+static int load_gemm(const ctx *c, const cJSON *results, pf_calibration *out) {
+  const cJSON *g;
+  int rc;
+  if ((rc = get_object(c, results, "gemm", "results.gemm", &g)) || !g) return rc;
+  if ((rc = get_string(c, g, "library", "results.gemm.library", out->gemm_library, sizeof out->gemm_library)))
+    return rc;
+  if ((rc = get_num(c, g, "overhead_s", "results.gemm.overhead_s", false, &out->gemm_overhead_s, NULL))) return rc;
+  const cJSON *rows = cJSON_GetObjectItemCaseSensitive(g, "rows");
+  if (!cJSON_IsArray(rows)) return pf_error_set(PF_EPARSE, "%s: field results.gemm.rows: expected an array", c->path);
+  int n = cJSON_GetArraySize(rows);
+  if (n == 0) return 0;
+  pf_gemm_sample *smp = calloc((size_t)n, sizeof *smp);
+  kept_samples *k = malloc(sizeof *k);
+  if (!smp || !k) {
+    free(smp);
+    free(k);
+    return pf_error_set(PF_ENOMEM, "%s: out of memory", c->path);
+  }
+  int i = 0;
+  const cJSON *row;
+  cJSON_ArrayForEach(row, rows) {
+    char field[96], str[16] = "";
+    pf_gemm_sample *x = &smp[i];
+    double tflops = 0;
+    bool has_t = false, has_f = false;
+    if (!cJSON_IsObject(row)) {
+      rc = pf_error_set(PF_EPARSE, "%s: field results.gemm.rows[%d]: expected an object", c->path, i);
+      break;
+    }
+    static const char *dims[] = {"m", "n", "k"};
+    double *dst[] = {&x->m, &x->n, &x->k};
+    for (int d = 0; d < 3 && !rc; d++) {
+      snprintf(field, sizeof field, "results.gemm.rows[%d].%s", i, dims[d]);
+      if (!(rc = get_num(c, row, dims[d], field, true, dst[d], NULL)) && !(*dst[d] >= 1))
+        rc = pf_error_set(PF_EPARSE, "%s: field %s: must be at least 1", c->path, field);
+    }
+    if (rc) break;
+    snprintf(field, sizeof field, "results.gemm.rows[%d].layout", i);
+    if ((rc = get_string(c, row, "layout", field, str, sizeof str))) break;
+    if (pf_gemm_layout_parse(str, &x->layout) < 0) {
+      rc = pf_error_set(PF_EPARSE, "%s: field %s: \"%s\" is not NN, NT or TN", c->path, field, str);
+      break;
+    }
+    snprintf(field, sizeof field, "results.gemm.rows[%d].dtype", i);
+    str[0] = '\0';
+    if ((rc = get_string(c, row, "dtype", field, str, sizeof str))) break;
+    if (pf_precision_parse(str, &x->prec) < 0) {
+      rc = pf_error_set(PF_EPARSE, "%s: field %s: \"%s\" is not fp64, fp32, tf32, fp16, bf16 or fp8", c->path, field,
+                        str);
+      break;
+    }
+    snprintf(field, sizeof field, "results.gemm.rows[%d].time_s", i);
+    if ((rc = get_num(c, row, "time_s", field, false, &x->time_s, &has_t))) break;
+    snprintf(field, sizeof field, "results.gemm.rows[%d].tflops", i);
+    if ((rc = get_num(c, row, "tflops", field, false, &tflops, &has_f))) break;
+    if (!has_t && has_f && tflops > 0) x->time_s = 2.0 * x->m * x->n * x->k / (tflops * 1e12);
+    if (!(x->time_s > 0)) {
+      rc = pf_error_set(PF_EPARSE, "%s: field results.gemm.rows[%d]: needs a positive time_s (or tflops)", c->path, i);
+      break;
+    }
+    i++;
+  }
+  if (rc) {
+    free(smp);
+    free(k);
+    return rc;
+  }
+  k->s = smp;
+  k->next = kept;
+  kept = k;
+  out->gemm = smp;
+  out->gemm_n = i;
+  return 0;
+}
+
 static int load_results(const ctx *c, const cJSON *results, pf_calibration *out) {
   int rc;
   const cJSON *o;
@@ -172,6 +258,7 @@ static int load_results(const ctx *c, const cJSON *results, pf_calibration *out)
   if ((rc = get_stat(c, results, "launch_latency_s", "results", &out->launch_s))) return rc;
   if ((rc = get_num(c, results, "h2d_Bps", "results.h2d_Bps", false, &out->h2d_Bps, NULL))) return rc;
   if ((rc = get_num(c, results, "d2h_Bps", "results.d2h_Bps", false, &out->d2h_Bps, NULL))) return rc;
+  if ((rc = load_gemm(c, results, out))) return rc;
   return load_d2d(c, results, out);
 }
 
@@ -253,6 +340,11 @@ static int parse_doc(const ctx *c, const char *text, size_t len, pf_calibration 
   const cJSON *dev, *results, *pm, *fit;
   if ((rc = get_object(c, root, "device", "device", &dev))) goto done;
   if (dev && (rc = get_string(c, dev, "name", "device.name", out->device_name, sizeof out->device_name))) goto done;
+  if (dev) {
+    double units = 0;
+    if ((rc = get_num(c, dev, "units", "device.units", false, &units, NULL))) goto done;
+    out->units = units >= 1 && units < 1e6 ? (int)units : 0;
+  }
   if ((rc = get_object(c, root, "results", "results", &results))) goto done;
   if (results && (rc = load_results(c, results, out))) goto done;
   if ((rc = get_object(c, root, "power_model", "power_model", &pm))) goto done;
@@ -280,6 +372,22 @@ done:
   return rc;
 }
 
+/* Parsed files by content, so that predict loops (tune, sweep, validate) with
+ * --calibration read the file but parse it once. */
+#define CAL_CACHE 8
+static struct {
+  uint64_t hash;
+  size_t len;
+  pf_calibration cal;
+} cal_cache[CAL_CACHE];
+static int cal_cache_next;
+
+static uint64_t fnv1a(const char *b, size_t n) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)b[i]) * 0x100000001b3ull;
+  return h;
+}
+
 int pf_calibration_load(const char *path, pf_calibration *out) {
   memset(out, 0, sizeof *out);
   if (!path || !*path) return pf_error_set(PF_EINVAL, "calibration: empty file name");
@@ -293,8 +401,21 @@ int pf_calibration_load(const char *path, pf_calibration *out) {
       rc = pf_error_set(PF_EPARSE, "%s: empty file, expected calibration JSON", path);
     else if (memchr(buf, '\0', len))
       rc = pf_error_set(PF_EPARSE, "%s: binary data, expected calibration JSON", path);
-    else
-      rc = parse_doc(&c, buf, len, out);
+    else {
+      uint64_t h = fnv1a(buf, len);
+      int hit = -1;
+      for (int i = 0; i < CAL_CACHE && hit < 0; i++)
+        if (cal_cache[i].len == len && cal_cache[i].hash == h) hit = i;
+      if (hit >= 0) {
+        *out = cal_cache[hit].cal;
+        snprintf(out->path, sizeof out->path, "%s", path);
+      } else if (!(rc = parse_doc(&c, buf, len, out))) {
+        cal_cache[cal_cache_next].hash = h;
+        cal_cache[cal_cache_next].len = len;
+        cal_cache[cal_cache_next].cal = *out;
+        cal_cache_next = (cal_cache_next + 1) % CAL_CACHE;
+      }
+    }
   }
   free(buf);
   if (rc) {
@@ -368,6 +489,33 @@ static int measured_eff(const pf_calibration *c, const pf_device *d, const char 
   return 0;
 }
 
+/* The library GEMM table of c becomes d's table (measured on this part: the
+ * table's reference efficiency is its best row, which also becomes d's
+ * large-GEMM efficiency), built once per file content and device. */
+static int apply_gemm(const pf_calibration *c, pf_device *d) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (int i = 0; i < c->gemm_n; i++) h = fnv1a((const char *)&c->gemm[i], sizeof c->gemm[i]) ^ (h * 31);
+  char key[PF_PATH_MAX + 256];
+  double overhead = c->gemm_overhead_s > 0 ? c->gemm_overhead_s : d->kernel_launch_s;
+  snprintf(key, sizeof key, "calibration|%016llx|%s|%.17g|%d|%.17g|%.17g|%.17g", (unsigned long long)h, d->id,
+           overhead, d->units, d->peak_flops[PF_BF16], d->peak_flops[PF_FP8], d->peak_flops[PF_TF32]);
+  const pf_gemm_table *t = pf_gemm_table_find(key);
+  if (!t) {
+    pf_gemm_table *nt;
+    int rc = pf_gemm_table_build(c->path, c->gemm, c->gemm_n, overhead, d->peak_flops, d->units, NULL, &nt);
+    if (rc < 0) return rc;
+    if (!(t = pf_gemm_table_intern(key, nt))) return PF_ENOMEM;
+  }
+  d->gemm_table = t;
+  int rc;
+  if (t->ref_eff[PF_BF16] > 0 && (rc = measured_eff(c, d, "bf16 library GEMM rate", t->ref_eff[PF_BF16], &d->gemm_eff)) < 0)
+    return rc;
+  if (t->ref_eff[PF_FP8] > 0 &&
+      (rc = measured_eff(c, d, "fp8 library GEMM rate", t->ref_eff[PF_FP8], &d->gemm_eff_fp8)) < 0)
+    return rc;
+  return 0;
+}
+
 int pf_calibration_apply(const pf_calibration *c, pf_machine *m) {
   pf_device *d = &m->dev;
   if (strcmp(c->backend, "cpu") == 0)
@@ -379,11 +527,14 @@ int pf_calibration_apply(const pf_calibration *c, pf_machine *m) {
     pf_warn("%s was measured on \"%s\", which does not look like %s's device \"%s\"; applying it anyway", c->path,
             c->device_name, m->id, d->name);
 
+  if (c->units > 0) d->units = c->units;
   pf_precision gp = c->tensor_flops[PF_BF16] > 0 ? PF_BF16 : PF_FP16;
   int rc;
-  if (c->tensor_flops[gp] > 0 && d->peak_flops[gp] > 0 &&
-      (rc = measured_eff(c, d, gp == PF_BF16 ? "bf16 tensor rate" : "fp16 tensor rate",
-                         c->tensor_flops[gp] / d->peak_flops[gp], &d->gemm_eff)) < 0)
+  if (c->gemm_n > 0) {
+    if ((rc = apply_gemm(c, d)) < 0) return rc;
+  } else if (c->tensor_flops[gp] > 0 && d->peak_flops[gp] > 0 &&
+             (rc = measured_eff(c, d, gp == PF_BF16 ? "bf16 tensor rate" : "fp16 tensor rate",
+                                c->tensor_flops[gp] / d->peak_flops[gp], &d->gemm_eff)) < 0)
     return rc;
   double bw = c->hbm_triad_Bps > 0 ? c->hbm_triad_Bps : c->hbm_copy_Bps;
   if (bw > 0 && d->memory_bw_Bps > 0 &&

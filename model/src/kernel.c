@@ -1,23 +1,51 @@
 /* kernel.c - price of one kernel launch and the host/GPU step timeline (see kernel.h).
  *
- * Achieved GEMM rate: the device's fallback curve
- *   eff(m, n, k) = gemm_eff x d / (d + gemm_half_dim),  d = min(m, n, k)
- * (saturation of tile occupancy for small shapes), x peak(precision).
- * FlashAttention runs at FLASH_EFF x that: Dao (2023, FlashAttention-2)
- * reports 50-73 % of A100 peak forward+backward, about 0.85 of the 86.9 %
- * large-GEMM share measured on A100 (research notes 2.5).
- * Memory-bound kernels stream at memory_bw x hbm_eff (device file, with source).
- * Floor: the device's kernel_launch_s (minimum duration of a launch on the GPU).
+ * Rates (docs/model.md, "Compute rates"; constants below carry their sources):
+ *  GEMM       the device's measured table or fallback curve (gemm.c).
+ *  CONV       its implicit GEMM (m = N Ho Wo, n = Cout, k = Cin kh kw) at the
+ *             GEMM rate of that shape x conv_eff (device file, sourced there).
+ *  ATTENTION  fused flash kernel: top(pass) x S(key length) x D(head dim) x
+ *             wave utilisation of its batch x heads x ceil(m/128) query blocks.
+ *             top: the device's attention_fwd / attention_bwd, else
+ *             FLASH_FWD_OF_GEMM x large-GEMM efficiency and FLASH_BWD_OF_FWD x
+ *             that: Dao (2023, FlashAttention-2) reaches up to 73 % of A100
+ *             peak forward and 63 % backward, against 86.9 % for large GEMMs
+ *             on the same part (MAMF, research notes 2.5): 0.84 and 0.86.
+ *             FLOPs: forward 4 m n k per head (two products), backward 2.5x
+ *             that (five products, the scores recomputed; Dao 2023).
+ *  MEMORY     bytes / (HBM x hbm_eff) + MEM_RAMP_S: a kernel moving B bytes
+ *             waits one memory latency before its stream runs at full rate
+ *             (Little's law: ~2 MB must be in flight to fill an H100's HBM),
+ *             so small kernels do not reach stream bandwidth.
+ *  floor      the device's kernel_launch_s: minimum GPU time of a launch
+ *             (H100: 2.84 us measured back to back, data/h100-calibrate).
+ * An fp8 kernel on a device without fp8 tensor cores is an error naming the
+ * device (it is not run at another precision's rate).
  */
 #include "preflight/kernel.h"
 
 #include "preflight/error.h"
+#include "preflight/gemm.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define FLASH_EFF 0.85
+#define FLASH_FWD_OF_GEMM 0.84 /* 0.73 / 0.869, FlashAttention-2 on A100 vs MAMF A100 */
+#define FLASH_BWD_OF_FWD 0.86  /* 0.63 / 0.73, FlashAttention-2 backward vs forward */
+/* assumed: throughput rises with key length and saturates beyond a few
+ * thousand tokens (FlashAttention-2, Figs. 4-7: the "up to" figures are at
+ * 8k-16k); half of the saturated rate at 512 keys, normalised at 16k. */
+#define FLASH_S_HALF 512.0
+#define FLASH_S_REF 16384.0
+/* assumed: head dim 64 runs ~10 % below 128 in the same figures; d/(d+16) normalised at 128 */
+#define FLASH_D_HALF 16.0
+#define FLASH_D_REF 128.0
+#define FLASH_BLOCK_M 128.0
+/* assumed: HBM load-to-use latency of A100/H100/MI250X-class parts is several
+ * hundred ns in pointer-chase tests (gpu-benches latency, research notes 2.2);
+ * 0.6 us of ramp per memory-bound kernel */
+#define MEM_RAMP_S 0.6e-6
 
 const char *pf_limit_name(pf_limit l) {
   static const char *names[] = {"compute", "memory", "launch", "fixed"};
@@ -26,18 +54,46 @@ const char *pf_limit_name(pf_limit l) {
 
 double pf_kernel_peak(const pf_device *d, pf_precision p) {
   double pk = pf_device_peak(d, p);
-  if (pk <= 0) pk = d->peak_flops[PF_FP16] > 0 ? d->peak_flops[PF_FP16] : d->vector_flops[PF_FP32];
+  if (pk <= 0 && p != PF_FP8) pk = d->peak_flops[PF_FP16] > 0 ? d->peak_flops[PF_FP16] : d->vector_flops[PF_FP32];
   return pk;
 }
 
-double pf_gemm_eff(const pf_device *d, pf_precision p, pf_gemm_layout layout, double m, double n, double k) {
-  (void)p;
-  (void)layout;
-  double dmin = fmin(m, fmin(n, k));
-  return d->gemm_eff * dmin / (dmin + d->gemm_half_dim);
+int pf_device_precision_check(const pf_device *d, pf_precision p) {
+  if (p == PF_FP8 && !(d->peak_flops[PF_FP8] > 0))
+    return pf_error_set(PF_EINVAL,
+                        "--precision fp8: %s (%s) has no FP8 tensor cores (its device file has no peak.fp8); "
+                        "use --precision bf16 or fp16 on this machine",
+                        d->id, d->name);
+  return 0;
 }
 
-double pf_mem_time(const pf_device *d, double bytes) { return bytes / (d->memory_bw_Bps * d->hbm_eff); }
+double pf_mem_time(const pf_device *d, double bytes) {
+  return bytes > 0 ? bytes / (d->memory_bw_Bps * d->hbm_eff) + MEM_RAMP_S : 0.0;
+}
+
+double pf_kernel_flops(const pf_kernel *k) {
+  if (k->flops > 0) return k->flops;
+  double batch = k->batch > 0 ? k->batch : 1.0;
+  switch (k->kind) {
+  case PF_KERNEL_GEMM:
+  case PF_KERNEL_CONV: return 2.0 * k->m * k->n * k->k * batch;
+  case PF_KERNEL_ATTENTION: return (k->pass == PF_PASS_BWD ? 10.0 : 4.0) * k->m * k->n * k->k * batch;
+  default: return 0.0;
+  }
+}
+
+double pf_attention_eff(const pf_device *d, pf_precision p, pf_pass pass, double m, double n, double dh,
+                        double batch) {
+  double fwd = d->attn_eff_fwd > 0 ? d->attn_eff_fwd : FLASH_FWD_OF_GEMM * pf_gemm_top(d, p);
+  double top = pass == PF_PASS_BWD ? (d->attn_eff_bwd > 0 ? d->attn_eff_bwd : FLASH_BWD_OF_FWD * fwd) : fwd;
+  if (p == PF_FP8 && d->attn_eff_fwd > 0 && d->gemm_eff_fp8 > 0) top *= d->gemm_eff_fp8 / d->gemm_eff;
+  double S = (n / (n + FLASH_S_HALF)) / (FLASH_S_REF / (FLASH_S_REF + FLASH_S_HALF));
+  double D = (dh / (dh + FLASH_D_HALF)) / (FLASH_D_REF / (FLASH_D_REF + FLASH_D_HALF));
+  double blocks = ceil(m / FLASH_BLOCK_M) * (batch > 0 ? batch : 1.0);
+  double util = d->units > 0 ? blocks / (ceil(blocks / d->units) * d->units) : 1.0;
+  double eff = top * fmin(S, 1.0) * D * util;
+  return eff < 1.0 ? eff : 1.0;
+}
 
 int pf_kernel_cost_eval(const pf_kernel_env *env, const pf_kernel *k, pf_kernel_cost *c) {
   const pf_device *d = env->dev;
@@ -45,16 +101,19 @@ int pf_kernel_cost_eval(const pf_kernel_env *env, const pf_kernel *k, pf_kernel_
   double batch = k->batch > 0 ? k->batch : 1.0;
   memset(c, 0, sizeof *c);
   c->floor_s = d->kernel_launch_s;
-  double flops = k->flops;
   switch (k->kind) {
   case PF_KERNEL_GEMM:
   case PF_KERNEL_CONV:
   case PF_KERNEL_ATTENTION: {
-    if (flops <= 0) flops = (k->kind == PF_KERNEL_ATTENTION ? 4.0 : 2.0) * k->m * k->n * k->k * batch;
-    double eff = pf_gemm_eff(d, k->prec, k->layout, k->m, k->n, k->k);
-    if (k->kind == PF_KERNEL_ATTENTION) eff *= FLASH_EFF;
+    double flops = pf_kernel_flops(k);
     double peak = pf_kernel_peak(d, k->prec);
-    if (!(peak > 0) || !(eff > 0))
+    if (!(peak > 0))
+      return pf_error_set(PF_EINVAL, "%s (%s) has no %s tensor cores: kernel %s cannot run in %s", d->id, d->name,
+                          pf_precision_name(k->prec), k->name ? k->name : "(unnamed)", pf_precision_name(k->prec));
+    double eff = k->kind == PF_KERNEL_ATTENTION ? pf_attention_eff(d, k->prec, k->pass, k->m, k->n, k->k, batch)
+                                                : pf_gemm_eff_batched(d, k->prec, k->layout, k->m, k->n, k->k, batch);
+    if (k->kind == PF_KERNEL_CONV) eff *= d->conv_eff > 0 ? d->conv_eff : 1.0;
+    if (!(eff > 0))
       return pf_error_set(PF_EINVAL, "device %s has no rate for %s kernel %s", d->id, pf_precision_name(k->prec),
                           k->name ? k->name : "(unnamed)");
     c->rate_flops = peak * eff * scale;
@@ -106,7 +165,16 @@ void pf_kernel_list_free(pf_kernel_list *l) {
 
 /* ---- the step timeline ---- */
 
+static pf_kernel_observer observer;
+static void *observer_ctx;
+
+void pf_kernel_observe(pf_kernel_observer fn, void *ctx) {
+  observer = fn;
+  observer_ctx = ctx;
+}
+
 int pf_step_add(pf_step *s, const pf_kernel_env *env, const pf_kernel *k) {
+  if (observer) observer(observer_ctx, k);
   pf_kernel_cost c;
   int rc = pf_kernel_cost_eval(env, k, &c);
   if (rc < 0) return rc;
@@ -122,13 +190,7 @@ int pf_step_add(pf_step *s, const pf_kernel_env *env, const pf_kernel *k) {
   s->dispatch_s += n * h;
   if (c.limit != PF_LIMIT_FLOOR) s->limit_s[c.limit] += n * (t - c.floor_s);
   s->limit_s[PF_LIMIT_FLOOR] += n * c.floor_s;
-  double batch = k->batch > 0 ? k->batch : 1.0;
-  double flops = k->flops > 0 ? k->flops
-                 : (k->kind == PF_KERNEL_GEMM || k->kind == PF_KERNEL_CONV)
-                     ? 2.0 * k->m * k->n * k->k * batch
-                 : k->kind == PF_KERNEL_ATTENTION ? 4.0 * k->m * k->n * k->k * batch
-                                                  : 0.0;
-  s->flops += n * flops;
+  s->flops += n * pf_kernel_flops(k);
   s->bytes += n * k->bytes;
   s->tensor_util_s += n * t * c.u_tensor;
   s->vector_util_s += n * t * c.u_vector;

@@ -19,6 +19,7 @@
 
 #include "cfgread.h"
 #include "preflight/error.h"
+#include "preflight/gemm.h"
 #include "preflight/units.h"
 
 #include <ctype.h>
@@ -174,6 +175,82 @@ static int load_config(const char *id_or_path, const char *what, pf_cfg_read_fn 
   return rc;
 }
 
+/* Optional rate keys of the kernel model (docs/machine-format.md): units,
+ * efficiency.gemm_fp8, efficiency.attention_fwd/_bwd, efficiency.conv; each a
+ * fraction in (0, 1]. */
+static int read_rate_keys(const reader *r, pf_device *d) {
+  TRY(get_int(r, "units", &d->units, 0, 1));
+  struct { const char *key; double *dst; } f[] = {
+    {"efficiency.gemm_fp8", &d->gemm_eff_fp8}, {"efficiency.attention_fwd", &d->attn_eff_fwd},
+    {"efficiency.attention_bwd", &d->attn_eff_bwd}, {"efficiency.conv", &d->conv_eff}};
+  for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
+    int got = get_num(r, f[i].key, f[i].dst, 0);
+    if (got < 0) return got;
+    if (got && (*f[i].dst <= 0 || *f[i].dst > 1))
+      return pf_error_set(PF_EPARSE, "%s:%d: device.%s: must be in (0, 1]", r->file, line_of(lookup(r, f[i].key)),
+                          f[i].key);
+  }
+  if (d->gemm_half_dim <= 0)
+    return pf_error_set(PF_EPARSE, "%s:%d: device.efficiency.gemm_half_dim: must be positive", r->file,
+                        line_of(lookup(r, "efficiency.gemm_half_dim")));
+  return 0;
+}
+
+/* gemm_table = { file = "tables/x.csv"; units = 132; peak = "989.4 TFLOPS";
+ * reference_eff = 0.803; overhead = "22.4 us"; }: a measured GEMM table
+ * (gemm.h).  file is relative to the device file; units, peak (dense 16-bit)
+ * and reference_eff (large-GEMM efficiency) describe the part it was measured
+ * on, so one table serves every part it transfers to (docs/model.md);
+ * overhead is the per-call time its timings include (host dispatch and
+ * launch), removed to get kernel rates. */
+static int read_gemm_table(const reader *r, const char *path, pf_device *d) {
+  if (!lookup(r, "gemm_table")) return 0;
+  char file[PF_PATH_MAX], full[2 * PF_PATH_MAX + 2];
+  double overhead = 0, ref = 0, peak = 0;
+  int units = 0;
+  TRY(get_str(r, "gemm_table.file", file, sizeof file, 1));
+  TRY(get_qty(r, "gemm_table.overhead", PF_UNIT_TIME, &overhead, 0));
+  TRY(get_qty(r, "gemm_table.peak", PF_UNIT_FLOPS, &peak, 1));
+  TRY(get_int(r, "gemm_table.units", &units, 0, 1));
+  TRY(get_num(r, "gemm_table.reference_eff", &ref, 1));
+  if (ref <= 0 || ref > 1)
+    return pf_error_set(PF_EPARSE, "%s:%d: device.gemm_table.reference_eff: must be in (0, 1]", path,
+                        line_of(lookup(r, "gemm_table.reference_eff")));
+  if (peak <= 0)
+    return pf_error_set(PF_EPARSE, "%s:%d: device.gemm_table.peak: must be positive", path,
+                        line_of(lookup(r, "gemm_table.peak")));
+  const char *slash = strrchr(path, '/');
+  if (file[0] == '/' || !slash) snprintf(full, sizeof full, "%s", file);
+  else snprintf(full, sizeof full, "%.*s/%s", (int)(slash - path), path, file);
+  char key[3 * PF_PATH_MAX];
+  snprintf(key, sizeof key, "%s|%.17g|%d|%.17g|%.17g", full, overhead, units, ref, peak);
+  const pf_gemm_table *t = pf_gemm_table_find(key);
+  if (!t) {
+    pf_gemm_sample *s;
+    int n;
+    int rc = pf_gemm_samples_read(full, &s, &n);
+    if (rc < 0) {
+      char why[1024];
+      snprintf(why, sizeof why, "%s", pf_error_detail());
+      return pf_error_set(rc, "%s:%d: device.gemm_table.file: %s", path, line_of(lookup(r, "gemm_table.file")), why);
+    }
+    double refs[PF_NPREC] = {0}, peaks[PF_NPREC] = {0};
+    refs[PF_BF16] = ref;
+    peaks[PF_BF16] = peaks[PF_FP16] = peak;
+    pf_gemm_table *nt;
+    rc = pf_gemm_table_build(full, s, n, overhead, peaks, units, refs, &nt);
+    free(s);
+    if (rc < 0) {
+      char why[1024];
+      snprintf(why, sizeof why, "%s", pf_error_detail());
+      return pf_error_set(rc, "%s:%d: device.gemm_table: %s", path, line_of(lookup(r, "gemm_table")), why);
+    }
+    if (!(t = pf_gemm_table_intern(key, nt))) return PF_ENOMEM;
+  }
+  d->gemm_table = t;
+  return 0;
+}
+
 static int read_device(config_t *cfg, const char *path, pf_device *d) {
   memset(d, 0, sizeof *d);
   reader r = {path, config_lookup(cfg, "device"), "device"};
@@ -196,14 +273,17 @@ static int read_device(config_t *cfg, const char *path, pf_device *d) {
   if (d->peak_flops[PF_FP16] <= 0 && d->peak_flops[PF_BF16] <= 0 && d->vector_flops[PF_FP32] <= 0)
     return pf_error_set(PF_EPARSE, "%s:%d: device.peak: needs at least fp16 or bf16 (or vector.fp32)", path,
                         line_of(r.root));
-  d->gemm_eff = 0.8; d->gemm_half_dim = 128; d->hbm_eff = 0.85; d->kernel_launch_s = 5e-6;
+  d->gemm_eff = 0.8; d->gemm_half_dim = PF_GEMM_K_HALF; d->hbm_eff = 0.85; d->kernel_launch_s = 5e-6;
+  d->conv_eff = 1.0;
   TRY(get_num(&r, "efficiency.gemm", &d->gemm_eff, 1));
   TRY(get_num_in(&r, "efficiency.gemm_half_dim", &d->gemm_half_dim, 0, 0, true, 1e6, NULL));
   TRY(get_num(&r, "efficiency.hbm", &d->hbm_eff, 1));
   if (d->gemm_eff <= 0 || d->gemm_eff > 1 || d->hbm_eff <= 0 || d->hbm_eff > 1.05)
     return pf_error_set(PF_EPARSE, "%s:%d: device.efficiency: gemm and hbm must be in (0, 1]", path,
                         line_of(lookup(&r, "efficiency")));
+  TRY(read_rate_keys(&r, d));
   TRY(get_qty_in(&r, "kernel_launch", PF_UNIT_TIME, &d->kernel_launch_s, 0, 0, true, 1e-3, NULL));
+  TRY(read_gemm_table(&r, path, d));
   /* a device below a few kW: the largest accelerator packages draw ~1.2 kW (B200) */
   TRY(get_qty_in(&r, "power.tdp", PF_UNIT_POWER, &d->tdp_W, 1, 0, true, 3000, "a device draws less than 3 kW"));
   TRY(get_qty(&r, "power.idle", PF_UNIT_POWER, &d->idle_W, 1));

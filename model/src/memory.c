@@ -12,6 +12,14 @@
  * inputs of QKV and fc1, dropout masks) unless sequence parallelism is on.
  * Selective recomputation drops the 5 a s^2 b term (as does FlashAttention);
  * full recomputation keeps only each layer's input, 2 sbh (/t with SP).
+ *
+ * FP8 (Transformer Engine): the Linear, LayerNormLinear and LayerNormMLP
+ * modules keep the FP8-cast input of each GEMM (1 byte per element) for the
+ * weight-gradient GEMM instead of the bf16 tensor, so the inputs of QKV and
+ * fc1 (2 sbh, replicated unless SP) and of proj and fc2 (sbh + sbf, split by
+ * TP) are halved; the attention core (Q, K, V, softmax) and the activation
+ * function's input stay bf16 (TE runs them in bf16), as does the full
+ * recomputation checkpoint.
  */
 #include "preflight/memory.h"
 
@@ -45,6 +53,11 @@ double pf_memory_act_per_layer(const pf_scenario *sc) {
   if (p->recompute == PF_RECOMPUTE_SELECTIVE || p->flash_attn) scores = 0;
   double replicated = p->sp ? 0.0 : 10.0 * sbh;
   double split = attn_lin + mlp + norms - replicated;
+  if (sc->precision == PF_FP8) { /* GEMM inputs kept in FP8: half of their 2-byte count */
+    double rep_in = 2.0 * sbh, split_in = sbh + s * b * f;
+    if (p->sp) split -= rep_in + split_in;
+    else replicated -= rep_in, split -= split_in;
+  }
   return el * (replicated + (split + scores) / t);
 }
 

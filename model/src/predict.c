@@ -31,6 +31,7 @@
  * run of every GPU (fullsim.c) on the same topology and patterns.
  */
 #include "preflight/predict.h"
+#include "preflight/kernel.h"
 
 #include "preflight/calibration.h"
 #include "preflight/collective.h"
@@ -392,6 +393,7 @@ int pf_predict(pf_scenario *sc, pf_prediction *out) {
       sc->step_overhead_s = cal.fit_step_overhead_s;
     }
   }
+  if ((rc = pf_device_precision_check(&sc->machine.dev, sc->precision)) < 0) return rc;
   if ((rc = pf_plan_check(sc)) < 0) return rc;
   const pf_plan *p = &sc->plan;
   if (sc->engine == PF_ENGINE_FULL && (p->overlap_grad_reduce || p->overlap_param_gather))

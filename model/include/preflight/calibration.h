@@ -11,6 +11,7 @@
 #ifndef PREFLIGHT_CALIBRATION_H
 #define PREFLIGHT_CALIBRATION_H
 
+#include "preflight/gemm.h"
 #include "preflight/machine.h"
 #include <stdbool.h>
 
@@ -29,6 +30,12 @@ typedef struct pf_calibration {
   double h2d_Bps, d2h_Bps, d2d_Bps;
   double link_alpha_s, link_beta_Bps; /* fitted alpha-beta of device<->device */
   double idle_W, context_W, max_W;  /* power model coefficients, 0 = not measured */
+  /* vendor-library GEMM table (results.gemm, written by calibrate --gemm) */
+  int units;                        /* device.units: SMs/CUs of the measured part, 0 = not given */
+  int gemm_n;                       /* rows, 0 = none */
+  const pf_gemm_sample *gemm;       /* borrowed: kept by calibration.c until exit */
+  double gemm_overhead_s;           /* per-call time in the rows besides the kernel (0: kernel only) */
+  char gemm_library[64];            /* "cublasLt 13.0.0", "rocblas 4.1" */
   /* efficiency parameters fitted to a user's runs (validate --fit) */
   bool has_fit;
   double fit_compute_eff;           /* multiplies achievable compute rate (1 = unchanged) */
@@ -42,7 +49,10 @@ typedef struct pf_calibration {
 int pf_calibration_load(const char *path, pf_calibration *out);
 
 /* Overlay measured rates on m->dev (and fit parameters on the machine's
- * efficiencies). Warns (returns 0) when the device name does not match. */
+ * efficiencies). Warns (returns 0) when the device name does not match.
+ * A GEMM table (results.gemm) replaces the device's table and sets the
+ * large-GEMM efficiencies (gemm_eff, gemm_eff_fp8) to the best measured row:
+ * the vendor library is the ceiling, not the instruction kernel. */
 int pf_calibration_apply(const pf_calibration *c, pf_machine *m);
 
 #endif

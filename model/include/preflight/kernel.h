@@ -47,7 +47,8 @@ typedef struct pf_kernel {
   pf_pass pass;
   double m, n, k;       /* shape of one product (GEMM, CONV, ATTENTION) */
   double batch;         /* products per launch; 0 means 1 */
-  double flops;         /* FLOPs of one launch; 0 = 2 m n k batch for GEMM-like kinds (4 m n k batch for attention) */
+  double flops;         /* FLOPs of one launch; 0 = pf_kernel_flops() (2 m n k batch for GEMM and CONV; attention
+                           4 m n k batch forward, 10 m n k batch backward) */
   double bytes;         /* HBM bytes read + written by one launch */
   double count;         /* identical launches back to back; 0 means 1 */
   double host_ops;      /* framework operators the host dispatches per launch (0: fused into the previous one) */
@@ -78,13 +79,32 @@ typedef struct pf_kernel_env {
 int pf_kernel_cost_eval(const pf_kernel_env *env, const pf_kernel *k, pf_kernel_cost *c);
 
 /* Achievable fraction of the device's dense peak for one GEMM of that shape
- * and layout (table, else the fallback curve).  Also used for convolutions. */
+ * and layout (table, else the fallback curve; gemm.h).  Convolutions use it
+ * for their implicit GEMM, times the device's conv_eff. */
 double pf_gemm_eff(const pf_device *d, pf_precision p, pf_gemm_layout layout, double m, double n, double k);
+/* Achievable fraction of the dense peak for a fused attention kernel of that
+ * pass: m query and n key positions, head dim dh, batch = b x heads (kernel.c). */
+double pf_attention_eff(const pf_device *d, pf_precision p, pf_pass pass, double m, double n, double dh,
+                        double batch);
+/* FLOPs of one launch of k (k->flops when set, else the kind's count). */
+double pf_kernel_flops(const pf_kernel *k);
 /* Dense peak FLOP/s the math of precision p runs at on d (falls back to fp16,
- * then fp32 vector, when the precision has no tensor path). */
+ * then fp32 vector, when the precision has no tensor path; fp8 never falls
+ * back: 0 on a device without fp8). */
 double pf_kernel_peak(const pf_device *d, pf_precision p);
-/* Time to stream bytes through HBM at the achievable bandwidth. */
+/* 0 when d can train in precision p; PF_EINVAL naming the device when it
+ * cannot (fp8 on a part without fp8 tensor cores: A100, MI250X, ...), rather
+ * than running it at another precision's rate. */
+int pf_device_precision_check(const pf_device *d, pf_precision p);
+/* Time to stream bytes through HBM at the achievable bandwidth, with the
+ * memory-latency ramp of one kernel (0 for no bytes). */
 double pf_mem_time(const pf_device *d, double bytes);
+
+/* Observer of every kernel pf_step_add prices (NULL: none), e.g. to list the
+ * GEMM shapes of a scenario's step for `calibrate --for`.  Process-wide and
+ * not thread-safe: set it, run, clear it. */
+typedef void (*pf_kernel_observer)(void *ctx, const pf_kernel *k);
+void pf_kernel_observe(pf_kernel_observer fn, void *ctx);
 
 /* ---- lists ---- */
 

@@ -40,10 +40,18 @@ typedef struct pf_device {
   double l2_B;                  /* last-level cache */
   double peak_flops[PF_NPREC];  /* dense matrix (tensor-core) peak per precision; 0 = unsupported */
   double vector_flops[PF_NPREC];/* non-tensor FMA peak (fp64/fp32/fp16); 0 = unknown */
-  double gemm_eff;              /* achievable fraction of peak for large GEMMs (default curve top) */
-  double gemm_half_dim;         /* GEMM dimension at which efficiency reaches half of gemm_eff */
+  int units;                    /* SMs (NVIDIA), CUs (AMD), Xe cores (Intel); 0 = unknown (no wave term) */
+  double gemm_eff;              /* achievable fraction of peak for large GEMMs (best shape, MAMF) */
+  double gemm_eff_fp8;          /* the same for fp8 (MAMF fp8); 0 = use gemm_eff */
+  double gemm_half_dim;         /* reduction length k at which the fallback curve reaches half its top (gemm.h) */
+  double attn_eff_fwd;          /* fused (flash) attention forward, fraction of the dense peak at long
+                                   sequence and head dim 128; 0 = derived from gemm_eff (kernel.c) */
+  double attn_eff_bwd;          /* the same for the backward kernel */
+  double conv_eff;              /* implicit-GEMM convolution rate / GEMM rate of the same shape */
+  const struct pf_gemm_table *gemm_table; /* measured GEMM table or NULL; borrowed from the
+                                   process-wide registry in gemm.c (lives until exit) */
   double hbm_eff;               /* achievable fraction of memory_bw_Bps for streams */
-  double kernel_launch_s;       /* per-kernel launch/sync overhead */
+  double kernel_launch_s;       /* launch floor: minimum GPU time of one kernel */
   double tdp_W;                 /* power cap of one logical device (package cap / dies) */
   double idle_W;                /* bare idle per logical device */
   double context_W;             /* idle with a context (waiting in collectives counts at least this) */
