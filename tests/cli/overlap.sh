@@ -76,7 +76,8 @@ assert len(grad) == pred["parallel"]["pp"], grad
 assert "overlapped" in grad[0]["name"], grad[0]
 assert grad[0]["ts"] < last_b[0], (grad[0], last_b[0])          # bucketed stage: starts inside the backward
 for s, e in grad.items():
-    assert e["ts"] + 1e-3 >= last_b[s] or s == 0, (s, e, last_b)  # one bucket per other stage: at its end
+    # (pipeline events are single-precision floats: ~0.03 us of resolution at 0.4 s)
+    assert e["ts"] + 0.1 >= last_b[s] or s == 0, (s, e, last_b)  # one bucket per other stage: at its end
 assert any(e["name"].startswith("parameter all-gather (overlapped") and e["ts"] == 0 for e in xs)
 end = max(e["ts"] + e["dur"] for e in xs) / 1e6
 assert abs(end - pred["iteration_time_s"]) <= 1e-6 * pred["iteration_time_s"] + 1e-6, (end, pred["iteration_time_s"])

@@ -30,7 +30,8 @@ for e in xs:
 grad = [e for e in xs if e["cat"] == "dp_comm" and e["name"].startswith("gradient")]
 assert len(grad) == pp, len(grad)
 for e in grad:
-    assert e["ts"] + 1e-3 >= last_b[e["tid"]], (e, last_b)
+    # pipeline events are single-precision floats (pf_pipe_event): ~0.03 us of resolution at 0.4 s
+    assert e["ts"] + 0.1 >= last_b[e["tid"]], (e, last_b)
 end = max(e["ts"] + e["dur"] for e in xs) / 1e6
 assert abs(end - pred["iteration_time_s"]) <= 1e-6 * pred["iteration_time_s"] + 1e-6, (end, pred["iteration_time_s"])
 print(f"{len(xs)} X events on {len({(e['pid'], e['tid']) for e in xs})} tracks; ends at {end:.6f} s")
