@@ -15,6 +15,10 @@ int pf_cmd_calibrate(int argc, char **argv);
 int pf_cmd_validate(int argc, char **argv);
 int pf_cmd_collective(int argc, char **argv);
 
+struct pf_optvals;
+/* validate on a collective CSV (kind 1) or nccl-tests / rccl-tests output (kind 2): cmd_validate_coll.c */
+int pf_cli_validate_collectives(const struct pf_optvals *v, const char *path, int kind);
+
 /* Report an error code with its detail on stderr as "preflight CMD: detail",
  * and return the exit status for it. */
 int pf_cli_fail(const char *cmd, int code);

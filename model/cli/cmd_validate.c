@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "options.h"
 
+#include "preflight/collval.h"
 #include "preflight/error.h"
 #include "preflight/report.h"
 #include "preflight/validate.h"
@@ -30,6 +31,7 @@ static const pf_opt validate_opts[] = {
     {"no-loo", NULL, "with --fit: skip the leave-one-configuration-out errors"},
     {"plot", "FILE.svg", "parity plot: predicted vs measured, log axes, +-10 % band"},
     {"max-error", "P", "exit 1 when the median absolute error exceeds P percent (for CI)"},
+    {"gpus-per-node", "K", "nccl-tests / rccl-tests output: ranks per node (default: from its \"# Rank\" lines)"},
     {"summary-only", NULL, "print the summary without the per-row table"},
     {NULL, NULL, NULL}};
 
@@ -889,6 +891,8 @@ int pf_cmd_validate(int argc, char **argv) {
     }
     pf_opts_free(&sv);
   } else if (fit) status = cmd_fit(&v, fit, fmt);
+  else if (pf_collval_kind(v.positional[0]) > 0) /* measured collectives: CSV rows or nccl-tests output */
+    status = pf_cli_validate_collectives(&v, v.positional[0], pf_collval_kind(v.positional[0]));
   else status = cmd_csv(&v, v.positional[0], fmt);
   pf_opts_free(&v);
   return status;

@@ -63,6 +63,7 @@ static double accumulate(const pf_topology *t, const pf_coll_step *st, scratch *
       s->acc[l] += st->flows[i].bytes;
       intra |= !is_net(t, l);
     }
+    if (st->flows[i].src >= t->gpus) continue; /* sent by a switch, not by a GPU */
     if (nic && r.inter) *nic += st->flows[i].bytes * st->reps;
     if (fab && intra) *fab += st->flows[i].bytes * st->reps;
   }

@@ -315,7 +315,9 @@ static int build_nvls(const pf_topology *t, pf_coll_pattern *pat, double S, cons
   if (!t->nvls || k != p) { pat->algo = PF_COLL_RING; return build_ring(t, pat, PF_ALLREDUCE, S, G, ng, p); }
   pf_coll_step *st;
   STEP_OR_FAIL(st, pat, 1, 2.0, 1.0, 0.0);
-  double b = S * (1.0 + 1.0 / k);
+  /* the switch's reduction and multicast reach nvls_scale of what plain NVLink traffic reaches on the port
+   * (machine file, measured): charged as that many more bytes */
+  double b = S * (1.0 + 1.0 / k) / (t->nvls_scale > 0 ? t->nvls_scale : 1.0);
   for (int g = 0; g < ng; g++)
     for (int i = 0; i < p; i++) {
       int gpu = G[g * p + i], sw = pf_topology_switch_ep(t, pf_topology_node_of(t, gpu));

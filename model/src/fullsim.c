@@ -24,7 +24,8 @@
  * default engine adds beyond the route's (pf_coll_replay_extra_lat), so the
  * two engines differ only in how SimGrid shares links.  In-network
  * reduction endpoints (NVSwitch, switch SHARP) are actors that only run the
- * collective steps.
+ * collective steps, one per endpoint and stage (the stages' collectives are
+ * independent; one actor would serialise them), on the endpoint's host.
  */
 #include "preflight/fullsim.h"
 
@@ -68,7 +69,8 @@ enum { CALL_GRAD, CALL_EMB, CALL_AG, NCALL };
 typedef struct fs_ctx {
   const pf_fullsim_input *in;
   int gpus, P, V, nep;
-  gcoll *calls;                  /* endpoints x NCALL */
+  int tgpus, nids;               /* the topology's GPUs; actor ids: endpoints, then (P + 1) x virtual endpoints */
+  gcoll *calls;                  /* actor ids x NCALL */
   sg_mailbox_t *fwd_mb, *bwd_mb; /* per GPU x chunk */
   sg_bar_t barrier;
   double *stage_end, *grad_end, *end, opt_start;
@@ -93,10 +95,16 @@ static void free_calls(gcoll *calls, int n) {
   free(calls);
 }
 
-/* Distribute a pattern's flows into per-GPU step lists for call c. */
-static int add_pattern(const pf_topology *t, const pf_coll_pattern *pat, gcoll *calls, int c) {
+/* Actor of endpoint ep for the collectives of stage `stage` (P: the tied embeddings), and its host. */
+static int actor_of(int ep, int stage) {
+  return ep < F.tgpus ? ep : F.nep + stage * (F.nep - F.tgpus) + (ep - F.tgpus);
+}
+static int host_of(int id) { return id < F.nep ? id : F.tgpus + (id - F.nep) % (F.nep - F.tgpus); }
+
+/* Distribute a pattern's flows into per-actor step lists for call c. */
+static int add_pattern(const pf_topology *t, const pf_coll_pattern *pat, gcoll *calls, int c, int stage) {
   if (!pat) return 0;
-  int G = pf_topology_endpoints(t);
+  int G = F.nids;
   for (int k = 0; k < pat->nsteps; k++) {
     const pf_coll_step *st = &pat->steps[k];
     double extra = pf_coll_replay_extra_lat(t, pat, k, NULL), base = k == 0 ? pf_coll_replay_base(pat) : 0;
@@ -104,7 +112,10 @@ static int add_pattern(const pf_topology *t, const pf_coll_pattern *pat, gcoll *
     /* count, then fill */
     int *nout = calloc((size_t)G, sizeof *nout), *nin = calloc((size_t)G, sizeof *nin);
     if (!nout || !nin) { free(nout); free(nin); return -1; }
-    for (int i = 0; i < st->nflows; i++) { nout[st->flows[i].src]++; nin[st->flows[i].dst]++; }
+    for (int i = 0; i < st->nflows; i++) {
+      nout[actor_of(st->flows[i].src, stage)]++;
+      nin[actor_of(st->flows[i].dst, stage)]++;
+    }
     for (int g = 0; g < G; g++) {
       if (nout[g] == 0 && nin[g] == 0) continue;
       gcoll *gc = &calls[g * NCALL + c];
@@ -124,12 +135,13 @@ static int add_pattern(const pf_topology *t, const pf_coll_pattern *pat, gcoll *
     /* steps that this pattern step added are the last of each GPU's list */
     for (int i = 0; i < st->nflows; i++) {
       const pf_flow *f = &st->flows[i];
-      gstep *so = &calls[f->src * NCALL + c].steps[calls[f->src * NCALL + c].n - 1];
+      int as = actor_of(f->src, stage), ad = actor_of(f->dst, stage);
+      gstep *so = &calls[as * NCALL + c].steps[calls[as * NCALL + c].n - 1];
       pf_topology_route(t, f->src, f->dst, &r);
-      so->out_dst[so->nout] = f->dst;
+      so->out_dst[so->nout] = ad;
       so->out_bytes[so->nout++] = f->bytes * pf_coll_replay_scale(pat, r.inter);
-      gstep *si = &calls[f->dst * NCALL + c].steps[calls[f->dst * NCALL + c].n - 1];
-      si->in_src[si->nin++] = f->src;
+      gstep *si = &calls[ad * NCALL + c].steps[calls[ad * NCALL + c].n - 1];
+      si->in_src[si->nin++] = as;
     }
     free(nout);
     free(nin);
@@ -294,15 +306,15 @@ static void child(const pf_fullsim_input *in, const char *plat, int fd) {
     }
   /* GPU actors, then the in-network endpoints some collective uses */
   int nact = G;
-  for (int g = in->topo->gpus; g < F.nep; g++)
+  for (int g = F.nep; g < F.nids; g++)
     if (F.calls[g * NCALL + CALL_GRAD].n + F.calls[g * NCALL + CALL_EMB].n + F.calls[g * NCALL + CALL_AG].n > 0) nact++;
   F.barrier = sg_barrier_init((unsigned)nact);
-  for (int g = 0; g < F.nep; g++) {
-    if (g >= G && g < in->topo->gpus) continue;
+  for (int g = 0; g < F.nids; g++) {
+    if (g >= G && g < F.nep) continue;
     if (g >= G && F.calls[g * NCALL + CALL_GRAD].n + F.calls[g * NCALL + CALL_EMB].n + F.calls[g * NCALL + CALL_AG].n == 0)
       continue;
     char hn[32], gn[16], an[] = "gpu";
-    snprintf(hn, sizeof hn, "g%d", g);
+    snprintf(hn, sizeof hn, "g%d", host_of(g));
     snprintf(gn, sizeof gn, "%d", g);
     char *av[] = {an, gn, NULL};
     sg_actor_create("gpu", sg_host_by_name(hn), gpu_actor, 2, av);
@@ -343,15 +355,17 @@ int pf_fullsim_run(const pf_fullsim_input *in, pf_fullsim_result *out) {
   F.P = P;
   F.V = V;
   F.nep = pf_topology_endpoints(t);
-  int NE = F.nep;
+  F.tgpus = t->gpus;
+  F.nids = F.nep + (P + 1) * (F.nep - F.tgpus);
+  int NE = F.nids;
   F.calls = calloc((size_t)NE * NCALL, sizeof *F.calls);
   if (!F.calls) return pf_error_set(PF_ENOMEM, "out of memory");
   int rc = 0;
   for (int s = 0; s < P && rc == 0; s++) {
-    if (add_pattern(t, &in->grad[s], F.calls, CALL_GRAD) < 0) rc = -1;
-    if (in->ag && add_pattern(t, &in->ag[s], F.calls, CALL_AG) < 0) rc = -1;
+    if (add_pattern(t, &in->grad[s], F.calls, CALL_GRAD, s) < 0) rc = -1;
+    if (in->ag && add_pattern(t, &in->ag[s], F.calls, CALL_AG, s) < 0) rc = -1;
   }
-  if (rc == 0 && add_pattern(t, in->emb, F.calls, CALL_EMB) < 0) rc = -1;
+  if (rc == 0 && add_pattern(t, in->emb, F.calls, CALL_EMB, P) < 0) rc = -1;
   /* the pairs that communicate, for the platform's routes */
   pairvec pv = {0};
   for (int g = 0; g < sc->gpus && rc == 0; g++) {

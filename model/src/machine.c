@@ -347,6 +347,10 @@ static int read_comm_keys(const reader *r, pf_machine *m) {
     return pf_error_set(PF_EPARSE, "%s:%d: machine.node.fabric.bridges.group: %d does not divide %d devices", path,
                         line_of(lookup(r, "node.fabric.bridges")), m->fabric_bridge_group, m->gpus_per_node);
   TRY(get_bool(r, "node.fabric.nvls", &m->nvls));
+  TRY(get_num(r, "node.fabric.nvls_efficiency", &m->nvls_eff, 0));
+  if (m->nvls_eff < 0 || m->nvls_eff > 1)
+    return pf_error_set(PF_EPARSE, "%s:%d: machine.node.fabric.nvls_efficiency: must be in (0, 1]", path,
+                        line_of(lookup(r, "node.fabric.nvls_efficiency")));
   if (m->nvls && m->fabric != PF_FABRIC_NVLINK_SWITCH)
     return pf_error_set(PF_EPARSE, "%s:%d: machine.node.fabric.nvls: needs kind = \"nvlink_switch\"", path,
                         line_of(lookup(r, "node.fabric.nvls")));

@@ -311,6 +311,7 @@ int pf_topology_build_placed(const pf_machine *m, int nodes, pf_placement pl, un
   t->pxn = m->ccl_pxn >= 0 ? m->ccl_pxn : (m->ccl == PF_CCL_NCCL && has_fabric && nvlink);
   t->adaptive = n->adaptive_routing;
   t->nvls = m->nvls && has_fabric && m->ccl == PF_CCL_NCCL;
+  t->nvls_scale = m->nvls_eff > 0 ? fmin(1.0, m->nvls_eff / EFF_NVLINK) : 1.0;
   t->innet = n->in_network_reduction;
   t->lib = m->ccl;
   /* LL128 needs NVLink-class ordering guarantees: NCCL enables it on NVIDIA GPUs from Volta on; RCCL only on

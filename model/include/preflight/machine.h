@@ -121,6 +121,7 @@ typedef struct pf_machine {
   double fabric_bridge_bw_Bps;  /* NVLink bridge between the cards of a bridged group, per direction (0: none) */
   int fabric_bridge_group;      /* GPUs per bridged group (2: pairs 0-1, 2-3, ...) */
   bool nvls;                    /* NVSwitch with in-switch reduction (NVLink SHARP, Hopper and later) */
+  double nvls_eff;              /* share of the port line rate NVLS traffic reaches (measured; 0: the NVLink share) */
   double host_link_bw_Bps;      /* CPU <-> GPU per direction (PCIe or C2C) */
   /* NICs */
   int nics_per_node;

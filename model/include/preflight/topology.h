@@ -88,6 +88,7 @@ typedef struct pf_topology {
   int pxn;                  /* inter-node transfers use the destination's rail (NCCL PXN) */
   int adaptive;             /* adaptive routing between dragonfly groups */
   int nvls;                 /* the NVSwitch reduces (NVLink SHARP) */
+  double nvls_scale;        /* NVLS traffic's share of the port line rate over the NVLink share (<= 1) */
   int innet;                /* the first switch reduces (InfiniBand SHARP, CollNet) */
   /* the collective library of the machine (ccl.c) */
   pf_ccl_lib lib;
