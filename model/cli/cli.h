@@ -14,6 +14,8 @@ int pf_cmd_compare(int argc, char **argv);
 int pf_cmd_calibrate(int argc, char **argv);
 int pf_cmd_validate(int argc, char **argv);
 int pf_cmd_collective(int argc, char **argv);
+/* `calibrate --collectives` (cmd_calibrate_ccl.c), called by pf_cmd_calibrate */
+int pf_cmd_calibrate_collectives(int argc, char **argv);
 
 struct pf_optvals;
 /* validate on a collective CSV (kind 1) or nccl-tests / rccl-tests output (kind 2): cmd_validate_coll.c */

@@ -175,6 +175,17 @@ static int read_args(const pf_optvals *v, args *a) {
   int seed = 1;
   if ((rc = pf_opts_int(v, "seed", &seed)) < 0) return rc;
   a->seed = (unsigned long)seed;
+  if ((s = pf_opts_get(v, "calibration"))) {
+    pf_ccl_cal *cc = malloc(sizeof *cc);
+    if (!cc) return pf_error_set(PF_ENOMEM, "out of memory");
+    rc = pf_ccl_cal_load(s, cc);
+    if (rc == 0 && !cc->present)
+      rc = pf_error_set(PF_EINVAL, "--calibration %s: no \"collectives\" section (preflight calibrate --collectives "
+                        "writes one)", s);
+    if (rc == 0) rc = pf_ccl_cal_apply(cc, &a->m);
+    free(cc);
+    if (rc < 0) return rc;
+  }
   return 0;
 }
 

@@ -72,6 +72,7 @@ const pf_opt pf_collective_opts[] = {
     {"coll-proto", "P", "auto (default) | LL | LL128 | Simple"},
     {"placement", "P", "node allocation: contiguous (default) | scattered (seeded draw over the partition)"},
     {"seed", "N", "seed of the scattered placement (default 1)"},
+    {"calibration", "FILE.json", "overlay measured collectives (preflight calibrate --collectives) on the links"},
     {NULL, NULL, NULL}};
 
 const pf_opt pf_output_opts[] = {

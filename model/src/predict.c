@@ -241,8 +241,14 @@ int pf_predict(pf_scenario *sc, pf_prediction *out) {
   int rc;
   if (sc->calibration[0]) {
     pf_calibration cal;
-    if ((rc = pf_calibration_load(sc->calibration, &cal)) < 0) return rc;
-    if ((rc = pf_calibration_apply(&cal, &sc->machine)) < 0) return rc;
+    pf_ccl_cal cc; /* measured collectives (calibrate --collectives): the links' achievable shares */
+    memset(&cal, 0, sizeof cal);
+    if ((rc = pf_ccl_cal_load(sc->calibration, &cc)) < 0) return rc;
+    if (!cc.present || cc.has_rates) { /* device rates, power model, fit */
+      if ((rc = pf_calibration_load(sc->calibration, &cal)) < 0) return rc;
+      if ((rc = pf_calibration_apply(&cal, &sc->machine)) < 0) return rc;
+    }
+    if ((rc = pf_ccl_cal_apply(&cc, &sc->machine)) < 0) return rc;
     if (cal.has_fit) {
       if (cal.fit_compute_eff > 0) sc->compute_eff_scale = cal.fit_compute_eff;
       if (cal.fit_comm_eff > 0) sc->comm_eff_scale = cal.fit_comm_eff;

@@ -5,7 +5,8 @@
  *
  * Capacities are the achievable share of the datasheet rate of each link
  * (pf_fabric_efficiency and NET_EFF below: the one table of link
- * efficiencies in the code):
+ * efficiencies in the code; a `calibrate --collectives` file overlaid with
+ * --calibration replaces them by measured ones, cclcal.c):
  *   network links (NIC, switch-switch, global): 0.90 of line rate (large
  *     GPUDirect RDMA transfers reach 85-95 % of InfiniBand/Slingshot line rate
  *     in OSU and nccl-tests; research notes energy-and-calibration.md 4.1 #11);
@@ -260,7 +261,7 @@ static void set_network(pf_topology *t, const pf_machine *m, double ne, double l
 
 static void set_fabric(pf_topology *t, const pf_machine *m, double bw_scale) {
   int gpn = t->gpn, G = t->gpus;
-  double fe = pf_fabric_efficiency(m->fabric) * bw_scale;
+  double fe = (m->fabric_eff_cal > 0 ? m->fabric_eff_cal : pf_fabric_efficiency(m->fabric)) * bw_scale;
   set_range(t, t->b_pu, G, m->fabric_bw_Bps * fe, m->fabric_latency_s, PF_LINK_PORT_UP);
   set_range(t, t->b_pd, G, m->fabric_bw_Bps * fe, 0, PF_LINK_PORT_DOWN);
   if (t->mesh) {
@@ -301,7 +302,7 @@ int pf_topology_build_placed(const pf_machine *m, int nodes, pf_placement pl, un
   if (rc < 0) return rc;
   double nic_bw = (m->nic_bw_Bps > 0 ? m->nic_bw_Bps : n->link_bw_Bps) * t->phys_nics / t->nics;
   double link_bw = n->link_bw_Bps > 0 ? n->link_bw_Bps : nic_bw;
-  double ne = NET_EFF * bw_scale;
+  double ne = (m->net_eff_cal > 0 ? m->net_eff_cal : NET_EFF) * bw_scale;
   int gpn = t->gpn, G = t->gpus;
   int has_fabric = gpn > 1 && m->fabric != PF_FABRIC_NONE && m->fabric_bw_Bps > 0;
   int nvlink = m->fabric == PF_FABRIC_NVLINK_SWITCH || m->fabric == PF_FABRIC_NVLINK_MESH;

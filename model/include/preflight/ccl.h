@@ -26,6 +26,29 @@ int pf_ccl_proto_ok(const pf_topology *t, pf_coll_algo a, pf_coll_proto p);
  * factor, 1 when none matches. */
 double pf_ccl_lib_factor(const pf_topology *t, int ranks, double bytes);
 
+/* The "collectives" section of a calibration file (`preflight calibrate
+ * --collectives`, cclcal.c): nccl-tests-style results of one communicator of
+ * nodes x gpus_per_node ranks. */
+#define PF_CCL_CAL_MAX 256
+typedef struct pf_ccl_cal {
+  int present;             /* the file has the section */
+  int has_rates;           /* the file also has device rates, a power model or a fit (calibration.h) */
+  char library[16];
+  int nodes, gpn, n;
+  pf_coll_kind op[PF_CCL_CAL_MAX];
+  double size_B[PF_CCL_CAL_MAX], busbw_Bps[PF_CCL_CAL_MAX];
+} pf_ccl_cal;
+
+/* Read the section (present = 0 when the file has none).  PF_EPARSE names
+ * the file and field; PF_ENOENT. */
+int pf_ccl_cal_load(const char *path, pf_ccl_cal *out);
+/* Overlay the measured bus bandwidth on m: the all-gather (else all-reduce)
+ * busbw of the large messages (>= 64 MiB, else the largest) over what the
+ * model gives at line rate becomes the fabric's efficiency (one node) or the
+ * network's (several nodes, with the fabric's kept).  A section for a node
+ * shape the machine does not have is PF_EINVAL. */
+int pf_ccl_cal_apply(const pf_ccl_cal *c, pf_machine *m);
+
 /* One collective call: what it is, over which groups, and how it is chosen. */
 typedef struct pf_coll_req {
   pf_coll_kind kind;

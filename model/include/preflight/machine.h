@@ -132,6 +132,8 @@ typedef struct pf_machine {
   int ccl_pxn;                  /* 1 PXN on, 0 off, -1 library default */
   int ccl_neff;
   pf_ccl_eff ccl_eff[PF_CCL_MAX_EFF];
+  /* measured link efficiencies from `calibrate --collectives` (--calibration; 0 = the defaults of topology.c) */
+  double fabric_eff_cal, net_eff_cal;
   pf_network net;
   /* power */
   double node_base_W;           /* board, memory, fans, NICs, idle CPU: not the GPUs */
