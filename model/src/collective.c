@@ -16,9 +16,11 @@
  *  - double binary tree (Sanders, Speck & Traeff 2009; NCCL >= 2.4, all-reduce
  *    across nodes): per channel an intra-node chain from the node's leader
  *    (the member on the channel's rail) and two binary trees over the leaders
- *    (heap order and its mirror), each carrying half of the channel's share,
- *    reduce up and broadcast down pipelined: every edge streams at once, with
- *    2 x (depth + chain) latency terms.
+ *    as NCCL builds them (ncclGetBtree / ncclGetDtree: in-order, edges at
+ *    level L joining nodes 2^L apart; the second tree mirrored or shifted),
+ *    each carrying half of the channel's share, reduce up and broadcast down
+ *    pipelined: every edge streams at once, with 2 x (depth + chain) latency
+ *    terms.
  *  - hierarchical (Horovod / 2-D): intra-node reduce-scatter ring over the k
  *    members, an inter-node ring per local index on S/k bytes (one ring per
  *    rail), intra-node all-gather.
@@ -239,6 +241,28 @@ static int build_hier(const pf_topology *t, pf_coll_pattern *pat, pf_coll_kind k
   return 0;
 }
 
+/* NCCL's binary tree over n node leaders (graph/trees.cc ncclGetBtree): node r's parent is r with its lowest
+ * set bit cleared and the next one set (or just cleared past the end); -1 for the root 0.  Edges at level L
+ * join nodes 2^L apart, so most of them are between neighbouring nodes. */
+static int btree_parent(int n, int r) {
+  if (r == 0) return -1;
+  int bit = 1;
+  while (bit < n && !(bit & r)) bit <<= 1;
+  int up = (r ^ bit) | (bit << 1);
+  return up >= n ? (r ^ bit) : up;
+}
+
+/* The second tree of the double binary tree (ncclGetDtree): the mirror image for an even number of nodes,
+ * the first tree shifted by one for an odd number. */
+static int dtree_parent(int n, int r) {
+  if (n % 2 == 0) {
+    int u = btree_parent(n, n - 1 - r);
+    return u < 0 ? -1 : n - 1 - u;
+  }
+  int u = btree_parent(n, (r - 1 + n) % n);
+  return u < 0 ? -1 : (u + 1) % n;
+}
+
 static int build_tree(const pf_topology *t, pf_coll_pattern *pat, double S, const int *G, int ng, int p) {
   int k = members_per_node(t, G, ng, p);
   if (k == 0) k = 1;
@@ -261,12 +285,16 @@ static int build_tree(const pf_topology *t, pf_coll_pattern *pat, double S, cons
           FLOW_OR_FAIL(st, MEMBER(n, i + 1), MEMBER(n, i), b);
           FLOW_OR_FAIL(st, MEMBER(n, i), MEMBER(n, i + 1), b);
         }
-      for (int i = 1; i < q; i++) { /* tree 1: heap order; tree 2: its mirror image */
-        int par = (i - 1) / 2, i2 = q - 1 - i, par2 = q - 1 - par;
-        FLOW_OR_FAIL(st, MEMBER(i, 0), MEMBER(par, 0), b / 2);
-        FLOW_OR_FAIL(st, MEMBER(par, 0), MEMBER(i, 0), b / 2);
-        FLOW_OR_FAIL(st, MEMBER(i2, 0), MEMBER(par2, 0), b / 2);
-        FLOW_OR_FAIL(st, MEMBER(par2, 0), MEMBER(i2, 0), b / 2);
+      for (int n = 0; n < q; n++) { /* the two trees, half of the channel's share each, both directions */
+        int u1 = btree_parent(q, n), u2 = dtree_parent(q, n);
+        if (u1 >= 0) {
+          FLOW_OR_FAIL(st, MEMBER(n, 0), MEMBER(u1, 0), b / 2);
+          FLOW_OR_FAIL(st, MEMBER(u1, 0), MEMBER(n, 0), b / 2);
+        }
+        if (u2 >= 0) {
+          FLOW_OR_FAIL(st, MEMBER(n, 0), MEMBER(u2, 0), b / 2);
+          FLOW_OR_FAIL(st, MEMBER(u2, 0), MEMBER(n, 0), b / 2);
+        }
       }
 #undef MEMBER
     }
