@@ -2,7 +2,8 @@
  * step moves between GPUs is priced here (DESIGN 5.3).
  *
  * Layers, one concern per file:
- *   topology.c / topoxml.c  links, capacities, placement, routes (topology.h)
+ *   topology.c              links, capacities, placement (topology.h)
+ *   toproute.c, topoxml.c   routes; the same as SimGrid platform XML
  *   collective.c            algorithms as flow patterns (collective.h)
  *   collcost.c              pattern cost with contention, overlap in time
  *   ccl.c                   the library: protocols, latencies, measured
