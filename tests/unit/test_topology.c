@@ -298,6 +298,58 @@ static void test_fair_share(void) {
   pf_topology_free(&t);
 }
 
+/* The same even spread on plain (not rail-optimised) 2- and 3-level fat trees, with leaf and core taper
+ * (oversubscription), and on the leaf-spine links of a dragonfly+: a full-machine pure-DP ring. */
+static void ring_all(const pf_topology *t, pf_coll_pattern *pat) {
+  int *G = malloc((size_t)t->gpus * sizeof *G);
+  for (int i = 0; i < t->gpus; i++) G[i] = i;
+  CHECK(pf_coll_pattern_build(t, PF_ALLREDUCE, PF_COLL_RING, 1e9, G, 1, t->gpus, pat) == 0);
+  free(G);
+}
+
+static void test_fair_share_more(void) {
+  pf_machine m;
+  pf_topology t;
+  pf_coll_pattern pat;
+  if (load("mn5-acc", &m)) return; /* 3 levels, plain, the whole machine: 1,120 nodes in 2 pods */
+  CHECK(pf_topology_build(&m, m.nodes, 1.0, &t) == 0);
+  ring_all(&t, &pat);
+  check_even(&t, &pat, "mn5-acc full-machine ring");
+  pf_coll_pattern_free(&pat);
+  pf_topology_free(&t);
+  m.net.levels = 2; /* 2 levels, plain, half taper */
+  m.net.taper = 0.5;
+  CHECK(pf_topology_build(&m, 256, 1.0, &t) == 0);
+  CHECK_INT(t.C, 0);
+  ring_all(&t, &pat);
+  int *cnt = count_flows(&t, &pat.steps[0]), worst = 0, fair = 0;
+  CHECK_INT(unfair_groups(cnt, t.b_lu, t.leaves, t.U, &worst, &fair) + unfair_groups(cnt, t.b_ld, t.leaves, t.U, &worst,
+                                                                                     &fair), 0);
+  free(cnt);
+  pf_coll_pattern_free(&pat);
+  pf_topology_free(&t);
+  if (load(PF_FIXTURE("railft3.cfg"), &m)) return; /* rail-optimised 3 levels, leaf and core taper 0.5 */
+  m.net.taper = 0.5;
+  m.net.core_taper = 0.5;
+  CHECK(pf_topology_build(&m, 1024, 1.0, &t) == 0);
+  CHECK_INT(t.U, 8);
+  ring_all(&t, &pat);
+  check_even(&t, &pat, "tapered rail-optimised 3-level ring");
+  pf_coll_pattern_free(&pat);
+  pf_topology_free(&t);
+  if (load("jupiter-booster", &m)) return; /* dragonfly+: leaf-spine bundles of each leaf */
+  CHECK(pf_topology_build(&m, m.nodes, 1.0, &t) == 0);
+  ring_all(&t, &pat);
+  cnt = count_flows(&t, &pat.steps[0]);
+  worst = fair = 0;
+  int bad = unfair_groups(cnt, t.b_lu, t.nsw, t.K, &worst, &fair) + unfair_groups(cnt, t.b_ld, t.nsw, t.K, &worst, &fair);
+  if (bad) fprintf(stderr, "jupiter-booster ring: %d leaves uneven (%d flows where %d is fair)\n", bad, worst, fair);
+  CHECK_INT(bad, 0);
+  free(cnt);
+  pf_coll_pattern_free(&pat);
+  pf_topology_free(&t);
+}
+
 /* Every NIC of a node carries a share of a pure-DP ring (one channel per rail), not just one. */
 static void test_rails_used(void) {
   pf_machine m;
@@ -405,6 +457,7 @@ int main(void) {
   test_torus_and_single();
   test_xml();
   test_fair_share();
+  test_fair_share_more();
   test_rails_used();
   test_placement();
   test_adaptive();
