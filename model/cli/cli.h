@@ -13,6 +13,13 @@ int pf_cmd_tune(int argc, char **argv);
 int pf_cmd_compare(int argc, char **argv);
 int pf_cmd_calibrate(int argc, char **argv);
 int pf_cmd_validate(int argc, char **argv);
+int pf_cmd_collective(int argc, char **argv);
+/* `calibrate --collectives` (calibrate_ccl.c), called by pf_cmd_calibrate */
+int pf_cmd_calibrate_collectives(int argc, char **argv);
+
+struct pf_cli;
+/* validate on a collective CSV (kind 1) or nccl-tests / rccl-tests output (kind 2): validate_coll.c */
+int pf_cli_validate_collectives(struct pf_cli *cli, const char *path, int kind);
 
 /* Report an error code with its detail on stderr as "preflight CMD: detail"
  * (a JSON document when the command was asked for --format json), and return

@@ -269,6 +269,8 @@ static int run_cpu_backend(const pfcal_args *a, pf_output *out) {
 }
 
 int pf_cmd_calibrate(int argc, char **argv) {
+  for (int i = 0; i < argc; i++) /* NCCL/RCCL collectives: their own back-end (calibrate_ccl.c) */
+    if (!strcmp(argv[i], "--collectives")) return pf_cmd_calibrate_collectives(argc, argv);
   pfcal_args a;
   int rc = pfcal_parse_args(argc, argv, 0, true, &a);
   if (rc) {
@@ -291,10 +293,11 @@ int pf_cmd_calibrate(int argc, char **argv) {
 #else /* built without calibrate/ */
 
 #include <stdio.h>
+#include <string.h>
 
 int pf_cmd_calibrate(int argc, char **argv) {
-  (void)argc;
-  (void)argv;
+  for (int i = 0; i < argc; i++)
+    if (!strcmp(argv[i], "--collectives")) return pf_cmd_calibrate_collectives(argc, argv);
   fprintf(stderr, "preflight calibrate: this build has no calibration harness (calibrate/ was not built); "
                   "rebuild from the full source tree\n");
   return 3;

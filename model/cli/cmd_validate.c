@@ -16,6 +16,7 @@
 #include "options.h"
 #include "validate_out.h"
 
+#include "preflight/collval.h"
 #include "preflight/error.h"
 #include "preflight/progress.h"
 #include "preflight/report.h"
@@ -35,6 +36,7 @@ static const pf_opt validate_opts[] = {
     {"no-loo", NULL, "with --fit: skip the leave-one-configuration-out errors"},
     {"plot", "FILE.svg", "parity plot: predicted vs measured, log axes, +-10 % band"},
     {"max-error", "P", "exit 1 when the median absolute error exceeds P percent (for CI)"},
+    {"gpus-per-node", "K", "nccl-tests / rccl-tests output: ranks per node (default: from its \"# Rank\" lines)"},
     {"summary-only", NULL, "print the summary without the per-row table"},
     {NULL, NULL, NULL}};
 
@@ -483,6 +485,8 @@ int pf_cmd_validate(int argc, char **argv) {
     pf_opts_free(&sv);
   } else if (fit) {
     status = cmd_fit(&cli, fit, fmt);
+  } else if (pf_collval_kind(v->positional[0]) > 0) { /* measured collectives: CSV rows or nccl-tests output */
+    status = pf_cli_validate_collectives(&cli, v->positional[0], pf_collval_kind(v->positional[0]));
   } else {
     status = cmd_csv(&cli, v->positional[0]);
   }

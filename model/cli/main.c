@@ -26,6 +26,7 @@ static const command commands[] = {
     {"plan", pf_cmd_plan, "GPU-hours, node-hours, billing units, wall time and MWh for a training run"},
     {"calibrate", pf_cmd_calibrate, "measure what this node's devices deliver"},
     {"validate", pf_cmd_validate, "predicted vs measured runs, error statistics"},
+    {"collective", pf_cmd_collective, "a machine's collectives priced alone, printed as nccl-tests prints them"},
 };
 #define NCOMMANDS (int)(sizeof commands / sizeof commands[0])
 

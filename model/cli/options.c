@@ -55,9 +55,31 @@ const pf_opt pf_scenario_opts[] = {
     {"host-overhead", "MODE", "kernel dispatch: auto|eager|graphs|compiled (default auto: the framework's usual mode)"},
     {"framework", "F", "training framework: auto|megatron|pytorch|tensorflow (default auto)"},
     {"engine", "E", "pipeline engine: simgrid (default) | full | analytic"},
-    {"collective", "A", "force the DP collective: auto|ring|tree|hierarchical|rabenseifner"},
+    {"coll-algo", "A", "DP collective algorithm: auto (the library's tuner)|best|ring|tree|hierarchical|rabenseifner|nvls|collnet"},
+    {"collective", "A", "alias of --coll-algo"},
+    {"coll-proto", "P", "collective protocol: auto|LL|LL128|Simple (default auto: the library's tuner)"},
+    {"placement", "P", "node allocation: contiguous (default) | scattered (seeded draw over the partition, --seed)"},
+    {"rank-order", "O", "rank order: tp-cp-dp-pp (Megatron's default) | tp-cp-pp-dp (--use-tp-pp-dp-mapping)"},
+    {"tp-comm-overlap", NULL, "with --sp: overlap TP all-gather/reduce-scatter with GEMMs (Megatron/TE --tp-comm-overlap)"},
     {"seed", "N", "seed for randomness (printed in JSON)"},
     {"trace", "FILE.json", "write a Chrome/Perfetto trace of the iteration"},
+    {NULL, NULL, NULL}};
+
+/* `preflight collective` (cmd_collective.c): nccl-tests' names where it has one */
+const pf_opt pf_collective_opts[] = {
+    {"machine", "ID|PATH.cfg", "machine id (see `preflight machines`) or a machine file"},
+    {"op", "OP", "all_reduce (default) | all_gather | reduce_scatter | alltoall | sendrecv"},
+    {"nodes", "LIST", "node counts, e.g. 1 or 2,16,128 (default 1)"},
+    {"gpus-per-node", "K", "ranks per node (default: every GPU of a node)"},
+    {"b", "SIZE", "smallest size in bytes, nccl-tests' -b (K, M, G = 2^10, 2^20, 2^30; default 8)"},
+    {"e", "SIZE", "largest size, nccl-tests' -e (default 128M)"},
+    {"f", "F", "size factor between rows, nccl-tests' -f (default 2)"},
+    {"datatype", "T", "float (default) | half | bfloat16 | double: element size for the count column"},
+    {"coll-algo", "A", "auto (the library's tuner, default) | best | ring | tree | hierarchical | rabenseifner | nvls | collnet"},
+    {"coll-proto", "P", "auto (default) | LL | LL128 | Simple"},
+    {"placement", "P", "node allocation: contiguous (default) | scattered (seeded draw over the partition)"},
+    {"seed", "N", "seed of the scattered placement (default 1)"},
+    {"calibration", "FILE.json", "overlay measured collectives (preflight calibrate --collectives) on the links"},
     {NULL, NULL, NULL}};
 
 const pf_opt pf_output_opts[] = {
@@ -105,9 +127,9 @@ int pf_opts_parse(int argc, char **argv, const pf_opt *const *tables, pf_optvals
     }
     char name[64];
     const char *val = NULL;
-    if (a[1] != '-') { /* short options: only -o */
-      if (strcmp(a, "-o") != 0) return pf_error_set(PF_EINVAL, "unknown option \"%s\" (see --help)", a);
-      snprintf(name, sizeof name, "o");
+    if (a[1] != '-') { /* short options: one letter that a table names (-o, collective's -b -e -f) */
+      if (strlen(a) != 2 || !find(tables, a + 1)) return pf_error_set(PF_EINVAL, "unknown option \"%s\" (see --help)", a);
+      snprintf(name, sizeof name, "%s", a + 1);
     } else {
       const char *eq = strchr(a + 2, '=');
       size_t len = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
@@ -396,6 +418,10 @@ int pf_opts_scenario(const pf_optvals *v, pf_scenario *sc) {
   if ((s = pf_opts_get(v, "recompute")) && (rc = pf_recompute_parse(s, &p->recompute)) < 0) return rc;
   if ((s = pf_opts_get(v, "schedule")) && (rc = pf_schedule_parse(s, &p->schedule, &p->vstages)) < 0) return rc;
   if ((s = pf_opts_get(v, "collective")) && (rc = pf_coll_algo_parse(s, &sc->collective)) < 0) return rc;
+  if ((s = pf_opts_get(v, "coll-algo")) && (rc = pf_coll_algo_parse(s, &sc->collective)) < 0) return rc;
+  if ((s = pf_opts_get(v, "coll-proto")) && (rc = pf_coll_proto_parse(s, &sc->coll_proto)) < 0) return rc;
+  if ((s = pf_opts_get(v, "placement")) && (rc = pf_placement_parse(s, &sc->placement)) < 0) return rc;
+  if ((s = pf_opts_get(v, "rank-order")) && (rc = pf_rank_order_parse(s, &p->rank_order)) < 0) return rc;
   if ((s = pf_opts_get(v, "host-overhead")) && (rc = pf_host_mode_parse(s, &sc->host_mode)) < 0) return rc;
   if ((s = pf_opts_get(v, "framework")) && (rc = pf_framework_parse(s, &sc->framework)) < 0) return rc;
   if ((s = pf_opts_get(v, "engine"))) {
@@ -411,6 +437,7 @@ int pf_opts_scenario(const pf_optvals *v, pf_scenario *sc) {
   if ((rc = pf_opts_num_range(v, "ddp-bucket-size", 1, false, PF_MAX_PARAMS, &p->ddp_bucket_size)) < 0) return rc;
   p->flash_attn = flag(v, "flash-attn");
   p->tp_across_nodes = flag(v, "tp-across-nodes");
+  p->tp_comm_overlap = flag(v, "tp-comm-overlap");
   int seed = 1;
   if ((rc = pf_opts_int_range(v, "seed", 0, INT_MAX, &seed)) < 0) return rc;
   sc->seed = (unsigned long)seed;
@@ -453,7 +480,7 @@ void pf_opts_help(FILE *f, const char *usage, const pf_opt *const *tables, const
   for (int t = 0; tables[t]; t++)
     for (const pf_opt *o = tables[t]; o->name; o++) {
       char left[64];
-      if (strcmp(o->name, "o") == 0) snprintf(left, sizeof left, "-o %s", o->arg);
+      if (strlen(o->name) == 1) snprintf(left, sizeof left, "-%s %s", o->name, o->arg ? o->arg : "");
       else snprintf(left, sizeof left, "--%s%s%s", o->name, o->arg ? " " : "", o->arg ? o->arg : "");
       fprintf(f, "  %-30s %s\n", left, o->help);
     }

@@ -36,7 +36,7 @@ extern const pf_opt pf_scenario_opts[]; /* shared by predict, sweep, ... (NULL-t
 extern const pf_opt pf_output_opts[]; /* --format, -o, --lenient, --help: every command */
 /* Each command's own options; a scenario file may hold any of them, and a
  * command skips the settings that belong to another one. */
-extern const pf_opt pf_sweep_opts[], pf_plan_opts[], pf_tune_opts[], pf_compare_opts[];
+extern const pf_opt pf_sweep_opts[], pf_plan_opts[], pf_tune_opts[], pf_compare_opts[], pf_collective_opts[];
 
 /* Parse argv (after the command name) against the NULL-terminated tables.
  * Returns 0 or PF_EINVAL naming the option (and listing near names). */

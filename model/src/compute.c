@@ -20,36 +20,6 @@
 #include <math.h>
 #include <string.h>
 
-/* Achievable share of link bandwidth for ring collectives inside a node:
- * NCCL bus bandwidth on NVLink3/4 is 77-88 % of the link rate, xGMI about 75 %
- * (research notes, energy-and-calibration.md 2.5). */
-#define FABRIC_EFF_NVLINK 0.80
-#define FABRIC_EFF_XGMI 0.75
-#define FABRIC_EFF_PCIE 0.80
-
-static double fabric_eff(pf_fabric_kind k) {
-  switch (k) {
-  case PF_FABRIC_NVLINK_SWITCH: case PF_FABRIC_NVLINK_MESH: return FABRIC_EFF_NVLINK;
-  case PF_FABRIC_INFINITY_FABRIC: case PF_FABRIC_XE_LINK: return FABRIC_EFF_XGMI;
-  case PF_FABRIC_PCIE: case PF_FABRIC_NONE: return FABRIC_EFF_PCIE;
-  }
-  return FABRIC_EFF_PCIE;
-}
-
-/* Ring over t GPUs inside a node.  The per-GPU bandwidth a ring step can use is
- * the GPU's total fabric bandwidth on a switch, and on a mesh the links to the
- * other t-1 members (NCCL runs one ring per link direction), capped by the total. */
-double pf_fabric_collective_time(const pf_machine *m, int kind, int t, double bytes) {
-  if (t <= 1 || bytes <= 0) return 0;
-  double bw = m->fabric_bw_Bps;
-  if (m->fabric != PF_FABRIC_NVLINK_SWITCH) bw = fmin(bw, (t - 1) * m->fabric_pair_bw_Bps);
-  if (bw <= 0) bw = m->host_link_bw_Bps > 0 ? m->host_link_bw_Bps : 16e9;
-  bw *= fabric_eff(m->fabric);
-  double steps = (kind == 0) ? 2.0 * (t - 1) : (double)(t - 1);
-  double vol = steps / t * bytes;
-  return steps * m->fabric_latency_s + vol / bw;
-}
-
 /* ---- kernel lists of one layer ---- */
 
 static int gemm(pf_kernel_list *l, const pf_scenario *sc, const char *name, double m, double n, double k,
@@ -210,22 +180,6 @@ static int transformer_work(const pf_scenario *sc, const pf_kernel_env *env, int
   out->fwd = fs;
   out->bwd = bs;
 
-  /* TP collectives: per layer forward 2 all-reduces (or 2 all-gathers + 2
-   * reduce-scatters with SP) of the full b s h activation; the same in backward;
-   * full recomputation repeats the forward ones.  Not overlapped (Megatron's
-   * default without --tp-comm-overlap). */
-  const pf_machine *m = &sc->machine;
-  if (p->tp > 1) {
-    double buf = b * sl * h * el;
-    double one = p->sp ? pf_fabric_collective_time(m, 1, p->tp, buf) + pf_fabric_collective_time(m, 2, p->tp, buf)
-                       : pf_fabric_collective_time(m, 0, p->tp, buf);
-    one /= sc->comm_eff_scale;
-    out->fwd_tp_s = lps * 2 * one;
-    out->bwd_tp_s = lps * 2 * one * (p->recompute == PF_RECOMPUTE_FULL ? 2 : 1);
-    if (stage == p->pp - 1) /* logits: all-reduce of the loss pieces is tiny; vocab-parallel softmax */
-      out->fwd_tp_s += pf_fabric_collective_time(m, 0, p->tp, 3 * b * sl * 4.0);
-  }
-  out->p2p_bytes = b * sl * h * el / p->tp; /* Megatron scatters the activation over TP for the send */
   out->params = (lps * pf_workload_layer_params(w) + (stage == 0 ? pf_workload_embedding_params(w, p->tp) : 0) +
                  (stage == p->pp - 1 ? pf_workload_output_params(w, p->tp) : 0)) / p->tp;
 done:

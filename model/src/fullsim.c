@@ -18,6 +18,14 @@
  * sleep; (3) the tied-embedding all-reduce on the first and last stage;
  * (4) a barrier of all GPUs (Megatron's gradient-norm / inf check); (5) the
  * optimizer; (6) the parameter all-gather with the distributed optimizer.
+ * Collective flows carry the bytes the default engine charges (protocol
+ * payload share, measured library efficiency on flows that leave the node,
+ * pf_coll_replay_scale) and each repetition sleeps the library latency the
+ * default engine adds beyond the route's (pf_coll_replay_extra_lat), so the
+ * two engines differ only in how SimGrid shares links.  In-network
+ * reduction endpoints (NVSwitch, switch SHARP) are actors that only run the
+ * collective steps, one per endpoint and stage (the stages' collectives are
+ * independent; one actor would serialise them), on the endpoint's host.
  */
 #include "preflight/fullsim.h"
 
@@ -43,7 +51,8 @@
 
 typedef struct gstep {
   int reps;
-  double sleep_s;
+  double sleep_s;                /* per repetition, beyond the routes' latency */
+  double base_s;                 /* once, before the first repetition (the call's fixed latency) */
   int nout, nin;
   int *out_dst;
   double *out_bytes;
@@ -59,8 +68,9 @@ enum { CALL_GRAD, CALL_EMB, CALL_AG, NCALL };
 
 typedef struct fs_ctx {
   const pf_fullsim_input *in;
-  int gpus, P, V;
-  gcoll *calls;                  /* gpus x NCALL */
+  int gpus, P, V, nep;
+  int tgpus, nids;               /* the topology's GPUs; actor ids: endpoints, then (P + 1) x virtual endpoints */
+  gcoll *calls;                  /* actor ids x NCALL */
   sg_mailbox_t *fwd_mb, *bwd_mb; /* per GPU x chunk */
   sg_bar_t barrier;
   double *stage_end, *grad_end, *end, opt_start;
@@ -85,22 +95,27 @@ static void free_calls(gcoll *calls, int n) {
   free(calls);
 }
 
-/* Distribute a pattern's flows into per-GPU step lists for call c. */
-static int add_pattern(const pf_topology *t, const pf_coll_pattern *pat, gcoll *calls, int c) {
+/* Actor of endpoint ep for the collectives of stage `stage` (P: the tied embeddings), and its host. */
+static int actor_of(int ep, int stage) {
+  return ep < F.tgpus ? ep : F.nep + stage * (F.nep - F.tgpus) + (ep - F.tgpus);
+}
+static int host_of(int id) { return id < F.nep ? id : F.tgpus + (id - F.nep) % (F.nep - F.tgpus); }
+
+/* Distribute a pattern's flows into per-actor step lists for call c. */
+static int add_pattern(const pf_topology *t, const pf_coll_pattern *pat, gcoll *calls, int c, int stage) {
   if (!pat) return 0;
-  int G = t->gpus;
+  int G = F.nids;
   for (int k = 0; k < pat->nsteps; k++) {
     const pf_coll_step *st = &pat->steps[k];
-    double maxlat = 0;
+    double extra = pf_coll_replay_extra_lat(t, pat, k, NULL), base = k == 0 ? pf_coll_replay_base(pat) : 0;
     pf_route r;
-    for (int i = 0; i < st->nflows; i++) {
-      pf_topology_route(t, st->flows[i].src, st->flows[i].dst, &r);
-      maxlat = fmax(maxlat, r.lat_s);
-    }
     /* count, then fill */
     int *nout = calloc((size_t)G, sizeof *nout), *nin = calloc((size_t)G, sizeof *nin);
     if (!nout || !nin) { free(nout); free(nin); return -1; }
-    for (int i = 0; i < st->nflows; i++) { nout[st->flows[i].src]++; nin[st->flows[i].dst]++; }
+    for (int i = 0; i < st->nflows; i++) {
+      nout[actor_of(st->flows[i].src, stage)]++;
+      nin[actor_of(st->flows[i].dst, stage)]++;
+    }
     for (int g = 0; g < G; g++) {
       if (nout[g] == 0 && nin[g] == 0) continue;
       gcoll *gc = &calls[g * NCALL + c];
@@ -110,7 +125,8 @@ static int add_pattern(const pf_topology *t, const pf_coll_pattern *pat, gcoll *
       gstep *gs = &gc->steps[gc->n++];
       memset(gs, 0, sizeof *gs);
       gs->reps = st->reps;
-      gs->sleep_s = (st->lat_mult - 1) * maxlat;
+      gs->sleep_s = extra;
+      gs->base_s = base;
       gs->out_dst = malloc((size_t)(nout[g] + 1) * sizeof *gs->out_dst);
       gs->out_bytes = malloc((size_t)(nout[g] + 1) * sizeof *gs->out_bytes);
       gs->in_src = malloc((size_t)(nin[g] + 1) * sizeof *gs->in_src);
@@ -119,11 +135,13 @@ static int add_pattern(const pf_topology *t, const pf_coll_pattern *pat, gcoll *
     /* steps that this pattern step added are the last of each GPU's list */
     for (int i = 0; i < st->nflows; i++) {
       const pf_flow *f = &st->flows[i];
-      gstep *so = &calls[f->src * NCALL + c].steps[calls[f->src * NCALL + c].n - 1];
-      so->out_dst[so->nout] = f->dst;
-      so->out_bytes[so->nout++] = f->bytes;
-      gstep *si = &calls[f->dst * NCALL + c].steps[calls[f->dst * NCALL + c].n - 1];
-      si->in_src[si->nin++] = f->src;
+      int as = actor_of(f->src, stage), ad = actor_of(f->dst, stage);
+      gstep *so = &calls[as * NCALL + c].steps[calls[as * NCALL + c].n - 1];
+      pf_topology_route(t, f->src, f->dst, &r);
+      so->out_dst[so->nout] = ad;
+      so->out_bytes[so->nout++] = f->bytes * pf_coll_replay_scale(pat, r.inter);
+      gstep *si = &calls[ad * NCALL + c].steps[calls[ad * NCALL + c].n - 1];
+      si->in_src[si->nin++] = as;
     }
     free(nout);
     free(nin);
@@ -148,6 +166,7 @@ static void run_call(const gcoll *gc, int g) {
   if (!comms || !data) _exit(5);
   for (int k = 0; k < gc->n; k++) {
     const gstep *st = &gc->steps[k];
+    if (st->base_s > 0) sg_actor_sleep_for(st->base_s);
     for (int r = 0; r < st->reps; r++) {
       int nc = 0;
       for (int i = 0; i < st->nin; i++) comms[nc++] = sg_mailbox_get_async(pair_mb(st->in_src[i], g), &data[i]);
@@ -169,13 +188,20 @@ static void gpu_actor(int argc, char **argv) {
   int g = (int)strtol(argv[1], NULL, 10);
   const pf_scenario *sc = F.in->sc;
   const pf_plan *p = &sc->plan;
+  if (g >= F.gpus) { /* an in-network reduction endpoint: the collective steps only */
+    run_call(&F.calls[g * NCALL + CALL_GRAD], g);
+    run_call(&F.calls[g * NCALL + CALL_EMB], g);
+    sg_barrier_wait(F.barrier);
+    run_call(&F.calls[g * NCALL + CALL_AG], g);
+    return;
+  }
   int P = F.P, V = F.V, last = P * V - 1;
-  int tpcp = p->tp * p->cp;
-  int s = g / (tpcp * p->dp), within = g % (tpcp * p->dp);
+  int ct, cc, cd, s;
+  pf_plan_coords(p, g, &ct, &cc, &cd, &s);
   const pf_stage_work *w = &F.in->work[s];
   double tf = (w->fwd_s + w->fwd_tp_s) / V, tb = (w->bwd_s + w->bwd_tp_s) / V, recv = F.in->net->recv_s;
   /* GPU of virtual stage k with our (tp, cp, dp) coordinates */
-#define GPU_OF_STAGE(st) ((st) * tpcp * p->dp + within)
+#define GPU_OF_STAGE(st) pf_plan_rank(p, ct, cc, cd, (st))
   for (int c = 0; c < V; c++) {
     sg_mailbox_set_receiver(sg_mailbox_get_name(F.fwd_mb[g * V + c]));
     sg_mailbox_set_receiver(sg_mailbox_get_name(F.bwd_mb[g * V + c]));
@@ -278,10 +304,17 @@ static void child(const pf_fullsim_input *in, const char *plat, int fd) {
       snprintf(nm, sizeof nm, "b%d.%d", g, c);
       F.bwd_mb[g * F.V + c] = sg_mailbox_by_name(nm);
     }
-  F.barrier = sg_barrier_init((unsigned)G);
-  for (int g = 0; g < G; g++) {
+  /* GPU actors, then the in-network endpoints some collective uses */
+  int nact = G;
+  for (int g = F.nep; g < F.nids; g++)
+    if (F.calls[g * NCALL + CALL_GRAD].n + F.calls[g * NCALL + CALL_EMB].n + F.calls[g * NCALL + CALL_AG].n > 0) nact++;
+  F.barrier = sg_barrier_init((unsigned)nact);
+  for (int g = 0; g < F.nids; g++) {
+    if (g >= G && g < F.nep) continue;
+    if (g >= G && F.calls[g * NCALL + CALL_GRAD].n + F.calls[g * NCALL + CALL_EMB].n + F.calls[g * NCALL + CALL_AG].n == 0)
+      continue;
     char hn[32], gn[16], an[] = "gpu";
-    snprintf(hn, sizeof hn, "g%d", g);
+    snprintf(hn, sizeof hn, "g%d", host_of(g));
     snprintf(gn, sizeof gn, "%d", g);
     char *av[] = {an, gn, NULL};
     sg_actor_create("gpu", sg_host_by_name(hn), gpu_actor, 2, av);
@@ -289,9 +322,9 @@ static void child(const pf_fullsim_input *in, const char *plat, int fd) {
   simgrid_run();
   pf_fullsim_result *r = calloc(1, sizeof *r);
   if (!r) _exit(5);
-  int per_stage = sc->plan.tp * sc->plan.cp * sc->plan.dp;
   for (int g = 0; g < G; g++) {
-    int s = g / per_stage;
+    int ct, cc, cd, s;
+    pf_plan_coords(&sc->plan, g, &ct, &cc, &cd, &s);
     r->stage_end_s[s] = fmax(r->stage_end_s[s], F.stage_end[g]);
     r->grad_end_s[s] = fmax(r->grad_end_s[s], F.grad_end[g]);
     r->makespan_s = fmax(r->makespan_s, F.stage_end[g]);
@@ -347,22 +380,26 @@ int pf_fullsim_run(const pf_fullsim_input *in, pf_fullsim_result *out) {
   F.gpus = sc->gpus;
   F.P = P;
   F.V = V;
-  F.calls = calloc((size_t)G * NCALL, sizeof *F.calls);
+  F.nep = pf_topology_endpoints(t);
+  F.tgpus = t->gpus;
+  F.nids = F.nep + (P + 1) * (F.nep - F.tgpus);
+  int NE = F.nids;
+  F.calls = calloc((size_t)NE * NCALL, sizeof *F.calls);
   if (!F.calls) return pf_error_set(PF_ENOMEM, "out of memory");
   int rc = 0;
   for (int s = 0; s < P && rc == 0; s++) {
-    if (add_pattern(t, &in->grad[s], F.calls, CALL_GRAD) < 0) rc = -1;
-    if (in->ag && add_pattern(t, &in->ag[s], F.calls, CALL_AG) < 0) rc = -1;
+    if (add_pattern(t, &in->grad[s], F.calls, CALL_GRAD, s) < 0) rc = -1;
+    if (in->ag && add_pattern(t, &in->ag[s], F.calls, CALL_AG, s) < 0) rc = -1;
   }
-  if (rc == 0 && add_pattern(t, in->emb, F.calls, CALL_EMB) < 0) rc = -1;
+  if (rc == 0 && add_pattern(t, in->emb, F.calls, CALL_EMB, P) < 0) rc = -1;
   /* the pairs that communicate, for the platform's routes */
   pairvec pv = {0};
-  int tpcpdp = p->tp * p->cp * p->dp;
   for (int g = 0; g < sc->gpus && rc == 0; g++) {
-    int s = g / tpcpdp, within = g % tpcpdp;
+    int ct, cc, cd, s;
+    pf_plan_coords(p, g, &ct, &cc, &cd, &s);
     int wrap = V > 1;
     if (s + 1 < P || (wrap && P > 1)) {
-      int nx = ((s + 1) % P) * tpcpdp + within;
+      int nx = pf_plan_rank(p, ct, cc, cd, (s + 1) % P);
       if (pv_add(&pv, g, nx) < 0 || pv_add(&pv, nx, g) < 0) rc = -1;
     }
   }
@@ -371,7 +408,7 @@ int pf_fullsim_run(const pf_fullsim_input *in, pf_fullsim_result *out) {
   if (rc == 0 && pv_add_pattern(&pv, in->emb) < 0) rc = -1;
   if (rc < 0) {
     free(pv.v);
-    free_calls(F.calls, G * NCALL);
+    free_calls(F.calls, NE * NCALL);
     return pf_error_set(PF_ENOMEM, "out of memory preparing the full simulation");
   }
   qsort(pv.v, (size_t)pv.n, 2 * sizeof *pv.v, cmp_pair);
@@ -388,13 +425,13 @@ int pf_fullsim_run(const pf_fullsim_input *in, pf_fullsim_result *out) {
   FILE *f;
   if ((rc = pf_temp_create("preflight-full", plat, sizeof plat, &f)) < 0) {
     free(pv.v);
-    free_calls(F.calls, G * NCALL);
+    free_calls(F.calls, NE * NCALL);
     return rc;
   }
   rc = pf_topology_write_xml(t, f, pv.v, pv.n, HOST_SPEED);
   if (fclose(f) != 0 && rc == 0) rc = pf_error_set(PF_EIO, "writing %s failed", plat);
   free(pv.v);
-  if (rc < 0) { pf_temp_remove(plat); free_calls(F.calls, G * NCALL); return rc; }
+  if (rc < 0) { pf_temp_remove(plat); free_calls(F.calls, NE * NCALL); return rc; }
 
   /* the simulation runs in a forked worker (workers.c): SimGrid's engine is global */
   full_job j = {in, plat, out, ""};
@@ -402,7 +439,7 @@ int pf_fullsim_run(const pf_fullsim_input *in, pf_fullsim_result *out) {
                           .ctx = &j};
   rc = pf_workers_run(&spec);
   pf_temp_remove(plat);
-  free_calls(F.calls, G * NCALL);
+  free_calls(F.calls, NE * NCALL);
   memset(&F, 0, sizeof F);
   if (rc == 0 && j.why[0]) rc = pf_error_set(PF_ESIM, "the full SimGrid simulation failed (%s)", j.why);
   return rc;

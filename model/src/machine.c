@@ -65,6 +65,9 @@ double pf_device_peak(const pf_device *d, pf_precision p) {
   return d->peak_flops[p];
 }
 
+static const char *ccl_names[] = {"nccl", "rccl", "oneccl"};
+const char *pf_ccl_lib_name(pf_ccl_lib l) { return (l >= 0 && l <= PF_CCL_ONECCL) ? ccl_names[l] : "?"; }
+
 static const char *fabric_names[] = {"nvlink_switch", "nvlink_mesh", "infinity_fabric", "xe_link", "pcie", "none"};
 static const char *topology_names[] = {"fat_tree", "dragonfly", "dragonfly_plus", "torus", "single"};
 
@@ -344,6 +347,91 @@ static int fat_tree_holds(const reader *r, const pf_network *n, int ports) {
                       line_of(lookup(r, "network.levels")), n->levels, n->endpoints_per_leaf, cap, ports);
 }
 
+/* The communication keys (docs/machine-format.md): NVLink bridges and NVLS of
+ * the fabric, NIC affinity, routing and in-network reduction of the network,
+ * the collective library and its measured efficiencies. */
+static int read_comm_keys(const reader *r, pf_machine *m) {
+  const char *path = r->file;
+  if (m->gpus_per_node > PF_MAX_GPN)
+    return pf_error_set(PF_EPARSE, "%s:%d: machine.node.devices: at most %d per node", path,
+                        line_of(lookup(r, "node.devices")), PF_MAX_GPN);
+  TRY(get_qty(r, "node.fabric.bridges.bandwidth", PF_UNIT_BANDWIDTH, &m->fabric_bridge_bw_Bps, 0));
+  m->fabric_bridge_group = m->fabric_bridge_bw_Bps > 0 ? 2 : 0;
+  TRY(get_int(r, "node.fabric.bridges.group", &m->fabric_bridge_group, 0, 2));
+  if (m->fabric_bridge_bw_Bps > 0 && m->gpus_per_node % m->fabric_bridge_group != 0)
+    return pf_error_set(PF_EPARSE, "%s:%d: machine.node.fabric.bridges.group: %d does not divide %d devices", path,
+                        line_of(lookup(r, "node.fabric.bridges")), m->fabric_bridge_group, m->gpus_per_node);
+  TRY(get_bool(r, "node.fabric.nvls", &m->nvls));
+  TRY(get_num(r, "node.fabric.nvls_efficiency", &m->nvls_eff, 0));
+  if (m->nvls_eff < 0 || m->nvls_eff > 1)
+    return pf_error_set(PF_EPARSE, "%s:%d: machine.node.fabric.nvls_efficiency: must be in (0, 1]", path,
+                        line_of(lookup(r, "node.fabric.nvls_efficiency")));
+  if (m->nvls && m->fabric != PF_FABRIC_NVLINK_SWITCH)
+    return pf_error_set(PF_EPARSE, "%s:%d: machine.node.fabric.nvls: needs kind = \"nvlink_switch\"", path,
+                        line_of(lookup(r, "node.fabric.nvls")));
+  int nics = m->nics_per_node > 0 ? m->nics_per_node : 1, gpn = m->gpus_per_node;
+  for (int l = 0; l < gpn; l++) m->nic_affinity[l] = l * nics / gpn;
+  const config_setting_t *aff = lookup(r, "node.nics.affinity");
+  if (aff) {
+    if (config_setting_length(aff) != gpn)
+      return pf_error_set(PF_EPARSE, "%s:%d: machine.node.nics.affinity: one NIC index per device (%d expected)", path,
+                          line_of(aff), gpn);
+    for (int l = 0; l < gpn; l++) {
+      const config_setting_t *e = config_setting_get_elem(aff, (unsigned)l);
+      if (config_setting_type(e) != CONFIG_TYPE_INT || config_setting_get_int(e) < 0 ||
+          config_setting_get_int(e) >= nics)
+        return pf_error_set(PF_EPARSE, "%s:%d: machine.node.nics.affinity[%d]: a NIC index from 0 to %d", path,
+                            line_of(aff), l, nics - 1);
+      m->nic_affinity[l] = config_setting_get_int(e);
+    }
+  }
+  pf_network *n = &m->net;
+  n->core_taper = 1.0;
+  TRY(get_num(r, "network.core_taper", &n->core_taper, 0));
+  if (n->core_taper <= 0 || n->core_taper > 1.0)
+    return pf_error_set(PF_EPARSE, "%s:%d: machine.network.core_taper: must be in (0, 1]", path,
+                        line_of(lookup(r, "network.core_taper")));
+  static const char *routing_names[] = {"minimal", "adaptive"};
+  int routing = 0;
+  TRY(get_enum(r, "network.routing", routing_names, 2, &routing, 0));
+  n->adaptive_routing = routing == 1;
+  TRY(get_bool(r, "network.in_network_reduction", &n->in_network_reduction));
+  int lib = !strcmp(m->dev.vendor, "amd") ? PF_CCL_RCCL : !strcmp(m->dev.vendor, "intel") ? PF_CCL_ONECCL : PF_CCL_NCCL;
+  TRY(get_enum(r, "ccl.library", ccl_names, 3, &lib, 0));
+  m->ccl = (pf_ccl_lib)lib;
+  bool pxn = false;
+  int got = get_bool(r, "ccl.pxn", &pxn);
+  if (got < 0) return got;
+  m->ccl_pxn = got ? (int)pxn : -1;
+  const config_setting_t *eff = lookup(r, "ccl.efficiency");
+  if (eff) {
+    int cnt = config_setting_length(eff);
+    if (!config_setting_is_list(eff) || cnt > PF_CCL_MAX_EFF)
+      return pf_error_set(PF_EPARSE, "%s:%d: machine.ccl.efficiency: a list of at most %d groups", path, line_of(eff),
+                          PF_CCL_MAX_EFF);
+    for (int i = 0; i < cnt; i++) {
+      char key[64];
+      pf_ccl_eff *e = &m->ccl_eff[i];
+      e->min_ranks = 1;
+      snprintf(key, sizeof key, "ccl.efficiency.[%d].min_ranks", i);
+      TRY(get_int(r, key, &e->min_ranks, 0, 1));
+      snprintf(key, sizeof key, "ccl.efficiency.[%d].min_bytes", i);
+      TRY(get_qty(r, key, PF_UNIT_BYTES, &e->min_bytes, 0));
+      snprintf(key, sizeof key, "ccl.efficiency.[%d].factor", i);
+      TRY(get_num(r, key, &e->factor, 1));
+      if (!(e->factor > 0 && e->factor <= 1))
+        return pf_error_set(PF_EPARSE, "%s:%d: machine.%s: must be in (0, 1]", path, line_of(lookup(r, key)), key);
+      snprintf(key, sizeof key, "ccl.efficiency.[%d].source", i);
+      TRY(get_str(r, key, e->source, sizeof e->source, 1));
+      if (!e->source[0])
+        return pf_error_set(PF_EPARSE, "%s:%d: machine.%s: a measured efficiency needs its source", path,
+                            line_of(lookup(r, key)), key);
+    }
+    m->ccl_neff = cnt;
+  }
+  return 0;
+}
+
 static int read_machine(config_t *cfg, const char *path, pf_machine *m) {
   memset(m, 0, sizeof *m);
   snprintf(m->path, sizeof m->path, "%s", path);
@@ -399,6 +487,7 @@ static int read_machine(config_t *cfg, const char *path, pf_machine *m) {
   TRY(get_qty(&r, "node.nics.rate", PF_UNIT_BANDWIDTH, &m->nic_bw_Bps, m->nics_per_node > 0));
   if (m->nics_per_node > 0)
     TRY(check_range(&r, "node.nics.rate", m->nic_bw_Bps, 0, true, 1e16, "a NIC moves data"));
+  TRY(read_comm_keys(&r, m));
 
   pf_network *n = &m->net;
   k = PF_TOPO_SINGLE;

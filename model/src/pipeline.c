@@ -42,49 +42,6 @@
 
 #define HOST_SPEED 1e9 /* flop/s of a stage host: an exec of t x 1e9 flops lasts t seconds */
 
-int pf_pipeline_net(const pf_scenario *sc, const pf_topology *t, pf_pipe_net *net) {
-  const pf_plan *p = &sc->plan;
-  int P = p->pp;
-  memset(net, 0, sizeof *net);
-  if (sc->free_p2p || P < 2) {
-    for (int s = 0; s < P && s < PF_MAXSTAGE; s++) { net->bw_Bps[s] = 1e18; net->lat_s[s] = 0; }
-    return 0;
-  }
-  int nflows = p->tp * p->cp * p->dp;
-  int *cnt = calloc((size_t)(t->nlinks > 0 ? t->nlinks : 1), sizeof *cnt);
-  pf_route *rt = malloc((size_t)nflows * sizeof *rt);
-  if (!cnt || !rt) { free(cnt); free(rt); return pf_error_set(PF_ENOMEM, "out of memory"); }
-  for (int s = 0; s < P; s++) {
-    int nx = (s + 1) % P, f = 0;
-    for (int d = 0; d < p->dp; d++)
-      for (int c = 0; c < p->cp; c++)
-        for (int tp = 0; tp < p->tp; tp++, f++) {
-          pf_topology_route(t, pf_plan_rank(p, tp, c, d, s), pf_plan_rank(p, tp, c, d, nx), &rt[f]);
-          for (int k = 0; k < rt[f].n; k++) cnt[rt[f].link[k]]++;
-        }
-    double bw = INFINITY, lat = 0;
-    for (f = 0; f < nflows; f++) {
-      for (int k = 0; k < rt[f].n; k++) {
-        int l = rt[f].link[k];
-        bw = fmin(bw, t->links[l].bw_Bps / cnt[l]);
-      }
-      lat = fmax(lat, rt[f].lat_s);
-    }
-    for (f = 0; f < nflows; f++)
-      for (int k = 0; k < rt[f].n; k++) cnt[rt[f].link[k]] = 0;
-    net->bw_Bps[s] = isfinite(bw) ? bw : 1e18;
-    net->lat_s[s] = lat;
-  }
-  free(cnt);
-  free(rt);
-  /* Megatron's scatter-gather P2P (no SP): the receiver all-gathers the TP pieces */
-  if (p->tp > 1 && !p->sp)
-    net->recv_s = pf_fabric_collective_time(&sc->machine, 2, p->tp,
-                                            sc->workload.seq * (double)p->mbs * sc->workload.hidden *
-                                                pf_precision_bytes(sc->precision) / p->cp) / sc->comm_eff_scale;
-  return 0;
-}
-
 /* ---------- schedules ---------- */
 
 typedef pf_sched_op op;

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 void pf_scenario_init(pf_scenario *sc) {
   memset(sc, 0, sizeof *sc);
@@ -21,6 +22,7 @@ void pf_scenario_init(pf_scenario *sc) {
   sc->precision = PF_BF16;
   sc->engine = PF_ENGINE_DES;
   sc->collective = PF_COLL_AUTO;
+  sc->coll_proto = PF_PROTO_AUTO;
   sc->seed = 1;
   sc->compute_eff_scale = 1.0;
   sc->comm_eff_scale = 1.0;
@@ -28,11 +30,18 @@ void pf_scenario_init(pf_scenario *sc) {
 
 static const char *sched_names[] = {"1f1b", "interleaved", "gpipe"};
 static const char *recompute_names[] = {"none", "selective", "full"};
-static const char *coll_names[] = {"auto", "ring", "tree", "hierarchical", "rabenseifner"};
+static const char *coll_names[] = {"auto", "ring", "tree", "hierarchical", "rabenseifner", "nvls", "collnet",
+                                   "direct", "best"};
+static const char *proto_names[] = {"LL", "LL128", "Simple", "auto"};
+static const char *place_names[] = {"contiguous", "scattered"};
+static const char *order_names[] = {"tp-cp-dp-pp", "tp-cp-pp-dp"};
 
 const char *pf_schedule_name(pf_schedule s) { return s <= PF_SCHED_GPIPE ? sched_names[s] : "?"; }
 const char *pf_recompute_name(pf_recompute r) { return r <= PF_RECOMPUTE_FULL ? recompute_names[r] : "?"; }
-const char *pf_coll_algo_name(pf_coll_algo a) { return a <= PF_COLL_RABENSEIFNER ? coll_names[a] : "?"; }
+const char *pf_coll_algo_name(pf_coll_algo a) { return a < PF_COLL_NALGO ? coll_names[a] : "?"; }
+const char *pf_coll_proto_name(pf_coll_proto p) { return p <= PF_PROTO_AUTO ? proto_names[p] : "?"; }
+const char *pf_placement_name(pf_placement p) { return p <= PF_PLACE_SCATTERED ? place_names[p] : "?"; }
+const char *pf_rank_order_name(pf_rank_order o) { return o <= PF_ORDER_TP_CP_PP_DP ? order_names[o] : "?"; }
 
 int pf_schedule_parse(const char *s, pf_schedule *out, int *vstages) {
   *vstages = 1;
@@ -57,9 +66,29 @@ int pf_recompute_parse(const char *s, pf_recompute *out) {
 }
 
 int pf_coll_algo_parse(const char *s, pf_coll_algo *out) {
-  for (int i = 0; i <= PF_COLL_RABENSEIFNER; i++)
+  for (int i = 0; i < PF_COLL_NALGO; i++)
     if (strcmp(s, coll_names[i]) == 0) { *out = (pf_coll_algo)i; return 0; }
-  return pf_error_set(PF_EINVAL, "--collective \"%s\": valid: auto, ring, tree, hierarchical, rabenseifner", s);
+  return pf_error_set(PF_EINVAL, "--coll-algo \"%s\": valid: auto (the library's tuner), best (cheapest by preflight's "
+                      "cost), ring, tree, hierarchical, rabenseifner, nvls, collnet, direct", s);
+}
+
+int pf_coll_proto_parse(const char *s, pf_coll_proto *out) {
+  for (int i = 0; i <= PF_PROTO_AUTO; i++)
+    if (strcasecmp(s, proto_names[i]) == 0) { *out = (pf_coll_proto)i; return 0; }
+  return pf_error_set(PF_EINVAL, "--coll-proto \"%s\": valid: auto, LL, LL128, Simple", s);
+}
+
+int pf_placement_parse(const char *s, pf_placement *out) {
+  for (int i = 0; i <= PF_PLACE_SCATTERED; i++)
+    if (strcmp(s, place_names[i]) == 0) { *out = (pf_placement)i; return 0; }
+  return pf_error_set(PF_EINVAL, "--placement \"%s\": valid: contiguous, scattered", s);
+}
+
+int pf_rank_order_parse(const char *s, pf_rank_order *out) {
+  for (int i = 0; i <= PF_ORDER_TP_CP_PP_DP; i++)
+    if (strcmp(s, order_names[i]) == 0) { *out = (pf_rank_order)i; return 0; }
+  return pf_error_set(PF_EINVAL, "--rank-order \"%s\": valid: tp-cp-dp-pp (Megatron's default), tp-cp-pp-dp "
+                      "(Megatron's --use-tp-pp-dp-mapping)", s);
 }
 
 static const char *host_names[] = {"auto", "eager", "graphs", "compiled"};
@@ -81,7 +110,22 @@ int pf_framework_parse(const char *s, pf_framework *out) {
 }
 
 int pf_plan_rank(const pf_plan *p, int tp_r, int cp_r, int dp_r, int pp_r) {
+  if (p->rank_order == PF_ORDER_TP_CP_PP_DP) return tp_r + p->tp * (cp_r + p->cp * (pp_r + p->pp * dp_r));
   return tp_r + p->tp * (cp_r + p->cp * (dp_r + p->dp * pp_r));
+}
+
+void pf_plan_coords(const pf_plan *p, int rank, int *tp_r, int *cp_r, int *dp_r, int *pp_r) {
+  *tp_r = rank % p->tp;
+  rank /= p->tp;
+  *cp_r = rank % p->cp;
+  rank /= p->cp;
+  if (p->rank_order == PF_ORDER_TP_CP_PP_DP) {
+    *pp_r = rank % p->pp;
+    *dp_r = rank / p->pp;
+  } else {
+    *dp_r = rank % p->dp;
+    *pp_r = rank / p->dp;
+  }
 }
 
 int pf_plan_layers_per_stage(const pf_scenario *sc) {
@@ -134,6 +178,11 @@ int pf_plan_check(pf_scenario *sc) {
     return pf_error_set(PF_EINVAL, "--overlap-param-gather needs --dist-opt (Megatron-LM overlaps the parameter "
                         "all-gather of the distributed optimizer only)");
   if (p->ddp_bucket_size < 0) return pf_error_set(PF_EINVAL, "--ddp-bucket-size must be positive");
+  /* Megatron-LM arguments.py: "Tensor parallel communication/GEMM overlap can happen only when sequence
+   * parallelism is enabled" */
+  if (p->tp_comm_overlap && (!p->sp || p->tp < 2))
+    return pf_error_set(PF_EINVAL, "--tp-comm-overlap needs --sp and --tp > 1 (Transformer Engine overlaps the "
+                        "sequence-parallel all-gather and reduce-scatter)");
 
   int model;
   if (pf_mul4_overflow(p->tp, p->pp, p->cp, 1, &model) || model > sc->gpus) {

@@ -146,6 +146,26 @@ cJSON *pf_report_prediction_json(const pf_scenario *sc, const pf_prediction *p) 
   cJSON_AddNumberToObject(b, "dp_comm_exposed", r6(p->breakdown_s.dp_comm_exposed));
   cJSON_AddNumberToObject(b, "optimizer", r6(p->breakdown_s.optimizer));
   cJSON_AddNumberToObject(b, "overhead", r6(p->breakdown_s.overhead));
+  cJSON_AddNumberToObject(b, "dp_interference", r6(p->breakdown_s.dp_interference));
+  /* communication per GPU and iteration (comm.h, predict.h pf_comm_summary) */
+  const pf_comm_summary *cs = &p->comm;
+  cJSON *c = cJSON_AddObjectToObject(j, "communication");
+  cJSON_AddNumberToObject(c, "exposed_s", r6(cs->exposed_s));
+  cJSON_AddNumberToObject(c, "hidden_s", r6(cs->hidden_s));
+  cJSON_AddNumberToObject(c, "tp_hidden_s", r6(cs->tp_hidden_s));
+  cJSON_AddNumberToObject(c, "dp_hidden_s", r6(cs->dp_hidden_s));
+  cJSON_AddNumberToObject(c, "interference_s", r6(cs->interference_s));
+  cJSON_AddNumberToObject(c, "tp_kernel_s", r6(cs->tp_s));
+  cJSON_AddNumberToObject(c, "pp_kernel_s", r6(cs->pp_s));
+  cJSON_AddNumberToObject(c, "dp_kernel_s", r6(cs->dp_s));
+  cJSON_AddNumberToObject(c, "intra_node_s", r6(cs->intra_s));
+  cJSON_AddNumberToObject(c, "inter_node_s", r6(cs->inter_s));
+  cJSON_AddNumberToObject(c, "fabric_bytes", r6(cs->fabric_bytes));
+  cJSON_AddNumberToObject(c, "nic_bytes", r6(cs->nic_bytes));
+  cJSON_AddStringToObject(c, "tp_algorithm", cs->tp_algorithm);
+  cJSON_AddStringToObject(c, "dp_protocol", cs->dp_protocol);
+  cJSON_AddNumberToObject(c, "dp_busbw_GBps", r6(cs->dp_busbw_Bps / 1e9));
+  cJSON_AddStringToObject(c, "placement", cs->placement);
   memory_json(j, &p->memory);
   cJSON_AddBoolToObject(j, "fits", p->fits);
   cJSON *e = cJSON_AddObjectToObject(j, "energy");
@@ -207,15 +227,27 @@ void pf_report_prediction_table(FILE *f, const pf_scenario *sc, const pf_predict
   fprintf(f, "iteration   %s   %.4g tokens/s   %.4g samples/s\n", t, p->tokens_per_s, p->samples_per_s);
   fprintf(f, "throughput  %.1f TFLOP/s/GPU (model), MFU %.1f %%\n", p->tflops_per_gpu, 100 * p->mfu);
   const pf_breakdown *b = &p->breakdown_s;
-  const char *names[] = {"compute", "tp_comm", "pp_bubble", "pp_comm", "dp_comm_exposed", "optimizer", "overhead"};
-  double vals[] = {b->compute, b->tp_comm, b->pp_bubble, b->pp_comm, b->dp_comm_exposed, b->optimizer, b->overhead};
+  const char *names[] = {"compute", "tp_comm", "pp_bubble", "pp_comm", "dp_comm_exposed", "optimizer", "overhead",
+                         "dp_interference"};
+  double vals[] = {b->compute, b->tp_comm, b->pp_bubble, b->pp_comm, b->dp_comm_exposed, b->optimizer, b->overhead,
+                   b->dp_interference};
   fprintf(f, "breakdown  ");
-  for (int i = 0; i < 7; i++) {
-    if (vals[i] <= 0 && i == 6) continue;
+  for (int i = 0; i < 8; i++) {
+    if (vals[i] <= 0 && i >= 6) continue;
     human_time(vals[i], t, sizeof t);
-    fprintf(f, " %s %s (%.1f %%)%s", names[i], t, 100 * vals[i] / p->iteration_time_s, i < 5 ? "," : "");
+    fprintf(f, "%s %s %s (%.1f %%)", i > 0 ? "," : "", names[i], t, 100 * vals[i] / p->iteration_time_s);
   }
   fprintf(f, "\n");
+  const pf_comm_summary *cs = &p->comm;
+  if (cs->tp_s + cs->pp_s + cs->dp_s > 0) {
+    char e[32], h[32], in[32], x[32];
+    human_time(cs->exposed_s, e, sizeof e);
+    human_time(cs->hidden_s, h, sizeof h);
+    human_time(cs->intra_s, in, sizeof in);
+    human_time(cs->inter_s, x, sizeof x);
+    fprintf(f, "comm/GPU    exposed %s, hidden %s; kernels %s in the node, %s across nodes; %.3g GB over the fabric, "
+               "%.3g GB through the NIC\n", e, h, in, x, cs->fabric_bytes / 1e9, cs->nic_bytes / 1e9);
+  }
   memory_line(f, &p->memory, p->fits);
   fprintf(f, "energy      %.4g kJ per iteration (facility), %.0f W per node, %.0f W per GPU\n",
           p->energy.facility_J / 1e3, p->energy.avg_power_per_node_W, p->energy.avg_power_per_gpu_W);

@@ -97,6 +97,9 @@ int pf_trace_write_timeline(const pf_scenario *sc, double iteration_s, const pf_
     if (tl->ag_hidden_s[s] > 0) /* steady state: the previous step's all-gather under the first forward */
       span(ev, 2, s, "parameter all-gather (overlapped with the first forward)", "dp_comm", 0, tl->ag_hidden_s[s]);
   }
+  if (tl && tl->slow_end_s > tl->slow_start_s)
+    span(ev, 3, 0, "compute slowed by hidden DP collectives (all stages)", "interference", tl->slow_start_s,
+         tl->slow_end_s);
   cJSON_AddStringToObject(root, "displayTimeUnit", "ms");
   cJSON *m = cJSON_AddObjectToObject(root, "metadata");
   cJSON_AddStringToObject(m, "machine", sc->machine.id);

@@ -3,7 +3,9 @@
  * overlap in space and in time, and the default choice follows NCCL. */
 #include "check.h"
 
+#include "preflight/ccl.h"
 #include "preflight/collective.h"
+#include "preflight/comm.h"
 #include "preflight/machine.h"
 #include "preflight/topology.h"
 #include "preflight/workload.h"
@@ -58,11 +60,14 @@ static void test_bytes_one_gpu_per_node(void) {
   free(lb);
   pf_coll_pattern_free(&pat);
 
-  /* cost: ring all-reduce alone on a switch = 2(p-1) (alpha + S/p / B) */
+  /* cost: ring all-reduce alone on a switch = base + 2(p-1) (max(alpha, library step) + S/p / B), Simple */
   CHECK(pf_coll_pattern_build(&t, PF_ALLREDUCE, PF_COLL_RING, S, G, 1, p, &pat) == 0);
+  CHECK_INT(pat.proto, PF_PROTO_SIMPLE);
   pf_route r;
   pf_topology_route(&t, 0, 1, &r);
-  double want = 2.0 * (p - 1) * (r.lat_s + S / p / pf_route_bw(&t, &r));
+  double step = fmax(r.lat_s, pf_ccl_step_lat(t.lib, PF_HW_NET, PF_COLL_RING, PF_PROTO_SIMPLE));
+  double want = pf_ccl_base_lat(t.lib, PF_COLL_RING, PF_PROTO_SIMPLE) +
+                2.0 * (p - 1) * (step + S / p / pf_route_bw(&t, &r));
   CHECK_NEAR(pf_coll_pattern_time(&t, &pat, NULL), want, 1e-12);
   pf_coll_job job;
   CHECK(pf_coll_job_build(&t, &pat, &job) == 0);

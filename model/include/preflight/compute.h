@@ -10,10 +10,10 @@
 
 typedef struct pf_stage_work {
   double fwd_s, bwd_s;           /* per microbatch, compute only (incl. recompute in bwd) */
-  double fwd_tp_s, bwd_tp_s;     /* per microbatch, exposed TP collectives */
+  double fwd_tp_s, bwd_tp_s;     /* per microbatch, exposed TP/CP collectives (filled by comm.c) */
   double gemm_s, mem_s, launch_s;/* breakdown of fwd+bwd compute per microbatch */
   double fwd_flops, bwd_flops;   /* hardware FLOPs per microbatch (incl. recompute) */
-  double p2p_bytes;              /* activation bytes sent to the next stage per microbatch */
+  double p2p_bytes;              /* activation bytes sent to the next stage per microbatch (comm.c) */
   double params;                 /* parameters held by one GPU of this stage */
   double optimizer_s;            /* optimizer step */
   int layers;
@@ -23,9 +23,5 @@ typedef struct pf_stage_work {
 /* Work of pipeline stage s (0..pp-1) for one microbatch.  Returns 0 or a
  * negative PF_E* code (a kernel the device cannot run, out of memory). */
 int pf_stage_work_compute(const pf_scenario *sc, int stage, pf_stage_work *w);
-
-/* Time of a ring collective inside one node's fabric over t GPUs:
- * kind 0 all-reduce, 1 reduce-scatter, 2 all-gather; bytes = full buffer. */
-double pf_fabric_collective_time(const pf_machine *m, int kind, int t, double bytes);
 
 #endif

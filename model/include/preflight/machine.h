@@ -15,6 +15,8 @@
 #define PF_ID_MAX 64
 #define PF_NAME_MAX 160
 #define PF_PATH_MAX 1024
+#define PF_MAX_GPN 16            /* logical devices per node at most */
+#define PF_CCL_MAX_EFF 8         /* library efficiency rows per machine */
 
 typedef enum { PF_FP64, PF_FP32, PF_TF32, PF_FP16, PF_BF16, PF_FP8, PF_NPREC } pf_precision;
 
@@ -64,6 +66,22 @@ typedef struct pf_device {
 typedef enum { PF_FABRIC_NVLINK_SWITCH, PF_FABRIC_NVLINK_MESH, PF_FABRIC_INFINITY_FABRIC,
                PF_FABRIC_XE_LINK, PF_FABRIC_PCIE, PF_FABRIC_NONE } pf_fabric_kind;
 
+/* The collective library the machine's training stack uses (ccl.library;
+ * default by device vendor: NCCL on NVIDIA, RCCL on AMD, oneCCL on Intel). */
+typedef enum { PF_CCL_NCCL, PF_CCL_RCCL, PF_CCL_ONECCL } pf_ccl_lib;
+const char *pf_ccl_lib_name(pf_ccl_lib l);
+
+/* A measured library behaviour that is not topology (ccl.efficiency rows):
+ * from min_ranks ranks and min_bytes per rank on, the bandwidth of the
+ * inter-node part of a collective is multiplied by factor.  Each row names
+ * its source (machine file); the last matching row applies. */
+typedef struct pf_ccl_eff {
+  int min_ranks;
+  double min_bytes;
+  double factor;                /* (0, 1] */
+  char source[PF_NAME_MAX];
+} pf_ccl_eff;
+
 typedef enum { PF_TOPO_FAT_TREE, PF_TOPO_DRAGONFLY, PF_TOPO_DRAGONFLY_PLUS, PF_TOPO_TORUS,
                PF_TOPO_SINGLE } pf_topology_kind;
 
@@ -81,6 +99,9 @@ typedef struct pf_network {
   int endpoints_per_leaf;       /* NIC ports per leaf switch */
   double taper;                 /* leaf uplink/downlink bandwidth ratio (1 = full bisection) */
   bool rail_optimized;          /* NIC k of every node lands on leaf set k */
+  double core_taper;            /* 3 levels: aggregation uplink/downlink ratio (1 = full bisection) */
+  bool adaptive_routing;        /* dragonfly(+): spread a hot group pair over Valiant detours */
+  bool in_network_reduction;    /* switches reduce (InfiniBand SHARP / CollNet) and the library uses it */
   /* dragonfly and dragonfly+ */
   int groups;
   int switches_per_group;       /* dragonfly: switches per group (all-to-all inside) */
@@ -110,11 +131,23 @@ typedef struct pf_machine {
   double fabric_bw_Bps;         /* per GPU, per direction, all its links together */
   double fabric_pair_bw_Bps;    /* between one pair of GPUs, per direction */
   double fabric_latency_s;
+  double fabric_bridge_bw_Bps;  /* NVLink bridge between the cards of a bridged group, per direction (0: none) */
+  int fabric_bridge_group;      /* GPUs per bridged group (2: pairs 0-1, 2-3, ...) */
+  bool nvls;                    /* NVSwitch with in-switch reduction (NVLink SHARP, Hopper and later) */
+  double nvls_eff;              /* share of the port line rate NVLS traffic reaches (measured; 0: the NVLink share) */
   double host_link_bw_Bps;      /* CPU <-> GPU per direction (PCIe or C2C) */
   char host_link[16];           /* its kind as the file names it ("pcie5", "c2c"), "" if not given */
   /* NICs */
   int nics_per_node;
   double nic_bw_Bps;            /* one NIC, per direction */
+  int nic_affinity[PF_MAX_GPN]; /* NIC closest to each local GPU (default l x NICs / GPUs) */
+  /* collective library */
+  pf_ccl_lib ccl;
+  int ccl_pxn;                  /* 1 PXN on, 0 off, -1 library default */
+  int ccl_neff;
+  pf_ccl_eff ccl_eff[PF_CCL_MAX_EFF];
+  /* measured link efficiencies from `calibrate --collectives` (--calibration; 0 = the defaults of topology.c) */
+  double fabric_eff_cal, net_eff_cal;
   pf_network net;
   /* power */
   double node_base_W;           /* board, memory, fans, NICs, idle CPU: not the GPUs */

@@ -81,6 +81,7 @@ typedef struct pf_iter_timeline {
   double ag_start_s[PF_MAXSTAGE], ag_end_s[PF_MAXSTAGE];       /* parameter all-gather (dist-opt) */
   double ag_hidden_s[PF_MAXSTAGE]; /* --overlap-param-gather: part hidden behind the next step's first forward */
   double emb_start_s, emb_end_s;   /* tied-embedding all-reduce, first and last stage (equal if none) */
+  double slow_start_s, slow_end_s; /* compute slowed by DP collectives hidden under it, drawn at the end (dpsync.h) */
   char grad_name[64], ag_name[64];
 } pf_iter_timeline;
 

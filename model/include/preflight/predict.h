@@ -13,8 +13,11 @@
 
 #define PF_MAX_WARNINGS 8
 
+/* The iteration, split (sums to iteration_time_s): tp_comm is the exposed TP/SP/CP time on the critical
+ * stage (with what overlapped TP collectives cost the GEMMs they hide behind); dp_interference what the DP
+ * collectives hidden behind backward / forward cost that compute. */
 typedef struct pf_breakdown {
-  double compute, tp_comm, pp_bubble, pp_comm, dp_comm_exposed, optimizer, overhead;
+  double compute, tp_comm, pp_bubble, pp_comm, dp_comm_exposed, optimizer, overhead, dp_interference;
 } pf_breakdown;
 
 typedef struct pf_energy {
@@ -22,6 +25,21 @@ typedef struct pf_energy {
   double avg_power_per_node_W, avg_power_per_gpu_W;
   double per_iteration_J;                        /* = facility_J */
 } pf_energy;
+
+/* Communication per GPU and iteration, averaged over the pipeline stages
+ * (comm.h, dpsync.h): what communication kernels run, where, and what they
+ * cost the compute they hide behind. */
+typedef struct pf_comm_summary {
+  double exposed_s;              /* on the critical path: tp_comm + pp_comm + dp_comm_exposed of the breakdown */
+  double hidden_s;               /* under compute: TP/CP behind GEMMs and attention, DP behind backward / forward */
+  double tp_hidden_s, dp_hidden_s;
+  double interference_s;         /* compute slowed by the hidden collectives' kernels (part of the iteration) */
+  double tp_s, pp_s, dp_s;       /* time communication kernels run, by kind (TP includes CP) */
+  double intra_s, inter_s;       /* the same, inside the node / across nodes */
+  double fabric_bytes, nic_bytes;/* bytes one GPU sends over the node's fabric / through its NIC */
+  double dp_busbw_Bps;           /* bus bandwidth of stage 0's gradient collective (nccl-tests' definition) */
+  char tp_algorithm[16], dp_protocol[16], placement[16];
+} pf_comm_summary;
 
 typedef struct pf_prediction {
   double iteration_time_s, tokens_per_s, samples_per_s;
@@ -35,6 +53,7 @@ typedef struct pf_prediction {
   double pipeline_s;                             /* DES makespan of the representative pipeline */
   double dp_comm_s;                              /* total DP collective time (before overlap) */
   char dp_algorithm[32];
+  pf_comm_summary comm;
   char engine[16];
   int des_events;                                /* simulated activities (0 for analytic) */
   int nwarnings;

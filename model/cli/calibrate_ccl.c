@@ -1,0 +1,171 @@
+/* calibrate_ccl.c - `preflight calibrate --collectives`: times NCCL/RCCL collectives on this node's GPUs
+ * (or, under Slurm with one task per GPU, across nodes) with the preflight-cal-ccl back-end
+ * (calibrate/ccl/ccl_main.c, which opens the library and the GPU runtime with dlopen) and writes the busbw
+ * per op and size as the "collectives" section of a calibration JSON file (-o checked before the run and
+ * written through model/src/io.c, as every calibration file is: calibrate/harness/output.c).  `--calibration FILE` then overlays it on the fabric (one node) or the network (several nodes):
+ * cclcal.c.  Exit 3 when the back-end cannot run (no executable, library, runtime or GPU), 2 on usage. */
+#include "cli.h"
+
+#ifdef PF_HAVE_CALIBRATE
+#include "preflight/error.h"
+#include "preflight/interrupt.h"
+#include "preflight/report.h"
+
+#include "pfcal.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+static const char *usage =
+    "usage: preflight calibrate --collectives [--quick|--full] [-b SIZE] [-e SIZE] [-f F] [--library nccl|rccl]\n"
+    "                           [--id-file PATH] [-o FILE.json]\n\n"
+    "Times all_reduce, all_gather, reduce_scatter and sendrecv with NCCL (NVIDIA) or RCCL (AMD), opened at run\n"
+    "time, over every GPU of this node; under Slurm with one task per GPU (srun --ntasks-per-node=GPUS) across\n"
+    "the allocation's nodes, the tasks meeting through --id-file on a shared file system.  busbw per size goes\n"
+    "to the \"collectives\" section of the JSON; `--calibration FILE` overlays it on the node's fabric (one node)\n"
+    "or on the network (several nodes).  Exit 3 when no NCCL/RCCL, runtime or GPU is found.\n\n"
+    "Examples:\n"
+    "  preflight calibrate --collectives --quick -o ccl-node.json\n"
+    "  srun -N 2 --ntasks-per-node=4 --gpus-per-task=1 preflight calibrate --collectives --id-file $HOME/ccl.id \\\n"
+    "      -o ccl-2nodes.json\n"
+    "  preflight collective --machine mn5-acc --nodes 1 --calibration ccl-node.json\n";
+
+static int slurp(int fd, char **out, size_t *len) {
+  size_t cap = 65536, n = 0;
+  char *buf = malloc(cap);
+  if (!buf) return pf_error_set(PF_ENOMEM, "out of memory");
+  for (;;) {
+    if (n + 1 >= cap) {
+      char *nb = cap < ((size_t)64 << 20) ? realloc(buf, cap * 2) : NULL;
+      if (!nb) { free(buf); return pf_error_set(PF_EIO, "the collective back-end wrote too much output"); }
+      buf = nb;
+      cap *= 2;
+    }
+    ssize_t r = read(fd, buf + n, cap - n - 1);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) { free(buf); return pf_error_set(PF_EIO, "reading the back-end: %s", strerror(errno)); }
+    if (r == 0) break;
+    n += (size_t)r;
+  }
+  buf[n] = '\0';
+  *out = buf;
+  *len = n;
+  return 0;
+}
+
+static void exe_path(char *exe, size_t n) {
+  const char *env = getenv("PREFLIGHT_CAL_DIR");
+  char dir[PF_PATH_MAX] = ".";
+  if (env && *env) snprintf(dir, sizeof dir, "%s", env);
+  else {
+    ssize_t k = readlink("/proc/self/exe", dir, sizeof dir - 1);
+    if (k > 0) {
+      dir[k] = '\0';
+      char *slash = strrchr(dir, '/');
+      if (slash) *slash = '\0';
+    }
+  }
+  snprintf(exe, n, "%s/preflight-cal-ccl", dir);
+}
+
+int pf_cmd_calibrate_collectives(int argc, char **argv) {
+  const char *out = NULL;
+  char *args[32];
+  int k = 0;
+  char exe[PF_PATH_MAX + 32];
+  exe_path(exe, sizeof exe);
+  args[k++] = exe;
+  for (int i = 0; i < argc; i++) {
+    const char *a = argv[i];
+    if (!strcmp(a, "--collectives")) continue;
+    if (!strcmp(a, "--help") || !strcmp(a, "-h")) { fputs(usage, stdout); return 0; }
+    if (!strcmp(a, "--quick") || !strcmp(a, "--full")) { args[k++] = argv[i]; continue; }
+    int takes = !strcmp(a, "-b") || !strcmp(a, "-e") || !strcmp(a, "-f") || !strcmp(a, "--library") ||
+                !strcmp(a, "--id-file") || !strcmp(a, "-o");
+    if (!takes) {
+      fprintf(stderr, "preflight calibrate: --collectives: unknown option \"%s\" (see --collectives --help)\n", a);
+      return 2;
+    }
+    if (i + 1 >= argc) { fprintf(stderr, "preflight calibrate: option %s needs a value\n", a); return 2; }
+    if (!strcmp(a, "-o")) { out = argv[++i]; continue; }
+    if (k + 2 >= 31) { fprintf(stderr, "preflight calibrate: too many options\n"); return 2; }
+    args[k++] = argv[i];
+    args[k++] = argv[++i];
+  }
+  args[k] = NULL;
+  pf_output o; /* a bad -o fails now, not after the measurements */
+  int orc = pfcal_output_check(out, &o);
+  if (orc) return pf_cli_fail("calibrate", orc);
+  if (access(exe, X_OK) != 0) {
+    fprintf(stderr, "preflight calibrate: the collective back-end is not available: looked for %s (%s); it is built "
+                    "with preflight (make build)\n", exe, strerror(errno));
+    return 3;
+  }
+  int fds[2];
+  if (pipe(fds) != 0) return pf_cli_fail("calibrate", pf_error_set(PF_EIO, "pipe: %s", strerror(errno)));
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, fds[1], STDOUT_FILENO);
+  posix_spawn_file_actions_addclose(&fa, fds[0]);
+  posix_spawn_file_actions_addclose(&fa, fds[1]);
+  pid_t pid;
+  int err = posix_spawn(&pid, exe, &fa, NULL, args, environ);
+  posix_spawn_file_actions_destroy(&fa);
+  close(fds[1]);
+  if (err != 0) {
+    close(fds[0]);
+    fprintf(stderr, "preflight calibrate: cannot start %s: %s\n", exe, strerror(err));
+    return 3;
+  }
+  pf_interrupt_add_child(pid); /* ^C stops the back-end too */
+  char *text = NULL;
+  size_t len = 0;
+  int rc = slurp(fds[0], &text, &len), status = 0;
+  close(fds[0]);
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+  pf_interrupt_remove_child(pid);
+  int code = WIFEXITED(status) ? WEXITSTATUS(status) : 3;
+  if (code != 0 || rc < 0) { /* the back-end said why */
+    free(text);
+    return code == 2 ? 2 : 3;
+  }
+  if (!text[0]) { free(text); return 0; } /* a Slurm task other than rank 0 */
+  cJSON *doc = cJSON_ParseWithLength(text, len);
+  free(text);
+  const cJSON *sec = doc ? cJSON_GetObjectItemCaseSensitive(doc, "collectives") : NULL;
+  if (!sec || !cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(sec, "results"))) {
+    cJSON_Delete(doc);
+    return pf_cli_fail("calibrate", pf_error_set(PF_EIO, "%s wrote no \"collectives\" results; nothing was written", exe));
+  }
+  /* provenance, as the other back-ends record it */
+  cJSON_DeleteItemFromObject(doc, "backend"); /* the rates loader knows cpu/cuda/hip/fit; this file has no rates */
+  cJSON_AddItemToObject(doc, "tool", pf_report_tool_json());
+  cJSON *prov = cJSON_AddObjectToObject(doc, "provenance");
+  char date[32], host[256] = "";
+  const char *fake = getenv("PF_FAKE_DATE");
+  time_t now = time(NULL);
+  struct tm tmv;
+  if (fake && *fake) snprintf(date, sizeof date, "%s", fake);
+  else if (gmtime_r(&now, &tmv)) strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &tmv);
+  else snprintf(date, sizeof date, "unknown");
+  gethostname(host, sizeof host - 1);
+  cJSON_AddStringToObject(prov, "date", date);
+  cJSON_AddStringToObject(prov, "host", host);
+  cJSON_AddStringToObject(prov, "method", "nccl-tests protocol: warm-up, host-timed iterations, out-of-place; "
+                                          "busbw = size / time x 2(n-1)/n, (n-1)/n or 1");
+  char *t = pf_report_json_text(doc);
+  if (!t) return pf_cli_fail("calibrate", pf_error_set(PF_ENOMEM, "out of memory"));
+  rc = pfcal_output_write(&o, t);
+  free(t);
+  return rc < 0 ? pf_cli_fail("calibrate", rc) : 0;
+}
+#endif /* PF_HAVE_CALIBRATE */

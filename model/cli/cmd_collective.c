@@ -1,0 +1,259 @@
+/* cmd_collective.c - `preflight collective`: one collective of a machine
+ * priced alone over a range of sizes, printed as nccl-tests prints it
+ * (size, count, type, redop, root, time, algbw, busbw; the same bus-bandwidth
+ * factors, doc/PERFORMANCE.md of nccl-tests), so users can hold it against
+ * their own nccl-tests / rccl-tests output.  The model is the communication
+ * module's (comm.h, collbench.c). */
+#include "cli.h"
+#include "options.h"
+
+#include "preflight/comm.h"
+#include "preflight/error.h"
+#include "preflight/report.h"
+#include "preflight/units.h"
+
+#include <cjson/cJSON.h>
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *examples =
+    "  preflight collective --machine mn5-acc --nodes 1 --op all_reduce -b 8 -e 8G -f 2\n"
+    "  preflight collective --machine mn5-acc --nodes 2,16,128 --op all_reduce -b 8 -e 8G -f 2\n"
+    "  preflight collective --machine lumi-g --nodes 64 --op all_gather --placement scattered --format json\n";
+
+#define MAX_SIZES 128
+#define MAX_NODES 32
+
+/* A size as nccl-tests reads it (digits with an optional K, M or G: powers of 1024), or a quantity with a unit. */
+static int parse_size(const char *opt, const char *s, double *out) {
+  char *end;
+  errno = 0;
+  double x = strtod(s, &end);
+  if (end != s && !errno && x >= 0) {
+    double mult = 1;
+    if (*end && !end[1]) {
+      int c = toupper((unsigned char)*end);
+      mult = c == 'K' ? 1024.0 : c == 'M' ? 1048576.0 : c == 'G' ? 1073741824.0 : c == 'B' ? 1.0 : 0;
+      if (mult > 0) end++;
+    }
+    if (*end == '\0') { *out = x * mult; return 0; }
+  }
+  if (pf_units_parse(s, PF_UNIT_BYTES, out) == 0 && *out >= 0) return 0;
+  return pf_error_set(PF_EINVAL, "-%s \"%s\": a size in bytes such as 8, 128M, 8G (K, M, G are powers of 1024) or "
+                      "\"1 GiB\"", opt, s);
+}
+
+typedef struct dtype { const char *name; double size; } dtype;
+static const dtype dtypes[] = {{"float", 4}, {"half", 2}, {"bfloat16", 2}, {"double", 8}};
+
+typedef struct run {
+  int nodes, gpn, ranks;
+  int n;
+  double size[MAX_SIZES];
+  pf_coll_result r[MAX_SIZES];
+  double avg_busbw;
+} run;
+
+static void print_table(FILE *f, const pf_machine *m, pf_coll_kind op, const dtype *dt, pf_placement pl,
+                        const run *runs, int nr) {
+  int reduce = op == PF_ALLREDUCE || op == PF_REDUCE_SCATTER;
+  for (int i = 0; i < nr; i++) {
+    const run *u = &runs[i];
+    fprintf(f, "# preflight collective: %s_perf model on %s (%s), library %s, placement %s\n", pf_coll_kind_id(op), m->id,
+            m->name, pf_ccl_lib_name(m->ccl), pf_placement_name(pl));
+    fprintf(f, "# nodes %d, GPUs per node %d, ranks %d, %s %s\n#\n", u->nodes, u->gpn, u->ranks,
+            pf_fabric_kind_name(m->fabric), m->net.tech[0] ? m->net.tech : pf_topology_kind_name(m->net.kind));
+    fprintf(f, "#%12s %13s %9s %7s %7s %10s %8s %8s  %-12s %s\n", "size", "count", "type", "redop", "root", "time",
+            "algbw", "busbw", "algorithm", "protocol");
+    fprintf(f, "#%12s %13s %9s %7s %7s %10s %8s %8s\n", "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)");
+    for (int k = 0; k < u->n; k++) {
+      const pf_coll_result *r = &u->r[k];
+      fprintf(f, " %12.0f %13.0f %9s %7s %7d %10.2f %8.2f %8.2f  %-12s %s\n", u->size[k], floor(u->size[k] / dt->size),
+              dt->name, reduce ? "sum" : "none", -1, r->time_s * 1e6, r->alg_bw_Bps / 1e9, r->bus_bw_Bps / 1e9,
+              pf_coll_algo_name(r->algo), pf_coll_proto_name(r->proto));
+    }
+    fprintf(f, "# Avg bus bandwidth    : %.4g\n%s", u->avg_busbw / 1e9, i + 1 < nr ? "#\n" : "");
+  }
+}
+
+static cJSON *to_json(const pf_machine *m, pf_coll_kind op, const dtype *dt, pf_placement pl, unsigned long seed,
+                      const run *runs, int nr) {
+  cJSON *j = pf_report_root_json();
+  cJSON_AddStringToObject(j, "machine", m->id);
+  cJSON_AddStringToObject(j, "op", pf_coll_kind_id(op));
+  cJSON_AddStringToObject(j, "library", pf_ccl_lib_name(m->ccl));
+  cJSON_AddStringToObject(j, "datatype", dt->name);
+  cJSON_AddStringToObject(j, "placement", pf_placement_name(pl));
+  cJSON_AddNumberToObject(j, "seed", (double)seed);
+  cJSON *arr = cJSON_AddArrayToObject(j, "runs");
+  for (int i = 0; i < nr; i++) {
+    const run *u = &runs[i];
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "nodes", u->nodes);
+    cJSON_AddNumberToObject(o, "gpus_per_node", u->gpn);
+    cJSON_AddNumberToObject(o, "ranks", u->ranks);
+    cJSON *rs = cJSON_AddArrayToObject(o, "results");
+    for (int k = 0; k < u->n; k++) {
+      const pf_coll_result *r = &u->r[k];
+      cJSON *x = cJSON_CreateObject();
+      cJSON_AddNumberToObject(x, "size_B", u->size[k]);
+      cJSON_AddNumberToObject(x, "count", floor(u->size[k] / dt->size));
+      cJSON_AddNumberToObject(x, "time_us", round(r->time_s * 1e8) / 100);
+      cJSON_AddNumberToObject(x, "algbw_GBps", round(r->alg_bw_Bps / 1e7) / 100);
+      cJSON_AddNumberToObject(x, "busbw_GBps", round(r->bus_bw_Bps / 1e7) / 100);
+      cJSON_AddStringToObject(x, "algorithm", pf_coll_algo_name(r->algo));
+      cJSON_AddStringToObject(x, "protocol", pf_coll_proto_name(r->proto));
+      cJSON_AddItemToArray(rs, x);
+    }
+    cJSON_AddNumberToObject(o, "avg_busbw_GBps", round(u->avg_busbw / 1e7) / 100);
+    cJSON_AddItemToArray(arr, o);
+  }
+  return j;
+}
+
+static void print_csv(FILE *f, const pf_machine *m, pf_coll_kind op, const run *runs, int nr) {
+  fprintf(f, "machine,op,nodes,gpus_per_node,ranks,size_B,time_us,algbw_GBps,busbw_GBps,algorithm,protocol\n");
+  for (int i = 0; i < nr; i++)
+    for (int k = 0; k < runs[i].n; k++) {
+      const pf_coll_result *r = &runs[i].r[k];
+      fprintf(f, "%s,%s,%d,%d,%d,%.0f,%.2f,%.2f,%.2f,%s,%s\n", m->id, pf_coll_kind_id(op), runs[i].nodes, runs[i].gpn,
+              runs[i].ranks, runs[i].size[k], r->time_s * 1e6, r->alg_bw_Bps / 1e9, r->bus_bw_Bps / 1e9,
+              pf_coll_algo_name(r->algo), pf_coll_proto_name(r->proto));
+    }
+}
+
+typedef struct args {
+  pf_machine m;
+  pf_coll_kind op;
+  int nodes[MAX_NODES], nn, gpn;
+  double b, e, f;
+  const dtype *dt;
+  pf_coll_algo algo;
+  pf_coll_proto proto;
+  pf_placement pl;
+  unsigned long seed;
+} args;
+
+static int read_args(const pf_optvals *v, args *a) {
+  memset(a, 0, sizeof *a);
+  int rc;
+  const char *s = pf_opts_get(v, "machine");
+  if (!s) return pf_error_set(PF_EINVAL, "--machine is required (see `preflight machines`)");
+  if ((rc = pf_machine_load(s, &a->m)) < 0) return rc;
+  a->op = PF_ALLREDUCE;
+  if ((s = pf_opts_get(v, "op")) && (rc = pf_coll_kind_parse(s, &a->op)) < 0) return rc;
+  a->nodes[0] = 1;
+  a->nn = 1;
+  if ((s = pf_opts_get(v, "nodes")) && (rc = pf_cli_parse_nodes(s, a->nodes, MAX_NODES, &a->nn)) < 0) return rc;
+  a->gpn = a->m.gpus_per_node;
+  if ((rc = pf_opts_int(v, "gpus-per-node", &a->gpn)) < 0) return rc;
+  a->b = 8;
+  a->e = 128.0 * 1048576;
+  a->f = 2;
+  if ((s = pf_opts_get(v, "b")) && (rc = parse_size("b", s, &a->b)) < 0) return rc;
+  if ((s = pf_opts_get(v, "e")) && (rc = parse_size("e", s, &a->e)) < 0) return rc;
+  if ((rc = pf_opts_double(v, "f", &a->f)) < 0) return rc;
+  if (!(a->b >= 1) || a->e < a->b)
+    return pf_error_set(PF_EINVAL, "-b %.0f -e %.0f: need 1 <= -b <= -e", a->b, a->e);
+  if (!(a->f > 1.0)) return pf_error_set(PF_EINVAL, "-f %g: the size factor must exceed 1", a->f);
+  a->dt = &dtypes[0];
+  if ((s = pf_opts_get(v, "datatype"))) {
+    a->dt = NULL;
+    for (size_t i = 0; i < sizeof dtypes / sizeof dtypes[0]; i++)
+      if (!strcmp(s, dtypes[i].name)) a->dt = &dtypes[i];
+    if (!a->dt) return pf_error_set(PF_EINVAL, "--datatype \"%s\": valid: float, half, bfloat16, double", s);
+  }
+  a->algo = PF_COLL_AUTO;
+  a->proto = PF_PROTO_AUTO;
+  if ((s = pf_opts_get(v, "coll-algo")) && (rc = pf_coll_algo_parse(s, &a->algo)) < 0) return rc;
+  if ((s = pf_opts_get(v, "coll-proto")) && (rc = pf_coll_proto_parse(s, &a->proto)) < 0) return rc;
+  if ((s = pf_opts_get(v, "placement")) && (rc = pf_placement_parse(s, &a->pl)) < 0) return rc;
+  int seed = 1;
+  if ((rc = pf_opts_int(v, "seed", &seed)) < 0) return rc;
+  a->seed = (unsigned long)seed;
+  if ((s = pf_opts_get(v, "calibration"))) {
+    pf_ccl_cal *cc = malloc(sizeof *cc);
+    if (!cc) return pf_error_set(PF_ENOMEM, "out of memory");
+    rc = pf_ccl_cal_load(s, cc);
+    if (rc == 0 && !cc->present)
+      rc = pf_error_set(PF_EINVAL, "--calibration %s: no \"collectives\" section (preflight calibrate --collectives "
+                        "writes one)", s);
+    if (rc == 0) rc = pf_ccl_cal_apply(cc, &a->m);
+    free(cc);
+    if (rc < 0) return rc;
+  }
+  return 0;
+}
+
+static int compute(const args *a, run *runs) {
+  int rc = 0;
+  for (int i = 0; i < a->nn && rc == 0; i++) {
+    run *u = &runs[i];
+    pf_coll_bench b;
+    if ((rc = pf_coll_bench_init(&a->m, a->nodes[i], a->gpn, a->pl, a->seed, &b)) < 0) break;
+    u->nodes = b.nodes;
+    u->gpn = b.gpn;
+    u->ranks = b.ranks;
+    for (double sz = a->b; sz <= a->e * (1 + 1e-12) && u->n < MAX_SIZES && rc == 0; sz *= a->f) {
+      double bytes = floor(sz / a->dt->size) * a->dt->size; /* whole elements, as nccl-tests sizes its buffers */
+      if (bytes < a->dt->size) bytes = a->dt->size;
+      u->size[u->n] = bytes;
+      rc = pf_coll_bench_run(&b, a->op, a->algo, a->proto, bytes, &u->r[u->n]);
+      if (rc == 0) u->avg_busbw += u->r[u->n++].bus_bw_Bps;
+    }
+    if (u->n > 0) u->avg_busbw /= u->n;
+    pf_coll_bench_free(&b);
+  }
+  return rc;
+}
+
+static const pf_opt *const tables[] = {pf_collective_opts, NULL};
+static const pf_cli_spec spec = {
+    .cmd = "collective",
+    .usage = "usage: preflight collective --machine ID [--op OP] [--nodes LIST] [-b SIZE] [-e SIZE] [-f F] [options]\n\n"
+             "Prices one collective alone on the machine, one rank per GPU, and prints it as nccl-tests /\n"
+             "rccl-tests do: algbw = size / time, busbw = algbw x 2(n-1)/n (all_reduce), (n-1)/n (all_gather,\n"
+             "reduce_scatter, alltoall) or 1 (sendrecv).  Formulas: docs/communication.md.",
+    .tables = tables,
+    .examples = NULL,
+};
+
+int pf_cmd_collective(int argc, char **argv) {
+  pf_cli_spec sp = spec;
+  sp.examples = examples;
+  pf_cli cli;
+  int rc = pf_cli_begin(&sp, argc, argv, &cli);
+  if (rc != 0) return pf_cli_end(&cli, rc > 0 ? 0 : pf_cli_fail("collective", rc));
+  const pf_optvals *v = &cli.v;
+  args *a = malloc(sizeof *a);
+  run *runs = calloc(MAX_NODES, sizeof *runs);
+  pf_format fmt = cli.fmt;
+  if (!a || !runs) rc = pf_error_set(PF_ENOMEM, "out of memory");
+  if (rc == 0) rc = read_args(v, a);
+  if (rc == 0) rc = compute(a, runs);
+  if (rc == 0) {
+    char *text = NULL;
+    size_t len = 0;
+    if (fmt == PF_FMT_JSON) {
+      text = pf_report_json_text(to_json(&a->m, a->op, a->dt, a->pl, a->seed, runs, a->nn));
+      if (!text) rc = pf_error_set(PF_ENOMEM, "out of memory");
+    } else {
+      FILE *mf = open_memstream(&text, &len);
+      if (!mf) rc = pf_error_set(PF_ENOMEM, "out of memory");
+      else {
+        if (fmt == PF_FMT_CSV) print_csv(mf, &a->m, a->op, runs, a->nn);
+        else print_table(mf, &a->m, a->op, a->dt, a->pl, runs, a->nn);
+        fclose(mf);
+      }
+    }
+    if (rc == 0) rc = pf_cli_emit(&cli, text);
+    free(text);
+  }
+  free(a);
+  free(runs);
+  return pf_cli_end(&cli, rc < 0 ? pf_cli_fail("collective", rc) : 0);
+}
