@@ -13,6 +13,7 @@ int pf_cmd_tune(int argc, char **argv);
 int pf_cmd_compare(int argc, char **argv);
 int pf_cmd_calibrate(int argc, char **argv);
 int pf_cmd_validate(int argc, char **argv);
+int pf_cmd_merge(int argc, char **argv);
 
 /* Report an error code with its detail on stderr as "preflight CMD: detail",
  * and return the exit status for it. */

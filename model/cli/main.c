@@ -23,6 +23,7 @@ static const command commands[] = {
     {"plan", pf_cmd_plan, "GPU-hours, node-hours, billing units, wall time and MWh for a training run"},
     {"calibrate", pf_cmd_calibrate, "measure what this node's devices deliver"},
     {"validate", pf_cmd_validate, "predicted vs measured runs, error statistics"},
+    {"merge", pf_cmd_merge, "join the shards of a sweep or tune (--shard I/N) into one result"},
 };
 #define NCOMMANDS (int)(sizeof commands / sizeof commands[0])
 

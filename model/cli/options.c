@@ -81,7 +81,7 @@ int pf_opts_parse(int argc, char **argv, const pf_opt *const *tables, pf_optvals
     const char *a = argv[i];
     if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) { v->help = true; continue; }
     if (a[0] != '-' || strcmp(a, "-") == 0) {
-      if (v->npositional >= 8) return pf_error_set(PF_EINVAL, "too many arguments at \"%s\"", a);
+      if (v->npositional >= PF_MAXPOSITIONAL) return pf_error_set(PF_EINVAL, "too many arguments at \"%s\"", a);
       v->positional[v->npositional++] = a;
       continue;
     }
@@ -111,6 +111,27 @@ int pf_opts_parse(int argc, char **argv, const pf_opt *const *tables, pf_optvals
     if (rc < 0) return rc;
   }
   return 0;
+}
+
+int pf_opts_set(pf_optvals *v, const char *name, const char *value) {
+  const pf_opt *o = pf_opts_find_scenario(name);
+  if (!o) return pf_error_set(PF_EINVAL, "\"%s\" is not a scenario option (see --help)", name);
+  int k = 0;
+  for (int i = 0; i < v->n; i++) {
+    if (strcmp(v->name[i], name) == 0) { free(v->value[i]); continue; }
+    v->name[k] = v->name[i];
+    v->value[k] = v->value[i];
+    memmove(v->source[k], v->source[i], sizeof v->source[0]);
+    k++;
+  }
+  v->n = k;
+  if (!value) return 0;
+  return add(v, o->name, value, "command line");
+}
+
+const pf_opt *pf_opts_find_scenario(const char *name) {
+  const pf_opt *const t[] = {pf_scenario_opts, NULL};
+  return find(t, name);
 }
 
 void pf_opts_free(pf_optvals *v) {
