@@ -442,6 +442,17 @@ static int read_machine(config_t *cfg, const char *path, pf_machine *m) {
   TRY(get_str(&r, "billing.unit", m->billing_unit, sizeof m->billing_unit, 0));
   TRY(get_num(&r, "billing.per_node_hour", &m->billing_per_node_hour, 0));
   TRY(get_str(&r, "billing.note", m->billing_note, sizeof m->billing_note, 0));
+  char partial[16] = "node";
+  TRY(get_str(&r, "billing.partial", partial, sizeof partial, 0));
+  if (strcmp(partial, "node") != 0 && strcmp(partial, "device") != 0)
+    return pf_error_set(PF_EPARSE, "%s:%d: machine.billing.partial: \"%s\": valid: node (whole nodes are billed), "
+                        "device (a partial node is billed per device)", path, line_of(lookup(&r, "billing.partial")),
+                        partial);
+  m->billing_per_device = strcmp(partial, "device") == 0;
+  TRY(get_qty(&r, "limits.walltime", PF_UNIT_TIME, &m->walltime_limit_s, 0));
+  TRY(get_int(&r, "limits.max_nodes", &m->max_job_nodes, 0, 1));
+  TRY(get_str(&r, "limits.note", m->limits_note, sizeof m->limits_note, 0));
+  TRY(get_qty(&r, "storage.write_bandwidth", PF_UNIT_BANDWIDTH, &m->storage_bw_Bps, 0));
   const config_setting_t *prov = lookup(&r, "provenance");
   if (prov && config_setting_is_list(prov) && config_setting_length(prov) > 0) {
     const char *first = config_setting_get_string_elem(prov, 0);
