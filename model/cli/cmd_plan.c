@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "options.h"
 #include "plan.h"
+#include "validate_cli.h"
 
 #include "preflight/batch.h"
 #include "preflight/error.h"
@@ -292,7 +293,10 @@ int pf_cmd_plan(int argc, char **argv) {
   if (!rs) { rc = pf_error_set(PF_ENOMEM, "out of memory"); goto done; }
   *rs = *base;
   rs->plan = d->rows[d->base].plan;
-  rc = pf_budget_similar(rs, d->validation, &d->range);
+  pf_optvals none = {0}; /* the measured rows as they are: no defaults from this command */
+  pf_vrow_defaults vd;
+  pf_validate_opts vo = pf_cli_validate_opts(&none, &vd, d->validation);
+  rc = pf_budget_similar(rs, d->validation, &vo, &d->range);
   free(rs);
   if (rc < 0) goto done;
   const char *plot = pf_opts_get(&v, "plot");

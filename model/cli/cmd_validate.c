@@ -12,6 +12,7 @@
  */
 #include "cli.h"
 #include "options.h"
+#include "validate_cli.h"
 
 #include "preflight/error.h"
 #include "preflight/report.h"
@@ -28,6 +29,7 @@ static const pf_opt validate_opts[] = {
     {"megatron-log", "FILE", "compare a Megatron-LM training log with the prediction for its configuration"},
     {"fit", "RUNS.csv", "fit compute_eff, comm_eff, step_overhead_s to the runs; -o writes the calibration overlay"},
     {"no-loo", NULL, "with --fit: skip the leave-one-configuration-out errors"},
+    {"fit-group", "COLUMN", "with --fit: one fit per value of this column (default machine; \"all\" for one fit)"},
     {"plot", "FILE.svg", "parity plot: predicted vs measured, log axes, +-10 % band"},
     {"max-error", "P", "exit 1 when the median absolute error exceeds P percent (for CI)"},
     {"summary-only", NULL, "print the summary without the per-row table"},
@@ -41,7 +43,6 @@ static const char *examples =
     "  preflight validate --fit my-runs.csv -o fitted.json\n"
     "  preflight predict --machine lumi-g --model llama2-7b --nodes 64 --tp 2 --gbs 1024 --calibration fitted.json\n";
 
-typedef enum { FMT_TABLE, FMT_JSON, FMT_CSV, FMT_MD } vfmt;
 
 static int get_format(const pf_optvals *v, vfmt *f, bool fit_mode) {
   const char *s = pf_opts_get(v, "format");
@@ -60,443 +61,6 @@ static int get_format(const pf_optvals *v, vfmt *f, bool fit_mode) {
   return pf_error_set(PF_EINVAL, "--format \"%s\": valid: table, json, csv, markdown", s);
 }
 
-/* ---- display helpers ---- */
-
-static double disp(const pf_vrow *r, double x) { return r->metric == PF_MET_SCALING ? 100 * x : x; }
-static const char *unit(const pf_vrow *r) { return pf_metric_unit(r->metric); }
-
-static void fmt_measured(const pf_vrow *r, char *b, size_t n) {
-  const char *u = unit(r);
-  switch (r->bound) {
-  case PF_BOUND_LOWER: snprintf(b, n, ">= %.4g %s", disp(r, r->measured), u); break;
-  case PF_BOUND_UPPER: snprintf(b, n, "<= %.4g %s", disp(r, r->measured), u); break;
-  case PF_BOUND_RANGE: snprintf(b, n, "%.4g-%.4g %s", disp(r, r->measured), disp(r, r->measured_hi), u); break;
-  default: snprintf(b, n, "%.4g %s", disp(r, r->measured), u);
-  }
-}
-
-static void fmt_value(const pf_vrow *r, double x, char *b, size_t n) {
-  if (isnan(x)) snprintf(b, n, "-");
-  else snprintf(b, n, "%.4g %s", disp(r, x), unit(r));
-}
-
-/* "+3.1%", or "0.0%" when the prediction satisfies a bound */
-static const char *fmt_err(double e, char *b, size_t n) {
-  if (e == 0) snprintf(b, n, "0.0%%");
-  else snprintf(b, n, "%+.1f%%", 100 * e);
-  return b;
-}
-
-static const char *status_name(pf_row_status s) {
-  return s == PF_ROW_PREDICTED ? "predicted" : s == PF_ROW_NOT_PREDICTED ? "not predicted" : "failed";
-}
-
-/* ---- grouping for summaries ---- */
-
-static bool keep_metric(const pf_vrow *r, const void *a) { return r->metric == *(const pf_metric *)a; }
-static bool keep_tag(const pf_vrow *r, const void *a) { return !strcmp(r->tag, (const char *)a); }
-static bool keep_use(const pf_vrow *r, const void *a) { return !strcmp(r->use, (const char *)a); }
-static bool keep_machine(const pf_vrow *r, const void *a) { return !strcmp(r->machine, (const char *)a); }
-
-/* Distinct non-empty strings of field f among predicted rows, in order of appearance. */
-static int distinct(const pf_vset *s, int which, const char **out, int max) {
-  int n = 0;
-  for (int i = 0; i < s->n; i++) {
-    const pf_vrow *r = &s->rows[i];
-    const char *v = which == 0 ? r->tag : which == 1 ? r->use : r->machine;
-    if (!v[0]) continue;
-    bool seen = false;
-    for (int k = 0; k < n; k++) if (!strcmp(out[k], v)) seen = true;
-    if (!seen && n < max) out[n++] = v;
-  }
-  return n;
-}
-
-/* Indices of the worst predicted rows, largest |error| first. */
-static int worst(const pf_vset *s, int *idx, int max) {
-  int n = 0;
-  for (int i = 0; i < s->n; i++) {
-    if (s->rows[i].status != PF_ROW_PREDICTED) continue;
-    double e = fabs(s->rows[i].error);
-    int k = n < max ? n++ : max;
-    if (k == max) { if (e <= fabs(s->rows[idx[max - 1]].error)) continue; k = max - 1; }
-    while (k > 0 && fabs(s->rows[idx[k - 1]].error) < e) { idx[k] = idx[k - 1]; k--; }
-    idx[k] = i;
-  }
-  return n;
-}
-
-static cJSON *stats_json(pf_vstats st) {
-  cJSON *o = cJSON_CreateObject();
-  cJSON_AddNumberToObject(o, "rows", st.n);
-  if (st.n > 0) {
-    cJSON_AddNumberToObject(o, "median_abs_pct_error", st.median_abs_pct);
-    cJSON_AddNumberToObject(o, "mean_abs_pct_error", st.mean_abs_pct);
-    cJSON_AddNumberToObject(o, "max_abs_pct_error", st.max_abs_pct);
-  } else {
-    cJSON_AddNullToObject(o, "median_abs_pct_error");
-    cJSON_AddNullToObject(o, "mean_abs_pct_error");
-  }
-  return o;
-}
-
-static void add_num_or_null(cJSON *o, const char *k, double x) {
-  if (isfinite(x)) cJSON_AddNumberToObject(o, k, x);
-  else cJSON_AddNullToObject(o, k);
-}
-
-static cJSON *row_json(const pf_vrow *r, bool fit) {
-  cJSON *o = cJSON_CreateObject();
-  cJSON_AddNumberToObject(o, "line", r->line);
-  cJSON_AddStringToObject(o, "machine", r->machine);
-  cJSON_AddStringToObject(o, "model", r->model[0] ? r->model : r->layers ? "custom-transformer" : "custom");
-  cJSON_AddNumberToObject(o, "nodes", r->nodes);
-  if (r->gpus) cJSON_AddNumberToObject(o, "gpus", r->gpus);
-  cJSON_AddStringToObject(o, "metric", pf_metric_name(r->metric));
-  cJSON_AddStringToObject(o, "unit", pf_metric_unit(r->metric) );
-  cJSON_AddNumberToObject(o, "measured", disp(r, r->measured));
-  if (r->bound != PF_BOUND_EXACT) cJSON_AddStringToObject(o, "bound", pf_bound_name(r->bound));
-  if (r->bound == PF_BOUND_RANGE) cJSON_AddNumberToObject(o, "measured_hi", disp(r, r->measured_hi));
-  if (r->scaling != PF_SCALING_NONE) cJSON_AddStringToObject(o, "scaling", r->scaling == PF_SCALING_WEAK ? "weak" : "strong");
-  if (r->baseline_nodes) cJSON_AddNumberToObject(o, "baseline_nodes", r->baseline_nodes);
-  if (r->scope != PF_SCOPE_NONE) cJSON_AddStringToObject(o, "scope", pf_scope_name(r->scope));
-  cJSON_AddStringToObject(o, "status", status_name(r->status));
-  if (r->status == PF_ROW_PREDICTED) {
-    cJSON_AddNumberToObject(o, "predicted", disp(r, r->predicted));
-    cJSON_AddNumberToObject(o, "error_pct", 100 * r->error);
-    cJSON_AddNumberToObject(o, "abs_error_pct", 100 * fabs(r->error));
-    if (fit) {
-      cJSON_AddNumberToObject(o, "band_lo", disp(r, r->band_lo));
-      cJSON_AddNumberToObject(o, "band_hi", disp(r, r->band_hi));
-      if (!isnan(r->loo_error)) {
-        cJSON_AddNumberToObject(o, "loo_predicted", disp(r, r->loo_predicted));
-        cJSON_AddNumberToObject(o, "loo_error_pct", 100 * r->loo_error);
-      }
-    }
-  } else {
-    cJSON_AddStringToObject(o, "reason", r->reason);
-  }
-  if (r->use[0]) cJSON_AddStringToObject(o, "use", r->use);
-  if (r->tag[0]) cJSON_AddStringToObject(o, "tag", r->tag);
-  cJSON_AddStringToObject(o, "source", r->source);
-  return o;
-}
-
-static cJSON *summary_json(const pf_vset *s) {
-  cJSON *sum = cJSON_CreateObject();
-  pf_vstats all = pf_validate_stats(s, NULL, NULL);
-  int np = 0;
-  for (int i = 0; i < s->n; i++) np += s->rows[i].status != PF_ROW_PREDICTED;
-  cJSON_AddNumberToObject(sum, "rows", s->n);
-  cJSON_AddNumberToObject(sum, "predicted", all.n);
-  cJSON_AddNumberToObject(sum, "not_predicted", np);
-  add_num_or_null(sum, "median_abs_pct_error", all.median_abs_pct);
-  add_num_or_null(sum, "mean_abs_pct_error", all.mean_abs_pct);
-  add_num_or_null(sum, "max_abs_pct_error", all.max_abs_pct);
-  cJSON *bm = cJSON_AddObjectToObject(sum, "by_metric");
-  for (int m = 0; m < PF_MET_COUNT; m++) {
-    pf_metric mm = (pf_metric)m;
-    pf_vstats st = pf_validate_stats(s, keep_metric, &mm);
-    if (st.n > 0) cJSON_AddItemToObject(bm, pf_metric_name(mm), stats_json(st));
-  }
-  const char *names[64];
-  static const char *groups[] = {"by_tag", "by_use", "by_machine"};
-  bool (*keeps[])(const pf_vrow *, const void *) = {keep_tag, keep_use, keep_machine};
-  for (int g = 0; g < 3; g++) {
-    cJSON *o = cJSON_AddObjectToObject(sum, groups[g]);
-    int n = distinct(s, g, names, 64);
-    for (int k = 0; k < n; k++) {
-      pf_vstats st = pf_validate_stats(s, keeps[g], names[k]);
-      if (st.n > 0) cJSON_AddItemToObject(o, names[k], stats_json(st));
-    }
-  }
-  int idx[5], nw = worst(s, idx, 5);
-  cJSON *w = cJSON_AddArrayToObject(sum, "worst");
-  for (int k = 0; k < nw; k++) {
-    const pf_vrow *r = &s->rows[idx[k]];
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddNumberToObject(o, "line", r->line);
-    cJSON_AddStringToObject(o, "machine", r->machine);
-    cJSON_AddStringToObject(o, "metric", pf_metric_name(r->metric));
-    cJSON_AddNumberToObject(o, "error_pct", 100 * r->error);
-    cJSON_AddItemToArray(w, o);
-  }
-  return sum;
-}
-
-static const char *model_name(const pf_vrow *r) { return r->model[0] ? r->model : r->layers ? "custom-tf" : "custom"; }
-
-static void print_stats_line(FILE *f, const char *label, pf_vstats st) {
-  if (st.n == 0) return;
-  fprintf(f, "  %-24s %4d rows  median %6.1f %%  mean %6.1f %%  max %6.1f %%\n", label, st.n, st.median_abs_pct,
-          st.mean_abs_pct, st.max_abs_pct);
-}
-
-static void print_table(FILE *f, const pf_vset *s, bool rows, bool fit) {
-  int np = 0;
-  for (int i = 0; i < s->n; i++) np += s->rows[i].status != PF_ROW_PREDICTED;
-  fprintf(f, "validation: %s (%d rows: %d predicted, %d not predicted)\n", s->path, s->n, s->n - np, np);
-  if (rows) {
-    if (fit)
-      fprintf(f, "%5s  %-17s %-12s %5s  %-18s %14s  %-26s %8s %8s  %-5s\n", "line", "machine", "model", "nodes",
-              "metric", "measured", "predicted (fit) +- band", "error", "LOO", "use");
-    else
-      fprintf(f, "%5s  %-17s %-12s %5s  %-18s %16s %14s %8s  %-5s %s\n", "line", "machine", "model", "nodes",
-              "metric", "measured", "predicted", "error", "use", "tag");
-    for (int i = 0; i < s->n; i++) {
-      const pf_vrow *r = &s->rows[i];
-      if (r->status != PF_ROW_PREDICTED) continue;
-      char m[48], p[48];
-      fmt_measured(r, m, sizeof m);
-      fmt_value(r, r->predicted, p, sizeof p);
-      if (fit) {
-        char band[64], loo[16];
-        snprintf(band, sizeof band, "%s +- %.2g%%", p, 100 * (r->band_hi / r->predicted - 1));
-        if (isnan(r->loo_error)) snprintf(loo, sizeof loo, "-");
-        else snprintf(loo, sizeof loo, "%+.1f%%", 100 * r->loo_error);
-        char e[16];
-        fprintf(f, "%5d  %-17s %-12s %5d  %-18s %14s  %-26s %8s %8s  %-5s\n", r->line, r->machine, model_name(r),
-                r->nodes, pf_metric_name(r->metric), m, band, fmt_err(r->error, e, sizeof e), loo, r->use);
-      } else {
-        char e[16];
-        fprintf(f, "%5d  %-17s %-12s %5d  %-18s %16s %14s %8s  %-5s %s\n", r->line, r->machine, model_name(r),
-                r->nodes, pf_metric_name(r->metric), m, p, fmt_err(r->error, e, sizeof e), r->use, r->tag);
-      }
-    }
-    if (np) {
-      fprintf(f, "\nnot predicted:\n");
-      for (int i = 0; i < s->n; i++) {
-        const pf_vrow *r = &s->rows[i];
-        if (r->status == PF_ROW_PREDICTED) continue;
-        fprintf(f, "%5d  %-17s %-12s %-14s %s\n", r->line, r->machine, model_name(r), pf_metric_name(r->metric),
-                r->reason);
-      }
-    }
-    fprintf(f, "\n");
-  }
-  pf_vstats all = pf_validate_stats(s, NULL, NULL);
-  if (all.n == 0) { fprintf(f, "summary: no row could be predicted\n"); return; }
-  fprintf(f, "summary: median |error| %.1f %%, mean %.1f %%, max %.1f %% over %d predicted rows\n",
-          all.median_abs_pct, all.mean_abs_pct, all.max_abs_pct, all.n);
-  fprintf(f, "by metric:\n");
-  for (int m = 0; m < PF_MET_COUNT; m++) {
-    pf_metric mm = (pf_metric)m;
-    print_stats_line(f, pf_metric_name(mm), pf_validate_stats(s, keep_metric, &mm));
-  }
-  const char *names[64];
-  static const char *titles[] = {"by tag:", "by use:", "by machine:"};
-  bool (*keeps[])(const pf_vrow *, const void *) = {keep_tag, keep_use, keep_machine};
-  for (int g = 0; g < 3; g++) {
-    int n = distinct(s, g, names, 64);
-    if (n == 0) continue;
-    fprintf(f, "%s\n", titles[g]);
-    for (int k = 0; k < n; k++) print_stats_line(f, names[k], pf_validate_stats(s, keeps[g], names[k]));
-  }
-  int idx[5], nw = worst(s, idx, 5);
-  fprintf(f, "worst rows:\n");
-  for (int k = 0; k < nw; k++) {
-    const pf_vrow *r = &s->rows[idx[k]];
-    char m[48], p[48];
-    fmt_measured(r, m, sizeof m);
-    fmt_value(r, r->predicted, p, sizeof p);
-    char e[16];
-    fprintf(f, "  line %d: %s %s %d nodes %s: predicted %s, measured %s (%s)\n", r->line, r->machine,
-            model_name(r), r->nodes, pf_metric_name(r->metric), p, m, fmt_err(r->error, e, sizeof e));
-  }
-}
-
-static void md_escape(FILE *f, const char *s) {
-  for (; *s; s++) {
-    if (*s == '|') fputs("\\|", f);
-    else if (*s == '\n') fputc(' ', f);
-    else fputc(*s, f);
-  }
-}
-
-static void md_stats_row(FILE *f, const char *label, pf_vstats st) {
-  if (st.n == 0) return;
-  fprintf(f, "| %s | %d | %.1f %% | %.1f %% | %.1f %% |\n", label, st.n, st.median_abs_pct, st.mean_abs_pct,
-          st.max_abs_pct);
-}
-
-static void print_markdown(FILE *f, const pf_vset *s, bool rows) {
-  pf_vstats all = pf_validate_stats(s, NULL, NULL);
-  int np = 0;
-  for (int i = 0; i < s->n; i++) np += s->rows[i].status != PF_ROW_PREDICTED;
-  fprintf(f, "`%s`: %d rows, %d predicted, %d not predicted.\n\n", s->path, s->n, s->n - np, np);
-  fprintf(f, "| rows | n | median \\|error\\| | mean \\|error\\| | max \\|error\\| |\n|---|---:|---:|---:|---:|\n");
-  md_stats_row(f, "all predicted", all);
-  for (int m = 0; m < PF_MET_COUNT; m++) {
-    pf_metric mm = (pf_metric)m;
-    char label[64];
-    snprintf(label, sizeof label, "metric `%s`", pf_metric_name(mm));
-    md_stats_row(f, label, pf_validate_stats(s, keep_metric, &mm));
-  }
-  const char *names[64];
-  static const char *what[] = {"tag", "use", "machine"};
-  bool (*keeps[])(const pf_vrow *, const void *) = {keep_tag, keep_use, keep_machine};
-  for (int g = 0; g < 3; g++) {
-    int n = distinct(s, g, names, 64);
-    for (int k = 0; k < n; k++) {
-      char label[96];
-      snprintf(label, sizeof label, "%s `%s`", what[g], names[k]);
-      md_stats_row(f, label, pf_validate_stats(s, keeps[g], names[k]));
-    }
-  }
-  if (!rows) return;
-  fprintf(f, "\n| line | machine | model | nodes | metric | measured | predicted | error | use | source |\n"
-             "|---:|---|---|---:|---|---:|---:|---:|---|---|\n");
-  for (int i = 0; i < s->n; i++) {
-    const pf_vrow *r = &s->rows[i];
-    if (r->status != PF_ROW_PREDICTED) continue;
-    char m[48], p[48];
-    fmt_measured(r, m, sizeof m);
-    fmt_value(r, r->predicted, p, sizeof p);
-    char e[16];
-    fprintf(f, "| %d | %s | %s | %d | %s | %s | %s | %s | %s | ", r->line, r->machine, model_name(r), r->nodes,
-            pf_metric_name(r->metric), m, p, fmt_err(r->error, e, sizeof e), r->use);
-    md_escape(f, r->source);
-    fprintf(f, " |\n");
-  }
-  if (np) {
-    fprintf(f, "\nNot predicted: ");
-    int shown = 0;
-    for (int i = 0; i < s->n; i++) {
-      const pf_vrow *r = &s->rows[i];
-      if (r->status == PF_ROW_PREDICTED) continue;
-      if (shown < 12) fprintf(f, "%sline %d (%s)", shown ? ", " : "", r->line, pf_metric_name(r->metric));
-      shown++;
-    }
-    if (shown > 12) fprintf(f, " and %d more", shown - 12);
-    fprintf(f, "; reasons in `preflight validate %s`.\n", s->path);
-  }
-}
-
-static void print_csv(FILE *f, const pf_vset *s, bool fit) {
-  fprintf(f, "line,machine,model,nodes,gpus,metric,unit,bound,measured,measured_hi,status,predicted,error_pct%s,use,tag,"
-             "reason,source\n", fit ? ",band_lo,band_hi,loo_predicted,loo_error_pct" : "");
-  for (int i = 0; i < s->n; i++) {
-    const pf_vrow *r = &s->rows[i];
-    bool ok = r->status == PF_ROW_PREDICTED;
-    fprintf(f, "%d,%s,%s,%d,%d,%s,%s,%s,%.6g,", r->line, r->machine, model_name(r), r->nodes, r->gpus,
-            pf_metric_name(r->metric), pf_metric_unit(r->metric), pf_bound_name(r->bound), disp(r, r->measured));
-    if (r->bound == PF_BOUND_RANGE) fprintf(f, "%.6g", disp(r, r->measured_hi));
-    fprintf(f, ",%s,", status_name(r->status));
-    if (ok) fprintf(f, "%.6g,%.4f", disp(r, r->predicted), 100 * r->error);
-    else fprintf(f, ",");
-    if (fit) {
-      if (ok) fprintf(f, ",%.6g,%.6g", disp(r, r->band_lo), disp(r, r->band_hi));
-      else fprintf(f, ",,");
-      if (!isnan(r->loo_error)) fprintf(f, ",%.6g,%.4f", disp(r, r->loo_predicted), 100 * r->loo_error);
-      else fprintf(f, ",,");
-    }
-    fprintf(f, ",%s,%s,", r->use, r->tag);
-    pf_csv_put(f, ok ? "" : r->reason);
-    fputc(',', f);
-    pf_csv_put(f, r->source);
-    fputc('\n', f);
-  }
-}
-
-/* ---- parity plot (SVG) ---- */
-
-static int write_plot(const pf_vset *s, const char *path) {
-  static const char *colors[PF_MET_COUNT] = {"#1f77b4", "#17becf", "#d62728", "#9467bd",
-                                             "#8c564b", "#2ca02c", "#ff7f0e", "#e377c2"};
-  double vmin = INFINITY, vmax = 0;
-  int n = 0;
-  for (int i = 0; i < s->n; i++) {
-    const pf_vrow *r = &s->rows[i];
-    if (r->status != PF_ROW_PREDICTED || !(r->predicted > 0) || !(r->measured > 0)) continue;
-    double a = disp(r, r->measured), b = disp(r, r->predicted);
-    double a2 = r->bound == PF_BOUND_RANGE ? disp(r, r->measured_hi) : a;
-    vmin = fmin(vmin, fmin(a, fmin(a2, b)));
-    vmax = fmax(vmax, fmax(a, fmax(a2, b)));
-    n++;
-  }
-  char *buf = NULL;
-  size_t len = 0;
-  FILE *f = open_memstream(&buf, &len);
-  if (!f) return pf_error_set(PF_ENOMEM, "out of memory");
-  const double W = 640, H = 600, L = 80, R = 190, T = 40, B = 60;
-  const double pw = W - L - R, ph = H - T - B;
-  if (n == 0) { vmin = 0.1; vmax = 10; }
-  double d0 = floor(log10(vmin)), d1 = ceil(log10(vmax));
-  if (d1 <= d0) d1 = d0 + 1;
-  fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
-             "font-family=\"sans-serif\" font-size=\"12\">\n", W, H, W, H);
-  fprintf(f, "<title>preflight validate: predicted vs measured (%s)</title>\n", s->path);
-  fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
-#define X(v) (L + (log10(v) - d0) / (d1 - d0) * pw)
-#define Y(v) (T + ph - (log10(v) - d0) / (d1 - d0) * ph)
-  double a = pow(10, d0), b = pow(10, d1);
-  /* +-10 % band, then y = x */
-  fprintf(f, "<polygon points=\"%.1f,%.1f %.1f,%.1f %.1f,%.1f %.1f,%.1f\" fill=\"#dddddd\" opacity=\"0.7\"/>\n",
-          X(a), Y(a * 1.1), X(b / 1.1), Y(b), X(b), Y(b * 0.9), X(a), Y(a * 0.9));
-  fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#555\" stroke-dasharray=\"4 3\"/>\n", X(a),
-          Y(a), X(b), Y(b));
-  fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" stroke=\"black\"/>\n", L, T, pw, ph);
-  for (double d = d0; d <= d1 + 1e-9; d += 1) {
-    double v = pow(10, d);
-    fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"black\"/>\n", X(v), T + ph, X(v), T + ph + 5);
-    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%g</text>\n", X(v), T + ph + 18, v);
-    fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"black\"/>\n", L - 5, Y(v), L, Y(v));
-    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%g</text>\n", L - 8, Y(v) + 4, v);
-  }
-  fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">measured (row's unit; efficiencies in %%)</text>\n",
-          L + pw / 2, H - 15);
-  fprintf(f, "<text transform=\"translate(18 %.1f) rotate(-90)\" text-anchor=\"middle\">predicted</text>\n", T + ph / 2);
-  fprintf(f, "<text x=\"%.1f\" y=\"22\" text-anchor=\"middle\" font-size=\"14\">predicted vs measured: ", L + pw / 2);
-  for (const char *c = s->path; *c; c++) {
-    if (*c == '<') fputs("&lt;", f);
-    else if (*c == '&') fputs("&amp;", f);
-    else fputc(*c, f);
-  }
-  fprintf(f, "</text>\n");
-  bool used[PF_MET_COUNT] = {0};
-  for (int i = 0; i < s->n; i++) {
-    const pf_vrow *r = &s->rows[i];
-    if (r->status != PF_ROW_PREDICTED || !(r->predicted > 0) || !(r->measured > 0)) continue;
-    double mx = disp(r, r->measured), py = disp(r, r->predicted);
-    const char *col = colors[r->metric];
-    used[r->metric] = true;
-    if (r->bound == PF_BOUND_EXACT)
-      fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"%s\" fill-opacity=\"0.75\"><title>line %d: %s</title></circle>\n",
-              X(mx), Y(py), col, r->line, pf_metric_name(r->metric));
-    else {
-      if (r->bound == PF_BOUND_RANGE)
-        fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2\"/>\n", X(mx),
-                Y(py), X(disp(r, r->measured_hi)), Y(py), col);
-      double up = r->bound == PF_BOUND_UPPER ? -1 : 1; /* triangle points the way the bound allows */
-      double x0 = X(mx), y0 = Y(py);
-      fprintf(f, "<polygon points=\"%.1f,%.1f %.1f,%.1f %.1f,%.1f\" fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\">"
-                 "<title>line %d: %s (%s bound)</title></polygon>\n",
-              x0 + 6 * up, y0, x0 - 4 * up, y0 - 5, x0 - 4 * up, y0 + 5, col, r->line, pf_metric_name(r->metric),
-              pf_bound_name(r->bound));
-    }
-  }
-  double ly = T + 10;
-  for (int m = 0; m < PF_MET_COUNT; m++) {
-    if (!used[m]) continue;
-    fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"%s\"/><text x=\"%.1f\" y=\"%.1f\">%s</text>\n",
-            L + pw + 15, ly, colors[m], L + pw + 25, ly + 4, pf_metric_name((pf_metric)m));
-    ly += 18;
-  }
-  fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"12\" height=\"10\" fill=\"#dddddd\"/><text x=\"%.1f\" y=\"%.1f\">"
-             "within 10 %%</text>\n", L + pw + 9, ly - 5, L + pw + 25, ly + 4);
-  ly += 18;
-  fprintf(f, "<polygon points=\"%.1f,%.1f %.1f,%.1f %.1f,%.1f\" fill=\"none\" stroke=\"black\"/><text x=\"%.1f\" "
-             "y=\"%.1f\">bound (lower: right)</text>\n", L + pw + 21, ly, L + pw + 11, ly - 5, L + pw + 11, ly + 5,
-          L + pw + 25, ly + 4);
-#undef X
-#undef Y
-  fprintf(f, "</svg>\n");
-  fclose(f);
-  int rc = pf_write_file_atomic(path, buf);
-  free(buf);
-  return rc;
-}
-
 /* ---- emit text to -o or stdout ---- */
 
 static int emit(const char *out_path, char *buf) {
@@ -512,12 +76,12 @@ static int render(const pf_vset *s, vfmt fmt, bool rows, bool fit, char **text) 
     cJSON *root = pf_report_root_json();
     cJSON_AddStringToObject(root, "file", s->path);
     cJSON *arr = cJSON_AddArrayToObject(root, "rows");
-    for (int i = 0; i < s->n; i++) cJSON_AddItemToArray(arr, row_json(&s->rows[i], fit));
-    cJSON_AddItemToObject(root, "summary", summary_json(s));
+    for (int i = 0; i < s->n; i++) cJSON_AddItemToArray(arr, pf_vreport_row_json(&s->rows[i], fit));
+    cJSON_AddItemToObject(root, "summary", pf_vreport_summary_json(s));
     pf_report_json_print(f, root);
-  } else if (fmt == FMT_CSV) print_csv(f, s, fit);
-  else if (fmt == FMT_MD) print_markdown(f, s, rows);
-  else print_table(f, s, rows, fit);
+  } else if (fmt == FMT_CSV) pf_vreport_csv(f, s, fit);
+  else if (fmt == FMT_MD) pf_vreport_markdown(f, s, rows);
+  else pf_vreport_table(f, s, rows, fit);
   fclose(f);
   return 0;
 }
@@ -542,8 +106,10 @@ static int check_max_error(const pf_optvals *v, const pf_vset *s, int *status) {
 static int cmd_csv(const pf_optvals *v, const char *path, vfmt fmt) {
   pf_vset s;
   int rc = pf_validate_read(path, &s);
+  if (rc == 0 && (rc = pf_cli_vset_check(&s)) < 0) pf_vset_free(&s);
   if (rc < 0) return pf_cli_fail("validate", rc);
-  pf_validate_opts o = {pf_opts_get(v, "calibration"), NULL};
+  pf_vrow_defaults d;
+  pf_validate_opts o = pf_cli_validate_opts(v, &d, path);
   double me;
   if ((rc = pf_opts_double(v, "max-error", &me)) < 0) { pf_vset_free(&s); return pf_cli_fail("validate", rc); }
   if ((rc = pf_validate_run(&s, &o)) < 0) { pf_vset_free(&s); return pf_cli_fail("validate", rc); }
@@ -554,91 +120,8 @@ static int cmd_csv(const pf_optvals *v, const char *path, vfmt fmt) {
     status = pf_cli_fail("validate", rc);
   free(text);
   const char *plot = pf_opts_get(v, "plot");
-  if (status == 0 && plot && (rc = write_plot(&s, plot)) < 0) status = pf_cli_fail("validate", rc);
+  if (status == 0 && plot && (rc = pf_vreport_plot(&s, plot)) < 0) status = pf_cli_fail("validate", rc);
   if (status == 0 && (rc = check_max_error(v, &s, &status)) < 0) status = pf_cli_fail("validate", rc);
-  pf_vset_free(&s);
-  return status;
-}
-
-/* ---- validate --fit RUNS.csv ---- */
-
-static int cmd_fit(const pf_optvals *v, const char *path, vfmt fmt) {
-  pf_vset s;
-  int rc = pf_validate_read(path, &s);
-  if (rc < 0) return pf_cli_fail("validate", rc);
-  pf_validate_opts o = {pf_opts_get(v, "calibration"), NULL};
-  if ((rc = pf_validate_run(&s, &o)) < 0) { pf_vset_free(&s); return pf_cli_fail("validate", rc); }
-  pf_vstats before = pf_validate_stats(&s, NULL, NULL);
-  pf_fit_result fr;
-  fprintf(stderr, "preflight validate: fitting %s ...\n", path);
-  if ((rc = pf_fit(&s, &o, !pf_opts_get(v, "no-loo"), &fr)) < 0) { pf_vset_free(&s); return pf_cli_fail("validate", rc); }
-  pf_vstats after = pf_validate_stats(&s, NULL, NULL);
-  /* machines the runs came from, for the overlay's provenance */
-  char machines[512] = "";
-  for (int i = 0; i < s.n; i++) {
-    if (s.rows[i].group < 0 || strstr(machines, s.rows[i].machine)) continue;
-    if (machines[0]) strncat(machines, ",", sizeof machines - strlen(machines) - 1);
-    strncat(machines, s.rows[i].machine, sizeof machines - strlen(machines) - 1);
-  }
-  char *overlay = pf_fit_json(&fr, path, machines);
-  const char *out = pf_opts_get(v, "o");
-  int status = 0;
-  if (!overlay) status = pf_cli_fail("validate", pf_error_set(PF_ENOMEM, "out of memory"));
-  else if (out && (rc = pf_write_file_atomic(out, overlay)) < 0) status = pf_cli_fail("validate", rc);
-  char *text = NULL;
-  size_t len = 0;
-  FILE *f = open_memstream(&text, &len);
-  if (status == 0 && f) {
-    static const char *pn[3] = {"compute_eff", "comm_eff", "step_overhead_s"};
-    double pv[3] = {fr.p.compute_eff, fr.p.comm_eff, fr.p.step_overhead_s};
-    if (fmt == FMT_JSON) {
-      cJSON *root = pf_report_root_json();
-      cJSON_AddStringToObject(root, "file", path);
-      cJSON *fo = cJSON_AddObjectToObject(root, "fit");
-      for (int k = 0; k < 3; k++) cJSON_AddNumberToObject(fo, pn[k], pv[k]);
-      cJSON_AddNumberToObject(fo, "rel_sigma", fr.rel_sigma);
-      cJSON *nc = cJSON_AddArrayToObject(fo, "not_constrained");
-      for (int k = 0; k < 3; k++) if (fr.fixed[k]) cJSON_AddItemToArray(nc, cJSON_CreateString(pn[k]));
-      cJSON *ab = cJSON_AddArrayToObject(fo, "at_range_limit");
-      for (int k = 0; k < 3; k++) if (fr.at_bound[k]) cJSON_AddItemToArray(ab, cJSON_CreateString(pn[k]));
-      cJSON_AddNumberToObject(fo, "rows_used", fr.rows_used);
-      cJSON_AddNumberToObject(fo, "configurations", fr.groups);
-      cJSON_AddNumberToObject(fo, "iterations", fr.iterations);
-      cJSON_AddStringToObject(fo, "status", fr.status);
-      cJSON_AddItemToObject(fo, "before", stats_json(before));
-      cJSON_AddItemToObject(fo, "after", stats_json(after));
-      if (fr.loo_done) cJSON_AddItemToObject(fo, "leave_one_out", stats_json(fr.loo));
-      if (out) cJSON_AddStringToObject(fo, "overlay", out);
-      cJSON *arr = cJSON_AddArrayToObject(root, "rows");
-      for (int i = 0; i < s.n; i++) cJSON_AddItemToArray(arr, row_json(&s.rows[i], true));
-      cJSON_AddItemToObject(root, "summary", summary_json(&s));
-      pf_report_json_print(f, root);
-    } else if (fmt == FMT_CSV) {
-      print_csv(f, &s, true);
-    } else {
-      fprintf(f, "fit of %s: %d rows in %d configurations, %d iterations (%s)\n", path, fr.rows_used, fr.groups,
-              fr.iterations, fr.status);
-      for (int k = 0; k < 3; k++)
-        fprintf(f, "  %-16s %.6g%s\n", pn[k], pv[k],
-                fr.fixed[k]             ? "   (not constrained by these runs: default kept)"
-                : fr.at_bound[k] > 0   ? "   (at the upper end of its range)"
-                : fr.at_bound[k] < 0   ? "   (at the lower end of its range)" : "");
-      if (fr.dof > 0) fprintf(f, "  %-16s %.4g (relative band of a prediction)\n", "rel_sigma", fr.rel_sigma);
-      else fprintf(f, "  %-16s unknown: as many free parameters as runs, no residual left to estimate it\n", "rel_sigma");
-      fprintf(f, "  RMS log residual %.4g -> %.4g; median |error| %.1f %% -> %.1f %% (all predicted rows)\n",
-              fr.rms_before, fr.rms_after, before.median_abs_pct, after.median_abs_pct);
-      if (fr.loo_done)
-        fprintf(f, "  leave-one-configuration-out: median |error| %.1f %%, mean %.1f %%, max %.1f %% over %d rows\n",
-                fr.loo.median_abs_pct, fr.loo.mean_abs_pct, fr.loo.max_abs_pct, fr.loo.n);
-      if (out) fprintf(f, "  overlay written to %s (use: --calibration %s)\n", out, out);
-      fprintf(f, "\n");
-      print_table(f, &s, !pf_opts_get(v, "summary-only"), true);
-    }
-  }
-  if (f) fclose(f);
-  if (status == 0 && text) fputs(text, stdout);
-  free(text);
-  free(overlay);
   pf_vset_free(&s);
   return status;
 }
@@ -786,10 +269,10 @@ static int cmd_megatron(const pf_optvals *cli, const char *path, vfmt fmt) {
     cJSON_AddNumberToObject(mg, "iterations_logged", l->niter);
     cJSON_AddNumberToObject(mg, "iterations_used", l->used);
     cJSON_AddNumberToObject(mg, "arguments", l->nargs);
-    add_num_or_null(mg, "median_iteration_time_s", l->med_time_s);
-    add_num_or_null(mg, "median_tflops_per_gpu", l->med_tflops);
-    add_num_or_null(mg, "median_energy_J_per_iter_per_gpu", l->med_energy_J);
-    add_num_or_null(mg, "median_power_W_per_gpu", l->med_power_W);
+    pf_vreport_num_or_null(mg, "median_iteration_time_s", l->med_time_s);
+    pf_vreport_num_or_null(mg, "median_tflops_per_gpu", l->med_tflops);
+    pf_vreport_num_or_null(mg, "median_energy_J_per_iter_per_gpu", l->med_energy_J);
+    pf_vreport_num_or_null(mg, "median_power_W_per_gpu", l->med_power_W);
     cJSON *cfg = cJSON_AddObjectToObject(root, "configuration");
     cJSON_AddStringToObject(cfg, "machine", chk->machine.id);
     cJSON_AddStringToObject(cfg, "model", chk->workload.id);
@@ -807,8 +290,8 @@ static int cmd_megatron(const pf_optvals *cli, const char *path, vfmt fmt) {
     cJSON_AddBoolToObject(cfg, "overlap_grad_reduce", chk->plan.overlap_grad_reduce);
     cJSON_AddBoolToObject(cfg, "overlap_param_gather", chk->plan.overlap_param_gather);
     cJSON *arr = cJSON_AddArrayToObject(root, "rows");
-    for (int i = 0; i < s.n; i++) cJSON_AddItemToArray(arr, row_json(&s.rows[i], false));
-    cJSON_AddItemToObject(root, "summary", summary_json(&s));
+    for (int i = 0; i < s.n; i++) cJSON_AddItemToArray(arr, pf_vreport_row_json(&s.rows[i], false));
+    cJSON_AddItemToObject(root, "summary", pf_vreport_summary_json(&s));
     pf_report_json_print(f, root);
   } else {
     fprintf(f, "Megatron-LM log %s: %d iteration lines (time in %s), %d used (first skipped as warm-up), %d "
@@ -820,12 +303,12 @@ static int cmd_megatron(const pf_optvals *cli, const char *path, vfmt fmt) {
     for (int i = 0; i < s.n; i++) {
       const pf_vrow *r = &s.rows[i];
       char m[48], p[48];
-      fmt_measured(r, m, sizeof m);
-      fmt_value(r, r->predicted, p, sizeof p);
+      pf_vreport_fmt_measured(r, m, sizeof m);
+      pf_vreport_fmt_value(r, r->predicted, p, sizeof p);
       char label[48], e[16];
       snprintf(label, sizeof label, "%s%s", pf_metric_name(r->metric),
                r->scope == PF_SCOPE_GPU_PER_GPU ? " (per GPU)" : "");
-      if (r->status == PF_ROW_PREDICTED) fprintf(f, "%-26s %14s %14s %9s\n", label, m, p, fmt_err(r->error, e, sizeof e));
+      if (r->status == PF_ROW_PREDICTED) fprintf(f, "%-26s %14s %14s %9s\n", label, m, p, pf_vreport_fmt_err(r->error, e, sizeof e));
       else fprintf(f, "%-26s %14s %14s  %s\n", label, m, "-", r->reason);
     }
   }
@@ -888,7 +371,7 @@ int pf_cmd_validate(int argc, char **argv) {
       status = rc < 0 ? pf_cli_fail("validate", rc) : cmd_megatron(&sv, mlog, fmt);
     }
     pf_opts_free(&sv);
-  } else if (fit) status = cmd_fit(&v, fit, fmt);
+  } else if (fit) status = pf_cli_validate_fit(&v, fit, fmt);
   else status = cmd_csv(&v, v.positional[0], fmt);
   pf_opts_free(&v);
   return status;

@@ -45,6 +45,7 @@ const pf_opt pf_scenario_opts[] = {
     {"flash-attn", NULL, "FlashAttention-style fused attention"},
     {"tp-across-nodes", NULL, "allow TP groups to span nodes"},
     {"calibration", "FILE.json", "overlay measured rates (preflight calibrate or validate --fit)"},
+    {"force-calibration", NULL, "apply --calibration even when it was measured or fitted on another machine"},
     {"host-overhead", "MODE", "kernel dispatch: auto|eager|graphs|compiled (default auto: the framework's usual mode)"},
     {"framework", "F", "training framework: auto|megatron|pytorch|tensorflow (default auto)"},
     {"engine", "E", "pipeline engine: simgrid (default) | full | analytic"},
@@ -114,6 +115,10 @@ int pf_opts_parse(int argc, char **argv, const pf_opt *const *tables, pf_optvals
 }
 
 int pf_opts_set(pf_optvals *v, const char *name, const char *value) {
+  return pf_opts_set_from(v, name, value, "command line");
+}
+
+int pf_opts_set_from(pf_optvals *v, const char *name, const char *value, const char *source) {
   const pf_opt *o = pf_opts_find_scenario(name);
   if (!o) return pf_error_set(PF_EINVAL, "\"%s\" is not a scenario option (see --help)", name);
   int k = 0;
@@ -126,7 +131,7 @@ int pf_opts_set(pf_optvals *v, const char *name, const char *value) {
   }
   v->n = k;
   if (!value) return 0;
-  return add(v, o->name, value, "command line");
+  return add(v, o->name, value, source);
 }
 
 const pf_opt *pf_opts_find_scenario(const char *name) {
@@ -267,7 +272,8 @@ int pf_opts_scenario(const pf_optvals *v, pf_scenario *sc) {
 
   pf_workload *w = &sc->workload;
   const char *model = pf_opts_get(v, "model");
-  bool custom_t = flag(v, "layers") || flag(v, "hidden") || flag(v, "heads");
+  /* with --model, --layers/--hidden/--heads change the model's shape */
+  bool custom_t = !model && (flag(v, "layers") || flag(v, "hidden") || flag(v, "heads"));
   bool custom_g = flag(v, "params") || flag(v, "flops-per-sample");
   if ((model != NULL) + custom_t + custom_g > 1)
     return pf_error_set(PF_EINVAL, "give one of --model, a custom transformer (--layers/--hidden/--heads), or "
@@ -342,6 +348,7 @@ int pf_opts_scenario(const pf_optvals *v, pf_scenario *sc) {
   if ((rc = pf_opts_int(v, "seed", &seed)) < 0) return rc;
   sc->seed = (unsigned long)seed;
   if ((s = pf_opts_get(v, "calibration"))) snprintf(sc->calibration, sizeof sc->calibration, "%s", s);
+  sc->calibration_force = flag(v, "force-calibration");
   if ((s = pf_opts_get(v, "trace"))) snprintf(sc->trace, sizeof sc->trace, "%s", s);
   return 0;
 }

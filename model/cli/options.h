@@ -43,6 +43,8 @@ void pf_opts_free(pf_optvals *v);
  * source), or remove it when value is NULL (a flag switched off).  Returns 0
  * or PF_EINVAL / PF_ENOMEM. */
 int pf_opts_set(pf_optvals *v, const char *name, const char *value);
+/* The same with the source named in messages ("file.csv:12"). */
+int pf_opts_set_from(pf_optvals *v, const char *name, const char *value, const char *source);
 /* The option row for name in the scenario options (NULL if there is none). */
 const pf_opt *pf_opts_find_scenario(const char *name);
 /* Last value given for name, or NULL. */

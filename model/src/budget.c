@@ -120,7 +120,8 @@ static double cost_factor(const pf_vrow *r) {
   return time ? m / r->predicted : r->predicted / m;
 }
 
-static int add_csv(const char *path, const pf_scenario *sc, pf_budget_range *out, double *lo, double *hi) {
+static int add_csv(const char *path, const pf_scenario *sc, const pf_validate_opts *vo, pf_budget_range *out,
+                   double *lo, double *hi) {
   pf_vset all;
   int rc = pf_validate_read(path, &all);
   if (rc < 0) return rc;
@@ -139,7 +140,7 @@ static int add_csv(const char *path, const pf_scenario *sc, pf_budget_range *out
     if (row_tr != tr) continue;
     sub.rows[sub.n++] = *r;
   }
-  if (sub.n > 0 && (rc = pf_validate_run(&sub, NULL)) == 0) {
+  if (sub.n > 0 && (rc = pf_validate_run(&sub, vo)) == 0) {
     const char *base = strrchr(path, '/');
     base = base ? base + 1 : path;
     for (int i = 0; i < sub.n; i++) {
@@ -159,13 +160,13 @@ static int add_csv(const char *path, const pf_scenario *sc, pf_budget_range *out
 
 static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
-int pf_budget_similar(const pf_scenario *sc, const char *dir_or_csv, pf_budget_range *r) {
+int pf_budget_similar(const pf_scenario *sc, const char *dir_or_csv, const pf_validate_opts *vo, pf_budget_range *r) {
   memset(r, 0, sizeof *r);
   double lo = INFINITY, hi = -INFINITY;
   int rc = 0;
   size_t n = strlen(dir_or_csv);
   if (n > 4 && strcmp(dir_or_csv + n - 4, ".csv") == 0) {
-    rc = add_csv(dir_or_csv, sc, r, &lo, &hi);
+    rc = add_csv(dir_or_csv, sc, vo, r, &lo, &hi);
   } else {
     DIR *d = opendir(dir_or_csv);
     if (!d) return pf_error_set(PF_ENOENT, "%s: cannot open the validation folder", dir_or_csv);
@@ -181,7 +182,7 @@ int pf_budget_similar(const pf_scenario *sc, const char *dir_or_csv, pf_budget_r
     for (int i = 0; i < nn; i++) {
       char path[PF_PATH_MAX * 2];
       snprintf(path, sizeof path, "%s/%s", dir_or_csv, names[i]);
-      if (rc == 0 && names[i]) rc = add_csv(path, sc, r, &lo, &hi);
+      if (rc == 0 && names[i]) rc = add_csv(path, sc, vo, r, &lo, &hi);
       free(names[i]);
     }
   }

@@ -385,6 +385,12 @@ int pf_predict(pf_scenario *sc, pf_prediction *out) {
   if (sc->calibration[0]) {
     pf_calibration cal;
     if ((rc = pf_calibration_load(sc->calibration, &cal)) < 0) return rc;
+    char why[1024];
+    if (!pf_calibration_matches(&cal, &sc->machine, why, sizeof why)) {
+      if (!sc->calibration_force)
+        return pf_error_set(PF_EINVAL, "%s; --force-calibration applies it anyway", why);
+      pf_prediction_warn(out, "%s (applied with --force-calibration)", why);
+    }
     if ((rc = pf_calibration_apply(&cal, &sc->machine)) < 0) return rc;
     if (cal.has_fit) {
       if (cal.fit_compute_eff > 0) sc->compute_eff_scale = cal.fit_compute_eff;

@@ -303,21 +303,83 @@ static int parse_row(const ctx *c, pf_vrow *r) {
   return 0;
 }
 
+/* Edit distance of two short names (typo detection). */
+static int edits(const char *a, const char *b) {
+  int la = (int)strlen(a), lb = (int)strlen(b);
+  if (la > 31 || lb > 31) return 99;
+  int d[32][32];
+  for (int i = 0; i <= la; i++) d[i][0] = i;
+  for (int j = 0; j <= lb; j++) d[0][j] = j;
+  for (int i = 1; i <= la; i++)
+    for (int j = 1; j <= lb; j++) {
+      int c = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+      if (d[i - 1][j] + 1 < c) c = d[i - 1][j] + 1;
+      if (d[i][j - 1] + 1 < c) c = d[i][j - 1] + 1;
+      d[i][j] = c;
+    }
+  return d[la][lb];
+}
+
+/* The core columns that are scenario options, then the extra columns. */
+static const int option_cols[] = {C_MACHINE, C_MODEL, C_LAYERS, C_HIDDEN, C_HEADS, C_SEQ, C_VOCAB, C_NODES, C_GPUS,
+                                  C_TP, C_PP, C_DP, C_MBS, C_GBS, C_PRECISION, C_SP, C_DIST_OPT, C_RECOMPUTE,
+                                  C_SCHEDULE, C_PARAMS, C_FLOPS, C_GRAD_ACCUM};
+
+static int option_pairs(const ctx *c, const pf_vset *s, const int *extra_at, pf_vrow *r) {
+  r->nopt = 0;
+  int ncore = (int)(sizeof option_cols / sizeof *option_cols);
+  for (int i = 0; i < ncore + s->nextra; i++) {
+    const char *name = i < ncore ? col_names[option_cols[i]] : s->extra[i - ncore];
+    const char *v = i < ncore ? field(c, option_cols[i])
+                              : extra_at[i - ncore] < c->row->nfields ? c->row->fields[extra_at[i - ncore]] : "";
+    while (*v == ' ' || *v == '\t') v++;
+    if (!*v) continue;
+    if (strlen(v) >= PF_VOPTLEN)
+      return pf_error_set(PF_EPARSE, "%s:%d: %s: value longer than %d characters", c->path, c->line, name, PF_VOPTLEN - 1);
+    if (r->nopt == PF_VMAXOPT) return pf_error_set(PF_EPARSE, "%s:%d: too many option columns", c->path, c->line);
+    snprintf(r->opt_name[r->nopt], sizeof r->opt_name[0], "%s", name);
+    snprintf(r->opt_value[r->nopt], sizeof r->opt_value[0], "%s", v);
+    size_t l = strlen(r->opt_value[r->nopt]);
+    while (l > 0 && (r->opt_value[r->nopt][l - 1] == ' ' || r->opt_value[r->nopt][l - 1] == '\t'))
+      r->opt_value[r->nopt][--l] = '\0';
+    r->nopt++;
+  }
+  return 0;
+}
+
 int pf_validate_parse(const pf_csv *csv, pf_vset *out) {
   memset(out, 0, sizeof *out);
   snprintf(out->path, sizeof out->path, "%s", csv->path);
   if (csv->nrows == 0) return pf_error_set(PF_EPARSE, "%s: empty file (a header line is required)", csv->path);
   const pf_csv_row *h = &csv->rows[0];
-  int map[C_NCOLS];
+  int map[C_NCOLS], extra_at[PF_VMAXOPT];
   for (int i = 0; i < C_NCOLS; i++) map[i] = -1;
+  out->header_line = h->line;
   for (int k = 0; k < h->nfields; k++) {
     const char *name = h->fields[k];
     while (*name == ' ') name++;
     int col = -1;
     for (int i = 0; i < C_NCOLS; i++)
       if (!strcmp(name, col_names[i])) col = i;
-    if (col < 0) return pf_error_set(PF_EPARSE, "%s:%d: column %d \"%s\": unknown column (see docs/validation.md)",
-                                     csv->path, h->line, k + 1, name);
+    if (col < 0) { /* a scenario option: checked by the builder that applies it */
+      for (int i = 0; i < C_NCOLS; i++)
+        if (edits(name, col_names[i]) <= (strlen(col_names[i]) > 4 ? 2 : 1))
+          return pf_error_set(PF_EPARSE, "%s:%d: column %d \"%s\": unknown column; did you mean \"%s\"?", csv->path,
+                              h->line, k + 1, name, col_names[i]);
+      bool word = *name != '\0' && strlen(name) < sizeof out->extra[0];
+      for (const char *q = name; *q; q++) word &= (*q >= 'a' && *q <= 'z') || (*q >= '0' && *q <= '9') || *q == '_';
+      if (!word)
+        return pf_error_set(PF_EPARSE, "%s:%d: column %d \"%s\": unknown column (see docs/validation.md)", csv->path,
+                            h->line, k + 1, name);
+      for (int i = 0; i < out->nextra; i++)
+        if (!strcmp(out->extra[i], name))
+          return pf_error_set(PF_EPARSE, "%s:%d: column \"%s\" appears twice", csv->path, h->line, name);
+      if (out->nextra == PF_VMAXOPT)
+        return pf_error_set(PF_EPARSE, "%s:%d: more than %d option columns", csv->path, h->line, PF_VMAXOPT);
+      extra_at[out->nextra] = k;
+      snprintf(out->extra[out->nextra++], sizeof out->extra[0], "%s", name);
+      continue;
+    }
     if (map[col] >= 0) return pf_error_set(PF_EPARSE, "%s:%d: column \"%s\" appears twice", csv->path, h->line, name);
     map[col] = k;
   }
@@ -334,6 +396,7 @@ int pf_validate_parse(const pf_csv *csv, pf_vset *out) {
     }
     ctx c = {csv->path, row->line, row, map};
     int rc = parse_row(&c, &out->rows[out->n]);
+    if (rc == 0) rc = option_pairs(&c, out, extra_at, &out->rows[out->n]);
     if (rc < 0) { pf_vset_free(out); return rc; }
     out->n++;
   }
@@ -358,10 +421,33 @@ void pf_vset_free(pf_vset *s) {
 
 /* ---- prediction ---- */
 
+/* Is the row's option column name one of the core columns? */
+static bool core_option(const char *name) {
+  for (size_t i = 0; i < sizeof option_cols / sizeof *option_cols; i++)
+    if (!strcmp(col_names[option_cols[i]], name)) return true;
+  return false;
+}
+
 int pf_vrow_scenario(const pf_vrow *r, const pf_validate_opts *o, pf_scenario *sc, char *why, size_t whylen) {
+  int rc;
+  if (o && o->build) {
+    pf_scenario_init(sc);
+    if ((rc = o->build(r, o->build_arg, sc, why, whylen)) != 0) return rc;
+    if (o->calibration) snprintf(sc->calibration, sizeof sc->calibration, "%s", o->calibration);
+    if (o->fit) {
+      sc->compute_eff_scale = o->fit->compute_eff;
+      sc->comm_eff_scale = o->fit->comm_eff;
+      sc->step_overhead_s = o->fit->step_overhead_s;
+    }
+    return 0;
+  }
+  for (int i = 0; i < r->nopt; i++)
+    if (!core_option(r->opt_name[i]))
+      return pf_error_set(PF_EINVAL, "line %d: column %s is a scenario option that only the preflight command applies",
+                          r->line, r->opt_name[i]);
   pf_scenario_init(sc);
   const pf_machine *m;
-  int rc = machine_get(r->machine, &m);
+  rc = machine_get(r->machine, &m);
   if (rc < 0) return rc;
   sc->machine = *m;
   pf_workload *w = &sc->workload;

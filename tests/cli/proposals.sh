@@ -128,4 +128,47 @@ EOF
   --nodes 16,32 --tokens 3e11 --plot cost.svg >/dev/null && ok || bad "plan --plot failed"
 if command -v xmllint >/dev/null; then xmllint --noout cost.svg && ok || bad "plan SVG is not well-formed"; fi
 grep -q 'class="ylabel"[^>]*>node-hours' cost.svg && ok || bad "cost plot: y axis without its label"
+
+# --- validate: every scenario option is a CSV column; command-line options fill the empty ones
+H="machine,model,layers,hidden,heads,seq,vocab,nodes,gpus,tp,pp,dp,mbs,gbs,precision,sp,dist_opt,recompute,schedule,metric,value,unit,baseline_nodes,source"
+printf '%s,flash_attn,overlap_grad_reduce\n' "$H" >flags.csv
+printf 'mn5-acc,gpt3-13b,,,,,,4,,4,2,,1,256,bf16,true,true,,,iteration_time_s,10,s,,test,true,true\n' >>flags.csv
+expect_exit 0 "$P" validate flags.csv --format json -o flags.json
+"$P" predict --machine mn5-acc --model gpt3-13b --nodes 4 --tp 4 --pp 2 --mbs 1 --gbs 256 --sp --dist-opt \
+  --flash-attn --overlap-grad-reduce --format json >p.json
+python3 - flags.json p.json <<'EOF2' && ok || bad "a CSV row with flash_attn and overlap_grad_reduce differs from predict with the flags"
+import json, sys
+v = json.load(open(sys.argv[1]))["rows"][0]
+p = json.load(open(sys.argv[2]))
+assert abs(v["predicted"] / p["iteration_time_s"] - 1) < 1e-5, (v["predicted"], p["iteration_time_s"])
+EOF2
+# the same row without the columns, the flags given on the command line
+printf '%s\n' "$H" >noflags.csv
+printf 'mn5-acc,gpt3-13b,,,,,,4,,4,2,,1,256,bf16,true,true,,,iteration_time_s,10,s,,test\n' >>noflags.csv
+expect_exit 0 "$P" validate noflags.csv --flash-attn --overlap-grad-reduce --format json -o cli.json
+python3 -c "import json,sys; a=json.load(open(sys.argv[1]))['rows'][0]['predicted']; b=json.load(open(sys.argv[2]))['rows'][0]['predicted']; sys.exit(0 if a==b else 1)" flags.json cli.json \
+  && ok || bad "command-line options do not fill a row's empty columns"
+printf '%s,flash_atn\n' "$H" >typo.csv
+printf 'mn5-acc,gpt3-13b,,,,,,4,,4,2,,1,256,bf16,true,true,,,iteration_time_s,10,s,,test,true\n' >>typo.csv
+expect_exit 2 "$P" validate typo.csv
+expect_grep 'typo.csv:1: column "flash_atn"' "$T/err"
+
+# --- validate --fit: one fit per machine; an overlay fitted on one machine is refused on another
+printf '%s,use\n' "$H" >two.csv
+for n in 1 2 4; do
+  printf 'mn5-acc,gpt3-1.3b,,,,,,%d,,1,1,,4,512,bf16,,true,,,iteration_time_s,%s,s,,test,fit\n' $n "$(echo "2.5 / $n" | bc -l)" >>two.csv
+  printf 'leonardo-booster,gpt3-1.3b,,,,,,%d,,1,1,,4,512,bf16,,true,,,iteration_time_s,%s,s,,test,fit\n' $n "$(echo "6 / $n" | bc -l)" >>two.csv
+done
+expect_exit 0 "$P" validate --fit two.csv --no-loo --format json -o fit.json
+python3 - "$T/out" <<'EOF2' && ok || bad "--fit over two machines did not report two fits"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert [f["group"] for f in d["fits"]] == ["mn5-acc", "leonardo-booster"], [f["group"] for f in d["fits"]]
+EOF2
+[ -f fit.mn5-acc.json ] && [ -f fit.leonardo-booster.json ] && ok || bad "one overlay per machine expected"
+expect_exit 0 "$P" predict --machine mn5-acc --model gpt3-1.3b --nodes 2 --gbs 512 --calibration fit.mn5-acc.json
+expect_exit 2 "$P" predict --machine lumi-g --model gpt3-1.3b --nodes 2 --gbs 512 --calibration fit.mn5-acc.json
+expect_grep 'fitted on mn5-acc, not on lumi-g; --force-calibration' "$T/err"
+expect_exit 0 "$P" predict --machine lumi-g --model gpt3-1.3b --nodes 2 --gbs 512 --calibration fit.mn5-acc.json \
+  --force-calibration
 finish

@@ -18,6 +18,7 @@
 #define PREFLIGHT_BUDGET_H
 
 #include "preflight/predict.h"
+#include "preflight/validate.h"
 
 typedef struct pf_budget_opts {
   double tokens;              /* training tokens, or */
@@ -65,7 +66,7 @@ typedef struct pf_budget_range {
  * throughput or time exactly or as a range; each is predicted and its error
  * turned into a factor on cost.  Returns 0 (r->n may be below the minimum:
  * then r->why says so) or a negative code for an unreadable CSV. */
-int pf_budget_similar(const pf_scenario *sc, const char *dir_or_csv, pf_budget_range *r);
+int pf_budget_similar(const pf_scenario *sc, const char *dir_or_csv, const pf_validate_opts *vo, pf_budget_range *r);
 
 /* $PREFLIGHT_VALIDATION, else the source tree's scenarios/validation. */
 const char *pf_validation_dir(void);
