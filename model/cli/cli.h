@@ -14,6 +14,9 @@ int pf_cmd_compare(int argc, char **argv);
 int pf_cmd_calibrate(int argc, char **argv);
 int pf_cmd_validate(int argc, char **argv);
 int pf_cmd_merge(int argc, char **argv);
+/* `machines new` (machines_new.c); v holds the parsed options. */
+struct pf_optvals;
+int pf_cli_machines_new(const struct pf_optvals *v);
 
 /* Report an error code with its detail on stderr as "preflight CMD: detail",
  * and return the exit status for it. */

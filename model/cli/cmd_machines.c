@@ -17,6 +17,7 @@
 
 static const pf_opt machine_opts[] = {
     {"calibration", "FILE.json", "show measured rates from a calibration file beside the datasheet"},
+    {"like", "ID", "with `new`: start from a copy of this machine"},
     {NULL, NULL, NULL}};
 
 static const char *topo_params(const pf_machine *m, char *buf, size_t n) {
@@ -153,10 +154,19 @@ int pf_cmd_machines(int argc, char **argv) {
   int rc = pf_opts_parse(argc, argv, tables, &v);
   if (rc < 0) { pf_opts_free(&v); return pf_cli_fail("machines", rc); }
   if (v.help) {
-    pf_opts_help(stdout, "usage: preflight machines [--format table|json|csv]\n       preflight machines show ID [--calibration FILE.json]",
-                 tables, "  preflight machines\n  preflight machines --format json\n  preflight machines show lumi-g\n");
+    pf_opts_help(stdout, "usage: preflight machines [--format table|json|csv]\n       preflight machines show ID [--calibration FILE.json]\n"
+                 "       preflight machines new ID [--like EXISTING] [-o FILE.cfg]\n\n"
+                 "Machines are read from $PREFLIGHT_MACHINES (default: the source tree's machines/, with devices/ in it);\n"
+                 "any command also takes --machine PATH.cfg.  `machines new` writes a file to start from.",
+                 tables, "  preflight machines\n  preflight machines --format json\n  preflight machines show lumi-g\n"
+                 "  preflight machines new my-cluster --like mn5-acc -o my-cluster.cfg\n");
     pf_opts_free(&v);
     return 0;
+  }
+  if (v.npositional >= 1 && strcmp(v.positional[0], "new") == 0) {
+    rc = pf_cli_machines_new(&v);
+    pf_opts_free(&v);
+    return rc;
   }
   if (v.npositional >= 1 && strcmp(v.positional[0], "show") == 0) {
     if (v.npositional != 2) { pf_opts_free(&v); fprintf(stderr, "preflight machines show: give one machine id\n"); return 2; }

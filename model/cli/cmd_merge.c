@@ -123,6 +123,51 @@ static int merge_tune(cJSON **docs, int n, pf_format fmt, char **text) {
   return rc;
 }
 
+/* CSV shards: read the shard numbers, then stream them in order. */
+static int merge_raw(const pf_optvals *v, pf_format fmt, char **text) {
+  int n = v->npositional, rc = 0;
+  FILE **in = calloc((size_t)n, sizeof *in);
+  const char **paths = calloc((size_t)n, sizeof *paths);
+  if (!in || !paths) { free(in); free(paths); return pf_error_set(PF_ENOMEM, "out of memory"); }
+  for (int i = 0; i < n && rc == 0; i++) {
+    FILE *f = fopen(v->positional[i], "r");
+    int si = 0, sn = 0;
+    char head[128] = "";
+    if (!f) { rc = pf_error_set(PF_ENOENT, "%s: cannot open", v->positional[i]); break; }
+    if (!fgets(head, sizeof head, f) || sscanf(head, "# preflight sweep shard %d/%d", &si, &sn) != 2 || sn != n ||
+        si < 1 || si > n || in[si - 1]) {
+      fclose(f);
+      rc = pf_error_set(PF_EPARSE, "%s: not shard I/%d of this study, or a shard given twice", v->positional[i], n);
+      break;
+    }
+    rewind(f);
+    in[si - 1] = f;
+    paths[si - 1] = v->positional[i];
+  }
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *out = rc == 0 ? open_memstream(&buf, &len) : NULL;
+  if (rc == 0 && !out) rc = pf_error_set(PF_ENOMEM, "out of memory");
+  if (rc == 0) rc = pf_cli_sweep_merge_raw(in, paths, n, fmt == PF_FMT_JSON ? PF_FMT_TABLE : fmt, out);
+  if (out) fclose(out);
+  if (rc == 0 && fmt == PF_FMT_JSON)
+    rc = pf_error_set(PF_EINVAL, "CSV shards merge into a table or CSV (--format csv); JSON needs JSON shards");
+  for (int i = 0; i < n; i++) if (in[i]) fclose(in[i]);
+  free(in);
+  free(paths);
+  if (rc < 0) { free(buf); return rc; }
+  *text = buf;
+  return 0;
+}
+
+static int first_line_is_raw(const char *path) {
+  FILE *f = fopen(path, "r");
+  char head[64] = "";
+  int raw = f && fgets(head, sizeof head, f) && pf_cli_sweep_is_raw(head);
+  if (f) fclose(f);
+  return raw;
+}
+
 int pf_cmd_merge(int argc, char **argv) {
   pf_optvals v = {0};
   const pf_opt *const tables[] = {merge_opts, pf_output_opts, NULL};
@@ -149,6 +194,10 @@ int pf_cmd_merge(int argc, char **argv) {
   if (!docs || !seen) { rc = pf_error_set(PF_ENOMEM, "out of memory"); goto done; }
   if ((rc = pf_opts_format(&v, &fmt)) < 0) goto done;
   if (n < 1) { rc = pf_error_set(PF_EINVAL, "merge needs the shard files (SHARD.json...)"); goto done; }
+  if (first_line_is_raw(v.positional[0])) {
+    if ((rc = merge_raw(&v, fmt, &text)) == 0) rc = pf_opts_emit(&v, text);
+    goto done;
+  }
   for (int i = 0; i < n && rc == 0; i++) {
     int si = 0, sn = 0;
     if ((rc = load(v.positional[i], &docs[i])) < 0 || (rc = shard_of(docs[i], v.positional[i], &si, &sn)) < 0) break;

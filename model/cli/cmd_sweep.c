@@ -272,8 +272,9 @@ int pf_cmd_sweep(int argc, char **argv) {
   if (sh && (rc = pf_cli_parse_shard(sh, &shard, &nshards)) < 0) goto done;
   if ((rc = pf_opts_double(&v, "min-efficiency", &minEff)) < 0) goto done;
   if (minEff < 0 || minEff > 1) { rc = pf_error_set(PF_EINVAL, "--min-efficiency %g: expected 0..1", minEff); goto done; }
-  if (nshards > 1 && fmt != PF_FMT_JSON) {
-    rc = pf_error_set(PF_EINVAL, "--shard writes JSON for `preflight merge`: add --format json or -o FILE.json");
+  if (nshards > 1 && fmt == PF_FMT_TABLE) {
+    rc = pf_error_set(PF_EINVAL, "--shard writes a shard for `preflight merge`: add --format json (or csv for very "
+                      "large studies), or -o FILE.json");
     goto done;
   }
   long ngroups = groups_of(&s), npoints = ngroups * s.nn;
@@ -337,7 +338,16 @@ int pf_cmd_sweep(int argc, char **argv) {
   for (int a = 0; a < s.naxes; a++) cJSON_AddItemToArray(axn, cJSON_CreateString(s.ax[a].name));
   cJSON_AddNumberToObject(ctx, "points", (double)npoints);
   if (minEff > 0) cJSON_AddNumberToObject(ctx, "min_efficiency", minEff);
-  if (nshards > 1) {
+  if (nshards > 1 && fmt == PF_FMT_CSV) {
+    char *b = NULL;
+    size_t bl = 0;
+    FILE *f = open_memstream(&b, &bl);
+    if (!f) { rc = pf_error_set(PF_ENOMEM, "out of memory"); goto done; }
+    rc = pf_cli_sweep_raw(f, ctx, rows, shard, nshards);
+    fclose(f);
+    text = b;
+    if (rc < 0) goto done;
+  } else if (nshards > 1) {
     cJSON *doc = pf_report_root_json();
     cJSON_AddItemToObject(doc, "sweep", ctx);
     ctx = NULL;

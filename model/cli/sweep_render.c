@@ -98,63 +98,101 @@ static void add_efficiency(cJSON *rows) {
   }
 }
 
-static void axes_cells(FILE *out, const cJSON *ctx, const cJSON *row, int csv) {
+/* A row as the table and CSV print it: from a JSON row, or from a CSV shard. */
+typedef struct {
+  double index, group, nodes, gpus, tp, pp, dp, gbs, mb, iter, tput, tflops, mem, memfail;
+  int feasible, fits, naxes;
+  const char *axes[16], *status, *reason;
+} srow;
+
+static void srow_from_json(const cJSON *ctx, const cJSON *r, srow *x) {
+  memset(x, 0, sizeof *x);
   const cJSON *a;
-  cJSON_ArrayForEach(a, cJSON_GetObjectItemCaseSensitive(ctx, "axes")) {
-    const char *val = jstr(row, "axes", a->valuestring);
-    if (csv) { pf_csv_put(out, val); fputc(',', out); }
-    else fprintf(out, "%-18s ", val);
-  }
+  cJSON_ArrayForEach(a, cJSON_GetObjectItemCaseSensitive(ctx, "axes"))
+    if (x->naxes < 16) x->axes[x->naxes++] = jstr(r, "axes", a->valuestring);
+  x->index = jnum(r, "index", NULL);
+  x->group = jnum(r, "group", NULL);
+  x->nodes = jnum(r, "nodes", NULL);
+  x->gpus = jnum(r, "gpus", NULL);
+  x->feasible = feasible(r);
+  x->fits = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "fits"));
+  x->status = jstr(r, "status", NULL);
+  x->reason = jstr(r, "reason", NULL);
+  x->memfail = jnum(r, "memory_GiB", NULL);
+  x->tp = jnum(r, "parallel", "tp");
+  x->pp = jnum(r, "parallel", "pp");
+  x->dp = jnum(r, "parallel", "dp");
+  x->gbs = jnum(r, "parallel", "gbs");
+  x->mb = jnum(r, "parallel", "microbatches");
+  x->iter = jnum(r, "iteration_time_s", NULL);
+  x->tput = jnum(r, "tokens_per_s", NULL);
+  x->tflops = jnum(r, "tflops_per_gpu", NULL);
+  x->mem = jnum(r, "memory_per_gpu_GiB", "total");
 }
 
-static void table(FILE *out, const cJSON *ctx, const cJSON *rows) {
-  const cJSON *a, *r;
+/* Efficiency against the group's first feasible row, in index order. */
+typedef struct { double group, tflops, tput; int have; } baseline;
+
+static void srow_eff(baseline *b, const srow *x, double *eff, double *speedup) {
+  if (!b->have || x->group != b->group) { b->group = x->group; b->have = 1; b->tflops = NAN; }
+  if (!x->feasible) return;
+  if (!isfinite(b->tflops)) { b->tflops = x->tflops; b->tput = x->tput; }
+  *eff = x->tflops / b->tflops;
+  *speedup = x->tput / b->tput;
+}
+
+static void table_header(FILE *out, const cJSON *ctx) {
+  const cJSON *a;
   cJSON_ArrayForEach(a, cJSON_GetObjectItemCaseSensitive(ctx, "axes")) fprintf(out, "%-18s ", a->valuestring);
   fprintf(out, "%6s %7s %4s %4s %5s %6s %8s %11s %12s %10s %8s %8s %9s\n", "nodes", "GPUs", "TP", "PP", "DP", "GBS",
           "microb", "iter (s)", "tokens/s", "TFLOP/s/G", "speedup", "eff", "mem GiB");
-  cJSON_ArrayForEach(r, rows) {
-    axes_cells(out, ctx, r, 0);
-    if (!feasible(r)) {
-      double mem = jnum(r, "memory_GiB", NULL);
-      if (isfinite(mem))
-        fprintf(out, "%6.0f %7.0f  (%s: needs %.1f GiB per GPU)\n", jnum(r, "nodes", NULL), jnum(r, "gpus", NULL),
-                jstr(r, "status", NULL), mem);
-      else
-        fprintf(out, "%6.0f %7.0f  (%s: %s)\n", jnum(r, "nodes", NULL), jnum(r, "gpus", NULL), jstr(r, "status", NULL),
-                jstr(r, "reason", NULL));
-      continue;
-    }
-    fprintf(out, "%6.0f %7.0f %4.0f %4.0f %5.0f %6.0f %8.0f %11.4g %12.4g %10.1f %8.2f %7.1f%% %9.1f\n",
-            jnum(r, "nodes", NULL), jnum(r, "gpus", NULL), jnum(r, "parallel", "tp"), jnum(r, "parallel", "pp"),
-            jnum(r, "parallel", "dp"), jnum(r, "parallel", "gbs"), jnum(r, "parallel", "microbatches"),
-            jnum(r, "iteration_time_s", NULL), jnum(r, "tokens_per_s", NULL), jnum(r, "tflops_per_gpu", NULL),
-            jnum(r, "speedup", NULL), 100 * jnum(r, "scaling_efficiency", NULL),
-            jnum(r, "memory_per_gpu_GiB", "total"));
-  }
 }
 
-static void csv(FILE *out, const cJSON *ctx, const cJSON *rows) {
-  const cJSON *a, *r;
+static void table_row(FILE *out, const srow *x, double eff, double sp) {
+  for (int i = 0; i < x->naxes; i++) fprintf(out, "%-18s ", x->axes[i]);
+  if (!x->feasible) {
+    if (isfinite(x->memfail))
+      fprintf(out, "%6.0f %7.0f  (%s: needs %.1f GiB per GPU)\n", x->nodes, x->gpus, x->status, x->memfail);
+    else fprintf(out, "%6.0f %7.0f  (%s: %s)\n", x->nodes, x->gpus, x->status, x->reason);
+    return;
+  }
+  fprintf(out, "%6.0f %7.0f %4.0f %4.0f %5.0f %6.0f %8.0f %11.4g %12.4g %10.1f %8.2f %7.1f%% %9.1f\n", x->nodes,
+          x->gpus, x->tp, x->pp, x->dp, x->gbs, x->mb, x->iter, x->tput, x->tflops, sp, 100 * eff, x->mem);
+}
+
+static void csv_header(FILE *out, const cJSON *ctx) {
+  const cJSON *a;
   cJSON_ArrayForEach(a, cJSON_GetObjectItemCaseSensitive(ctx, "axes")) fprintf(out, "%s,", a->valuestring);
   fprintf(out, "nodes,gpus,tp,pp,dp,gbs,microbatches,iteration_time_s,tokens_per_s,tflops_per_gpu,speedup,"
                "scaling_efficiency,memory_GiB,fits,status\n");
+}
+
+static void csv_row(FILE *out, const srow *x, double eff, double sp) {
+  for (int i = 0; i < x->naxes; i++) { pf_csv_put(out, x->axes[i]); fputc(',', out); }
+  if (!x->feasible) {
+    fprintf(out, "%.0f,%.0f,,,,,,,,,,,", x->nodes, x->gpus);
+    if (isfinite(x->memfail)) fprintf(out, "%.4g", x->memfail);
+    fputs(",false,", out);
+    pf_csv_put(out, x->status);
+    fputc('\n', out);
+    return;
+  }
+  fprintf(out, "%.0f,%.0f,%.0f,%.0f,%.0f,%.0f,%.0f,%.6g,%.6g,%.6g,%.6g,%.6g,%.4g,%s,ok\n", x->nodes, x->gpus, x->tp,
+          x->pp, x->dp, x->gbs, x->mb, x->iter, x->tput, x->tflops, sp, eff, x->mem, x->fits ? "true" : "false");
+}
+
+static void print_rows(FILE *out, const cJSON *ctx, const cJSON *rows, int csv) {
+  if (csv) csv_header(out, ctx);
+  else table_header(out, ctx);
+  baseline b = {0};
+  const cJSON *r;
   cJSON_ArrayForEach(r, rows) {
-    axes_cells(out, ctx, r, 1);
-    if (!feasible(r)) {
-      double mem = jnum(r, "memory_GiB", NULL);
-      fprintf(out, "%.0f,%.0f,,,,,,,,,,,", jnum(r, "nodes", NULL), jnum(r, "gpus", NULL));
-      if (isfinite(mem)) fprintf(out, "%.4g", mem);
-      fputs(",false,", out);
-      pf_csv_put(out, jstr(r, "status", NULL));
-      fputc('\n', out);
-      continue;
-    }
-    fprintf(out, "%.0f,%.0f,%.0f,%.0f,%.0f,%.0f,%.0f,%.6g,%.6g,%.6g,%.6g,%.6g,%.4g,%s,ok\n", jnum(r, "nodes", NULL),
-            jnum(r, "gpus", NULL), jnum(r, "parallel", "tp"), jnum(r, "parallel", "pp"), jnum(r, "parallel", "dp"),
-            jnum(r, "parallel", "gbs"), jnum(r, "parallel", "microbatches"), jnum(r, "iteration_time_s", NULL),
-            jnum(r, "tokens_per_s", NULL), jnum(r, "tflops_per_gpu", NULL), jnum(r, "speedup", NULL),
-            jnum(r, "scaling_efficiency", NULL), jnum(r, "memory_per_gpu_GiB", "total"),
-            cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "fits")) ? "true" : "false");
+    srow x;
+    double eff = NAN, sp = NAN;
+    srow_from_json(ctx, r, &x);
+    srow_eff(&b, &x, &eff, &sp);
+    if (csv) csv_row(out, &x, eff, sp);
+    else table_row(out, &x, eff, sp);
   }
 }
 
@@ -171,10 +209,153 @@ char *pf_cli_sweep_render(const cJSON *ctx, cJSON *rows, pf_format fmt) {
   size_t len = 0;
   FILE *out = open_memstream(&buf, &len);
   if (!out) return NULL;
-  if (fmt == PF_FMT_CSV) csv(out, ctx, rows);
-  else table(out, ctx, rows);
+  print_rows(out, ctx, rows, fmt == PF_FMT_CSV);
   if (fclose(out) != 0) { free(buf); return NULL; }
   return buf;
+}
+
+/* ---- CSV shards: the rows with exact numbers, merged by streaming ---- */
+
+#define RAW_MAGIC "# preflight sweep shard "
+
+int pf_cli_sweep_raw(FILE *out, const cJSON *ctx, const cJSON *rows, int shard, int nshards) {
+  char *study = cJSON_PrintUnformatted(ctx);
+  if (!study) return pf_error_set(PF_ENOMEM, "out of memory");
+  fprintf(out, RAW_MAGIC "%d/%d\n# study %s\n", shard, nshards, study);
+  free(study);
+  fprintf(out, "index,group");
+  const cJSON *a, *r;
+  cJSON_ArrayForEach(a, cJSON_GetObjectItemCaseSensitive(ctx, "axes")) fprintf(out, ",axis_%s", a->valuestring);
+  fprintf(out, ",nodes,gpus,tp,pp,dp,gbs,microbatches,iteration_time_s,tokens_per_s,tflops_per_gpu,memory_GiB,"
+               "memory_needed_GiB,feasible,fits,status,reason\n");
+  cJSON_ArrayForEach(r, rows) {
+    srow x;
+    srow_from_json(ctx, r, &x);
+    fprintf(out, "%.17g,%.17g", x.index, x.group);
+    for (int i = 0; i < x.naxes; i++) { fputc(',', out); pf_csv_put(out, x.axes[i]); }
+    const double v[] = {x.nodes, x.gpus, x.tp, x.pp, x.dp, x.gbs, x.mb, x.iter, x.tput, x.tflops, x.mem, x.memfail};
+    for (size_t i = 0; i < sizeof v / sizeof *v; i++) {
+      if (isfinite(v[i])) fprintf(out, ",%.17g", v[i]);
+      else fputc(',', out);
+    }
+    fprintf(out, ",%d,%d,", x.feasible, x.fits);
+    pf_csv_put(out, x.status);
+    fputc(',', out);
+    pf_csv_put(out, x.reason);
+    fputc('\n', out);
+  }
+  return 0;
+}
+
+/* One CSV line into fields (quotes as pf_csv_put writes them); fields point into line. */
+static int split_csv(char *line, char **f, int max) {
+  int n = 0;
+  char *p = line;
+  while (n < max) {
+    if (*p == '"') {
+      char *w = ++p;
+      f[n++] = w;
+      while (*p) {
+        if (*p == '"' && p[1] == '"') { *w++ = '"'; p += 2; continue; }
+        if (*p == '"') { p++; break; }
+        *w++ = *p++;
+      }
+      *w = '\0';
+      if (*p == ',') { *p++ = '\0'; continue; }
+      break;
+    }
+    f[n++] = p;
+    char *c = strchr(p, ',');
+    if (!c) break;
+    *c = '\0';
+    p = c + 1;
+  }
+  return n;
+}
+
+static double fnum(const char *s) {
+  if (!*s) return NAN;
+  char *end;
+  double x = strtod(s, &end);
+  return *end ? NAN : x;
+}
+
+int pf_cli_sweep_is_raw(const char *first_line) { return strncmp(first_line, RAW_MAGIC, strlen(RAW_MAGIC)) == 0; }
+
+int pf_cli_sweep_merge_raw(FILE *const *in, const char *const *paths, int n, pf_format fmt, FILE *out) {
+  char *line[2] = {NULL, NULL};
+  size_t cap[2] = {0, 0};
+  char study0[65536] = "";
+  long points = -1;
+  cJSON *ctx = NULL;
+  int rc = 0;
+  /* every shard: its magic line, the same study, the column header */
+  for (int i = 0; i < n && rc == 0; i++) {
+    int si, sn;
+    if (getline(&line[0], &cap[0], in[i]) < 0 || sscanf(line[0], RAW_MAGIC "%d/%d", &si, &sn) != 2) {
+      rc = pf_error_set(PF_EPARSE, "%s: not a CSV sweep shard", paths[i]);
+      break;
+    }
+    if (sn != n || si != i + 1) {
+      rc = pf_error_set(PF_EPARSE, "%s: shard %d/%d; give the %d shards in order 1..%d", paths[i], si, sn, n, n);
+      break;
+    }
+    if (getline(&line[0], &cap[0], in[i]) < 0 || strncmp(line[0], "# study ", 8) != 0) {
+      rc = pf_error_set(PF_EPARSE, "%s:2: no study line", paths[i]);
+      break;
+    }
+    if (i == 0) {
+      snprintf(study0, sizeof study0, "%s", line[0] + 8);
+      ctx = cJSON_Parse(study0);
+      const cJSON *p = cJSON_GetObjectItemCaseSensitive(ctx, "points");
+      if (!cJSON_IsNumber(p)) { rc = pf_error_set(PF_EPARSE, "%s:2: the study has no point count", paths[i]); break; }
+      points = (long)p->valuedouble;
+    } else if (strcmp(study0, line[0] + 8) != 0) {
+      rc = pf_error_set(PF_EPARSE, "%s: not a shard of the same study as %s", paths[i], paths[0]);
+      break;
+    }
+    if (getline(&line[0], &cap[0], in[i]) < 0) rc = pf_error_set(PF_EPARSE, "%s: no column header", paths[i]);
+  }
+  if (rc == 0) {
+    if (fmt == PF_FMT_CSV) csv_header(out, ctx);
+    else table_header(out, ctx);
+  }
+  int naxes = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(ctx, "axes"));
+  baseline b = {0};
+  for (long idx = 0; idx < points && rc == 0; idx++) {
+    int k = (int)(idx % n);
+    ssize_t len = getline(&line[1], &cap[1], in[k]);
+    if (len <= 0) { rc = pf_error_set(PF_EPARSE, "%s: ends before point %ld", paths[k], idx); break; }
+    if (line[1][len - 1] == '\n') line[1][len - 1] = '\0';
+    char *f[48];
+    int nf = split_csv(line[1], f, 48);
+    if (nf != 2 + naxes + 16 || fnum(f[0]) != (double)idx) {
+      rc = pf_error_set(PF_EPARSE, "%s: point %ld: malformed or out of order", paths[k], idx);
+      break;
+    }
+    srow x;
+    memset(&x, 0, sizeof x);
+    x.index = fnum(f[0]);
+    x.group = fnum(f[1]);
+    x.naxes = naxes;
+    for (int i = 0; i < naxes && i < 16; i++) x.axes[i] = f[2 + i];
+    double *v[] = {&x.nodes, &x.gpus, &x.tp, &x.pp, &x.dp, &x.gbs, &x.mb, &x.iter, &x.tput, &x.tflops, &x.mem, &x.memfail};
+    for (int i = 0; i < 12; i++) *v[i] = fnum(f[2 + naxes + i]);
+    x.feasible = strcmp(f[2 + naxes + 12], "1") == 0;
+    x.fits = strcmp(f[2 + naxes + 13], "1") == 0;
+    x.status = f[2 + naxes + 14];
+    x.reason = f[2 + naxes + 15];
+    double eff = NAN, sp = NAN;
+    srow_eff(&b, &x, &eff, &sp);
+    if (fmt == PF_FMT_CSV) csv_row(out, &x, eff, sp);
+    else table_row(out, &x, eff, sp);
+  }
+  for (int i = 0; i < n && rc == 0; i++)
+    if (getline(&line[0], &cap[0], in[i]) > 0) rc = pf_error_set(PF_EPARSE, "%s: rows beyond the study's points", paths[i]);
+  cJSON_Delete(ctx);
+  free(line[0]);
+  free(line[1]);
+  return rc;
 }
 
 /* ---- the scaling plot ---- */

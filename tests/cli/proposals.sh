@@ -48,6 +48,14 @@ expect_exit 2 "$P" merge s1.json s2.json
 expect_grep 'has 3 shards' "$T/err"
 expect_exit 2 "$P" merge s1.json s1.json s2.json
 expect_exit 2 "$P" sweep $A --shard 4/3 --format json
+# CSV shards (for very large studies) merge by streaming into the same table and CSV
+for i in 1 2 3; do expect_exit 0 "$P" sweep $A --shard $i/3 --format csv -o c$i.csv; done
+"$P" sweep $A --format csv >full.csv
+expect_exit 0 "$P" merge c3.csv c1.csv c2.csv --format csv -o mc.csv
+if cmp -s full.csv mc.csv; then ok; else bad "merged CSV shards differ from the unsharded CSV"; fi
+"$P" merge c1.csv c2.csv c3.csv >mt.txt
+if cmp -s full.txt mt.txt; then ok; else bad "merged CSV shards: table differs from the unsharded table"; fi
+PREFLIGHT="$P" "$PF_SRC/scripts/slurm-sweep-array.sh" local 3 >/dev/null && ok || bad "slurm-sweep-array.sh local failed"
 
 # --- tune: fixed options are kept; sharded tune merges to the same result
 expect_exit 0 "$P" tune --machine leonardo-booster --model llama2-13b --nodes 16 --gbs 512 --tp 4 --top 5 --format json -o t.json
@@ -128,6 +136,17 @@ EOF
   --nodes 16,32 --tokens 3e11 --plot cost.svg >/dev/null && ok || bad "plan --plot failed"
 if command -v xmllint >/dev/null; then xmllint --noout cost.svg && ok || bad "plan SVG is not well-formed"; fi
 grep -q 'class="ylabel"[^>]*>node-hours' cost.svg && ok || bad "cost plot: y axis without its label"
+
+# --- machines new: a file to start from, that loads as written
+expect_exit 0 "$P" machines new my-cluster --like mn5-acc -o my-cluster.cfg
+expect_grep '^  id = "my-cluster";' my-cluster.cfg
+expect_exit 0 "$P" predict --machine "$T/my-cluster.cfg" --model gpt3-1.3b --nodes 2
+expect_exit 0 "$P" machines new blank -o blank.cfg
+expect_exit 0 "$P" machines show "$T/blank.cfg"
+expect_grep 'assumed: every value is a placeholder' blank.cfg
+expect_exit 2 "$P" machines new 'Bad Id'
+mkdir -p site && cp -r "$PF_SRC/machines/." site/ && cp blank.cfg site/blank.cfg
+PREFLIGHT_MACHINES="$T/site" "$P" machines >m.txt && grep -q '^blank ' m.txt && ok || bad "PREFLIGHT_MACHINES folder not read"
 
 # --- validate: every scenario option is a CSV column; command-line options fill the empty ones
 H="machine,model,layers,hidden,heads,seq,vocab,nodes,gpus,tp,pp,dp,mbs,gbs,precision,sp,dist_opt,recompute,schedule,metric,value,unit,baseline_nodes,source"
