@@ -203,6 +203,57 @@ static int log_options(const pf_megatron_log *l, const pf_optvals *cli, pf_optva
   return 0;
 }
 
+/* The log as validation-CSV rows (--format csv): every option the run used is an explicit column, so the
+ * rows can be appended to a validation CSV as they are (docs/validation.md). */
+static void megatron_rows(FILE *f, const pf_optvals *v, const pf_vset *s) {
+  static const char *core[] = {"machine", "model", "layers", "hidden", "heads", "seq", "vocab", "nodes", "gpus",
+                               "tp", "pp", "dp", "mbs", "gbs", "precision", "sp", "dist_opt", "recompute",
+                               "schedule"};
+  int ncore = (int)(sizeof core / sizeof *core);
+  const char *extra[PF_MAXVALS];
+  int nextra = 0;
+  for (int i = 0; i < v->n; i++) {
+    const pf_opt *o = pf_opts_find_scenario(v->name[i]);
+    if (!o || !strcmp(o->name, "calibration") || !strcmp(o->name, "trace") || !strcmp(o->name, "o")) continue;
+    char col[64];
+    snprintf(col, sizeof col, "%s", o->name);
+    for (char *c = col; *c; c++) if (*c == '-') *c = '_';
+    bool known = false;
+    for (int k = 0; k < ncore; k++) known |= !strcmp(core[k], col);
+    for (int k = 0; k < nextra; k++) known |= !strcmp(extra[k], o->name);
+    if (!known) extra[nextra++] = o->name;
+  }
+  for (int k = 0; k < ncore; k++) fprintf(f, "%s,", core[k]);
+  fprintf(f, "metric,value,unit,baseline_nodes,source,scope,use");
+  for (int k = 0; k < nextra; k++) {
+    fputc(',', f);
+    for (const char *c = extra[k]; *c; c++) fputc(*c == '-' ? '_' : *c, f);
+  }
+  fputc('\n', f);
+  for (int i = 0; i < s->n; i++) {
+    const pf_vrow *r = &s->rows[i];
+    for (int k = 0; k < ncore; k++) {
+      char opt[64];
+      snprintf(opt, sizeof opt, "%s", core[k]);
+      for (char *c = opt; *c; c++) if (*c == '_') *c = '-';
+      const pf_opt *o = pf_opts_find_scenario(opt);
+      const char *val = pf_opts_get(v, opt);
+      if (o && !o->arg) val = val ? "true" : "false";
+      pf_csv_put(f, val ? val : "");
+      fputc(',', f);
+    }
+    fprintf(f, "%s,%.9g,%s,,", pf_metric_name(r->metric), r->value, r->unit);
+    pf_csv_put(f, r->source);
+    fprintf(f, ",%s,check", pf_scope_name(r->scope));
+    for (int k = 0; k < nextra; k++) {
+      const pf_opt *o = pf_opts_find_scenario(extra[k]);
+      fputc(',', f);
+      pf_csv_put(f, o && !o->arg ? "true" : pf_opts_get(v, extra[k]));
+    }
+    fputc('\n', f);
+  }
+}
+
 static int cmd_megatron(const pf_optvals *cli, const char *path, vfmt fmt) {
   pf_megatron_log *l = malloc(sizeof *l);
   if (!l) return pf_cli_fail("validate", pf_error_set(PF_ENOMEM, "out of memory"));
@@ -293,6 +344,8 @@ static int cmd_megatron(const pf_optvals *cli, const char *path, vfmt fmt) {
     for (int i = 0; i < s.n; i++) cJSON_AddItemToArray(arr, pf_vreport_row_json(&s.rows[i], false));
     cJSON_AddItemToObject(root, "summary", pf_vreport_summary_json(&s));
     pf_report_json_print(f, root);
+  } else if (fmt == FMT_CSV) {
+    megatron_rows(f, &v, &s);
   } else {
     fprintf(f, "Megatron-LM log %s: %d iteration lines (time in %s), %d used (first skipped as warm-up), %d "
                "arguments\n", path, l->niter, l->format, l->used, l->nargs);

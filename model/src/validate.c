@@ -362,8 +362,9 @@ int pf_validate_parse(const pf_csv *csv, pf_vset *out) {
     for (int i = 0; i < C_NCOLS; i++)
       if (!strcmp(name, col_names[i])) col = i;
     if (col < 0) { /* a scenario option: checked by the builder that applies it */
+      /* near misses of the longer core names (short ones like cp/tp are options in their own right) */
       for (int i = 0; i < C_NCOLS; i++)
-        if (edits(name, col_names[i]) <= (strlen(col_names[i]) > 4 ? 2 : 1))
+        if (strlen(col_names[i]) >= 5 && edits(name, col_names[i]) <= (strlen(col_names[i]) >= 7 ? 2 : 1))
           return pf_error_set(PF_EPARSE, "%s:%d: column %d \"%s\": unknown column; did you mean \"%s\"?", csv->path,
                               h->line, k + 1, name, col_names[i]);
       bool word = *name != '\0' && strlen(name) < sizeof out->extra[0];

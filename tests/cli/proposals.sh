@@ -171,6 +171,17 @@ printf '%s,flash_atn\n' "$H" >typo.csv
 printf 'mn5-acc,gpt3-13b,,,,,,4,,4,2,,1,256,bf16,true,true,,,iteration_time_s,10,s,,test,true\n' >>typo.csv
 expect_exit 2 "$P" validate typo.csv
 expect_grep 'typo.csv:1: column "flash_atn"' "$T/err"
+expect_exit 0 "$P" validate "$PF_SRC/scenarios/templates/validation.csv"
+# a Megatron-LM log converted to rows predicts what the log mode predicts
+expect_exit 0 "$P" validate --megatron-log "$PF_SRC/tests/fixtures/megatron/current.log" --machine jureca-dc-a100 --format json -o mlog.json
+expect_exit 0 "$P" validate --megatron-log "$PF_SRC/tests/fixtures/megatron/current.log" --machine jureca-dc-a100 --format csv -o mrows.csv
+expect_exit 0 "$P" validate mrows.csv --format json -o mrows.json
+python3 - mlog.json mrows.json <<'EOF2' && ok || bad "rows converted from a Megatron log predict differently from the log mode"
+import json, sys
+a = [r["predicted"] for r in json.load(open(sys.argv[1]))["rows"]]
+b = [r["predicted"] for r in json.load(open(sys.argv[2]))["rows"]]
+assert len(a) == len(b) == 4 and all(abs(x / y - 1) < 1e-9 for x, y in zip(a, b)), (a, b)
+EOF2
 
 # --- validate --fit: one fit per machine; an overlay fitted on one machine is refused on another
 printf '%s,use\n' "$H" >two.csv
