@@ -154,6 +154,8 @@ int pf_cmd_tune(int argc, char **argv) {
   snprintf(trace, sizeof trace, "%s", base->trace);
   base->trace[0] = '\0';
   if ((rc = pf_tune(base, &o, &r)) < 0) goto done;
+  if (getenv("PREFLIGHT_TIMING")) /* diagnostics for bench/run.sh; never part of a result */
+    fprintf(stderr, "preflight tune: timing: %ld plans evaluated in %.3f s\n", r.evaluated, r.eval_s);
   ctx = cJSON_CreateObject();
   cJSON_AddStringToObject(ctx, "command", "tune");
   cJSON_AddStringToObject(ctx, "machine", base->machine.id);
