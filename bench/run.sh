@@ -52,13 +52,18 @@ for c in "${cases[@]}"; do
   printf '| %s | %s | %.2f | %.0f | %s | %.4g | %.1f |\n' "$gpus" "$label" "$med" "$(echo "$peak / 1024" | bc -l)" "$ev" "$it" "$tf"
 done
 echo
-# configurations per second of `tune` (closed-form screening + DES for the best few)
-for t in "leonardo-booster|llama2-13b|16|512" "lumi-g|gpt3-175b|64|1536"; do
+# plans evaluated per second and core by `tune` (one worker: PREFLIGHT_JOBS=1): the evaluation phase, priced
+# plans only (pruned ones - invalid or too large - are not counted), as tune reports it with PREFLIGHT_TIMING=1;
+# the whole command's wall time (enumeration, pruning and the final simulation of the best 2 x top) beside it
+for t in "leonardo-booster|llama2-13b|16|512" "lumi-g|gpt3-175b|64|1536" "mn5-acc|gpt3-175b|256|1536"; do
   IFS='|' read -r tm tmod tn tg <<<"$t"
-  /usr/bin/time -f "%e" -o "$tmp/time" "$bin" tune --machine "$tm" --model "$tmod" --nodes "$tn" --gbs "$tg" --format json >"$tmp/tune.json" 2>/dev/null || continue
+  PREFLIGHT_TIMING=1 PREFLIGHT_JOBS=1 /usr/bin/time -f "%e" -o "$tmp/time" "$bin" tune --machine "$tm" --model "$tmod" \
+    --nodes "$tn" --gbs "$tg" --format json >"$tmp/tune.json" 2>"$tmp/tune.err" || continue
   read -r tw <"$tmp/time"
-  tried=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['plans_tried'])" "$tmp/tune.json")
-  printf 'tune %s %s on %s nodes: %s plans in %.2f s = %.0f configurations/s\n' "$tmod" "$tm" "$tn" "$tried" "$tw" "$(echo "$tried / ($tw + 0.001)" | bc -l)"
+  read -r ev es < <(sed -n 's/.*timing: \([0-9]*\) plans evaluated in \([0-9.]*\) s.*/\1 \2/p' "$tmp/tune.err")
+  pr=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['plans_pruned'])" "$tmp/tune.json")
+  printf 'tune %s %s on %s nodes, one worker: %s plans evaluated in %.2f s = %.0f evaluated plans/s per core (%s pruned; whole command %.2f s)\n' \
+    "$tmod" "$tm" "$tn" "$ev" "$es" "$(echo "$ev / ($es + 0.0001)" | bc -l)" "$pr" "$tw"
 done
 echo
 echo "Machine: $(nproc) cores, $(awk '/MemTotal/{printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -sr); binary: $bin"

@@ -14,8 +14,13 @@ int pf_cmd_compare(int argc, char **argv);
 int pf_cmd_calibrate(int argc, char **argv);
 int pf_cmd_validate(int argc, char **argv);
 int pf_cmd_collective(int argc, char **argv);
+int pf_cmd_merge(int argc, char **argv);
 /* `calibrate --collectives` (calibrate_ccl.c), called by pf_cmd_calibrate */
 int pf_cmd_calibrate_collectives(int argc, char **argv);
+/* `machines new` (machines_new.c): the new machine file's text from the
+ * parsed options (caller frees); a PF_E* code on error. */
+struct pf_optvals;
+int pf_cli_machines_new(const struct pf_optvals *v, char **text);
 
 struct pf_cli;
 /* validate on a collective CSV (kind 1) or nccl-tests / rccl-tests output (kind 2): validate_coll.c */

@@ -17,6 +17,7 @@
 
 static const pf_opt machine_opts[] = {
     {"calibration", "FILE.json", "show measured rates from a calibration file beside the datasheet"},
+    {"like", "ID", "with `new`: start from a copy of this machine"},
     {NULL, NULL, NULL}};
 
 static const char *topo_params(const pf_machine *m, char *buf, size_t n) {
@@ -89,9 +90,13 @@ static const pf_opt *const tables[] = {machine_opts, NULL};
 
 static const pf_cli_spec spec = {
     "machines",
-    "usage: preflight machines [--format table|json|csv]\n       preflight machines show ID [--calibration FILE.json]",
+    "usage: preflight machines [--format table|json|csv]\n       preflight machines show ID [--calibration FILE.json]\n"
+    "       preflight machines new ID [--like EXISTING] [-o FILE.cfg]\n\n"
+    "Machines are read from $PREFLIGHT_MACHINES (default: the source tree's machines/, with devices/ in it);\n"
+    "any command also takes --machine PATH.cfg.  `machines new` writes a file to start from.",
     tables, false, 2, false,
-    "  preflight machines\n  preflight machines --format json\n  preflight machines show lumi-g\n"};
+    "  preflight machines\n  preflight machines --format json\n  preflight machines show lumi-g\n"
+    "  preflight machines new my-cluster --like mn5-acc -o my-cluster.cfg\n"};
 
 /* `machines show ID` as text in the asked format (caller frees). */
 static int show(const char *id, const pf_cli *cli, char **text) {
@@ -210,7 +215,12 @@ int pf_cmd_machines(int argc, char **argv) {
   const pf_optvals *v = &cli.v;
   char *text = NULL;
   const char *cmd = "machines";
-  if (v->npositional >= 1 && strcmp(v->positional[0], "show") == 0) {
+  if (v->npositional >= 1 && strcmp(v->positional[0], "new") == 0) {
+    cmd = "machines new";
+    rc = pf_cli_machines_new(v, &text);
+  } else if (pf_opts_get(v, "like")) {
+    rc = pf_error_set(PF_EINVAL, "--like goes with `machines new ID`");
+  } else if (v->npositional >= 1 && strcmp(v->positional[0], "show") == 0) {
     cmd = "machines show";
     if (v->npositional != 2) rc = pf_error_set(PF_EINVAL, "give one machine id: preflight machines show ID");
     else rc = show(v->positional[1], &cli, &text);

@@ -1,19 +1,27 @@
-/* cmd_sweep.c - `preflight sweep --nodes LIST [--scaling weak|strong]`.
+/* cmd_sweep.c - `preflight sweep`: the same job over node counts and any other
+ * axes (--vary NAME=V1,V2, --machines, --models), each point a prediction.
  *
- * Scaling efficiency as the EPICURE guide defines it (DESIGN 5.6): TFLOP/s per
- * GPU at n over TFLOP/s per GPU at the first (smallest) node count.  Weak
- * scaling keeps the gradient-accumulation steps per model replica fixed (the
- * global batch grows with DP); strong scaling keeps the global batch fixed.
+ * Points are the product of the axes in the order given, node counts innermost
+ * (sorted, duplicates dropped).  A GROUP is the points that share every axis
+ * value but the node count; its baseline is its smallest node count that fits
+ * (EPICURE's definition, DESIGN 5.6): efficiency = TFLOP/s per GPU over the
+ * baseline's, speed-up = tokens/s over the baseline's.  Weak scaling keeps the
+ * microbatches per replica of the group's smallest valid plan; strong scaling
+ * keeps the global batch.  Points that do not fit or are not valid plans are
+ * rows too, marked with the reason.  `--shard I/N` computes the points whose
+ * index is I-1 modulo N and writes them as JSON for `preflight merge`, which
+ * renders exactly what the unsharded sweep renders (results.h).
  */
 #include "cli.h"
 #include "options.h"
+#include "results.h"
 
 #include "preflight/batch.h"
 #include "preflight/error.h"
 #include "preflight/predict.h"
 #include "preflight/progress.h"
 #include "preflight/report.h"
-#include "preflight/validate.h" /* pf_csv_put */
+#include "preflight/tune.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -23,190 +31,365 @@
 
 const pf_opt pf_sweep_opts[] = {
     {"scaling", "weak|strong", "weak: fixed microbatches per replica; strong: fixed global batch (default)"},
+    {"vary", "NAME=V1,V2", "sweep any option too (repeatable), e.g. --vary tp=1,2,4 --vary mbs=1,2"},
+    {"machines", "A,B", "sweep several machines (same as --vary machine=A,B)"},
+    {"models", "A,B", "sweep several models (same as --vary model=A,B)"},
+    {"tune-each", NULL, "tune the parallel split (TP, PP, micro-batch, ...) at every point"},
+    {"plot", "FILE.svg", "scaling curve: throughput and efficiency against nodes"},
+    {"measured", "RUNS.csv", "overlay measured points (a validation CSV) on the plot"},
+    {"min-efficiency", "F", "efficiency threshold drawn on the plot (e.g. 0.8)"},
+    {"shard", "I/N", "compute the I-th of N disjoint slices of the points (JSON for `preflight merge`)"},
     {NULL, NULL, NULL}};
 
-/* "16,32,64" or "1..64" (powers of two); every count in [1, 2^20]. */
-int pf_cli_parse_nodes(const char *s, int *out, int max, int *n) {
-  const long top = 1L << 20;
-  *n = 0;
-  const char *dots = strstr(s, "..");
-  if (dots) {
-    char *end;
-    errno = 0;
-    long a = strtol(s, &end, 10), b;
-    if (end != dots || a < 1 || errno) goto bad;
-    b = strtol(dots + 2, &end, 10);
-    if (*end || b < a || errno) goto bad;
-    if (b > top) goto range;
-    for (long x = a; x <= b; x *= 2) {
-      if (*n >= max) return pf_error_set(PF_EINVAL, "--nodes \"%s\": at most %d values", s, max);
-      out[(*n)++] = (int)x;
+#define EXAMPLES \
+    "  preflight sweep --machine lumi-g --model gpt3-175b --tp 4 --pp 32 --sp --dist-opt \\\n" \
+    "      --recompute selective --precision fp16 --nodes 16,32,64,128,256,512 --scaling weak --grad-accum 192\n" \
+    "  preflight sweep --machine mn5-acc --model gpt3-175b --tp 4 --pp 32 --gbs 1536 --sp --dist-opt \\\n" \
+    "      --recompute selective --nodes 32..128 --format csv\n" \
+    "  preflight sweep --machines mn5-acc,leonardo-booster --model llama2-7b --gbs 512 --nodes 4,8,16 \\\n" \
+    "      --vary tp=1,2 --dist-opt --recompute selective --flash-attn --plot scaling.svg\n" \
+    "  preflight sweep --machine mn5-acc --model llama2-7b --gbs 512 --nodes 8,16 --shard 1/2 -o s1.json\n"
+
+#define MAXAXES 8
+#define MAXVALS 64
+
+typedef struct {
+  const char *name;          /* option name (static: from the option table) */
+  int n;
+  char *val[MAXVALS];        /* owned */
+} axis;
+
+typedef struct {
+  int naxes;
+  axis ax[MAXAXES];
+  int nodes[256], nn;
+} space;
+
+static void space_free(space *s) {
+  for (int a = 0; a < s->naxes; a++)
+    for (int i = 0; i < s->ax[a].n; i++) free(s->ax[a].val[i]);
+}
+
+static int is_number(const char *s) {
+  char *end;
+  errno = 0;
+  strtod(s, &end);
+  return end != s && *end == '\0' && !errno;
+}
+
+static int by_number(const void *a, const void *b) {
+  double x = strtod(*(char *const *)a, NULL), y = strtod(*(char *const *)b, NULL);
+  return (x > y) - (x < y);
+}
+
+/* NAME=V1,V2,... into an axis: values de-duplicated, numeric axes sorted. */
+static int add_axis(space *s, const char *spec) {
+  const char *eq = strchr(spec, '=');
+  if (!eq || eq == spec || !eq[1])
+    return pf_error_set(PF_EINVAL, "--vary \"%s\": expected NAME=V1,V2,... (an option name and its values)", spec);
+  char name[64];
+  snprintf(name, sizeof name, "%.*s", (int)(eq - spec) < 63 ? (int)(eq - spec) : 63, spec);
+  const pf_opt *o = pf_opts_find_scenario(name);
+  if (!o) return pf_error_set(PF_EINVAL, "--vary %s: not an option (see `preflight sweep --help`)", name);
+  if (strcmp(o->name, "nodes") == 0 || strcmp(o->name, "gpus") == 0)
+    return pf_error_set(PF_EINVAL, "--vary %s: give node counts with --nodes", name);
+  for (int a = 0; a < s->naxes; a++)
+    if (strcmp(s->ax[a].name, o->name) == 0) return pf_error_set(PF_EINVAL, "--vary %s given twice", name);
+  if (s->naxes == MAXAXES) return pf_error_set(PF_EINVAL, "--vary: at most %d axes", MAXAXES);
+  axis *ax = &s->ax[s->naxes++];
+  ax->name = o->name;
+  ax->n = 0;
+  char *copy = strdup(eq + 1), *save = NULL;
+  if (!copy) return pf_error_set(PF_ENOMEM, "out of memory");
+  int numeric = 1;
+  for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    if (!*t) continue;
+    if (o->arg == NULL) { /* a flag: on or off */
+      if (!strcmp(t, "on") || !strcmp(t, "true") || !strcmp(t, "1")) t = "1";
+      else if (!strcmp(t, "off") || !strcmp(t, "false") || !strcmp(t, "0")) t = "0";
+      else { free(copy); return pf_error_set(PF_EINVAL, "--vary %s: a flag takes on or off, not \"%s\"", name, t); }
     }
-    return 0;
+    int dup = 0;
+    for (int i = 0; i < ax->n; i++) dup |= strcmp(ax->val[i], t) == 0;
+    if (dup) continue;
+    if (ax->n == MAXVALS) { free(copy); return pf_error_set(PF_EINVAL, "--vary %s: at most %d values", name, MAXVALS); }
+    ax->val[ax->n++] = strdup(t);
+    numeric &= is_number(t);
   }
-  const char *p = s;
-  while (*p) {
-    char *end;
-    errno = 0;
-    long x = strtol(p, &end, 10);
-    if (end == p || x < 1 || errno) goto bad;
-    if (x > top) goto range;
-    if (*n >= max) return pf_error_set(PF_EINVAL, "--nodes \"%s\": at most %d values", s, max);
-    out[(*n)++] = (int)x;
-    if (*end == ',') p = end + 1;
-    else if (*end == '\0') break;
-    else goto bad;
+  free(copy);
+  if (ax->n == 0) return pf_error_set(PF_EINVAL, "--vary %s: no values", name);
+  if (numeric) qsort(ax->val, (size_t)ax->n, sizeof *ax->val, by_number);
+  return 0;
+}
+
+static int by_int(const void *a, const void *b) {
+  int x = *(const int *)a, y = *(const int *)b;
+  return (x > y) - (x < y);
+}
+
+static int build_space(const pf_optvals *v, space *s) {
+  memset(s, 0, sizeof *s);
+  int rc;
+  char spec[PF_PATH_MAX];
+  const char *m = pf_opts_get(v, "machines"), *w = pf_opts_get(v, "models");
+  if (m) { snprintf(spec, sizeof spec, "machine=%s", m); if ((rc = add_axis(s, spec)) < 0) return rc; }
+  if (w) { snprintf(spec, sizeof spec, "model=%s", w); if ((rc = add_axis(s, spec)) < 0) return rc; }
+  for (int i = 0; i < v->n; i++) {
+    if (strcmp(v->name[i], "vary") != 0) continue;
+    /* in a scenario file several axes are written "tp=1,2;mbs=1,2" */
+    char *copy = strdup(v->value[i]), *save = NULL;
+    if (!copy) return pf_error_set(PF_ENOMEM, "out of memory");
+    rc = 0;
+    for (char *t = strtok_r(copy, ";", &save); t && rc == 0; t = strtok_r(NULL, ";", &save)) rc = add_axis(s, t);
+    free(copy);
+    if (rc < 0) return rc;
   }
-  if (*n > 0) return 0;
-bad:
-  return pf_error_set(PF_EINVAL, "--nodes \"%s\": expected a list like 16,32,64 or a range like 1..64", s);
-range:
-  return pf_error_set(PF_EINVAL, "--nodes \"%s\": node counts must be at most %ld", s, top);
+  const char *nl = pf_opts_get(v, "nodes");
+  if (!nl) return pf_error_set(PF_EINVAL, "sweep needs --nodes LIST (e.g. 16,32,64 or 1..64)");
+  char *copy = strdup(nl);
+  rc = copy ? pf_cli_parse_nodes(copy, s->nodes, 256, &s->nn) : pf_error_set(PF_ENOMEM, "out of memory");
+  free(copy);
+  if (rc < 0) return rc;
+  qsort(s->nodes, (size_t)s->nn, sizeof *s->nodes, by_int);
+  int k = 0;
+  for (int i = 0; i < s->nn; i++) if (k == 0 || s->nodes[k - 1] != s->nodes[i]) s->nodes[k++] = s->nodes[i];
+  s->nn = k;
+  return 0;
+}
+
+static long groups_of(const space *s) {
+  long g = 1;
+  for (int a = 0; a < s->naxes; a++) g *= s->ax[a].n;
+  return g;
+}
+
+/* Set the options of group g (mixed radix over the axes, the first axis slowest). */
+static int set_group(pf_optvals *v, const space *s, long g) {
+  for (int a = s->naxes - 1; a >= 0; a--) {
+    const axis *ax = &s->ax[a];
+    const char *val = ax->val[g % ax->n];
+    g /= ax->n;
+    const pf_opt *o = pf_opts_find_scenario(ax->name);
+    int rc = pf_opts_set(v, ax->name, o->arg == NULL && strcmp(val, "0") == 0 ? NULL : val);
+    if (rc < 0) return rc;
+  }
+  return 0;
+}
+
+static int set_nodes(pf_optvals *v, int nodes) {
+  char val[32];
+  snprintf(val, sizeof val, "%d", nodes);
+  return pf_opts_set(v, "nodes", val);
+}
+
+/* Weak scaling: microbatches per replica of the group's smallest valid plan. */
+static int weak_accum(pf_optvals *v, const space *s, long g, int *accum) {
+  pf_scenario *sc = malloc(sizeof *sc);
+  if (!sc) return pf_error_set(PF_ENOMEM, "out of memory");
+  int rc = set_group(v, s, g);
+  *accum = 0;
+  for (int j = 0; j < s->nn && rc == 0 && *accum == 0; j++) {
+    if ((rc = set_nodes(v, s->nodes[j])) < 0 || (rc = pf_opts_scenario(v, sc)) < 0) break;
+    if (pf_plan_check(sc) == 0) *accum = sc->plan.grad_accum;
+  }
+  free(sc);
+  return rc;
+}
+
+static cJSON *axes_json(const space *s, long g) {
+  cJSON *o = cJSON_CreateObject();
+  long gg = g;
+  const char *vals[MAXAXES];
+  for (int a = s->naxes - 1; a >= 0; a--) { vals[a] = s->ax[a].val[gg % s->ax[a].n]; gg /= s->ax[a].n; }
+  for (int a = 0; a < s->naxes; a++) cJSON_AddStringToObject(o, s->ax[a].name, vals[a]);
+  return o;
+}
+
+/* A row for a point that has no prediction. */
+static cJSON *failed_row(const pf_scenario *sc, int nodes, int rc, const char *detail, const pf_prediction *p) {
+  cJSON *r = cJSON_CreateObject();
+  cJSON_AddStringToObject(r, "machine", sc->machine.id);
+  cJSON_AddStringToObject(r, "model", sc->workload.id);
+  cJSON_AddNumberToObject(r, "nodes", sc->nodes > 0 ? sc->nodes : nodes);
+  cJSON_AddNumberToObject(r, "gpus", sc->gpus);
+  cJSON_AddBoolToObject(r, "fits", false);
+  cJSON_AddStringToObject(r, "status", rc == PF_ENOFIT ? "does not fit" : "invalid plan");
+  cJSON_AddStringToObject(r, "reason", detail);
+  cJSON *par = cJSON_AddObjectToObject(r, "parallel"); /* the plan as asked */
+  if (sc->plan.tp > 0) cJSON_AddNumberToObject(par, "tp", sc->plan.tp);
+  if (sc->plan.pp > 0) cJSON_AddNumberToObject(par, "pp", sc->plan.pp);
+  if (sc->plan.gbs > 0) cJSON_AddNumberToObject(par, "gbs", sc->plan.gbs);
+  if (rc == PF_ENOFIT && p)
+    cJSON_AddNumberToObject(r, "memory_GiB", p->memory.total_B / (1024.0 * 1024 * 1024));
+  return r;
+}
+
+/* ---- computing the points ---- */
+
+typedef struct {
+  long index, group;
+  int nodes;
+} point;
+
+static int tune_point(pf_scenario *sc, unsigned fixed, pf_batch_item *it) {
+  pf_tune_config o = {.fixed = fixed, .objective = PF_OBJ_TIME, .top = 1, .shard = 1, .nshards = 1};
+  pf_tune_result r;
+  int rc = pf_tune(sc, &o, &r);
+  if (rc == 0) {
+    sc->plan = r.final[0].plan;
+    rc = pf_predict(sc, &it->pred);
+  }
+  pf_tune_result_free(&r);
+  it->rc = rc;
+  snprintf(it->detail, sizeof it->detail, "%s", rc < 0 ? pf_error_detail() : "");
+  return rc == PF_ENOMEM ? rc : 0;
 }
 
 static const pf_opt *const tables[] = {pf_scenario_opts, pf_sweep_opts, NULL};
 
 static const pf_cli_spec spec = {
-    "sweep", "usage: preflight sweep [SCENARIO.cfg] --nodes LIST [--scaling weak|strong] [options]", tables, true, 1,
-    false,
-    "  preflight sweep --machine lumi-g --model gpt3-175b --tp 4 --pp 32 --sp --dist-opt \\\n"
-    "      --recompute selective --precision fp16 --nodes 16,32,64,128,256,512 --scaling weak --grad-accum 192\n"
-    "  preflight sweep --machine mn5-acc --model gpt3-175b --tp 4 --pp 32 --mbs 1 --gbs 1536 --sp --dist-opt \\\n"
-    "      --recompute selective --precision fp16 --nodes 32..128 --format csv\n"};
-
-/* A point that has no prediction: a plan that does not fit (an answer) or an
- * invalid plan, shown as a row marked so. */
-static void unpredicted_row(FILE *out, pf_format fmt, cJSON *rows, const pf_batch_item *it, int nodes) {
-  const pf_scenario *sc = it->sc;
-  bool nofit = it->rc == PF_ENOFIT;
-  if (fmt == PF_FMT_TABLE)
-    fprintf(out, "%6d  %s%s\n", nodes, nofit ? "" : "invalid plan: ", it->detail); /* nofit: "does not fit: ..." */
-  else if (fmt == PF_FMT_CSV) {
-    fprintf(out, "%d,%d,%d,%d,%d,%d,%d,,,,,,", nodes, nofit ? sc->gpus : 0, sc->plan.tp, sc->plan.pp,
-            nofit ? sc->plan.dp : 0, sc->plan.gbs, nofit ? sc->plan.grad_accum : 0);
-    if (nofit) fprintf(out, "%.4g,false,", it->pred.memory.total_B / (1024.0 * 1024 * 1024));
-    else fprintf(out, ",,");
-    pf_csv_put(out, it->detail);
-    fputc('\n', out);
-  } else {
-    cJSON_AddItemToArray(rows, nofit ? pf_report_nofit_json(sc, &it->pred, it->detail)
-                                     : pf_report_invalid_json(sc, nodes, it->detail));
-  }
-}
+    "sweep",
+    "usage: preflight sweep [SCENARIO.cfg] --nodes LIST [--scaling weak|strong] [--vary NAME=V1,V2] [options]",
+    tables, true, 1, false, EXAMPLES};
 
 int pf_cmd_sweep(int argc, char **argv) {
   pf_cli cli;
   int rc = pf_cli_begin(&spec, argc, argv, &cli);
   if (rc != 0) return pf_cli_end(&cli, rc > 0 ? 0 : pf_cli_fail("sweep", rc));
-  pf_optvals *v = &cli.v;
+  pf_optvals *vp = &cli.v;
+  space s;
+  memset(&s, 0, sizeof s);
   pf_format fmt = cli.fmt;
-  int nodes[64], nn = 0;
-  const char *nl = pf_opts_get(v, "nodes");
-  if (!nl) return pf_cli_end(&cli, pf_cli_fail("sweep", pf_error_set(PF_EINVAL, "--nodes LIST is required")));
-  rc = pf_cli_parse_nodes(nl, nodes, 64, &nn);
-  const char *scaling = pf_opts_get(v, "scaling");
-  int weak = scaling && strcmp(scaling, "weak") == 0;
-  if (rc == 0 && scaling && !weak && strcmp(scaling, "strong") != 0)
+  int shard = 1, nshards = 1, weak = 0;
+  const char *scaling = pf_opts_get(vp, "scaling"), *sh = pf_opts_get(vp, "shard");
+  point *pts = NULL;
+  pf_scenario *scs = NULL;
+  pf_batch_item *items = NULL;
+  cJSON *rows = NULL, *ctx = NULL;
+  char *text = NULL;
+  int *accum = NULL;
+  double minEff = 0;
+  if (!pf_opts_get(vp, "nodes")) { rc = pf_error_set(PF_EINVAL, "--nodes LIST is required"); goto done; }
+  if ((rc = build_space(vp, &s)) < 0) goto done;
+  if (scaling && strcmp(scaling, "weak") != 0 && strcmp(scaling, "strong") != 0) {
     rc = pf_error_set(PF_EINVAL, "--scaling \"%s\": valid: weak, strong", scaling);
-  if (rc < 0) return pf_cli_end(&cli, pf_cli_fail("sweep", rc));
-
-  /* the node option in v is a list; give each row its own value */
-  int idx = -1;
-  for (int i = 0; i < v->n; i++) if (strcmp(v->name[i], "nodes") == 0) idx = i;
-  int status = 0;
-  pf_scenario *scs = calloc((size_t)nn, sizeof *scs);
-  pf_batch_item *items = calloc((size_t)nn, sizeof *items);
-  if (!scs || !items) status = pf_cli_fail("sweep", pf_error_set(PF_ENOMEM, "out of memory"));
-  for (int i = 0; i < nn && status == 0; i++) {
-    char val[32];
-    snprintf(val, sizeof val, "%d", nodes[i]);
-    free(v->value[idx]);
-    v->value[idx] = strdup(val);
-    if ((rc = pf_opts_scenario(v, &scs[i])) < 0) status = pf_cli_fail("sweep", rc);
+    goto done;
+  }
+  weak = scaling && strcmp(scaling, "weak") == 0;
+  if (sh && (rc = pf_cli_parse_shard(sh, &shard, &nshards)) < 0) goto done;
+  if ((rc = pf_opts_double(vp, "min-efficiency", &minEff)) < 0) goto done;
+  if (minEff < 0 || minEff > 1) { rc = pf_error_set(PF_EINVAL, "--min-efficiency %g: expected 0..1", minEff); goto done; }
+  if (nshards > 1 && fmt == PF_FMT_TABLE) {
+    rc = pf_error_set(PF_EINVAL, "--shard writes a shard for `preflight merge`: add --format json (or csv for very "
+                      "large studies), or -o FILE.json");
+    goto done;
+  }
+  long ngroups = groups_of(&s), npoints = ngroups * s.nn;
+  if (npoints > 100000000L) { rc = pf_error_set(PF_EINVAL, "%ld points: at most 1e8 in one sweep", npoints); goto done; }
+  /* this shard's points */
+  long mine = 0;
+  for (long i = 0; i < npoints; i++) if (i % nshards == shard - 1) mine++;
+  pts = calloc((size_t)(mine ? mine : 1), sizeof *pts);
+  scs = calloc((size_t)(mine ? mine : 1), sizeof *scs);
+  items = calloc((size_t)(mine ? mine : 1), sizeof *items);
+  accum = calloc((size_t)ngroups, sizeof *accum);
+  if (!pts || !scs || !items || !accum) { rc = pf_error_set(PF_ENOMEM, "out of memory"); goto done; }
+  long k = 0;
+  for (long i = 0; i < npoints; i++)
+    if (i % nshards == shard - 1) pts[k++] = (point){i, i / s.nn, s.nodes[i % s.nn]};
+  for (long i = 0; i < mine; i++) {
+    const point *pt = &pts[i];
+    if (weak && (i == 0 || pts[i - 1].group != pt->group) && (rc = weak_accum(vp, &s, pt->group, &accum[pt->group])) < 0)
+      goto done;
+    if ((rc = set_group(vp, &s, pt->group)) < 0 || (rc = set_nodes(vp, pt->nodes)) < 0) goto done;
+    if ((rc = pf_opts_scenario(vp, &scs[i])) < 0) goto done;
+    if (weak && accum[pt->group] > 0) { scs[i].plan.gbs = 0; scs[i].plan.grad_accum = accum[pt->group]; }
     items[i].sc = &scs[i];
   }
-  if (status == 0 && weak) {
-    /* weak scaling: the microbatches per replica of the first node count stay fixed */
-    pf_scenario *first = malloc(sizeof *first);
-    if (!first) rc = pf_error_set(PF_ENOMEM, "out of memory");
-    else {
-      *first = scs[0];
-      rc = pf_plan_check(first);
+  if (pf_opts_get(vp, "tune-each")) {
+    static const struct { const char *opt; unsigned bit; } fx[] = {
+        {"tp", PF_FIX_TP}, {"pp", PF_FIX_PP}, {"cp", PF_FIX_CP}, {"mbs", PF_FIX_MBS},
+        {"recompute", PF_FIX_RECOMPUTE}, {"schedule", PF_FIX_SCHEDULE}, {"sp", PF_FIX_SP},
+        {"dist-opt", PF_FIX_DIST_OPT}, {"overlap-grad-reduce", PF_FIX_OVERLAP_GRAD},
+        {"overlap-param-gather", PF_FIX_OVERLAP_PARAM}};
+    unsigned fixed = 0;
+    for (size_t f = 0; f < sizeof fx / sizeof *fx; f++)
+      if (pf_opts_get(vp, fx[f].opt)) fixed |= fx[f].bit;
+    for (long i = 0; i < mine && rc == 0; i++) {
+      if (scs[i].plan.gbs <= 0 && !weak) { rc = pf_error_set(PF_EINVAL, "--tune-each needs --gbs"); break; }
+      if (weak && scs[i].plan.gbs <= 0) { /* weak: the global batch follows the tuned DP; keep the first plan's */
+        pf_scenario t = scs[i];
+        if (pf_plan_check(&t) == 0) scs[i].plan.gbs = t.plan.gbs;
+        scs[i].plan.grad_accum = 0;
+      }
+      if (scs[i].gpus <= 0) scs[i].gpus = scs[i].nodes * scs[i].machine.gpus_per_node;
+      rc = tune_point(&scs[i], fixed, &items[i]);
     }
-    if (rc < 0) status = pf_cli_fail("sweep", rc);
-    for (int i = 1; i < nn && status == 0; i++) { scs[i].plan.gbs = 0; scs[i].plan.grad_accum = first->plan.grad_accum; }
-    free(first);
-  }
-  if (status == 0) {
-    pf_progress_begin("sweep", nn, false);
-    rc = pf_predict_batch(items, nn, 0);
+  } else {
+    pf_progress_begin("sweep", mine, false);
+    rc = pf_predict_batch(items, (int)mine, 0);
     pf_progress_end();
-    if (rc < 0) status = pf_cli_fail("sweep", rc);
   }
-  /* a failure that is neither an answer (does not fit) nor an invalid point: no result at all */
-  for (int i = 0; i < nn && status == 0; i++)
-    if (items[i].rc < 0 && items[i].rc != PF_ENOFIT && items[i].rc != PF_EPLAN) {
-      pf_error_set(items[i].rc, "%d nodes: %s", nodes[i], items[i].detail);
-      status = pf_cli_fail("sweep", items[i].rc);
-    }
-  cJSON *rows = cJSON_CreateArray();
-  char *buf = NULL;
-  size_t len = 0;
-  FILE *out = open_memstream(&buf, &len);
-  if (fmt == PF_FMT_TABLE)
-    fprintf(out, "%6s %7s %4s %4s %5s %6s %8s %11s %12s %10s %8s %8s %9s\n", "nodes", "GPUs", "TP", "PP", "DP", "GBS",
-            "microb", "iter (s)", "tokens/s", "TFLOP/s/G", "speedup", "eff", "mem GiB");
-  if (fmt == PF_FMT_CSV)
-    fprintf(out, "nodes,gpus,tp,pp,dp,gbs,microbatches,iteration_time_s,tokens_per_s,tflops_per_gpu,speedup,"
-                 "scaling_efficiency,memory_GiB,fits,note\n");
-  double base_tflops = 0, base_tput = 0;
-  int predicted = 0;
-  for (int i = 0; i < nn && status == 0; i++) {
-    pf_scenario *sc = &scs[i];
-    pf_prediction *p = &items[i].pred;
-    if (items[i].rc < 0) {
-      unpredicted_row(out, fmt, rows, &items[i], nodes[i]);
-      continue;
-    }
-    predicted++;
-    if (base_tflops == 0) {
-      base_tflops = p->tflops_per_gpu;
-      base_tput = p->tokens_per_s;
-    }
-    double eff = p->tflops_per_gpu / base_tflops, speedup = p->tokens_per_s / base_tput;
-    if (fmt == PF_FMT_TABLE)
-      fprintf(out, "%6d %7d %4d %4d %5d %6d %8d %11.4g %12.4g %10.1f %8.2f %7.1f%% %9.1f\n", sc->nodes, sc->gpus,
-              sc->plan.tp, sc->plan.pp, sc->plan.dp, sc->plan.gbs, sc->plan.grad_accum, p->iteration_time_s,
-              p->tokens_per_s, p->tflops_per_gpu, speedup, 100 * eff, p->memory.total_B / (1024.0 * 1024 * 1024));
-    else if (fmt == PF_FMT_CSV)
-      fprintf(out, "%d,%d,%d,%d,%d,%d,%d,%.6g,%.6g,%.6g,%.6g,%.6g,%.4g,%s,\n", sc->nodes, sc->gpus, sc->plan.tp,
-              sc->plan.pp, sc->plan.dp, sc->plan.gbs, sc->plan.grad_accum, p->iteration_time_s, p->tokens_per_s,
-              p->tflops_per_gpu, speedup, eff, p->memory.total_B / (1024.0 * 1024 * 1024), p->fits ? "true" : "false");
-    else {
-      cJSON *row = pf_report_prediction_json(sc, p);
-      cJSON_AddNumberToObject(row, "scaling_efficiency", eff);
-      cJSON_AddNumberToObject(row, "speedup", speedup);
-      cJSON_AddItemToArray(rows, row);
-    }
+  if (rc < 0) goto done;
+  rows = cJSON_CreateArray();
+  for (long i = 0; i < mine; i++) {
+    cJSON *row = items[i].rc < 0 ? failed_row(&scs[i], pts[i].nodes, items[i].rc, items[i].detail, &items[i].pred)
+                                 : pf_report_prediction_json(&scs[i], &items[i].pred);
+    cJSON_AddNumberToObject(row, "index", (double)pts[i].index);
+    cJSON_AddNumberToObject(row, "group", (double)pts[i].group);
+    cJSON_AddItemToObject(row, "axes", axes_json(&s, pts[i].group));
+    cJSON_AddItemToArray(rows, row);
   }
-  /* the warnings of each point, below the table (JSON rows carry their own) */
-  for (int i = 0; i < nn && status == 0 && fmt == PF_FMT_TABLE; i++)
-    for (int k = 0; items[i].rc == 0 && k < items[i].pred.nwarnings; k++)
-      fprintf(out, "warning: %d nodes: %s\n", nodes[i], items[i].pred.warnings[k]);
-  if (fmt == PF_FMT_JSON) {
-    cJSON *root = pf_report_root_json();
-    cJSON_AddStringToObject(root, "scaling", weak ? "weak" : "strong");
-    cJSON_AddItemToObject(root, "rows", rows);
-    pf_report_json_print(out, root);
-  } else cJSON_Delete(rows);
-  fclose(out);
-  if (status == 0 && (rc = pf_cli_emit(&cli, buf)) < 0) status = pf_cli_fail("sweep", rc);
-  if (status == 0 && predicted == 0) { /* no point can run as asked: the rows say why */
-    pf_error_set(PF_ENOFIT, "no node count of the sweep can run this job as asked (see the rows)");
-    status = pf_cli_fail("sweep", PF_ENOFIT);
+  ctx = cJSON_CreateObject();
+  cJSON_AddStringToObject(ctx, "command", "sweep");
+  cJSON_AddStringToObject(ctx, "scaling", weak ? "weak" : "strong");
+  cJSON *axn = cJSON_AddArrayToObject(ctx, "axes");
+  for (int a = 0; a < s.naxes; a++) cJSON_AddItemToArray(axn, cJSON_CreateString(s.ax[a].name));
+  cJSON_AddNumberToObject(ctx, "points", (double)npoints);
+  if (minEff > 0) cJSON_AddNumberToObject(ctx, "min_efficiency", minEff);
+  if (nshards > 1 && fmt == PF_FMT_CSV) {
+    char *b = NULL;
+    size_t bl = 0;
+    FILE *f = open_memstream(&b, &bl);
+    if (!f) { rc = pf_error_set(PF_ENOMEM, "out of memory"); goto done; }
+    rc = pf_cli_sweep_raw(f, ctx, rows, shard, nshards);
+    fclose(f);
+    text = b;
+    if (rc < 0) goto done;
+  } else if (nshards > 1) {
+    cJSON *doc = pf_report_root_json();
+    cJSON_AddItemToObject(doc, "sweep", ctx);
+    ctx = NULL;
+    cJSON *shd = cJSON_AddObjectToObject(doc, "shard");
+    cJSON_AddNumberToObject(shd, "index", shard);
+    cJSON_AddNumberToObject(shd, "count", nshards);
+    cJSON_AddItemToObject(doc, "rows", rows);
+    rows = NULL;
+    text = pf_report_json_text(doc);
+  } else {
+    text = pf_cli_sweep_render(ctx, rows, fmt);
+    const char *plot = pf_opts_get(vp, "plot");
+    if (text && plot && (rc = pf_cli_sweep_plot(ctx, rows, pf_opts_get(vp, "measured"), plot)) < 0) goto done;
   }
-  free(buf);
-  free(items);
+  if (!text) { rc = pf_error_set(PF_ENOMEM, "out of memory"); goto done; }
+  rc = pf_cli_emit(&cli, text);
+  for (long i = 0; rc == 0 && nshards == 1 && i < mine; i++) /* diagnostics, not part of the result */
+    for (int w = 0; items[i].rc == 0 && w < items[i].pred.nwarnings; w++)
+      fprintf(stderr, "preflight sweep: warning: %d nodes: %s\n", pts[i].nodes, items[i].pred.warnings[w]);
+  /* a sweep whose every point failed has no result: exit as the first failure says */
+  if (rc == 0 && nshards == 1 && mine > 0) {
+    int any = 0;
+    for (long i = 0; i < mine; i++) any |= items[i].rc == 0;
+    if (!any) rc = pf_error_set(items[0].rc, "no point of the sweep is a valid plan that fits (first: %s)", items[0].detail);
+  }
+done:
+  free(text);
+  cJSON_Delete(rows);
+  cJSON_Delete(ctx);
+  free(pts);
   free(scs);
-  return pf_cli_end(&cli, status);
+  free(items);
+  free(accum);
+  space_free(&s);
+  return pf_cli_end(&cli, rc < 0 ? pf_cli_fail("sweep", rc) : 0);
 }

@@ -14,6 +14,7 @@
  */
 #include "cli.h"
 #include "options.h"
+#include "validate_cli.h"
 #include "validate_out.h"
 
 #include "preflight/collval.h"
@@ -34,6 +35,7 @@ static const pf_opt validate_opts[] = {
     {"megatron-log", "FILE", "compare a Megatron-LM training log with the prediction for its configuration"},
     {"fit", "RUNS.csv", "fit compute_eff, comm_eff, step_overhead_s to the runs; -o writes the calibration overlay"},
     {"no-loo", NULL, "with --fit: skip the leave-one-configuration-out errors"},
+    {"fit-group", "COLUMN", "with --fit: one fit per value of this column (default machine; \"all\" for one fit)"},
     {"plot", "FILE.svg", "parity plot: predicted vs measured, log axes, +-10 % band"},
     {"max-error", "P", "exit 1 when the median absolute error exceeds P percent (for CI)"},
     {"gpus-per-node", "K", "nccl-tests / rccl-tests output: ranks per node (default: from its \"# Rank\" lines)"},
@@ -89,6 +91,7 @@ static int check_all(const char *path) {
   if (rc < 0) return rc;
   pf_vrow *row = malloc(sizeof *row);
   if (!row) rc = pf_error_set(PF_ENOMEM, "out of memory");
+  if (rc == 0) rc = pf_cli_vset_check(pf_vreader_columns(r));
   while (rc >= 0 && (rc = pf_vreader_next(r, row)) > 0) {}
   free(row);
   pf_vreader_close(r);
@@ -106,6 +109,10 @@ static int stream_rows(const char *path, const pf_validate_opts *o, pf_vemit *e)
   pf_vreader *r;
   int rc = pf_vreader_open(path, &r);
   if (rc < 0) return rc;
+  if ((rc = pf_cli_vset_check(pf_vreader_columns(r))) < 0) {
+    pf_vreader_close(r);
+    return rc;
+  }
   pf_vset chunk = {.n = 0, .rows = malloc(CHUNK * sizeof(pf_vrow))};
   snprintf(chunk.path, sizeof chunk.path, "%s", path);
   pf_vcache *cache = pf_vcache_new();
@@ -141,7 +148,8 @@ static int copy_out(FILE *from, FILE *to) {
 
 static int cmd_csv(pf_cli *cli, const char *path) {
   const pf_optvals *v = &cli->v;
-  pf_validate_opts o = {pf_opts_get(v, "calibration"), NULL};
+  pf_vrow_defaults d;
+  pf_validate_opts o = pf_cli_validate_opts(v, &d, path); /* a row's scenario as the command line builds one */
   double me;
   int rc;
   if ((rc = pf_opts_num_range(v, "max-error", 0, false, 1e9, &me)) < 0) return pf_cli_fail("validate", rc);
@@ -173,89 +181,6 @@ static int cmd_csv(pf_cli *cli, const char *path) {
   if (status == 0 && plot && (rc = pf_vplot_write(&e.sum, path, plot)) < 0) status = pf_cli_fail("validate", rc);
   if (status == 0 && (rc = check_max_error(v, &e.sum, &status)) < 0) status = pf_cli_fail("validate", rc);
   pf_vsum_free(&e.sum);
-  return status;
-}
-
-/* ---- validate --fit RUNS.csv ---- */
-
-static int cmd_fit(pf_cli *cli, const char *path, pf_format fmt) {
-  const pf_optvals *v = &cli->v;
-  pf_vset s;
-  int rc = pf_validate_read(path, &s);
-  if (rc < 0) return pf_cli_fail("validate", rc);
-  pf_validate_opts o = {pf_opts_get(v, "calibration"), NULL};
-  pf_progress_begin("validate --fit", 0, false);
-  if ((rc = pf_validate_run(&s, &o)) < 0) { pf_progress_end(); pf_vset_free(&s); return pf_cli_fail("validate", rc); }
-  pf_vstats before = pf_validate_stats(&s, NULL, NULL);
-  pf_fit_result fr;
-  pf_progress_pause();
-  fprintf(stderr, "preflight validate: fitting %s ...\n", path);
-  rc = pf_fit(&s, &o, !pf_opts_get(v, "no-loo"), &fr);
-  pf_progress_end();
-  if (rc < 0) { pf_vset_free(&s); return pf_cli_fail("validate", rc); }
-  pf_vstats after = pf_validate_stats(&s, NULL, NULL);
-  /* machines the runs came from, for the overlay's provenance */
-  char machines[512] = "";
-  for (int i = 0; i < s.n; i++) {
-    if (s.rows[i].group < 0 || strstr(machines, s.rows[i].machine)) continue;
-    if (machines[0]) strncat(machines, ",", sizeof machines - strlen(machines) - 1);
-    strncat(machines, s.rows[i].machine, sizeof machines - strlen(machines) - 1);
-  }
-  char *overlay = pf_fit_json(&fr, path, machines);
-  const char *out = pf_opts_get(v, "o");
-  int status = 0;
-  if (!overlay) status = pf_cli_fail("validate", pf_error_set(PF_ENOMEM, "out of memory"));
-  else if (out && (rc = pf_cli_emit(cli, overlay)) < 0) status = pf_cli_fail("validate", rc);
-  static const char *pn[3] = {"compute_eff", "comm_eff", "step_overhead_s"};
-  double pv[3] = {fr.p.compute_eff, fr.p.comm_eff, fr.p.step_overhead_s};
-  pf_vemit e;
-  cJSON *head = NULL;
-  if (status == 0 && fmt == PF_FMT_JSON) {
-    head = report_head(path);
-    cJSON *fo = cJSON_AddObjectToObject(head, "fit");
-    for (int k = 0; k < 3; k++) cJSON_AddNumberToObject(fo, pn[k], pv[k]);
-    cJSON_AddNumberToObject(fo, "rel_sigma", fr.rel_sigma);
-    cJSON *nc = cJSON_AddArrayToObject(fo, "not_constrained");
-    for (int k = 0; k < 3; k++) if (fr.fixed[k]) cJSON_AddItemToArray(nc, cJSON_CreateString(pn[k]));
-    cJSON *ab = cJSON_AddArrayToObject(fo, "at_range_limit");
-    for (int k = 0; k < 3; k++) if (fr.at_bound[k]) cJSON_AddItemToArray(ab, cJSON_CreateString(pn[k]));
-    cJSON_AddNumberToObject(fo, "rows_used", fr.rows_used);
-    cJSON_AddNumberToObject(fo, "configurations", fr.groups);
-    cJSON_AddNumberToObject(fo, "iterations", fr.iterations);
-    cJSON_AddStringToObject(fo, "status", fr.status);
-    cJSON_AddItemToObject(fo, "before", pf_vstats_json(before));
-    cJSON_AddItemToObject(fo, "after", pf_vstats_json(after));
-    if (fr.loo_done) cJSON_AddItemToObject(fo, "leave_one_out", pf_vstats_json(fr.loo));
-    if (out) cJSON_AddStringToObject(fo, "overlay", out);
-  } else if (status == 0 && fmt != PF_FMT_CSV) {
-    printf("fit of %s: %d rows in %d configurations, %d iterations (%s)\n", path, fr.rows_used, fr.groups,
-           fr.iterations, fr.status);
-    for (int k = 0; k < 3; k++)
-      printf("  %-16s %.6g%s\n", pn[k], pv[k],
-             fr.fixed[k]           ? "   (not constrained by these runs: default kept)"
-             : fr.at_bound[k] > 0 ? "   (at the upper end of its range)"
-             : fr.at_bound[k] < 0 ? "   (at the lower end of its range)" : "");
-    if (fr.dof > 0) printf("  %-16s %.4g (relative band of a prediction)\n", "rel_sigma", fr.rel_sigma);
-    else printf("  %-16s unknown: as many free parameters as runs, no residual left to estimate it\n", "rel_sigma");
-    printf("  RMS log residual %.4g -> %.4g; median |error| %.1f %% -> %.1f %% (all predicted rows)\n", fr.rms_before,
-           fr.rms_after, before.median_abs_pct, after.median_abs_pct);
-    if (fr.loo_done)
-      printf("  leave-one-configuration-out: median |error| %.1f %%, mean %.1f %%, max %.1f %% over %d rows\n",
-             fr.loo.median_abs_pct, fr.loo.mean_abs_pct, fr.loo.max_abs_pct, fr.loo.n);
-    if (out) printf("  overlay written to %s (use: --calibration %s)\n", out, out);
-    printf("\n");
-  }
-  if (status == 0) {
-    rc = pf_vemit_begin(&e, stdout, fmt, path, !pf_opts_get(v, "summary-only"), true, head);
-    for (int i = 0; i < s.n && rc == 0; i++) rc = pf_vemit_row(&e, &s.rows[i]);
-    if (rc == 0) rc = pf_vemit_end(&e);
-    else pf_vemit_abort(&e);
-    pf_vsum_free(&e.sum);
-    if (rc == 0 && fflush(stdout) != 0) rc = pf_error_set(PF_EIO, "writing to standard output failed");
-    if (rc < 0) status = pf_cli_fail("validate", rc);
-  }
-  free(overlay);
-  pf_vset_free(&s);
   return status;
 }
 
@@ -326,6 +251,55 @@ static int log_options(const pf_megatron_log *l, const pf_optvals *cli, pf_optva
   return 0;
 }
 
+static void megatron_rows(FILE *f, const pf_optvals *v, const pf_vset *s) {
+  static const char *core[] = {"machine", "model", "layers", "hidden", "heads", "seq", "vocab", "nodes", "gpus",
+                               "tp", "pp", "dp", "mbs", "gbs", "precision", "sp", "dist_opt", "recompute",
+                               "schedule"};
+  int ncore = (int)(sizeof core / sizeof *core);
+  const char *extra[PF_MAXVALS];
+  int nextra = 0;
+  for (int i = 0; i < v->n; i++) {
+    const pf_opt *o = pf_opts_find_scenario(v->name[i]);
+    if (!o || !strcmp(o->name, "calibration") || !strcmp(o->name, "trace") || !strcmp(o->name, "o")) continue;
+    char col[64];
+    snprintf(col, sizeof col, "%s", o->name);
+    for (char *c = col; *c; c++) if (*c == '-') *c = '_';
+    bool known = false;
+    for (int k = 0; k < ncore; k++) known |= !strcmp(core[k], col);
+    for (int k = 0; k < nextra; k++) known |= !strcmp(extra[k], o->name);
+    if (!known) extra[nextra++] = o->name;
+  }
+  for (int k = 0; k < ncore; k++) fprintf(f, "%s,", core[k]);
+  fprintf(f, "metric,value,unit,baseline_nodes,source,scope,use");
+  for (int k = 0; k < nextra; k++) {
+    fputc(',', f);
+    for (const char *c = extra[k]; *c; c++) fputc(*c == '-' ? '_' : *c, f);
+  }
+  fputc('\n', f);
+  for (int i = 0; i < s->n; i++) {
+    const pf_vrow *r = &s->rows[i];
+    for (int k = 0; k < ncore; k++) {
+      char opt[64];
+      snprintf(opt, sizeof opt, "%s", core[k]);
+      for (char *c = opt; *c; c++) if (*c == '_') *c = '-';
+      const pf_opt *o = pf_opts_find_scenario(opt);
+      const char *val = pf_opts_get(v, opt);
+      if (o && !o->arg) val = val ? "true" : "false";
+      pf_csv_put(f, val ? val : "");
+      fputc(',', f);
+    }
+    fprintf(f, "%s,%.9g,%s,,", pf_metric_name(r->metric), r->value, r->unit);
+    pf_csv_put(f, r->source);
+    fprintf(f, ",%s,check", pf_scope_name(r->scope));
+    for (int k = 0; k < nextra; k++) {
+      const pf_opt *o = pf_opts_find_scenario(extra[k]);
+      fputc(',', f);
+      pf_csv_put(f, o && !o->arg ? "true" : pf_opts_get(v, extra[k]));
+    }
+    fputc('\n', f);
+  }
+}
+
 static int cmd_megatron(pf_cli *cli, const pf_optvals *scen, const char *path) {
   pf_megatron_log *l = malloc(sizeof *l);
   if (!l) return pf_cli_fail("validate", pf_error_set(PF_ENOMEM, "out of memory"));
@@ -382,7 +356,9 @@ static int cmd_megatron(pf_cli *cli, const pf_optvals *scen, const char *path) {
   if ((rc = pf_output_open(&cli->out, &f)) < 0) { status = pf_cli_fail("validate", rc); goto done; }
   pf_vemit e;
   memset(&e, 0, sizeof e);
-  if (cli->fmt == PF_FMT_JSON || cli->fmt == PF_FMT_CSV) {
+  if (cli->fmt == PF_FMT_CSV) {
+    megatron_rows(f, &v, &s); /* the log as validation rows (docs/validation.md) */
+  } else if (cli->fmt == PF_FMT_JSON) {
     cJSON *head = NULL;
     if (cli->fmt == PF_FMT_JSON) {
       head = pf_report_root_json();
@@ -484,7 +460,7 @@ int pf_cmd_validate(int argc, char **argv) {
     status = rc < 0 ? pf_cli_fail("validate", rc) : cmd_megatron(&cli, &sv, mlog);
     pf_opts_free(&sv);
   } else if (fit) {
-    status = cmd_fit(&cli, fit, fmt);
+    status = pf_cli_validate_fit(&cli, fit, fmt);
   } else if (pf_collval_kind(v->positional[0]) > 0) { /* measured collectives: CSV rows or nccl-tests output */
     status = pf_cli_validate_collectives(&cli, v->positional[0], pf_collval_kind(v->positional[0]));
   } else {

@@ -27,6 +27,7 @@ static const command commands[] = {
     {"calibrate", pf_cmd_calibrate, "measure what this node's devices deliver"},
     {"validate", pf_cmd_validate, "predicted vs measured runs, error statistics"},
     {"collective", pf_cmd_collective, "a machine's collectives priced alone, printed as nccl-tests prints them"},
+    {"merge", pf_cmd_merge, "join the shards of a sweep or tune (--shard I/N) into one result"},
 };
 #define NCOMMANDS (int)(sizeof commands / sizeof commands[0])
 

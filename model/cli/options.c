@@ -52,6 +52,7 @@ const pf_opt pf_scenario_opts[] = {
     {"flash-attn", NULL, "FlashAttention-style fused attention"},
     {"tp-across-nodes", NULL, "allow TP groups to span nodes"},
     {"calibration", "FILE.json", "overlay measured rates (preflight calibrate or validate --fit)"},
+    {"force-calibration", NULL, "apply --calibration even when it was measured or fitted on another machine"},
     {"host-overhead", "MODE", "kernel dispatch: auto|eager|graphs|compiled (default auto: the framework's usual mode)"},
     {"framework", "F", "training framework: auto|megatron|pytorch|tensorflow (default auto)"},
     {"engine", "E", "pipeline engine: simgrid (default) | full | analytic"},
@@ -121,7 +122,7 @@ int pf_opts_parse(int argc, char **argv, const pf_opt *const *tables, pf_optvals
     const char *a = argv[i];
     if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) { v->help = true; continue; }
     if (a[0] != '-' || strcmp(a, "-") == 0) {
-      if (v->npositional >= 8) return pf_error_set(PF_EINVAL, "too many arguments at \"%s\"", a);
+      if (v->npositional >= PF_MAXPOSITIONAL) return pf_error_set(PF_EINVAL, "too many arguments at \"%s\"", a);
       v->positional[v->npositional++] = a;
       continue;
     }
@@ -155,6 +156,31 @@ int pf_opts_parse(int argc, char **argv, const pf_opt *const *tables, pf_optvals
     if (rc < 0) return rc;
   }
   return 0;
+}
+
+int pf_opts_set(pf_optvals *v, const char *name, const char *value) {
+  return pf_opts_set_from(v, name, value, "command line");
+}
+
+int pf_opts_set_from(pf_optvals *v, const char *name, const char *value, const char *source) {
+  const pf_opt *o = pf_opts_find_scenario(name);
+  if (!o) return pf_error_set(PF_EINVAL, "\"%s\" is not a scenario option (see --help)", name);
+  int k = 0;
+  for (int i = 0; i < v->n; i++) {
+    if (strcmp(v->name[i], name) == 0) { free(v->value[i]); continue; }
+    v->name[k] = v->name[i];
+    v->value[k] = v->value[i];
+    memmove(v->source[k], v->source[i], sizeof v->source[0]);
+    k++;
+  }
+  v->n = k;
+  if (!value) return 0;
+  return pf_opts_add(v, o->name, value, source);
+}
+
+const pf_opt *pf_opts_find_scenario(const char *name) {
+  const pf_opt *const t[] = {pf_scenario_opts, NULL};
+  return find(t, name);
 }
 
 void pf_opts_free(pf_optvals *v) {
@@ -356,7 +382,8 @@ int pf_opts_scenario(const pf_optvals *v, pf_scenario *sc) {
 
   pf_workload *w = &sc->workload;
   const char *model = pf_opts_get(v, "model");
-  bool custom_t = flag(v, "layers") || flag(v, "hidden") || flag(v, "heads");
+  /* with --model, --layers/--hidden/--heads change the model's shape */
+  bool custom_t = !model && (flag(v, "layers") || flag(v, "hidden") || flag(v, "heads"));
   bool custom_g = flag(v, "params") || flag(v, "flops-per-sample");
   if ((model != NULL) + custom_t + custom_g > 1)
     return pf_error_set(PF_EINVAL, "give one of --model, a custom transformer (--layers/--hidden/--heads), or "
@@ -442,6 +469,7 @@ int pf_opts_scenario(const pf_optvals *v, pf_scenario *sc) {
   if ((rc = pf_opts_int_range(v, "seed", 0, INT_MAX, &seed)) < 0) return rc;
   sc->seed = (unsigned long)seed;
   if ((s = pf_opts_get(v, "calibration"))) snprintf(sc->calibration, sizeof sc->calibration, "%s", s);
+  sc->calibration_force = flag(v, "force-calibration");
   if ((s = pf_opts_get(v, "trace"))) snprintf(sc->trace, sizeof sc->trace, "%s", s);
   return 0;
 }

@@ -22,12 +22,13 @@ typedef struct pf_opt {
 } pf_opt;
 
 #define PF_MAXVALS 96
+#define PF_MAXPOSITIONAL 4096 /* `preflight merge` takes every shard file of a study */
 typedef struct pf_optvals {
   int n;
   const char *name[PF_MAXVALS];
   char *value[PF_MAXVALS];     /* owned; "1" for flags */
   char source[PF_MAXVALS][PF_PATH_MAX]; /* "command line" or "file:line" */
-  const char *positional[8];
+  const char *positional[PF_MAXPOSITIONAL];
   int npositional;
   bool help;
 } pf_optvals;
@@ -42,6 +43,14 @@ extern const pf_opt pf_sweep_opts[], pf_plan_opts[], pf_tune_opts[], pf_compare_
  * Returns 0 or PF_EINVAL naming the option (and listing near names). */
 int pf_opts_parse(int argc, char **argv, const pf_opt *const *tables, pf_optvals *v);
 void pf_opts_free(pf_optvals *v);
+/* Give name the value (replacing every earlier value; "command line" as its
+ * source), or remove it when value is NULL (a flag switched off).  Returns 0
+ * or PF_EINVAL / PF_ENOMEM. */
+int pf_opts_set(pf_optvals *v, const char *name, const char *value);
+/* The same with the source named in messages ("file.csv:12"). */
+int pf_opts_set_from(pf_optvals *v, const char *name, const char *value, const char *source);
+/* The option row for name in the scenario options (NULL if there is none). */
+const pf_opt *pf_opts_find_scenario(const char *name);
 /* Last value given for name, or NULL. */
 const char *pf_opts_get(const pf_optvals *v, const char *name);
 const char *pf_opts_source(const pf_optvals *v, const char *name);

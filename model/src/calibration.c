@@ -363,6 +363,9 @@ static int parse_doc(const ctx *c, const char *text, size_t len, pf_calibration 
       goto done;
     }
   }
+  const cJSON *prov = cJSON_GetObjectItemCaseSensitive(root, "provenance");
+  const cJSON *mach = cJSON_GetObjectItemCaseSensitive(prov, "machines");
+  if (cJSON_IsString(mach)) snprintf(out->fit_machines, sizeof out->fit_machines, "%s", mach->valuestring);
   if ((rc = get_object(c, root, "fit", "fit", &fit))) goto done;
   if (fit && (rc = load_fit(c, fit, out))) goto done;
   if (!results && !pm && !fit)
@@ -473,6 +476,24 @@ static bool names_match(const char *measured, const pf_device *d) {
   return false;
 }
 
+bool pf_calibration_matches(const pf_calibration *c, const pf_machine *m, char *why, size_t whylen) {
+  if (c->has_fit && c->fit_machines[0]) {
+    char list[sizeof c->fit_machines];
+    snprintf(list, sizeof list, "%s", c->fit_machines);
+    char *save = NULL;
+    for (char *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save))
+      if (!strcmp(t, m->id)) return true;
+    snprintf(why, whylen, "%s was fitted on %s, not on %s", c->path, c->fit_machines, m->id);
+    return false;
+  }
+  if (c->device_name[0] && !names_match(c->device_name, &m->dev)) {
+    snprintf(why, whylen, "%s was measured on \"%s\", which is not %s's device \"%s\"", c->path, c->device_name,
+             m->id, m->dev.name);
+    return false;
+  }
+  return true;
+}
+
 /* A measured rate as a fraction of the datasheet: above it by more than the
  * 5 % a boost clock or a rounded datasheet figure explains, the measurement
  * (or the device it is applied to) is wrong: PF_EINVAL.  Up to 5 % above: 1. */
@@ -523,9 +544,6 @@ int pf_calibration_apply(const pf_calibration *c, pf_machine *m) {
                         "%s: a cpu calibration measures the host CPU, not %s's %s; run `preflight calibrate "
                         "--backend cuda|hip` on a node of that machine",
                         c->path, m->id, d->name);
-  if (c->device_name[0] && !names_match(c->device_name, d))
-    pf_warn("%s was measured on \"%s\", which does not look like %s's device \"%s\"; applying it anyway", c->path,
-            c->device_name, m->id, d->name);
 
   if (c->units > 0) d->units = c->units;
   pf_precision gp = c->tensor_flops[PF_BF16] > 0 ? PF_BF16 : PF_FP16;

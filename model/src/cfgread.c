@@ -167,7 +167,8 @@ static double qty_limit(pf_unit_kind kind) {
 }
 
 
-int pf_cfg_qty(const reader *r, const char *path, pf_unit_kind kind, double *dst, int required) {
+/* A quantity no larger than top. */
+static int qty_read(const reader *r, const char *path, pf_unit_kind kind, double *dst, int required, double top) {
   const config_setting_t *s = pf_cfg_lookup(r, path);
   if (!s) { if (required) return pf_cfg_missing(r, path); return 0; }
   const char *v = config_setting_get_string(s);
@@ -181,11 +182,14 @@ int pf_cfg_qty(const reader *r, const char *path, pf_unit_kind kind, double *dst
   }
   if (*dst < 0)
     return pf_error_set(PF_EPARSE, "%s:%d: %s.%s: must not be negative", r->file, pf_cfg_line(s), r->root_name, path);
-  double top = qty_limit(kind);
   if (*dst > top)
     return pf_error_set(PF_EPARSE, "%s:%d: %s.%s: \"%s\" is beyond any device or network built (at most %g in SI "
                         "units); check the unit prefix", r->file, pf_cfg_line(s), r->root_name, path, v, top);
   return 1;
+}
+
+int pf_cfg_qty(const reader *r, const char *path, pf_unit_kind kind, double *dst, int required) {
+  return qty_read(r, path, kind, dst, required, qty_limit(kind));
 }
 
 /* Bounds checked where a value is read: lo < x (lo_open) or lo <= x, x <= hi. */
@@ -198,7 +202,8 @@ int pf_cfg_range(const reader *r, const char *path, double x, double lo, bool lo
 
 int pf_cfg_qty_in(const reader *r, const char *path, pf_unit_kind kind, double *dst, int required, double lo,
                       bool lo_open, double hi, const char *what) {
-  int rc = pf_cfg_qty(r, path, kind, dst, required);
+  /* the explicit range replaces the generic limit (a job's wall-time limit is days, a latency microseconds) */
+  int rc = qty_read(r, path, kind, dst, required, hi > qty_limit(kind) ? hi : qty_limit(kind));
   if (rc <= 0) return rc;
   TRY(pf_cfg_range(r, path, *dst, lo, lo_open, hi, what));
   return 1;

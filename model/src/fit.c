@@ -259,7 +259,9 @@ int pf_fit(pf_vset *s, const pf_validate_opts *o, bool loo, pf_fit_result *out) 
   double *res = malloc((size_t)(s->n + 1) * sizeof *res);
   int rc = 0;
   if (!d.row || !d.grp || !d.sub || !d.gsc || !tm || !res) { rc = pf_error_set(PF_ENOMEM, "out of memory"); goto done; }
-  pf_validate_opts vo = {o ? o->calibration : NULL, NULL};
+  pf_validate_opts vo = {0};
+  if (o) vo = *o;
+  vo.fit = NULL;
   for (int i = 0; i < s->n; i++) {
     pf_vrow *r = &s->rows[i];
     r->group = -1;
@@ -426,7 +428,9 @@ int pf_fit(pf_vset *s, const pf_validate_opts *o, bool loo, pf_fit_result *out) 
   if (rc < 0) goto done;
   /* every row again at the fitted parameters, with its band */
   {
-    pf_validate_opts fo = {o ? o->calibration : NULL, &out->p};
+    pf_validate_opts fo = {0};
+    if (o) fo = *o;
+    fo.fit = &out->p;
     if ((rc = pf_validate_run(s, &fo)) < 0) goto done;
     for (int i = 0; i < s->n; i++) {
       pf_vrow *r = &s->rows[i];

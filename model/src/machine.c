@@ -578,6 +578,18 @@ static int read_machine(config_t *cfg, const char *path, pf_machine *m) {
   TRY(get_num_in(&r, "billing.per_node_hour", &m->billing_per_node_hour, 0, 0, true, 1e6,
                  "units billed per node-hour"));
   TRY(get_str(&r, "billing.note", m->billing_note, sizeof m->billing_note, 0));
+  char partial[16] = "node";
+  TRY(get_str(&r, "billing.partial", partial, sizeof partial, 0));
+  if (strcmp(partial, "node") != 0 && strcmp(partial, "device") != 0)
+    return pf_error_set(PF_EPARSE, "%s:%d: machine.billing.partial: \"%s\": valid: node (whole nodes are billed), "
+                        "device (a partial node is billed per device)", path, line_of(lookup(&r, "billing.partial")),
+                        partial);
+  m->billing_per_device = strcmp(partial, "device") == 0;
+  TRY(get_qty_in(&r, "limits.walltime", PF_UNIT_TIME, &m->walltime_limit_s, 0, 0, true, 3.2e7,
+                 "a job limit below a year"));
+  TRY(get_int_in(&r, "limits.max_nodes", &m->max_job_nodes, 0, 1, 1000000));
+  TRY(get_str(&r, "limits.note", m->limits_note, sizeof m->limits_note, 0));
+  TRY(get_qty_in(&r, "storage.write_bandwidth", PF_UNIT_BANDWIDTH, &m->storage_bw_Bps, 0, 0, true, 1e16, NULL));
   TRY(get_provenance(&r, m->provenance, sizeof m->provenance));
   return 0;
 }

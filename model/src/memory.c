@@ -139,14 +139,27 @@ void pf_memory_estimate(const pf_scenario *sc, pf_memory *m) {
 int pf_memory_check(const pf_scenario *sc, const pf_memory *m) {
   if (m->total_B <= m->capacity_B) return 0;
   const pf_plan *p = &sc->plan;
+  /* what would save memory, leaving out what is already set */
   char hint[256] = "";
   if (sc->workload.kind == PF_WL_TRANSFORMER) {
-    if (!p->dist_opt && p->dp > 1) snprintf(hint, sizeof hint, "; try --dist-opt, more --pp or --tp, or --recompute");
-    else if (p->recompute != PF_RECOMPUTE_FULL && m->activations_B > 0.3 * m->total_B)
-      snprintf(hint, sizeof hint, "; try --recompute selective/full, --sp, a smaller --mbs, or more --pp/--tp");
-    else snprintf(hint, sizeof hint, "; more model parallelism is needed (--tp, --pp) or more GPUs");
-  } else {
+    const char *tries[6];
+    int n = 0;
+    if (!p->dist_opt && p->dp * p->cp > 1) tries[n++] = "--dist-opt";
+    if (p->recompute == PF_RECOMPUTE_NONE) tries[n++] = "--recompute selective or full";
+    else if (p->recompute == PF_RECOMPUTE_SELECTIVE) tries[n++] = "--recompute full";
+    if (!p->sp && p->tp > 1) tries[n++] = "--sp";
+    if (!p->flash_attn) tries[n++] = "--flash-attn";
+    if (p->mbs > 1) tries[n++] = "a smaller --mbs";
+    tries[n++] = "more --pp/--tp or more GPUs";
+    snprintf(hint, sizeof hint, "; try ");
+    for (int i = 0; i < n; i++) {
+      size_t l = strlen(hint);
+      snprintf(hint + l, sizeof hint - l, "%s%s", i ? (i == n - 1 ? " or " : ", ") : "", tries[i]);
+    }
+  } else if (p->mbs > 1) {
     snprintf(hint, sizeof hint, "; try a smaller --mbs");
+  } else {
+    snprintf(hint, sizeof hint, "; more memory per GPU is needed");
   }
   return pf_error_set(PF_ENOFIT,
                       "does not fit: needs %.1f GiB per GPU (weights %.1f, gradients %.1f, optimizer %.1f, "

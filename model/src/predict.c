@@ -247,6 +247,12 @@ int pf_predict(pf_scenario *sc, pf_prediction *out) {
     if ((rc = pf_ccl_cal_load(sc->calibration, &cc)) < 0) return rc;
     if (!cc.present || cc.has_rates) { /* device rates, power model, fit */
       if ((rc = pf_calibration_load(sc->calibration, &cal)) < 0) return rc;
+      char why[1024];
+      if (!pf_calibration_matches(&cal, &sc->machine, why, sizeof why)) {
+        if (!sc->calibration_force)
+          return pf_error_set(PF_EINVAL, "%s; --force-calibration applies it anyway", why);
+        pf_prediction_warn(out, "%s (applied with --force-calibration)", why);
+      }
       if ((rc = pf_calibration_apply(&cal, &sc->machine)) < 0) return rc;
     }
     if ((rc = pf_ccl_cal_apply(&cc, &sc->machine)) < 0) return rc;

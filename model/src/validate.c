@@ -302,8 +302,46 @@ static int parse_row(const ctx *c, pf_vrow *r) {
   return 0;
 }
 
-/* Map the header's columns (map[col] = field index, -1 when absent). */
-static int read_header(const char *path, const pf_csv_row *h, int *map) {
+/* The core columns that are scenario options (the extra columns follow them). */
+static const int option_cols[] = {C_MACHINE, C_MODEL, C_LAYERS, C_HIDDEN, C_HEADS, C_SEQ, C_VOCAB, C_NODES, C_GPUS,
+                                  C_TP, C_PP, C_DP, C_MBS, C_GBS, C_PRECISION, C_SP, C_DIST_OPT, C_RECOMPUTE,
+                                  C_SCHEDULE, C_PARAMS, C_FLOPS, C_GRAD_ACCUM};
+
+bool pf_validate_core_option(const char *name) {
+  for (size_t i = 0; i < sizeof option_cols / sizeof *option_cols; i++)
+    if (!strcmp(col_names[option_cols[i]], name)) return true;
+  return false;
+}
+
+/* Every non-empty option column of the record, as written (pf_vrow.opt_*). */
+static int option_pairs(const ctx *c, const pf_vset *s, const int *extra_at, pf_vrow *r) {
+  r->nopt = 0;
+  int ncore = (int)(sizeof option_cols / sizeof *option_cols);
+  for (int i = 0; i < ncore + s->nextra; i++) {
+    const char *name = i < ncore ? col_names[option_cols[i]] : s->extra[i - ncore];
+    const char *v = i < ncore ? field(c, option_cols[i])
+                              : extra_at[i - ncore] < c->row->nfields ? c->row->fields[extra_at[i - ncore]] : "";
+    while (*v == ' ' || *v == '\t') v++;
+    if (!*v) continue;
+    if (strlen(v) >= PF_VOPTLEN)
+      return pf_error_set(PF_EPARSE, "%s:%d: %s: value longer than %d characters", c->path, c->line, name, PF_VOPTLEN - 1);
+    if (r->nopt == PF_VMAXOPT) return pf_error_set(PF_EPARSE, "%s:%d: too many option columns", c->path, c->line);
+    snprintf(r->opt_name[r->nopt], sizeof r->opt_name[0], "%s", name);
+    snprintf(r->opt_value[r->nopt], sizeof r->opt_value[0], "%s", v);
+    size_t l = strlen(r->opt_value[r->nopt]);
+    while (l > 0 && (r->opt_value[r->nopt][l - 1] == ' ' || r->opt_value[r->nopt][l - 1] == '\t'))
+      r->opt_value[r->nopt][--l] = '\0';
+    r->nopt++;
+  }
+  return 0;
+}
+
+/* Map the header's columns (map[col] = field index, -1 when absent); a column
+ * that is not a core one is a scenario option (cols->extra, its field index in
+ * extra_at), checked by the builder that applies it. */
+static int read_header(const char *path, const pf_csv_row *h, int *map, pf_vset *cols, int *extra_at) {
+  cols->nextra = 0;
+  cols->header_line = h->line;
   for (int i = 0; i < C_NCOLS; i++) map[i] = -1;
   for (int k = 0; k < h->nfields; k++) {
     const char *name = h->fields[k];
@@ -312,12 +350,24 @@ static int read_header(const char *path, const pf_csv_row *h, int *map) {
     for (int i = 0; i < C_NCOLS; i++)
       if (!strcmp(name, col_names[i])) col = i;
     if (col < 0) {
+      /* a near miss of a longer core name is a typo (short ones like cp, tp are options in their own right) */
       const char *near = pf_closest(name, col_names, C_NCOLS);
-      if (near)
+      if (near && strlen(near) >= 5)
         return pf_error_set(PF_EPARSE, "%s:%d: column %d \"%s\": unknown column; did you mean \"%s\"? (see "
                             "docs/validation.md)", path, h->line, k + 1, name, near);
-      return pf_error_set(PF_EPARSE, "%s:%d: column %d \"%s\": unknown column (see docs/validation.md)", path,
-                          h->line, k + 1, name);
+      bool word = *name != '\0' && strlen(name) < sizeof cols->extra[0];
+      for (const char *q = name; *q; q++) word &= (*q >= 'a' && *q <= 'z') || (*q >= '0' && *q <= '9') || *q == '_';
+      if (!word)
+        return pf_error_set(PF_EPARSE, "%s:%d: column %d \"%s\": unknown column (see docs/validation.md)", path,
+                            h->line, k + 1, name);
+      for (int i = 0; i < cols->nextra; i++)
+        if (!strcmp(cols->extra[i], name))
+          return pf_error_set(PF_EPARSE, "%s:%d: column \"%s\" appears twice", path, h->line, name);
+      if (cols->nextra == PF_VMAXOPT)
+        return pf_error_set(PF_EPARSE, "%s:%d: more than %d option columns", path, h->line, PF_VMAXOPT);
+      extra_at[cols->nextra] = k;
+      snprintf(cols->extra[cols->nextra++], sizeof cols->extra[0], "%s", name);
+      continue;
     }
     if (map[col] >= 0) return pf_error_set(PF_EPARSE, "%s:%d: column \"%s\" appears twice", path, h->line, name);
     map[col] = k;
@@ -327,12 +377,14 @@ static int read_header(const char *path, const pf_csv_row *h, int *map) {
   return 0;
 }
 
-static int parse_record(const char *path, const pf_csv_row *row, int nheader, const int *map, pf_vrow *out) {
+static int parse_record(const char *path, const pf_csv_row *row, int nheader, const int *map, const pf_vset *cols,
+                        const int *extra_at, pf_vrow *out) {
   if (row->nfields != nheader)
     return pf_error_set(PF_EPARSE, "%s:%d: %d fields, expected %d as in the header", path, row->line, row->nfields,
                         nheader);
   ctx c = {path, row->line, row, map};
-  return parse_row(&c, out);
+  int rc = parse_row(&c, out);
+  return rc < 0 ? rc : option_pairs(&c, cols, extra_at, out);
 }
 
 int pf_validate_parse(const pf_csv *csv, pf_vset *out) {
@@ -340,13 +392,13 @@ int pf_validate_parse(const pf_csv *csv, pf_vset *out) {
   snprintf(out->path, sizeof out->path, "%s", csv->path);
   if (csv->nrows == 0) return pf_error_set(PF_EPARSE, "%s: empty file (a header line is required)", csv->path);
   const pf_csv_row *h = &csv->rows[0];
-  int map[C_NCOLS];
-  int rc = read_header(csv->path, h, map);
+  int map[C_NCOLS], extra_at[PF_VMAXOPT];
+  int rc = read_header(csv->path, h, map, out, extra_at);
   if (rc < 0) return rc;
   out->rows = calloc((size_t)(csv->nrows > 1 ? csv->nrows - 1 : 1), sizeof *out->rows);
   if (!out->rows) return pf_error_set(PF_ENOMEM, "out of memory");
   for (int i = 1; i < csv->nrows; i++) {
-    if ((rc = parse_record(csv->path, &csv->rows[i], h->nfields, map, &out->rows[out->n])) < 0) {
+    if ((rc = parse_record(csv->path, &csv->rows[i], h->nfields, map, out, extra_at, &out->rows[out->n])) < 0) {
       pf_vset_free(out);
       return rc;
     }
@@ -361,6 +413,7 @@ int pf_validate_read(const char *path, pf_vset *out) {
   pf_vreader *r;
   int rc = pf_vreader_open(path, &r);
   if (rc < 0) return rc;
+  *out = *pf_vreader_columns(r); /* the columns; rows follow */
   int cap = 0;
   pf_vrow row;
   while ((rc = pf_vreader_next(r, &row)) > 0) {
@@ -385,7 +438,11 @@ struct pf_vreader {
   pf_csv_reader *csv;
   int map[C_NCOLS];
   int nheader;
+  pf_vset cols; /* path, header line and option columns; no rows */
+  int extra_at[PF_VMAXOPT];
 };
+
+const pf_vset *pf_vreader_columns(const pf_vreader *r) { return &r->cols; }
 
 int pf_vreader_open(const char *path, pf_vreader **out) {
   *out = NULL;
@@ -395,8 +452,9 @@ int pf_vreader_open(const char *path, pf_vreader **out) {
   pf_csv_row h = {0};
   if (rc == 0 && (rc = pf_csv_next(r->csv, &h)) == 0)
     rc = pf_error_set(PF_EPARSE, "%s: empty file (a header line is required)", path);
+  snprintf(r->cols.path, sizeof r->cols.path, "%s", path);
   if (rc > 0) {
-    rc = read_header(path, &h, r->map);
+    rc = read_header(path, &h, r->map, &r->cols, r->extra_at);
     r->nheader = h.nfields;
   }
   pf_csv_row_free(&h);
@@ -412,7 +470,7 @@ int pf_vreader_next(pf_vreader *r, pf_vrow *row) {
   pf_csv_row rec;
   int rc = pf_csv_next(r->csv, &rec);
   if (rc <= 0) return rc;
-  rc = parse_record(pf_csv_name(r->csv), &rec, r->nheader, r->map, row);
+  rc = parse_record(pf_csv_name(r->csv), &rec, r->nheader, r->map, &r->cols, r->extra_at, row);
   pf_csv_row_free(&rec);
   return rc < 0 ? rc : 1;
 }

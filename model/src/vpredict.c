@@ -17,9 +17,25 @@
 /* ---- prediction ---- */
 
 int pf_vrow_scenario(const pf_vrow *r, const pf_validate_opts *o, pf_scenario *sc, char *why, size_t whylen) {
+  int rc;
+  if (o && o->build) { /* the command builds it (its options, overridden by the row's option columns) */
+    pf_scenario_init(sc);
+    if ((rc = o->build(r, o->build_arg, sc, why, whylen)) != 0) return rc;
+    if (o->calibration) snprintf(sc->calibration, sizeof sc->calibration, "%s", o->calibration);
+    if (o->fit) {
+      sc->compute_eff_scale = o->fit->compute_eff;
+      sc->comm_eff_scale = o->fit->comm_eff;
+      sc->step_overhead_s = o->fit->step_overhead_s;
+    }
+    return 0;
+  }
+  for (int i = 0; i < r->nopt; i++)
+    if (!pf_validate_core_option(r->opt_name[i]))
+      return pf_error_set(PF_EINVAL, "line %d: column %s is a scenario option that only the preflight command applies",
+                          r->line, r->opt_name[i]);
   pf_scenario_init(sc);
   const pf_machine *m;
-  int rc = pf_validate_machine(r->machine, &m);
+  rc = pf_validate_machine(r->machine, &m);
   if (rc < 0) return rc;
   sc->machine = *m;
   pf_workload *w = &sc->workload;
@@ -188,7 +204,7 @@ double pf_vrow_error(const pf_vrow *r, double p) {
 #define VCACHE_MAX 1024
 
 typedef struct {
-  char key[600];
+  char key[4096];
   int rc;
   char detail[512];
   pf_prediction pred;
@@ -216,8 +232,13 @@ static void scenario_key(const pf_vrow *r, const pf_validate_opts *o, bool basel
   if (w > 0 && (size_t)w < n && o && o->fit)
     w += snprintf(k + w, n - (size_t)w, "|fit %.17g %.17g %.17g", o->fit->compute_eff, o->fit->comm_eff,
                   o->fit->step_overhead_s);
+  for (int i = 0; i < r->nopt && w > 0 && (size_t)w < n; i++) /* the option columns (flash_attn, cp, ...) */
+    w += snprintf(k + w, n - (size_t)w, "|%s=%s", r->opt_name[i], r->opt_value[i]);
+  if (w > 0 && (size_t)w < n && o && o->build)
+    w += snprintf(k + w, n - (size_t)w, "|built %p %p", (void *)o->build, o->build_arg);
   if (w > 0 && (size_t)w < n && baseline)
-    snprintf(k + w, n - (size_t)w, "|baseline %d %d", r->baseline_nodes, (int)r->scaling);
+    w += snprintf(k + w, n - (size_t)w, "|baseline %d %d", r->baseline_nodes, (int)r->scaling);
+  if (w < 0 || (size_t)w >= n) k[0] = '\0'; /* too long to be a key: not cached */
 }
 
 static vcache_entry *cache_find(pf_vcache *c, const char *key) {
@@ -231,7 +252,7 @@ int pf_validate_run_cached(pf_vset *s, const pf_validate_opts *o, pf_vcache *cac
   /* the scenarios of rows not in the cache, each distinct one once */
   pf_scenario *sc = malloc((size_t)(2 * s->n + 1) * sizeof *sc);
   pf_batch_item *items = calloc((size_t)(2 * s->n + 1), sizeof *items);
-  char (*keys)[600] = malloc((size_t)(2 * s->n + 1) * sizeof *keys);
+  char (*keys)[4096] = malloc((size_t)(2 * s->n + 1) * sizeof *keys);
   int *slot = malloc((size_t)(2 * s->n + 1) * sizeof *slot); /* per row: 2 cache slots (or -1) */
   pf_scenario *row_sc = malloc(3 * sizeof *row_sc);
   int rc = 0, n = 0;
@@ -254,8 +275,9 @@ int pf_validate_run_cached(pf_vset *s, const pf_validate_opts *o, pf_vcache *cac
       continue;
     }
     for (int j = 0; j < k; j++) {
-      char key[600];
+      char key[4096];
       scenario_key(r, o, j == 1, key, sizeof key);
+      if (!key[0]) snprintf(key, sizeof key, "\001%d", cache->n); /* no key: an entry of its own */
       vcache_entry *e = cache_find(cache, key);
       if (!e) { /* a new scenario: reserve its cache slot, predict it below */
         e = &cache->e[cache->n++];

@@ -17,36 +17,41 @@
 #include <stdio.h>
 #include <string.h>
 
-#define GPT(id_, name_, l, h, a, src)                                                              \
+/* ref_gbs: the global batch of the published training run, in sequences:
+ * GPT-3 (Brown et al. 2020, Table 2.1) gives tokens per batch (175B 3.2M, 13B and
+ * 6.7B 2M, 1.3B 1M at 2048 tokens: Megatron's GPT-3 175B example uses 1536);
+ * Llama 2 (Touvron et al. 2023, section 2.2) 4M tokens at 4096; Llama 3 (Dubey
+ * et al. 2024, section 3.4.1) ends at 16M tokens at 8192. */
+#define GPT(id_, name_, l, h, a, gbs, src)                                                         \
   { .id = id_, .name = name_, .kind = PF_WL_TRANSFORMER, .layers = l, .hidden = h, .heads = a,     \
     .kv_heads = a, .ffn_hidden = 4 * (h), .seq = 2048, .vocab = 50257, .learned_pos = true,        \
-    .tied_embeddings = true, .source = src }
-#define LLAMA(id_, name_, l, h, a, g, f, s, v, src)                                                \
+    .tied_embeddings = true, .ref_gbs = gbs, .source = src }
+#define LLAMA(id_, name_, l, h, a, g, f, s, v, gbs, src)                                           \
   { .id = id_, .name = name_, .kind = PF_WL_TRANSFORMER, .layers = l, .hidden = h, .heads = a,     \
     .kv_heads = g, .ffn_hidden = f, .seq = s, .vocab = v, .swiglu = true, .learned_pos = false,    \
-    .tied_embeddings = false, .source = src }
+    .tied_embeddings = false, .ref_gbs = gbs, .source = src }
 
 static const pf_workload builtins[] = {
-    GPT("gpt3-175b", "GPT-3 175B", 96, 12288, 96,
+    GPT("gpt3-175b", "GPT-3 175B", 96, 12288, 96, 1536,
         "Brown et al. 2020, Table 2.1 (96 layers, d 12288, 96 heads, context 2048); GPT-2 BPE vocabulary 50257; "
         "EPICURE language benchmark (000_ff12095d05d26000.txt:126-132)"),
-    GPT("gpt3-13b", "GPT-3 13B", 40, 5120, 40,
+    GPT("gpt3-13b", "GPT-3 13B", 40, 5120, 40, 1024,
         "Brown et al. 2020, Table 2.1 (40 layers, 40 heads of 128; d written 5140 there, 5120 = 40 x 128 used as "
         "Megatron configs do)"),
-    GPT("gpt3-6.7b", "GPT-3 6.7B", 32, 4096, 32, "Brown et al. 2020, Table 2.1 (32 layers, d 4096, 32 heads)"),
-    GPT("gpt3-1.3b", "GPT-3 XL 1.3B", 24, 2048, 16, "Brown et al. 2020, Table 2.1 (24 layers, d 2048, 16 heads)"),
-    GPT("gpt-857m", "GPT 857M (EPICURE small model)", 25, 1600, 25,
+    GPT("gpt3-6.7b", "GPT-3 6.7B", 32, 4096, 32, 1024, "Brown et al. 2020, Table 2.1 (32 layers, d 4096, 32 heads)"),
+    GPT("gpt3-1.3b", "GPT-3 XL 1.3B", 24, 2048, 16, 512, "Brown et al. 2020, Table 2.1 (24 layers, d 2048, 16 heads)"),
+    GPT("gpt-857m", "GPT 857M (EPICURE small model)", 25, 1600, 25, 512,
         "EPICURE states 857 million parameters only (000_ff12095d05d26000.txt:128, 600); assumed shape 25 layers x "
         "d 1600 x 25 heads, GPT-3 vocabulary and context, which gives 852 M (-0.6 %)"),
-    LLAMA("llama2-7b", "Llama 2 7B", 32, 4096, 32, 32, 11008, 4096, 32000,
+    LLAMA("llama2-7b", "Llama 2 7B", 32, 4096, 32, 32, 11008, 4096, 32000, 1024,
           "Touvron et al. 2023 (Llama 2), Table 1 and the released config.json"),
-    LLAMA("llama2-13b", "Llama 2 13B", 40, 5120, 40, 40, 13824, 4096, 32000,
+    LLAMA("llama2-13b", "Llama 2 13B", 40, 5120, 40, 40, 13824, 4096, 32000, 1024,
           "Touvron et al. 2023 (Llama 2), released config.json"),
-    LLAMA("llama2-70b", "Llama 2 70B", 80, 8192, 64, 8, 28672, 4096, 32000,
+    LLAMA("llama2-70b", "Llama 2 70B", 80, 8192, 64, 8, 28672, 4096, 32000, 1024,
           "Touvron et al. 2023 (Llama 2), GQA with 8 KV heads, released config.json"),
-    LLAMA("llama3-8b", "Llama 3 8B", 32, 4096, 32, 8, 14336, 8192, 128256,
+    LLAMA("llama3-8b", "Llama 3 8B", 32, 4096, 32, 8, 14336, 8192, 128256, 2048,
           "Llama 3 model card and config.json (8 KV heads, vocabulary 128256, context 8192)"),
-    LLAMA("llama3-70b", "Llama 3 70B", 80, 8192, 64, 8, 28672, 8192, 128256,
+    LLAMA("llama3-70b", "Llama 3 70B", 80, 8192, 64, 8, 28672, 8192, 128256, 2048,
           "Llama 3 model card and config.json (8 KV heads, vocabulary 128256, context 8192)"),
     {.id = "resnet50", .name = "ResNet-50 (ImageNet, 224x224)", .kind = PF_WL_CNN, .params = 25.557e6,
      .flops_per_sample = 3.0 * 2.0 * 4.089e9, .act_bytes_per_sample = 110e6, .sample_bytes = 110e3,

@@ -39,10 +39,10 @@ for sig, want in ((signal.SIGTERM, 143), (signal.SIGINT, 130)):
     # a sweep long enough to be still running: 4 points of 512 GPUs each simulated whole
     # (--engine full, about 3.5 s a point on 2 cores), so a worker left alone would outlive
     # the 1 s allowed
-    nodes = ",".join(["128"] * 4)
+    # (sweep drops repeated node counts: four points through --vary)
     env = dict(os.environ, TMPDIR=os.path.join(work, "tmp"), PREFLIGHT_JOBS="2", PREFLIGHT_PROGRESS="0")
     p = subprocess.Popen([binary, "sweep", "--machine", "leonardo-booster", "--model", "gpt3-1.3b", "--tp", "1",
-                          "--pp", "4", "--gbs", "2048", "--engine", "full", "--nodes", nodes, "-o", out], env=env,
+                          "--pp", "4", "--gbs", "2048", "--engine", "full", "--nodes", "128", "--vary", "mbs=1,2,4,8", "-o", out], env=env,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     seen = set()
     deadline = time.time() + 20

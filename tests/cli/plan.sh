@@ -3,14 +3,17 @@
 source "$PF_SRC/tests/cli/lib.bash"
 P=$PREFLIGHT
 A="--model gpt3-1.3b --tp 1 --pp 1 --mbs 4 --gbs 512 --dist-opt --precision bf16"
-expect_exit 0 $P plan --machine lumi-g $A --nodes 2,4 --tokens 1e10 --format json
+expect_exit 0 $P plan --machine lumi-g $A --nodes 2,4 --tokens 1e10 --overhead 0.1 --gpu-mtbf 0 --job-startup 0 --format json
 python3 - "$T/out" <<'PY' && ok || bad "plan arithmetic on lumi-g"
 import json, sys
 d = json.load(open(sys.argv[1]))
 for r in d["rows"]:
-    # iterations = tokens / (gbs x seq), wall = iterations x t x 1.1
+    # iterations = tokens / (gbs x seq); without failures and start-ups,
+    # wall = iterations x t x (1 + other phases) x (1 + checkpoint write / interval)
     assert r["iterations"] == -(-1e10 // (512 * 2048)), r
-    wall = r["iterations"] * r["iteration_time_s"] * 1.1 / 3600
+    ck = r["checkpoint"]
+    assert abs(ck["overhead_fraction"] - ck["write_s"] / (ck["interval_h"] * 3600)) < 1e-12
+    wall = r["iterations"] * r["iteration_time_s"] * 1.1 * (1 + ck["overhead_fraction"]) / 3600
     assert abs(r["wall_time_h"] / wall - 1) < 1e-9
     assert abs(r["node_hours"] / (r["nodes"] * wall) - 1) < 1e-9
     assert abs(r["gpu_hours"] / (r["gpus"] * wall) - 1) < 1e-9
@@ -22,6 +25,7 @@ PY
 expect_exit 0 $P plan --machine leonardo-booster $A --nodes 2 --tokens 1e10
 expect_grep "core-hour" "$T/out"
 expect_grep "1 node-hour = 32 core-hour" "$T/out"
+expect_grep "^ +2 +8 +1 x 1 x 8 " "$T/out"   # the configuration is echoed
 expect_exit 0 $P plan --machine lumi-g --model resnet50 --mbs 256 --gbs 8192 --precision fp16 --nodes 2,4 --epochs 90 --samples 1281167
 expect_grep "GCD-hours" "$T/out"
 expect_grep "Scaling evidence" "$T/out"

@@ -8,7 +8,7 @@ source "$PF_SRC/tests/cli/lib.bash"
 P=$PREFLIGHT
 unset PREFLIGHT_PROGRESS
 if ! command -v script >/dev/null; then echo "script(1) not found: skipped"; exit 0; fi
-SW="sweep --machine leonardo-booster --model gpt3-1.3b --tp 1 --pp 4 --gbs 2048 --engine full --nodes 32,32,32,32"
+SW="sweep --machine leonardo-booster --model gpt3-1.3b --tp 1 --pp 4 --gbs 2048 --engine full --nodes 128 --vary mbs=1,2 --vary recompute=selective,full"
 V="validate $PF_SRC/scenarios/validation/maelstrom.csv"
 script -qec "$P $SW -o $T/sweep.txt" /dev/null > "$T/tty.txt" 2>&1 && ok || bad "sweep on a terminal"
 expect_grep 'sweep  [0-9]/4 \[#*-*\]' "$T/tty.txt"
@@ -26,5 +26,5 @@ expect_exit 0 $P $V
 script -qec "env PREFLIGHT_PROGRESS=0 $P $V -o $T/v.txt" /dev/null > "$T/tty0.txt" 2>&1
 grep -q 'validate  [0-9]' "$T/tty0.txt" && bad "PREFLIGHT_PROGRESS=0 drew a bar" || ok
 script -qec "$P tune --machine leonardo-booster --model llama2-13b --nodes 16 --gbs 512 -o $T/t.txt" /dev/null > "$T/tty.txt" 2>&1
-expect_grep 'tune  [0-9]+/252 \[' "$T/tty.txt"
+expect_grep 'tune  [0-9]+/[0-9]+ \[' "$T/tty.txt"
 finish

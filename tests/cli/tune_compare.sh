@@ -7,11 +7,11 @@ python3 - "$T/out" <<'PY' && ok || bad "tune ranking"
 import json, sys
 d = json.load(open(sys.argv[1]))
 rows = d["rows"]
-assert len(rows) == 5 and d["plans_feasible"] >= 5 and d["plans_tried"] > d["plans_feasible"]
+assert len(rows) == 5 and d["plans_evaluated"] >= 5 and d["plans_enumerated"] == d["plans_evaluated"] + d["plans_pruned"]
 tput = [r["tokens_per_s"] for r in rows]
 assert tput == sorted(tput, reverse=True), tput
 for r in rows:
-    assert r["tp"] * r["pp"] * r["dp"] == 64 and r["memory_GiB"] <= 64
+    assert r["tp"] * r["pp"] * r["dp"] * r["cp"] == 64 and r["memory_GiB"] <= 64
 PY
 # the best plan, run through predict, gives the throughput tune reported
 best=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['rows'][0]['options'])" "$T/out")

@@ -62,7 +62,8 @@ expect_exit 2 $P validate "$V/epicure.csv" --format xml
 # parity plot and markdown
 expect_exit 0 $P validate "$V/epicure.csv" --plot "$T/parity.svg" --format markdown
 expect_grep "^<svg " "$T/parity.svg"
-expect_grep "within 10 %" "$T/parity.svg"
+expect_grep "class=\"caption\">Predicted" "$T/parity.svg"
+expect_grep "class=\"ylabel\"[^>]*>predicted scaling_efficiency \(%\)" "$T/parity.svg"
 expect_grep "^</svg>" "$T/parity.svg"
 expect_grep "^\| line \| machine" "$T/out"
 expect_grep "^\| all predicted \| [0-9]+ \|" "$T/out"

@@ -47,7 +47,7 @@ expect_exit 0 $P validate --fit "$T/runs.csv" --format json
 python3 - "$T/out" <<'PY' && ok || bad "fit JSON report"
 import json, sys
 d = json.load(open(sys.argv[1]))
-assert d["fit"]["leave_one_out"]["rows"] == 8
+assert len(d["fits"]) == 1 and d["fits"][0]["leave_one_out"]["rows"] == 8
 for r in d["rows"]:
     assert r["band_lo"] <= r["predicted"] <= r["band_hi"] and "loo_error_pct" in r
 PY

@@ -104,21 +104,25 @@ static void test_full(void) {
   CHECK_NEAR(m.dev.context_W, 115, 0);
   CHECK_NEAR(m.dev.tdp_W, 690, 0);
 
-  /* the same file on an H200 machine: applied, with a warning on stderr */
+  /* the same file on an A100 machine: not a match (pf_predict refuses it unless forced) */
   pf_machine a;
+  memset(&a, 0, sizeof a);
+  snprintf(a.id, sizeof a.id, "test-a100");
+  CHECK_INT(pf_device_load("a100-sxm-40", &a.dev), 0);
+  char why[512] = "";
+  CHECK(!pf_calibration_matches(&c, &a, why, sizeof why));
+  CHECK(strstr(why, "is not test-a100's device") != NULL);
+  CHECK(pf_calibration_matches(&c, &m, why, sizeof why));
+  /* forced onto the A100 (312 TFLOP/s bf16), the measured 792 TFLOP/s would be above the peak: refused */
+  CHECK_INT(apply_capture(&c, &a, err, sizeof err), PF_EINVAL);
+  CHECK(strstr(pf_error_detail(), "above the peak") != NULL);
+  CHECK(!a.dev.calibrated);
+  /* forced onto an H200 (same rates class): applied */
   memset(&a, 0, sizeof a);
   snprintf(a.id, sizeof a.id, "test-h200");
   CHECK_INT(pf_device_load("h200-141", &a.dev), 0);
   CHECK_INT(apply_capture(&c, &a, err, sizeof err), 0);
-  CHECK(strstr(err, "does not look like") != NULL);
   CHECK(a.dev.calibrated);
-  /* on an A100 (312 TFLOP/s bf16) the measured 792 TFLOP/s would be above the peak: refused */
-  memset(&a, 0, sizeof a);
-  snprintf(a.id, sizeof a.id, "test-a100");
-  CHECK_INT(pf_device_load("a100-sxm-40", &a.dev), 0);
-  CHECK_INT(apply_capture(&c, &a, err, sizeof err), PF_EINVAL);
-  CHECK(strstr(pf_error_detail(), "above the peak") != NULL);
-  CHECK(!a.dev.calibrated);
 }
 
 static void test_fit_only(void) {

@@ -13,6 +13,8 @@
 
 #include "preflight/gemm.h"
 #include "preflight/machine.h"
+
+#include <stddef.h>
 #include <stdbool.h>
 
 #define PF_CALIBRATION_SCHEMA 1
@@ -42,11 +44,17 @@ typedef struct pf_calibration {
   double fit_comm_eff;              /* multiplies achievable network/fabric bandwidth */
   double fit_step_overhead_s;       /* added once per iteration */
   double fit_rel_sigma;             /* relative residual spread of the fit, for bands */
+  char fit_machines[512];           /* machines a fit was made on ("a,b"; "" unknown) */
 } pf_calibration;
 
 /* Parse a calibration JSON file. Errors name the file and the field:
  * PF_ENOENT, PF_EPARSE (bad JSON or field), PF_EINVAL (schema_version). */
 int pf_calibration_load(const char *path, pf_calibration *out);
+
+/* Is the calibration for this machine?  A measurement must name a device
+ * that looks like the machine's, a fit must list the machine among those it
+ * was fitted on.  false with the reason in why. */
+bool pf_calibration_matches(const pf_calibration *c, const pf_machine *m, char *why, size_t whylen);
 
 /* Overlay measured rates on m->dev (and fit parameters on the machine's
  * efficiencies). Warns (returns 0) when the device name does not match.

@@ -157,6 +157,12 @@ typedef struct pf_machine {
   char billing_unit[32];        /* "node-hour", "GPU-hour", "core-hour" */
   double billing_per_node_hour; /* billed units per node-hour */
   char billing_note[PF_NAME_MAX];
+  bool billing_per_device;      /* a job on part of a node is billed per device (else whole nodes) */
+  /* the partition's job limits and storage, for `plan` (0 = not known) */
+  double walltime_limit_s;      /* longest job of the main queue */
+  int max_job_nodes;            /* most nodes one job may use */
+  double storage_bw_Bps;        /* aggregate write bandwidth of the parallel file system */
+  char limits_note[PF_NAME_MAX];/* where the limits come from */
   char provenance[2048];        /* short summary of sources */
 } pf_machine;
 

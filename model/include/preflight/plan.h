@@ -71,6 +71,7 @@ typedef struct pf_scenario {
   pf_framework framework;       /* --framework */
   unsigned long seed;
   char calibration[PF_PATH_MAX];/* overlay file, "" if none */
+  bool calibration_force;       /* apply it even to another machine or device */
   char trace[PF_PATH_MAX];      /* Chrome trace output, "" if none */
   /* efficiency overrides from a fit overlay (1, 1, 0 = none) */
   double compute_eff_scale, comm_eff_scale, step_overhead_s;

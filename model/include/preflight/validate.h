@@ -91,6 +91,8 @@ typedef enum {
 typedef enum { PF_ROW_PREDICTED, PF_ROW_NOT_PREDICTED, PF_ROW_FAILED } pf_row_status;
 
 #define PF_VTEXT 512
+#define PF_VMAXOPT 40   /* scenario-option columns of one row */
+#define PF_VOPTLEN 96
 
 typedef struct pf_vrow {
   int line;
@@ -115,6 +117,11 @@ typedef struct pf_vrow {
   char tag[32];
   char source[PF_VTEXT];
   char notes[PF_VTEXT];
+  /* every non-empty column that is a scenario option (machine, model, nodes, tp, ..., flash_attn,
+   * overlap_grad_reduce, cp, ...), as written: the preflight command builds the row's scenario from
+   * these and its own options (pf_validate_opts.build) */
+  int nopt;
+  char opt_name[PF_VMAXOPT][32], opt_value[PF_VMAXOPT][PF_VOPTLEN];
   /* results */
   pf_row_status status;
   char reason[PF_VTEXT];
@@ -127,6 +134,9 @@ typedef struct pf_vrow {
 
 typedef struct pf_vset {
   char path[PF_PATH_MAX];
+  int nextra;                 /* columns beyond the core ones (scenario options), as named in the header */
+  char extra[PF_VMAXOPT][32];
+  int header_line;
   int n;
   pf_vrow *rows;              /* owned */
 } pf_vset;
@@ -136,9 +146,15 @@ typedef struct pf_fitparams {
   double compute_eff, comm_eff, step_overhead_s; /* 1, 1, 0 = model defaults */
 } pf_fitparams;
 
+/* Builds a row's scenario: 0, 1 (cannot be predicted; why says so) or a
+ * negative PF_E* code. */
+typedef int (*pf_vrow_builder)(const pf_vrow *r, void *arg, pf_scenario *sc, char *why, size_t whylen);
+
 typedef struct pf_validate_opts {
   const char *calibration;    /* --calibration FILE.json for every row, or NULL */
   const pf_fitparams *fit;    /* NULL = defaults */
+  pf_vrow_builder build;      /* NULL: the core columns only (rows with option columns are refused) */
+  void *build_arg;
 } pf_validate_opts;
 
 /* Metric names, canonical units and parsing. */
@@ -164,6 +180,10 @@ typedef struct pf_vreader pf_vreader;
 int pf_vreader_open(const char *path, pf_vreader **out); /* reads and checks the header */
 /* 1: *row is the next run, 0: end of file, < 0: malformed row (file:line:field). */
 int pf_vreader_next(pf_vreader *r, pf_vrow *row);
+/* Is a column name one of the core columns that are scenario options (machine, tp, ...)? */
+bool pf_validate_core_option(const char *name);
+/* The file's path, header line and option columns (n = 0, no rows; borrowed). */
+const pf_vset *pf_vreader_columns(const pf_vreader *r);
 long long pf_vreader_pos(const pf_vreader *r);
 long long pf_vreader_size(const pf_vreader *r);
 void pf_vreader_close(pf_vreader *r);

@@ -27,6 +27,7 @@ typedef struct pf_workload {
   double flops_per_sample;  /* forward+backward FLOPs per sample (CNN/generic) */
   double act_bytes_per_sample; /* activation memory per sample kept for backward */
   double sample_bytes;      /* input bytes per sample (loader) */
+  int ref_gbs;              /* global batch the model was trained with (sequences or samples; 0 unknown) */
   const char *source;       /* where the shape comes from; static */
 } pf_workload;
 

@@ -1,0 +1,41 @@
+/* plan.h - `preflight plan`'s rows and their rendering (cmd_plan.c computes,
+ * plan_render.c formats: table, CSV, JSON, Markdown for a proposal, and the
+ * cost-versus-scale plot). */
+#ifndef PREFLIGHT_CLI_PLAN_H
+#define PREFLIGHT_CLI_PLAN_H
+
+#include "options.h"
+
+#include "preflight/budget.h"
+
+#include <stdio.h>
+
+typedef struct plan_row {
+  int nodes, gpus, ok;           /* ok: a valid plan that fits */
+  int within_limit;              /* nodes <= the site's per-job node limit */
+  pf_plan plan;
+  double t_iter_s, tflops, eff, tokens_per_s;
+  pf_budget b;
+  char why[256];                 /* when !ok */
+} plan_row;
+
+typedef struct plan_doc {
+  char machine[64], machine_name[160], model[64], model_name[160], precision[16];
+  char unit[32], devh[32], billing_note[160], limits_note[160];
+  double per_node_hour;
+  int gpn, dies_per_package, billing_per_device, max_job_nodes, tuned;
+  double walltime_limit_s;
+  pf_budget_opts bo;
+  char run[128];                 /* "3e+11 tokens" / "90 epochs of 1.28e+06 samples" */
+  int nrows;
+  plan_row rows[64];
+  int base, fastest, cheapest, greenest, recommended; /* row indexes, -1 if none */
+  double min_eff;
+  pf_budget_range range;
+  char validation[PF_PATH_MAX];
+} plan_doc;
+
+char *plan_render(const plan_doc *d, pf_format fmt, int markdown, const char *plot_path);
+int plan_plot(const plan_doc *d, const char *path);
+
+#endif

@@ -1,0 +1,342 @@
+/* plan_render.c - `preflight plan`'s output: a table, CSV, JSON, a Markdown
+ * section a proposal can paste (table, plot, paragraph, assumptions; the
+ * paragraph cites only numbers that are in its table), and the cost-versus-
+ * scale plot.  Every number is formatted by one helper per quantity so the
+ * paragraph and the table print it the same way. */
+#include "plan.h"
+
+#include "preflight/plot.h"
+#include "preflight/report.h"
+#include "preflight/tune.h"
+#include "preflight/validate.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef char cell[48];
+
+static void f_int(cell c, double x) { snprintf(c, sizeof(cell), "%.0f", x); }
+static void f_h(cell c, double s) { snprintf(c, sizeof(cell), "%.1f", s / 3600.0); }
+static void f_eff(cell c, double e) { snprintf(c, sizeof(cell), "%.0f %%", 100 * e); }
+static void f_tf(cell c, double t) { snprintf(c, sizeof(cell), "%.1f", t); }
+static void f_mwh(cell c, double m) { snprintf(c, sizeof(cell), "%.3g", m); }
+static void f_it(cell c, double t) { snprintf(c, sizeof(cell), "%.4g", t); }
+
+static void f_split(cell c, const pf_plan *p) {
+  if (p->cp > 1) snprintf(c, sizeof(cell), "%d x %d x %d (CP %d)", p->tp, p->pp, p->dp, p->cp);
+  else snprintf(c, sizeof(cell), "%d x %d x %d", p->tp, p->pp, p->dp);
+}
+
+static void f_sched(cell c, const pf_plan *p) {
+  if (p->schedule == PF_SCHED_INTERLEAVED) snprintf(c, sizeof(cell), "interleaved:%d", p->vstages);
+  else snprintf(c, sizeof(cell), "%s", pf_schedule_name(p->schedule));
+}
+
+static void f_range(cell c, const plan_doc *d, const plan_row *r) {
+  if (d->range.n < PF_RANGE_MIN_ROWS) snprintf(c, sizeof(cell), "n/a");
+  else snprintf(c, sizeof(cell), "%.0f-%.0f", r->b.node_h * d->range.lo, r->b.node_h * d->range.hi);
+}
+
+static const char *flags(const pf_plan *p, char *buf, size_t n) {
+  snprintf(buf, n, "%s%s%s%s%s", p->sp ? " SP" : "", p->dist_opt ? " dist-opt" : "",
+           p->overlap_grad_reduce ? " overlap-grad" : "", p->overlap_param_gather ? " overlap-param" : "",
+           p->flash_attn ? " flash-attn" : "");
+  return buf;
+}
+
+static void overheads(FILE *out, const plan_doc *d, const plan_row *r, const char *bullet) {
+  const pf_budget *b = &r->b;
+  fprintf(out, "%scheckpoints: %.3g GB written in %.0f s (%.3g GB/s%s) every %.2f h (%.1f %% of the training time)\n",
+          bullet, b->checkpoint_B / 1e9, b->checkpoint_s, b->checkpoint_B / b->checkpoint_s / 1e9,
+          d->bo.fs_bw_Bps > 0 ? ", --fs-bandwidth" : ", one NIC per node, capped by the file system (100 GB/s assumed "
+                                                    "where the machine file gives none)",
+          b->interval_s / 3600, 100 * b->checkpoint_frac);
+  if (isfinite(b->mtbf_s))
+    fprintf(out, "%sfailures: system MTBF %.1f h at %d GPUs (GPU MTBF %.0f h), %.1f expected, costing %.1f h "
+                 "(half an interval of work and %.0f min restart each)%s\n",
+            bullet, b->mtbf_s / 3600, r->gpus, d->bo.gpu_mtbf_s / 3600, b->failures, b->failure_s / 3600,
+            d->bo.restart_s / 60, b->failures_dominate ? "; WARNING: failures come faster than checkpoints: shorten "
+                                                         "the checkpoint write or use fewer nodes" : "");
+  else
+    fprintf(out, "%sfailures: not counted (--gpu-mtbf 0)\n", bullet);
+  if (b->walltime_limit_s > 0)
+    fprintf(out, "%sjobs: %.0f of at most %.0f h (%s), %.0f min start-up each\n", bullet, b->jobs,
+            b->walltime_limit_s / 3600, d->bo.walltime_s > 0 ? "--job-walltime" : d->limits_note[0] ? d->limits_note
+                                                                                                    : "machine file",
+            d->bo.startup_s / 60);
+  else
+    fprintf(out, "%sjobs: the machine file gives no wall-time limit (--job-walltime sets one); one job assumed\n",
+            bullet);
+  if (d->bo.other_fraction > 0) fprintf(out, "%sother phases: %.0f %% of the training time (--overhead)\n", bullet,
+                                        100 * d->bo.other_fraction);
+}
+
+static void range_text(FILE *out, const plan_doc *d, const char *bullet) {
+  if (d->range.n >= PF_RANGE_MIN_ROWS)
+    fprintf(out, "%srange: node-hours x %.2f to x %.2f, the spread of measured/predicted time over %d similar "
+                 "measured runs (%s)\n", bullet, d->range.lo, d->range.hi, d->range.n, d->range.rows);
+  else
+    fprintf(out, "%sno range can be given: %s in %s\n", bullet, d->range.why, d->validation);
+}
+
+static void billing_text(FILE *out, const plan_doc *d, const char *bullet) {
+  fprintf(out, "%sbilling: 1 node-hour = %g %s on %s; %s%s%s\n", bullet, d->per_node_hour, d->unit, d->machine,
+          d->billing_per_device ? "a partial node is billed per device" : "whole nodes are billed",
+          d->billing_note[0] ? "; " : "", d->billing_note);
+  if (d->dies_per_package > 1)
+    fprintf(out, "%s%s count logical devices (%d per node, %d per package); the site's %s counts packages\n", bullet,
+            d->devh, d->gpn, d->dies_per_package, d->unit);
+}
+
+static void table(FILE *out, const plan_doc *d) {
+  fprintf(out, "%s on %s: %s, %s%s\n", d->model, d->machine, d->run, d->precision,
+          d->tuned & 1 ? ", parallel split tuned at each scale" : "");
+  if (d->tuned & 2) fprintf(out, "global batch: the model's published batch (--gbs to change)\n");
+  char units[40];
+  snprintf(units, sizeof units, "%ss", d->unit);
+  fprintf(out, "%6s %6s %-15s %4s %-14s %9s %9s %5s %9s %5s %11s %11s %14s %8s %17s  %s\n", "nodes", "GPUs",
+          "TP x PP x DP", "mbs", "schedule", "iter (s)", "TFLOP/s/G", "eff", "wall (h)", "jobs", d->devh, "node-hours",
+          units, "MWh", "range (node-h)", "flags");
+  for (int i = 0; i < d->nrows; i++) {
+    const plan_row *r = &d->rows[i];
+    if (!r->ok) { fprintf(out, "%6d %6d  (%s)\n", r->nodes, r->gpus, r->why); continue; }
+    cell sp, sc, it, tf, ef, wh, jb, gh, nh, un, mw, rg;
+    char fl[96];
+    f_split(sp, &r->plan); f_sched(sc, &r->plan); f_it(it, r->t_iter_s); f_tf(tf, r->tflops); f_eff(ef, r->eff);
+    f_h(wh, r->b.wall_s); f_int(jb, r->b.jobs); f_int(gh, r->b.gpu_h); f_int(nh, r->b.node_h); f_int(un, r->b.units);
+    f_mwh(mw, r->b.energy_MWh); f_range(rg, d, r);
+    fprintf(out, "%6d %6d %-15s %4d %-14s %9s %9s %5s %9s %5s %11s %11s %14s %8s %17s %s%s\n", r->nodes, r->gpus, sp,
+            r->plan.mbs, sc, it, tf, ef, wh, jb, gh, nh, un, mw, rg, flags(&r->plan, fl, sizeof fl),
+            r->within_limit ? "" : " (above the per-job node limit)");
+  }
+  fprintf(out, "\n");
+  const plan_row *rec = d->recommended >= 0 ? &d->rows[d->recommended] : &d->rows[d->base];
+  fprintf(out, "overheads at %d nodes:\n", rec->nodes);
+  overheads(out, d, rec, "  ");
+  billing_text(out, d, "");
+  range_text(out, d, "");
+  if (d->fastest >= 0)
+    fprintf(out, "recommended: fastest %d nodes, cheapest %d nodes, best time x energy %d nodes", d->rows[d->fastest].nodes,
+            d->rows[d->cheapest].nodes, d->rows[d->greenest].nodes);
+  if (d->min_eff > 0) {
+    if (d->recommended >= 0)
+      fprintf(out, ", largest with efficiency >= %.0f %%: %d nodes", 100 * d->min_eff, d->rows[d->recommended].nodes);
+    else fprintf(out, "; no scale reaches efficiency %.0f %%", 100 * d->min_eff);
+  }
+  fprintf(out, "\n");
+}
+
+/* The evidence paragraph: every number in it is a cell of the table. */
+static void paragraph(FILE *out, const plan_doc *d) {
+  const plan_row *b = &d->rows[d->base];
+  const plan_row *r = d->recommended >= 0 ? &d->rows[d->recommended] : b;
+  cell rn, rg, ef, tf, tb, wh, jb, nh, un, mw, bn;
+  snprintf(rn, sizeof rn, "%d", r->nodes);
+  snprintf(rg, sizeof rg, "%d", r->gpus);
+  snprintf(bn, sizeof bn, "%d", b->nodes);
+  f_eff(ef, r->eff); f_tf(tf, r->tflops); f_tf(tb, b->tflops); f_h(wh, r->b.wall_s); f_int(jb, r->b.jobs);
+  f_int(nh, r->b.node_h); f_int(un, r->b.units); f_mwh(mw, r->b.energy_MWh);
+  fprintf(out, "We request the run at %s nodes (%s GPUs) of %s. The model fits from %s nodes on; at %s nodes "
+               "preflight predicts %s TFLOP/s per GPU against %s TFLOP/s at %s nodes, a parallel efficiency of %s "
+               "relative to the smallest configuration that fits. The training takes %s hours of wall time in %s "
+               "job(s), %s node-hours, i.e. %s %ss, and %s MWh of facility energy",
+          rn, rg, d->machine_name, bn, rn, tf, tb, bn, ef, wh, jb, nh, un, d->unit, mw);
+  if (d->range.n >= PF_RANGE_MIN_ROWS) {
+    cell rr;
+    f_range(rr, d, r);
+    fprintf(out, "; from the validation error of similar measured runs, the node-hours lie in %s", rr);
+  }
+  fprintf(out, ".\n");
+}
+
+static void markdown(FILE *out, const plan_doc *d, const char *plot) {
+  fprintf(out, "## Compute resources: %s on %s\n\n", d->model_name, d->machine_name);
+  fprintf(out, "Predicted with preflight %s (%s) for %s in %s%s%s.\n\n", pf_version(), pf_git(), d->run, d->precision,
+          d->tuned & 1 ? "; the parallel split is the best one preflight finds at each scale" : "",
+          d->tuned & 2 ? "; global batch: the model's published batch" : "");
+  fprintf(out, "| nodes | GPUs | TP x PP x DP | micro-batch | schedule | iteration (s) | TFLOP/s per GPU | efficiency | "
+               "wall time (h) | jobs | %s | node-hours | %ss | MWh | node-hours range |\n", d->devh, d->unit);
+  fprintf(out, "|---:|---:|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
+  for (int i = 0; i < d->nrows; i++) {
+    const plan_row *r = &d->rows[i];
+    if (!r->ok) { fprintf(out, "| %d | %d | does not run: %s | | | | | | | | | | | | |\n", r->nodes, r->gpus, r->why); continue; }
+    cell sp, sc, it, tf, ef, wh, jb, gh, nh, un, mw, rg;
+    f_split(sp, &r->plan); f_sched(sc, &r->plan); f_it(it, r->t_iter_s); f_tf(tf, r->tflops); f_eff(ef, r->eff);
+    f_h(wh, r->b.wall_s); f_int(jb, r->b.jobs); f_int(gh, r->b.gpu_h); f_int(nh, r->b.node_h); f_int(un, r->b.units);
+    f_mwh(mw, r->b.energy_MWh); f_range(rg, d, r);
+    fprintf(out, "| %d%s | %d | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r->nodes,
+            r->within_limit ? "" : " (above job limit)", r->gpus, sp, r->plan.mbs, sc, it, tf, ef, wh, jb, gh, nh, un,
+            mw, rg);
+  }
+  fprintf(out, "\n");
+  if (plot) fprintf(out, "![Node-hours and wall time against the number of nodes](%s)\n\n", plot);
+  paragraph(out, d);
+  fprintf(out, "\nAssumptions:\n\n");
+  const plan_row *rec = d->recommended >= 0 ? &d->rows[d->recommended] : &d->rows[d->base];
+  overheads(out, d, rec, "- ");
+  billing_text(out, d, "- ");
+  range_text(out, d, "- ");
+  if (d->min_eff > 0) fprintf(out, "- the requested scale is the largest whose efficiency is at least %.0f %%\n", 100 * d->min_eff);
+  fprintf(out, "- efficiency is TFLOP/s per GPU relative to the smallest scale that fits in memory (EPICURE's "
+               "definition); queueing time is not counted\n");
+}
+
+static cJSON *row_json(const plan_doc *d, const plan_row *r) {
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddNumberToObject(o, "nodes", r->nodes);
+  cJSON_AddNumberToObject(o, "gpus", r->gpus);
+  cJSON_AddBoolToObject(o, "fits", r->ok);
+  if (!r->ok) { cJSON_AddStringToObject(o, "reason", r->why); return o; }
+  char txt[192];
+  pf_tune_plan_text(&r->plan, txt, sizeof txt);
+  cJSON *par = cJSON_AddObjectToObject(o, "parallel");
+  cJSON_AddNumberToObject(par, "tp", r->plan.tp);
+  cJSON_AddNumberToObject(par, "pp", r->plan.pp);
+  cJSON_AddNumberToObject(par, "dp", r->plan.dp);
+  cJSON_AddNumberToObject(par, "cp", r->plan.cp);
+  cJSON_AddNumberToObject(par, "mbs", r->plan.mbs);
+  cJSON_AddNumberToObject(par, "gbs", r->plan.gbs);
+  cJSON_AddStringToObject(par, "options", txt);
+  const pf_budget *b = &r->b;
+  cJSON_AddNumberToObject(o, "iterations", b->iterations);
+  cJSON_AddNumberToObject(o, "iteration_time_s", r->t_iter_s);
+  cJSON_AddNumberToObject(o, "tflops_per_gpu", r->tflops);
+  cJSON_AddNumberToObject(o, "scaling_efficiency", r->eff);
+  cJSON_AddNumberToObject(o, "wall_time_h", b->wall_s / 3600);
+  cJSON_AddNumberToObject(o, "jobs", b->jobs);
+  cJSON *ck = cJSON_AddObjectToObject(o, "checkpoint");
+  cJSON_AddNumberToObject(ck, "size_B", b->checkpoint_B);
+  cJSON_AddNumberToObject(ck, "write_s", b->checkpoint_s);
+  cJSON_AddNumberToObject(ck, "interval_h", b->interval_s / 3600);
+  cJSON_AddNumberToObject(ck, "overhead_fraction", b->checkpoint_frac);
+  cJSON *fl = cJSON_AddObjectToObject(o, "failures");
+  cJSON_AddNumberToObject(fl, "expected", b->failures);
+  cJSON_AddNumberToObject(fl, "lost_h", b->failure_s / 3600);
+  if (isfinite(b->mtbf_s)) cJSON_AddNumberToObject(fl, "system_mtbf_h", b->mtbf_s / 3600);
+  cJSON_AddNumberToObject(o, "gpu_hours", b->gpu_h);
+  cJSON_AddNumberToObject(o, "node_hours", b->node_h);
+  cJSON *bu = cJSON_AddObjectToObject(o, "billing_units");
+  cJSON_AddNumberToObject(bu, "value", b->units);
+  cJSON_AddStringToObject(bu, "unit", d->unit);
+  cJSON_AddNumberToObject(o, "energy_MWh", b->energy_MWh);
+  cJSON_AddBoolToObject(o, "within_job_limit", r->within_limit);
+  if (d->range.n >= PF_RANGE_MIN_ROWS) {
+    cJSON *rg = cJSON_AddObjectToObject(o, "node_hours_range");
+    cJSON_AddNumberToObject(rg, "low", b->node_h * d->range.lo);
+    cJSON_AddNumberToObject(rg, "high", b->node_h * d->range.hi);
+  }
+  return o;
+}
+
+static void json(FILE *out, const plan_doc *d) {
+  cJSON *root = pf_report_root_json();
+  cJSON_AddStringToObject(root, "machine", d->machine);
+  cJSON_AddStringToObject(root, "model", d->model);
+  cJSON_AddStringToObject(root, "precision", d->precision);
+  cJSON_AddStringToObject(root, "run", d->run);
+  if (d->bo.tokens > 0) cJSON_AddNumberToObject(root, "tokens", d->bo.tokens);
+  else { cJSON_AddNumberToObject(root, "epochs", d->bo.epochs); cJSON_AddNumberToObject(root, "samples", d->bo.samples); }
+  cJSON_AddBoolToObject(root, "tuned", d->tuned & 1);
+  cJSON *as = cJSON_AddObjectToObject(root, "assumptions");
+  cJSON_AddNumberToObject(as, "gpu_mtbf_h", d->bo.gpu_mtbf_s / 3600);
+  cJSON_AddNumberToObject(as, "restart_s", d->bo.restart_s);
+  cJSON_AddNumberToObject(as, "job_startup_s", d->bo.startup_s);
+  cJSON_AddNumberToObject(as, "walltime_limit_h", d->walltime_limit_s / 3600);
+  cJSON_AddNumberToObject(as, "other_fraction", d->bo.other_fraction);
+  cJSON_AddStringToObject(as, "billing", d->billing_note);
+  cJSON *rg = cJSON_AddObjectToObject(root, "range");
+  cJSON_AddNumberToObject(rg, "similar_runs", d->range.n);
+  cJSON_AddNumberToObject(rg, "minimum", PF_RANGE_MIN_ROWS);
+  cJSON_AddStringToObject(rg, "rows", d->range.rows);
+  if (d->range.n >= PF_RANGE_MIN_ROWS) {
+    cJSON_AddNumberToObject(rg, "low_factor", d->range.lo);
+    cJSON_AddNumberToObject(rg, "high_factor", d->range.hi);
+  } else cJSON_AddStringToObject(rg, "none_because", d->range.why);
+  cJSON *arr = cJSON_AddArrayToObject(root, "rows");
+  for (int i = 0; i < d->nrows; i++) cJSON_AddItemToArray(arr, row_json(d, &d->rows[i]));
+  cJSON *rec = cJSON_AddObjectToObject(root, "recommended");
+  if (d->fastest >= 0) {
+    cJSON_AddNumberToObject(rec, "fastest_nodes", d->rows[d->fastest].nodes);
+    cJSON_AddNumberToObject(rec, "cheapest_nodes", d->rows[d->cheapest].nodes);
+    cJSON_AddNumberToObject(rec, "best_time_x_energy_nodes", d->rows[d->greenest].nodes);
+  }
+  if (d->min_eff > 0) {
+    cJSON_AddNumberToObject(rec, "min_efficiency", d->min_eff);
+    if (d->recommended >= 0) cJSON_AddNumberToObject(rec, "largest_above_min_efficiency_nodes", d->rows[d->recommended].nodes);
+  }
+  pf_report_json_print(out, root);
+}
+
+static void csv(FILE *out, const plan_doc *d) {
+  fprintf(out, "nodes,gpus,tp,pp,dp,cp,mbs,iterations,iteration_time_s,tflops_per_gpu,scaling_efficiency,wall_time_h,"
+               "jobs,gpu_hours,node_hours,billing_units,billing_unit,energy_MWh,within_job_limit,fits\n");
+  for (int i = 0; i < d->nrows; i++) {
+    const plan_row *r = &d->rows[i];
+    if (!r->ok) { fprintf(out, "%d,%d,,,,,,,,,,,,,,,,,,false\n", r->nodes, r->gpus); continue; }
+    fprintf(out, "%d,%d,%d,%d,%d,%d,%d,%.0f,%.6g,%.6g,%.6g,%.6g,%.0f,%.6g,%.6g,%.6g,%s,%.6g,%s,true\n", r->nodes,
+            r->gpus, r->plan.tp, r->plan.pp, r->plan.dp, r->plan.cp, r->plan.mbs, r->b.iterations, r->t_iter_s,
+            r->tflops, r->eff, r->b.wall_s / 3600, r->b.jobs, r->b.gpu_h, r->b.node_h, r->b.units, d->unit,
+            r->b.energy_MWh, r->within_limit ? "true" : "false");
+  }
+}
+
+char *plan_render(const plan_doc *d, pf_format fmt, int md, const char *plot) {
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *out = open_memstream(&buf, &len);
+  if (!out) return NULL;
+  if (md) markdown(out, d, plot);
+  else if (fmt == PF_FMT_JSON) json(out, d);
+  else if (fmt == PF_FMT_CSV) csv(out, d);
+  else {
+    table(out, d);
+    fprintf(out, "\nScaling evidence (predicted by preflight %s): ", pf_version());
+    paragraph(out, d);
+  }
+  if (fclose(out) != 0) { free(buf); return NULL; }
+  return buf;
+}
+
+int plan_plot(const plan_doc *d, const char *path) {
+  pf_plot fig;
+  pf_plot_init(&fig);
+  char ylab[96];
+  snprintf(ylab, sizeof ylab, "node-hours (%s: x %g)", d->unit, d->per_node_hour);
+  pf_plot_panel *cost = pf_plot_panel_add(&fig, "Cost of the run against its scale", "nodes", ylab, true, false);
+  pf_plot_panel *wall = pf_plot_panel_add(&fig, "Wall time of the run", "nodes", "wall time (h)", true, true);
+  double x[64], nh[64], lo[64], hi[64], wh[64];
+  int n = 0;
+  for (int i = 0; i < d->nrows; i++) {
+    const plan_row *r = &d->rows[i];
+    if (!r->ok) continue;
+    x[n] = r->nodes;
+    nh[n] = r->b.node_h;
+    wh[n] = r->b.wall_s / 3600;
+    lo[n] = d->range.n >= PF_RANGE_MIN_ROWS ? r->b.node_h * d->range.lo : NAN;
+    hi[n] = d->range.n >= PF_RANGE_MIN_ROWS ? r->b.node_h * d->range.hi : NAN;
+    n++;
+  }
+  int rc = pf_plot_add(cost, "predicted node-hours", PF_PLOT_LINES, n, x, nh);
+  if (rc == 0 && d->range.n >= PF_RANGE_MIN_ROWS) {
+    rc = pf_plot_add(cost, "range: low", PF_PLOT_DASHED, n, x, lo);
+    if (rc == 0) rc = pf_plot_add(cost, "range: high", PF_PLOT_DASHED, n, x, hi);
+  }
+  if (rc == 0) rc = pf_plot_add(wall, "predicted wall time", PF_PLOT_LINES, n, x, wh);
+  if (rc == 0 && d->walltime_limit_s > 0) {
+    wall->ref_y = d->walltime_limit_s / 3600;
+    snprintf(wall->ref_label, sizeof wall->ref_label, "one job (%.0f h limit)", d->walltime_limit_s / 3600);
+  }
+  snprintf(fig.caption, sizeof fig.caption,
+           "Predicted by preflight %s: %s on %s for %s. Node-hours include checkpoints, expected failures and job "
+           "start-ups (assumptions in the plan output)%s; wall time excludes queueing.",
+           pf_version(), d->model, d->machine, d->run,
+           d->range.n >= PF_RANGE_MIN_ROWS ? "; dashed: range from the validation error of similar measured runs" : "");
+  char *svg = rc == 0 ? pf_plot_svg(&fig) : NULL;
+  if (rc == 0 && !svg) rc = -1;
+  if (rc == 0) rc = pf_write_file_atomic(path, svg);
+  free(svg);
+  pf_plot_free(&fig);
+  return rc;
+}

@@ -1,0 +1,40 @@
+/* results.h - the CLI's result documents that can be built in shards and
+ * joined by `preflight merge` (sweep, tune), and their renderers.  A plain run
+ * renders through the same functions as a merge, so the two are identical.
+ */
+#ifndef PREFLIGHT_CLI_RESULTS_H
+#define PREFLIGHT_CLI_RESULTS_H
+
+#include "options.h"
+
+#include "preflight/tune.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+
+/* "I/N" with 1 <= I <= N: PF_EINVAL otherwise. */
+int pf_cli_parse_shard(const char *s, int *shard, int *nshards);
+
+/* Sweep: ctx holds the sweep's description ("command", "scaling", "axes",
+ * "points", "min_efficiency"); rows the points in index order, each a
+ * prediction document or an infeasible point ({"fits": false, "reason"}).
+ * Render adds per row scaling_efficiency, speedup and baseline_nodes (the
+ * smallest feasible node count of the row's group) and formats. */
+char *pf_cli_sweep_render(const cJSON *ctx, cJSON *rows, pf_format fmt);
+/* SVG of a rendered sweep: throughput and efficiency against nodes, one series
+ * per group, measured points (rows of a validation CSV, may be NULL) overlaid.
+ * Returns 0 or a PF_E* code. */
+int pf_cli_sweep_plot(const cJSON *ctx, const cJSON *rows, const char *measured_csv, const char *path);
+
+/* CSV shards (--shard I/N --format csv): exact numbers, no prediction
+ * documents, so that studies of millions of points merge by streaming. */
+int pf_cli_sweep_raw(FILE *out, const cJSON *ctx, const cJSON *rows, int shard, int nshards);
+int pf_cli_sweep_is_raw(const char *first_line);
+/* in[i] is shard i + 1 of n; writes the table or CSV the unsharded sweep prints. */
+int pf_cli_sweep_merge_raw(FILE *const *in, const char *const *paths, int n, pf_format fmt, FILE *out);
+
+/* Tune: ctx holds "machine", "model", "gpus", "gbs", "top". */
+cJSON *pf_cli_tune_json(const cJSON *ctx, const pf_tune_result *r, const pf_tune_config *o);
+char *pf_cli_tune_render(const cJSON *ctx, const pf_tune_result *r, const pf_tune_config *o, pf_format fmt);
+
+#endif

@@ -1,0 +1,26 @@
+/* validate_cli.h - the command line's side of validation: how a row becomes a
+ * scenario (validate_rows.c) and the per-machine fit (validate_fit.c). */
+#ifndef PREFLIGHT_CLI_VALIDATE_H
+#define PREFLIGHT_CLI_VALIDATE_H
+
+#include "options.h"
+
+#include "preflight/validate.h"
+
+typedef struct pf_vrow_defaults {
+  const pf_optvals *cli;   /* the command's options: defaults for the rows (borrowed) */
+  const char *path;        /* the CSV, for messages */
+} pf_vrow_defaults;
+
+/* Every extra column of s names a scenario option, else PF_EPARSE with the file and header line. */
+int pf_cli_vset_check(const pf_vset *s);
+/* pf_vrow_builder: the command's options, overridden by the row's option columns. */
+int pf_cli_vrow_build(const pf_vrow *r, void *arg, pf_scenario *sc, char *why, size_t whylen);
+/* Validation options that build rows with pf_cli_vrow_build (d must outlive them). */
+pf_validate_opts pf_cli_validate_opts(const pf_optvals *cli, pf_vrow_defaults *d, const char *path);
+
+/* validate --fit RUNS.csv: one fit per machine (or --fit-group COLUMN); the
+ * report in fmt on standard output, the overlays to -o. */
+int pf_cli_validate_fit(pf_cli *cli, const char *path, pf_format fmt);
+
+#endif
