@@ -65,6 +65,7 @@ expect_grep "^<svg " "$T/parity.svg"
 expect_grep "class=\"caption\">Predicted" "$T/parity.svg"
 expect_grep "class=\"ylabel\"[^>]*>predicted scaling_efficiency \(%\)" "$T/parity.svg"
 expect_grep "^</svg>" "$T/parity.svg"
+python3 -c "import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])" "$T/parity.svg" && ok || bad "parity SVG is not well-formed"
 expect_grep "^\| line \| machine" "$T/out"
 expect_grep "^\| all predicted \| [0-9]+ \|" "$T/out"
 
