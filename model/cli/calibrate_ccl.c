@@ -8,6 +8,7 @@
 
 #ifdef PF_HAVE_CALIBRATE
 #include "preflight/error.h"
+#include "preflight/io.h"
 #include "preflight/interrupt.h"
 #include "preflight/report.h"
 
@@ -38,29 +39,6 @@ static const char *usage =
     "  srun -N 2 --ntasks-per-node=4 --gpus-per-task=1 preflight calibrate --collectives --id-file $HOME/ccl.id \\\n"
     "      -o ccl-2nodes.json\n"
     "  preflight collective --machine mn5-acc --nodes 1 --calibration ccl-node.json\n";
-
-static int slurp(int fd, char **out, size_t *len) {
-  size_t cap = 65536, n = 0;
-  char *buf = malloc(cap);
-  if (!buf) return pf_error_set(PF_ENOMEM, "out of memory");
-  for (;;) {
-    if (n + 1 >= cap) {
-      char *nb = cap < ((size_t)64 << 20) ? realloc(buf, cap * 2) : NULL;
-      if (!nb) { free(buf); return pf_error_set(PF_EIO, "the collective back-end wrote too much output"); }
-      buf = nb;
-      cap *= 2;
-    }
-    ssize_t r = read(fd, buf + n, cap - n - 1);
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0) { free(buf); return pf_error_set(PF_EIO, "reading the back-end: %s", strerror(errno)); }
-    if (r == 0) break;
-    n += (size_t)r;
-  }
-  buf[n] = '\0';
-  *out = buf;
-  *len = n;
-  return 0;
-}
 
 static void exe_path(char *exe, size_t n) {
   const char *env = getenv("PREFLIGHT_CAL_DIR");
@@ -129,7 +107,7 @@ int pf_cmd_calibrate_collectives(int argc, char **argv) {
   pf_interrupt_add_child(pid); /* ^C stops the back-end too */
   char *text = NULL;
   size_t len = 0;
-  int rc = slurp(fds[0], &text, &len), status = 0;
+  int rc = pf_read_fd(fds[0], "the collective back-end", (size_t)64 << 20, &text, &len), status = 0;
   close(fds[0]);
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
   pf_interrupt_remove_child(pid);

@@ -22,6 +22,7 @@
 #include "options.h"
 
 #include "preflight/error.h"
+#include "preflight/io.h"
 #include "preflight/gemm.h"
 #include "preflight/interrupt.h"
 #include "preflight/report.h"
@@ -67,39 +68,6 @@ static const char *driver_hint(const char *backend) {
 }
 
 /* Append everything read from fd to a growing buffer. */
-static int slurp(int fd, char **out, size_t *len) {
-  size_t cap = 65536, n = 0;
-  char *buf = malloc(cap);
-  if (!buf) return pf_error_set(PF_ENOMEM, "out of memory");
-  for (;;) {
-    if (n + 1 >= cap) {
-      if (cap >= ((size_t)256 << 20)) {
-        free(buf);
-        return pf_error_set(PF_EIO, "the back-end wrote more than 256 MiB: not calibration JSON");
-      }
-      char *nb = realloc(buf, cap * 2);
-      if (!nb) {
-        free(buf);
-        return pf_error_set(PF_ENOMEM, "out of memory");
-      }
-      buf = nb;
-      cap *= 2;
-    }
-    ssize_t r = read(fd, buf + n, cap - n - 1);
-    if (r < 0) {
-      if (errno == EINTR) continue;
-      free(buf);
-      return pf_error_set(PF_EIO, "reading the back-end's output: %s", strerror(errno));
-    }
-    if (r == 0) break;
-    n += (size_t)r;
-  }
-  buf[n] = '\0';
-  *out = buf;
-  *len = n;
-  return 0;
-}
-
 static int spawn_backend(const pfcal_args *a, pf_output *out, const char *exe, char **args);
 
 /* The GEMM shapes of scenario cfg into a new temporary CSV; its name in path. */
@@ -204,7 +172,7 @@ static int spawn_backend(const pfcal_args *a, pf_output *out, const char *exe, c
   }
   char *text = NULL;
   size_t len = 0;
-  int rrc = slurp(fds[0], &text, &len);
+  int rrc = pf_read_fd(fds[0], "the calibration back-end", (size_t)64 << 20, &text, &len);
   close(fds[0]);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0) {

@@ -41,6 +41,39 @@ int pf_input_open(const char *path, FILE **f, long long *size_B) {
   return 0;
 }
 
+int pf_read_fd(int fd, const char *what, size_t max_bytes, char **buf, size_t *len) {
+  *buf = NULL;
+  *len = 0;
+  size_t cap = 65536, n = 0;
+  char *b = malloc(cap);
+  if (!b) return pf_error_set(PF_ENOMEM, "%s: out of memory", what);
+  for (;;) {
+    if (n + 1 >= cap) {
+      char *g = max_bytes > 0 && cap > max_bytes ? NULL : realloc(b, 2 * cap);
+      if (!g) {
+        free(b);
+        return pf_error_set(max_bytes > 0 && cap > max_bytes ? PF_EIO : PF_ENOMEM, "%s: %s", what,
+                            max_bytes > 0 && cap > max_bytes ? "more output than expected" : "out of memory");
+      }
+      b = g;
+      cap *= 2;
+    }
+    ssize_t r = read(fd, b + n, cap - n - 1);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) {
+      int e = errno;
+      free(b);
+      return pf_error_set(PF_EIO, "reading %s: %s", what, strerror(e));
+    }
+    if (r == 0) break;
+    n += (size_t)r;
+  }
+  b[n] = '\0';
+  *buf = b;
+  *len = n;
+  return 0;
+}
+
 int pf_read_file(const char *path, size_t max_bytes, char **buf, size_t *len) {
   *buf = NULL;
   *len = 0;

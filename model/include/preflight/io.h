@@ -32,6 +32,9 @@
  * max_bytes (0: no limit) is PF_EPARSE, refused before reading when its size
  * is known; a directory is PF_EIO; PF_ENOENT / PF_EIO / PF_ENOMEM name path. */
 int pf_read_file(const char *path, size_t max_bytes, char **buf, size_t *len);
+/* Read a descriptor (a pipe from a back-end) to its end the same way; what
+ * names it in messages; more than about max_bytes (0: no limit) is PF_EIO. */
+int pf_read_fd(int fd, const char *what, size_t max_bytes, char **buf, size_t *len);
 
 /* Open a file for streaming reads ("-": standard input).  *size_B is its size
  * when it is a regular file, else -1.  Close with fclose(). */
