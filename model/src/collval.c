@@ -8,6 +8,7 @@
 #include "preflight/error.h"
 #include "preflight/report.h"
 #include "preflight/units.h"
+#include "preflight/validate.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -291,18 +292,7 @@ int pf_collval_read_nccltests(const char *path, const char *machine, int nodes, 
 
 /* ---------- predictions ---------- */
 
-static double rel_error(const pf_cvrow *r, double p) {
-  double m = r->measured;
-  switch (r->bound) {
-  case PF_BOUND_LOWER: return p >= m ? 0 : (p - m) / m;
-  case PF_BOUND_UPPER: return p <= m ? 0 : (p - m) / m;
-  case PF_BOUND_RANGE:
-    if (p < m) return (p - m) / m;
-    if (p > r->measured_hi) return (p - r->measured_hi) / r->measured_hi;
-    return 0;
-  default: return (p - m) / m;
-  }
-}
+static double rel_error(const pf_cvrow *r, double p) { return pf_bound_error(r->bound, r->measured, r->measured_hi, p); }
 
 int pf_collval_run(pf_cvset *s) {
   pf_machine *m = malloc(sizeof *m);

@@ -179,18 +179,19 @@ int pf_vrow_predict(const pf_vrow *r, const pf_scenario *sc0, const pf_fitparams
   return rc;
 }
 
-double pf_vrow_error(const pf_vrow *r, double p) {
-  double m = r->measured;
-  switch (r->bound) {
+double pf_bound_error(pf_bound b, double m, double hi, double p) {
+  switch (b) {
   case PF_BOUND_LOWER: return p >= m ? 0 : (p - m) / m;
   case PF_BOUND_UPPER: return p <= m ? 0 : (p - m) / m;
   case PF_BOUND_RANGE:
     if (p < m) return (p - m) / m;
-    if (p > r->measured_hi) return (p - r->measured_hi) / r->measured_hi;
+    if (p > hi) return (p - hi) / hi;
     return 0;
   default: return (p - m) / m;
   }
 }
+
+double pf_vrow_error(const pf_vrow *r, double p) { return pf_bound_error(r->bound, r->measured, r->measured_hi, p); }
 
 /* ---- predictions of many rows: each distinct scenario once ----
  *

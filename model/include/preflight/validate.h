@@ -204,6 +204,9 @@ int pf_vrow_predict(const pf_vrow *r, const pf_scenario *sc, const pf_fitparams 
                     pf_prediction *pred, char *why, size_t whylen);
 
 /* Signed relative error of prediction p against the row's measurement. */
+/* Signed relative error of a prediction p against a measurement m (exact,
+ * lower or upper bound, or the range [m, hi]): 0 inside what was measured. */
+double pf_bound_error(pf_bound b, double m, double hi, double p);
 double pf_vrow_error(const pf_vrow *r, double p);
 
 /* Predict every row: status, predicted, error, reason. Returns 0 (rows that
