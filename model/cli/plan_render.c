@@ -143,6 +143,9 @@ static void paragraph(FILE *out, const plan_doc *d) {
                "relative to the smallest configuration that fits. The training takes %s hours of wall time in %s "
                "job(s), %s node-hours, i.e. %s %ss, and %s MWh of facility energy",
           rn, rg, d->machine_name, bn, rn, tf, tb, bn, ef, wh, jb, nh, un, d->unit, mw);
+  if (r->eff > 1.005) /* a reviewer's first question: say where a super-linear figure comes from */
+    fprintf(out, " (above 100 %% because the smallest scale holds the model only with a slower split: compare the "
+                 "TP x PP x DP and micro-batch columns)");
   if (d->range.n >= PF_RANGE_MIN_ROWS) {
     cell rr;
     f_range(rr, d, r);
