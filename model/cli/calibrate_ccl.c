@@ -8,23 +8,19 @@
 
 #ifdef PF_HAVE_CALIBRATE
 #include "preflight/error.h"
-#include "preflight/io.h"
-#include "preflight/interrupt.h"
 #include "preflight/report.h"
+#include "preflight/workers.h"
 
 #include "pfcal.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
-extern char **environ;
 
 static const char *usage =
     "usage: preflight calibrate --collectives [--quick|--full] [-b SIZE] [-e SIZE] [-f F] [--library nccl|rccl]\n"
@@ -88,29 +84,15 @@ int pf_cmd_calibrate_collectives(int argc, char **argv) {
                     "with preflight (make build)\n", exe, strerror(errno));
     return 3;
   }
-  int fds[2];
-  if (pipe(fds) != 0) return pf_cli_fail("calibrate", pf_error_set(PF_EIO, "pipe: %s", strerror(errno)));
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, fds[1], STDOUT_FILENO);
-  posix_spawn_file_actions_addclose(&fa, fds[0]);
-  posix_spawn_file_actions_addclose(&fa, fds[1]);
-  pid_t pid;
-  int err = posix_spawn(&pid, exe, &fa, NULL, args, environ);
-  posix_spawn_file_actions_destroy(&fa);
-  close(fds[1]);
-  if (err != 0) {
-    close(fds[0]);
+  char *text = NULL;
+  size_t len = 0;
+  int status, rc, err;
+  int src = pf_spawn_capture(exe, args, "the collective back-end", (size_t)64 << 20, &text, &len, &status, &rc, &err);
+  if (src == -1) {
     fprintf(stderr, "preflight calibrate: cannot start %s: %s\n", exe, strerror(err));
     return 3;
   }
-  pf_interrupt_add_child(pid); /* ^C stops the back-end too */
-  char *text = NULL;
-  size_t len = 0;
-  int rc = pf_read_fd(fds[0], "the collective back-end", (size_t)64 << 20, &text, &len), status = 0;
-  close(fds[0]);
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
-  pf_interrupt_remove_child(pid);
+  if (src < 0) return pf_cli_fail("calibrate", src);
   int code = WIFEXITED(status) ? WEXITSTATUS(status) : 3;
   if (code != 0 || rc < 0) { /* the back-end said why */
     free(text);
@@ -129,12 +111,7 @@ int pf_cmd_calibrate_collectives(int argc, char **argv) {
   cJSON_AddItemToObject(doc, "tool", pf_report_tool_json());
   cJSON *prov = cJSON_AddObjectToObject(doc, "provenance");
   char date[32], host[256] = "";
-  const char *fake = getenv("PF_FAKE_DATE");
-  time_t now = time(NULL);
-  struct tm tmv;
-  if (fake && *fake) snprintf(date, sizeof date, "%s", fake);
-  else if (gmtime_r(&now, &tmv)) strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &tmv);
-  else snprintf(date, sizeof date, "unknown");
+  pfcal_date(date, sizeof date); /* as the other back-ends date their files */
   gethostname(host, sizeof host - 1);
   cJSON_AddStringToObject(prov, "date", date);
   cJSON_AddStringToObject(prov, "host", host);

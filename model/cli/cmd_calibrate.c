@@ -22,10 +22,9 @@
 #include "options.h"
 
 #include "preflight/error.h"
-#include "preflight/io.h"
 #include "preflight/gemm.h"
-#include "preflight/interrupt.h"
 #include "preflight/report.h"
+#include "preflight/workers.h"
 
 #ifdef PF_HAVE_CALIBRATE
 #include "pfcal.h"
@@ -33,14 +32,12 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-extern char **environ;
 
 static const char *CMD = "calibrate";
 
@@ -152,37 +149,16 @@ static int run_gpu_backend(const pfcal_args *a, pf_output *out) {
 static int spawn_backend(const pfcal_args *a, pf_output *out, const char *exe, char **args) {
   int rc;
 
-  int fds[2];
-  if (pipe(fds) != 0) return pf_cli_fail(CMD, pf_error_set(PF_EIO, "pipe: %s", strerror(errno)));
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, fds[1], STDOUT_FILENO);
-  posix_spawn_file_actions_addclose(&fa, fds[0]);
-  posix_spawn_file_actions_addclose(&fa, fds[1]);
-  pid_t pid;
-  int err = posix_spawn(&pid, exe, &fa, NULL, args, environ);
-  posix_spawn_file_actions_destroy(&fa);
-  close(fds[1]);
-  if (err == 0) pf_interrupt_add_child(pid); /* ^C stops the back-end too */
-  if (err != 0) {
-    close(fds[0]);
+  char *text = NULL;
+  size_t len = 0;
+  int status, rrc, err;
+  rc = pf_spawn_capture(exe, args, "the calibration back-end", (size_t)64 << 20, &text, &len, &status, &rrc, &err);
+  if (rc == -1) {
     fprintf(stderr, "preflight calibrate: cannot start %s: %s. Run on a GPU node or use --backend cpu.\n", exe,
             strerror(err));
     return 3;
   }
-  char *text = NULL;
-  size_t len = 0;
-  int rrc = pf_read_fd(fds[0], "the calibration back-end", (size_t)64 << 20, &text, &len);
-  close(fds[0]);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) {
-      pf_interrupt_remove_child(pid);
-      free(text);
-      return pf_cli_fail(CMD, pf_error_set(PF_EIO, "waiting for %s: %s", exe, strerror(errno)));
-    }
-  }
-  pf_interrupt_remove_child(pid);
+  if (rc < 0) return pf_cli_fail(CMD, rc);
   if (WIFSIGNALED(status)) {
     free(text);
     fprintf(stderr,

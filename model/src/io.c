@@ -12,6 +12,7 @@
 
 #include "preflight/error.h"
 #include "preflight/interrupt.h"
+#include "preflight/workers.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -328,18 +329,6 @@ void pf_output_abort(pf_output *o) {
   drop_tmp(o);
 }
 
-static int write_fd(int fd, const void *src, size_t n) {
-  const char *p = src;
-  while (n > 0) {
-    ssize_t k = write(fd, p, n);
-    if (k < 0 && errno == EINTR) continue;
-    if (k <= 0) return -1;
-    p += k;
-    n -= (size_t)k;
-  }
-  return 0;
-}
-
 /* Copy the finished temporary file over the target's bytes (hard links). */
 static int copy_in_place(pf_output *o) {
   if (fflush(o->f) != 0 || fseek(o->f, 0, SEEK_SET) != 0)
@@ -350,7 +339,7 @@ static int copy_in_place(pf_output *o) {
   size_t k;
   int err = 0;
   while (!err && (k = fread(buf, 1, sizeof buf, o->f)) > 0)
-    if (write_fd(fd, buf, k) < 0) err = errno ? errno : EIO;
+    if (pf_write_all(fd, buf, k) < 0) err = errno ? errno : EIO;
   if (!err && ferror(o->f)) err = EIO;
   if (close(fd) != 0 && !err) err = errno;
   if (err)

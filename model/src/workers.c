@@ -11,11 +11,13 @@
 
 #include "preflight/error.h"
 #include "preflight/interrupt.h"
+#include "preflight/io.h"
 #include "preflight/progress.h"
 
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -161,5 +163,48 @@ int pf_workers_run(const pf_workers_spec *sp) {
     }
   for (int i = next; i < sp->n && rc < 0; i++) sp->failed(sp->ctx, i, why);
   if (rc < 0) pf_error_set(rc, "%s", why);
+  return rc;
+}
+
+extern char **environ;
+
+int pf_spawn_capture(const char *exe, char *const *args, const char *what, size_t max_bytes, char **out, size_t *len,
+                     int *status, int *read_rc, int *spawn_err) {
+  *out = NULL;
+  *len = 0;
+  *status = 0;
+  *read_rc = 0;
+  *spawn_err = 0;
+  int fds[2];
+  if (pipe(fds) != 0) return pf_error_set(PF_EIO, "pipe: %s", strerror(errno));
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, fds[1], STDOUT_FILENO);
+  posix_spawn_file_actions_addclose(&fa, fds[0]);
+  posix_spawn_file_actions_addclose(&fa, fds[1]);
+  pid_t pid;
+  int err = posix_spawn(&pid, exe, &fa, NULL, args, environ);
+  posix_spawn_file_actions_destroy(&fa);
+  close(fds[1]);
+  if (err != 0) {
+    close(fds[0]);
+    *spawn_err = err;
+    return -1;
+  }
+  pf_interrupt_add_child(pid); /* ^C stops the child too */
+  *read_rc = pf_read_fd(fds[0], what, max_bytes, out, len);
+  close(fds[0]);
+  int rc = 0;
+  while (waitpid(pid, status, 0) < 0) {
+    if (errno != EINTR) {
+      rc = pf_error_set(PF_EIO, "waiting for %s: %s", exe, strerror(errno));
+      break;
+    }
+  }
+  pf_interrupt_remove_child(pid);
+  if (rc < 0) {
+    free(*out);
+    *out = NULL;
+  }
   return rc;
 }

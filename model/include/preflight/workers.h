@@ -42,6 +42,16 @@ int pf_workers_run(const pf_workers_spec *spec);
 /* $PREFLIGHT_JOBS (1..256) or the online CPUs, at most 64. */
 int pf_workers_default_jobs(void);
 
+/* Run exe with argv args (args[0] = exe, NULL-terminated), its standard output
+ * captured into *out (NUL-terminated, at most about max_bytes; caller frees)
+ * and its standard error passed through; SIGINT/SIGTERM stop it too
+ * (interrupt.h).  Returns 0 with *status as waitpid() gives it and *read_rc
+ * the capture's code (0, or PF_EIO / PF_ENOMEM naming `what`; *out is NULL
+ * then); -1 when it could not be started (*spawn_err: the errno value), or a
+ * PF_E* code when it could not be waited for. */
+int pf_spawn_capture(const char *exe, char *const *args, const char *what, size_t max_bytes, char **out, size_t *len,
+                     int *status, int *read_rc, int *spawn_err);
+
 /* Write / read exactly n bytes, retrying on EINTR (0 or -1). */
 int pf_write_all(int fd, const void *src, size_t n);
 int pf_read_all(int fd, void *dst, size_t n);
