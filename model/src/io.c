@@ -12,7 +12,6 @@
 
 #include "preflight/error.h"
 #include "preflight/interrupt.h"
-#include "preflight/workers.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -329,6 +328,20 @@ void pf_output_abort(pf_output *o) {
   drop_tmp(o);
 }
 
+/* The calibration back-ends link io.c without workers.c, so io.c keeps this
+ * loop rather than calling pf_write_all (workers.h). */
+static int write_fd(int fd, const void *src, size_t n) {
+  const char *p = src;
+  while (n > 0) {
+    ssize_t k = write(fd, p, n);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) return -1;
+    p += k;
+    n -= (size_t)k;
+  }
+  return 0;
+}
+
 /* Copy the finished temporary file over the target's bytes (hard links). */
 static int copy_in_place(pf_output *o) {
   if (fflush(o->f) != 0 || fseek(o->f, 0, SEEK_SET) != 0)
@@ -339,7 +352,7 @@ static int copy_in_place(pf_output *o) {
   size_t k;
   int err = 0;
   while (!err && (k = fread(buf, 1, sizeof buf, o->f)) > 0)
-    if (pf_write_all(fd, buf, k) < 0) err = errno ? errno : EIO;
+    if (write_fd(fd, buf, k) < 0) err = errno ? errno : EIO;
   if (!err && ferror(o->f)) err = EIO;
   if (close(fd) != 0 && !err) err = errno;
   if (err)
