@@ -137,13 +137,14 @@ static int measure(run *r, const char *what, pfcal_sample_fn fn, sample_ctx *c, 
     return 0;
   }
   if (rc) return rc;
+  /* Power of the measurement itself only from the energy counter over at
+   * least a second: NVML's power reading is a one-second average on H100-class
+   * parts and the counter ticks every 20-100 ms, so a shorter window reports
+   * whatever ran before (the four streams of data/h100-calibrate/ all read
+   * 128.857 W that way).  The power model has its own long windows. */
   st->power_W = 0;
-  if (have_e && pfcal_power_energy_J(r->pw, r->o->device, &e1) == 0 && t1 - t0 >= 0.2 && e1 > e0)
+  if (have_e && pfcal_power_energy_J(r->pw, r->o->device, &e1) == 0 && t1 - t0 >= 1.0 && e1 > e0)
     st->power_W = (e1 - e0) / (t1 - t0);
-  else if (r->pw) {
-    double w;
-    if (pfcal_power_W(r->pw, r->o->device, &w) == 0) st->power_W = w;
-  }
   double mhz;
   st->clock_MHz = (r->pw && pfcal_power_clock_MHz(r->pw, r->o->device, &mhz) == 0) ? mhz : 0;
   progress(r, what, st);
@@ -199,27 +200,6 @@ static double idle_power(run *r, double seconds) {
     }
     sleep_s(0.1);
   }
-  return n ? sum / n : 0;
-}
-
-/* Mean power while fn runs back to back for `seconds` after `warm` seconds. */
-static double busy_power(run *r, pfcal_sample_fn fn, sample_ctx *c, double warm, double seconds) {
-  double v, t = now_s();
-  while (now_s() - t < warm)
-    if (fn(c, &v)) return 0;
-  double e0, e1, sum = 0;
-  int n = 0;
-  bool energy = pfcal_power_energy_J(r->pw, r->o->device, &e0) == 0;
-  double t0 = now_s();
-  while (now_s() - t0 < seconds) {
-    if (fn(c, &v)) return 0;
-    double w;
-    if (!energy && pfcal_power_W(r->pw, r->o->device, &w) == 0) {
-      sum += w;
-      n++;
-    }
-  }
-  if (energy && pfcal_power_energy_J(r->pw, r->o->device, &e1) == 0 && e1 > e0) return (e1 - e0) / (now_s() - t0);
   return n ? sum / n : 0;
 }
 
@@ -488,26 +468,22 @@ int pfcal_run(const pfcal_backend *be, const pfcal_opts *o, cJSON **doc_out) {
   if (!rc) rc = run_flops(&r, results, true);
   if (!rc) rc = run_copies(&r, results);
   if (!rc && o->gemm) rc = pfcal_run_gemm(be, o, &r.pr, results, r.unsupported);
+  cJSON *pm = NULL;
   if (!rc && fit_power) {
-    /* max: the longest-running, most power-hungry kernel we have */
-    sample_ctx c = {.be = be};
-    pfcal_sample_fn fn = NULL;
-    cJSON *ten = cJSON_GetObjectItemCaseSensitive(results, "tensor_flops");
-    if (ten && cJSON_GetObjectItemCaseSensitive(ten, "bf16")) {
-      fn = s_tensor;
-      c.p = PF_BF16;
-    } else if (ten && cJSON_GetObjectItemCaseSensitive(ten, "fp16")) {
-      fn = s_tensor;
-      c.p = PF_FP16;
-    } else if (be->vector_fma) {
-      fn = s_vector;
-      c.p = PF_FP64;
+    /* operating points for the power model (powerfit.c): the library GEMM when it opens */
+    bool have_gemm = o->gemm;
+    if (!have_gemm && be->gemm_open && be->gemm) {
+      char lib[128];
+      have_gemm = be->gemm_open(lib, sizeof lib) == 0;
+      pf_error_clear();
     }
-    if (fn) max_W = busy_power(&r, fn, &c, 5.0, 15.0);
+    pm = cJSON_CreateObject();
+    rc = pfcal_power_points(be, r.pw, o->device, r.ds, have_gemm, context_W > 0 ? context_W : idle_W, pm, &max_W);
     pf_progress_item();
   }
   pf_progress_end();
   if (rc) {
+    cJSON_Delete(pm);
     cJSON_Delete(doc);
     cJSON_Delete(r.unsupported);
     be->teardown();
@@ -516,16 +492,19 @@ int pfcal_run(const pfcal_backend *be, const pfcal_opts *o, cJSON **doc_out) {
   }
   cJSON_AddItemToObject(results, "unsupported", r.unsupported);
 
-  if (fit_power && idle_W > 0 && max_W > 0) {
-    cJSON *pm = cJSON_AddObjectToObject(doc, "power_model");
+  if (pm && idle_W > 0 && max_W > 0) {
     cJSON_AddNumberToObject(pm, "idle_W", idle_W);
     cJSON_AddNumberToObject(pm, "context_W", context_W > 0 ? context_W : idle_W);
     cJSON_AddNumberToObject(pm, "max_W", max_W);
     cJSON_AddStringToObject(pm, "source", pfcal_power_source(r.pw));
     cJSON_AddStringToObject(pm, "method",
-                            "idle: 3 s before the context; context: 3 s idle with the context; "
-                            "max: 15 s of the tensor (else FP64 FMA) kernel after 5 s warm-up");
-  }
+                            "idle: 3 s before the context; context: 3 s idle with the context; points: 2 s warm-up "
+                            "then 5 s metered per operating point (library GEMM 8192^3 and 8192x8192x256 bf16, "
+                            "triad, fp32 FMA, bf16 mma); max: the highest point; coefficients: non-negative least "
+                            "squares of P - context_W on the points' utilisations");
+    cJSON_AddItemToObject(doc, "power_model", pm);
+  } else
+    cJSON_Delete(pm);
 
   cJSON *prov = cJSON_AddObjectToObject(doc, "provenance");
   cJSON_AddStringToObject(prov, "tool_version", PF_VERSION);

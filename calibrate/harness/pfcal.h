@@ -210,6 +210,39 @@ int pfcal_power_clock_MHz(pfcal_power *p, int dev, double *MHz);
 int pfcal_power_throttle(pfcal_power *p, int dev, unsigned long long *mask);
 int pfcal_power_driver(pfcal_power *p, char *buf, size_t len);
 
+/* ---- the power model (powerfit.c) ------------------------------------- */
+
+/* One operating point: mean power over a metered window and the utilisations
+ * its achieved rate implies (fractions of the datasheet peaks). */
+typedef struct pfcal_power_point {
+  const char *name; /* static */
+  double power_W;
+  double u_tensor, u_hbm, u_vector;
+  double rate;           /* achieved rate over the window */
+  const char *rate_unit; /* "FLOP/s", "B/s"; static */
+} pfcal_power_point;
+
+/* P = base + tensor_W u_tensor + hbm_W u_hbm + vector_W u_vector. */
+typedef struct pfcal_power_coef {
+  double tensor_W, hbm_W, vector_W;
+  double rms_rel; /* root-mean-square relative error of the fit over its points */
+} pfcal_power_coef;
+
+/* Non-negative least-squares fit of the coefficients to n points over base_W
+ * (the context power).  PF_EINVAL when no subset has a non-negative solution. */
+int pfcal_power_fit(const pfcal_power_point *pts, int n, double base_W, pfcal_power_coef *out);
+/* Run fn back to back for `warm` seconds, then `seconds` more metered by the
+ * energy counter (else averaged power readings): *watts the mean power (0
+ * when not readable), *mean_v the mean of fn's values over the window. */
+int pfcal_power_window(pfcal_power *pw, int dev, pfcal_sample_fn fn, void *ctx, double warm, double seconds,
+                       double *watts, double *mean_v);
+/* Measure the operating points (library GEMM when have_gemm, triad stream,
+ * FP32 vector, tensor mma), add "points" and the fitted "coefficients" to the
+ * power_model object pm; *max_W is the highest point.  Unsupported points
+ * are skipped; returns the back-end's error otherwise. */
+int pfcal_power_points(const pfcal_backend *be, pfcal_power *pw, int dev, const pfcal_datasheet *ds, bool have_gemm,
+                       double context_W, struct cJSON *pm, double *max_W);
+
 /* ---- library GEMM table (gemm.c) --------------------------------------- */
 
 /* The standard grid (transformer-layer shapes over hidden 1024-8192 and 2k-32k

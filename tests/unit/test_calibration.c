@@ -102,7 +102,11 @@ static void test_full(void) {
   CHECK_NEAR(m.dev.kernel_launch_s, 3.1e-6, 1e-12);
   CHECK_NEAR(m.dev.idle_W, 72, 0);
   CHECK_NEAR(m.dev.context_W, 115, 0);
-  CHECK_NEAR(m.dev.tdp_W, 690, 0);
+  CHECK_NEAR(m.dev.tdp_W, 650, 0); /* the cap the driver reported, not the highest power drawn (max_W) */
+  CHECK(c.has_power_coef);
+  CHECK_NEAR(c.power_tensor_W, 700, 0);
+  CHECK_NEAR(c.power_hbm_W, 140, 0);
+  CHECK_NEAR(c.power_vector_W, 180, 0);
 
   /* the same file on an A100 machine: not a match (pf_predict refuses it unless forced) */
   pf_machine a;
@@ -183,6 +187,12 @@ static void test_errors(void) {
       {"{\"schema_version\":1,\"results\":{\"d2d\":[{\"alpha_s\":1e-6}]}}", PF_EPARSE, "results.d2d[0].beta_Bps"},
       {"{\"schema_version\":1,\"results\":{\"h2d_Bps\":1e999}}", PF_EPARSE, "results.h2d_Bps"},
       {"{\"schema_version\":1,\"power_model\":{\"max_W\":\"700 W\"}}", PF_EPARSE, "power_model.max_W"},
+      {"{\"schema_version\":1,\"power_model\":{\"coefficients\":{\"tensor_W\":-5,\"hbm_W\":1,\"vector_W\":1}}}",
+       PF_EPARSE, "power_model.coefficients.tensor_W"},
+      {"{\"schema_version\":1,\"power_model\":{\"coefficients\":{\"tensor_W\":500}}}", PF_EPARSE,
+       "power_model.coefficients.hbm_W"},
+      {"{\"schema_version\":1,\"device\":{\"power_cap_W\":9000},\"power_model\":{}}", PF_EPARSE,
+       "device.power_cap_W"},
       {"{\"schema_version\":1,\"fit\":{\"compute_eff\":0}}", PF_EPARSE, "fit.compute_eff"},
       {"{\"schema_version\":1,\"device\":{\"name\":7},\"results\":{}}", PF_EPARSE, "device.name"},
       {"{\"schema_version\":1,\"results\":{\"tensor_flops\":{\"bf16\":{\"median\":7e14}}}", PF_EPARSE, "malformed"},
