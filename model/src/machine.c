@@ -18,6 +18,7 @@
 #include "preflight/machine.h"
 
 #include "cfgread.h"
+#include "devpower.h"
 #include "preflight/error.h"
 #include "preflight/gemm.h"
 #include "preflight/units.h"
@@ -254,29 +255,6 @@ static int read_gemm_table(const reader *r, const char *path, pf_device *d) {
   return 0;
 }
 
-/* The utilisation power model (energy.c; docs/energy.md).  Defaults where a
- * file gives none: a large GEMM at the device's MAMF efficiency draws about
- * the cap (tensor-core GEMMs reach it: research notes 3.8, gpu-fryer#4, 8xH100
- * nodes at 8.4 of 10.2 kW), vector FMA 0.9 of that (H100 FP32 burn 580-650 W
- * at 77 % of the FP32 peak, same source), HBM 0.39 x tdp (H100 batch-1
- * decode ~300 W at ~70 % of HBM bandwidth, ML.ENERGY v3.0 anchors). */
-static int read_power_model(const reader *r, pf_device *d) {
-  d->tensor_W = fmax(0.0, (0.97 * d->tdp_W - d->context_W) / d->gemm_eff);
-  d->vector_W = 0.9 * d->tensor_W;
-  d->hbm_W = 0.39 * d->tdp_W;
-  TRY(get_qty_in(r, "power.tensor", PF_UNIT_POWER, &d->tensor_W, 0, 0, false, 5000, NULL));
-  TRY(get_qty_in(r, "power.vector", PF_UNIT_POWER, &d->vector_W, 0, 0, false, 5000, NULL));
-  TRY(get_qty_in(r, "power.hbm", PF_UNIT_POWER, &d->hbm_W, 0, 0, false, 5000, NULL));
-  TRY(get_qty_in(r, "power.package", PF_UNIT_POWER, &d->package_W, 0, 0, false, 3000, NULL));
-  d->cap_W = d->tdp_W;
-  TRY(get_qty_in(r, "power.cap", PF_UNIT_POWER, &d->cap_W, 0, 0, true, 3000, "a device draws less than 3 kW"));
-  TRY(get_num_in(r, "power.voltage_floor", &d->v_floor, 0, 0, true, 1.0, "a share of the full-clock voltage"));
-  if (d->package_W + d->idle_W > d->cap_W)
-    return pf_error_set(PF_EPARSE, "%s:%d: device.power: idle + package exceed the cap", r->file,
-                        line_of(lookup(r, "power")));
-  return 0;
-}
-
 static int read_device(config_t *cfg, const char *path, pf_device *d) {
   memset(d, 0, sizeof *d);
   reader r = {path, config_lookup(cfg, "device"), "device"};
@@ -317,7 +295,7 @@ static int read_device(config_t *cfg, const char *path, pf_device *d) {
   TRY(get_qty(&r, "power.context", PF_UNIT_POWER, &d->context_W, 0));
   d->comm_W = 0.35 * d->tdp_W;
   TRY(get_qty(&r, "power.comm", PF_UNIT_POWER, &d->comm_W, 0));
-  TRY(read_power_model(&r, d));
+  TRY(pf_read_power_model(&r, d));
   d->dies_per_package = 1;
   TRY(get_int_in(&r, "dies_per_package", &d->dies_per_package, 0, 1, 16));
   if (d->idle_W > d->tdp_W)
@@ -474,6 +452,7 @@ static int read_machine(config_t *cfg, const char *path, pf_machine *m) {
     snprintf(why, sizeof why, "%s", pf_error_detail());
     return pf_error_set(rc, "%s:%d: machine.node.device: %s", path, line_of(lookup(&r, "node.device")), why);
   }
+  TRY(pf_read_device_override(&r, &m->dev));
   TRY(get_int_in(&r, "node.devices", &m->gpus_per_node, 1, 1, 1024));
   TRY(get_str(&r, "node.cpu.model", m->cpu_model, sizeof m->cpu_model, 0));
   m->cpu_sockets = 1;
