@@ -120,6 +120,7 @@ void pf_energy_window(const pf_scenario *sc, const pf_energy_use *u, pf_energy *
   e->gpu_busy_W = pf_energy_busy_W(d, u, r);
   e->cap_W = cap;
   e->clock_ratio = r;
+  e->use = *u;
 }
 
 void pf_energy_rates(pf_energy *e, double t_iter_s, double samples, double tokens) {

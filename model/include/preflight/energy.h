@@ -13,16 +13,7 @@
 
 #include "preflight/predict.h"
 
-/* What one used device does over a window (averages over the job's devices). */
-typedef struct pf_energy_use {
-  double window_s;        /* wall time of the window */
-  double busy_s;          /* compute kernels (incl. launch floors) */
-  double tensor_util_s, vector_util_s, hbm_util_s; /* sums of time x utilisation over those kernels */
-  double compute_bound_s; /* busy time whose length follows the SM clock (compute-bound bodies) */
-  double comm_s;          /* communication kernels on no compute's shadow (exposed); hidden ones are
-                             charged once, inside the compute they overlap */
-  double clock_ratio;     /* SM clock / full clock the kernels ran at (0 = 1) */
-} pf_energy_use;
+/* pf_energy_use (what one used device does over a window) is declared in predict.h. */
 
 /* Core voltage over full-clock voltage at clock ratio r (the DVFS curve;
  * energy.c): v_floor at and below half the clock, linear up to 1 at r = 1. */

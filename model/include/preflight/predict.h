@@ -20,6 +20,17 @@ typedef struct pf_breakdown {
   double compute, tp_comm, pp_bubble, pp_comm, dp_comm_exposed, optimizer, overhead, dp_interference;
 } pf_breakdown;
 
+/* What one used device does over a window (averages over the job's devices). */
+typedef struct pf_energy_use {
+  double window_s;        /* wall time of the window */
+  double busy_s;          /* compute kernels (incl. launch floors) */
+  double tensor_util_s, vector_util_s, hbm_util_s; /* sums of time x utilisation over those kernels */
+  double compute_bound_s; /* busy time whose length follows the SM clock (compute-bound bodies) */
+  double comm_s;          /* communication kernels on no compute's shadow (exposed); hidden ones are
+                             charged once, inside the compute they overlap */
+  double clock_ratio;     /* SM clock / full clock the kernels ran at (0 = 1) */
+} pf_energy_use;
+
 /* Energy of one window (an iteration in a prediction), whole job, by metering scope (energy.h):
  *   gpu        the devices the job uses (device sensors: NVML, amd-smi per GCD share)
  *   package    the packages holding them: both GCDs of an MI250X, a GH200 module with Grace and LPDDR5X
@@ -37,6 +48,7 @@ typedef struct pf_energy {
   double clock_ratio;                            /* SM clock under that cap / full clock (1 = not capped) */
   double per_sample_J, per_token_J;              /* facility energy per sample / token */
   double action_Js;                              /* facility energy x iteration time (MAELSTROM's Action) */
+  pf_energy_use use;                             /* the window it came from (validate rescales it to a job) */
 } pf_energy;
 
 /* Communication per GPU and iteration, averaged over the pipeline stages
