@@ -332,6 +332,11 @@ static void md_summary(FILE *f, const pf_vsum *s, const char *path) {
     snprintf(label, sizeof label, "metric `%s`", pf_metric_name((pf_metric)m));
     md_stats_row(f, label, pf_vsum_stats(s, 3, m));
   }
+  for (int k = PF_SCOPE_GPU; k <= PF_SCOPE_NODE_GPUS_JOB; k++) { /* energy and power rows, time held fixed */
+    char label[64];
+    snprintf(label, sizeof label, "energy/power scope `%s`", pf_scope_name((pf_scope)k));
+    md_stats_row(f, label, pf_vsum_stats(s, 4, k));
+  }
   static const char *what[] = {"tag", "use", "machine"};
   for (int g = 0; g < 3; g++)
     for (int k = 0; k < s->nnames[g]; k++) {
