@@ -111,6 +111,12 @@ static void energy_json(cJSON *e, const pf_scenario *sc, const pf_prediction *p)
   cJSON_AddNumberToObject(e, "action_Js", r6(en->action_Js));
   cJSON_AddNumberToObject(e, "power_cap_W", r6(en->cap_W));
   cJSON_AddNumberToObject(e, "clock_ratio", r6(en->clock_ratio));
+  cJSON *u = cJSON_AddObjectToObject(e, "per_gpu_iteration"); /* what the power comes from (docs/energy.md) */
+  cJSON_AddNumberToObject(u, "busy_s", r6(en->use.busy_s));
+  cJSON_AddNumberToObject(u, "tensor_util_s", r6(en->use.tensor_util_s));
+  cJSON_AddNumberToObject(u, "vector_util_s", r6(en->use.vector_util_s));
+  cJSON_AddNumberToObject(u, "hbm_util_s", r6(en->use.hbm_util_s));
+  cJSON_AddNumberToObject(u, "comm_exposed_s", r6(en->use.comm_s));
   if (sc->train_iters > 0) {
     double n = sc->train_iters, t = n * p->iteration_time_s;
     cJSON *run = cJSON_AddObjectToObject(e, "run");

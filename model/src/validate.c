@@ -118,13 +118,13 @@ enum {
   C_PRECISION, C_SP, C_DIST_OPT, C_RECOMPUTE, C_SCHEDULE, C_METRIC, C_VALUE, C_UNIT, C_BASELINE, C_SOURCE,
   C_NREQUIRED,
   C_NOTES = C_NREQUIRED, C_PARAMS, C_FLOPS, C_GRAD_ACCUM, C_SCALING, C_BOUND, C_VALUE_HI, C_ITERATIONS, C_SCOPE,
-  C_USE, C_TAG, C_DURATION, C_NCOLS
+  C_USE, C_TAG, C_DURATION, C_TRAIN, C_NCOLS
 };
 static const char *col_names[C_NCOLS] = {
     "machine", "model", "layers", "hidden", "heads", "seq", "vocab", "nodes", "gpus", "tp", "pp", "dp", "mbs",
     "gbs", "precision", "sp", "dist_opt", "recompute", "schedule", "metric", "value", "unit", "baseline_nodes",
     "source", "notes", "params", "flops_per_sample", "grad_accum", "scaling", "bound", "value_hi", "iterations",
-    "scope", "use", "tag", "duration_s"};
+    "scope", "use", "tag", "duration_s", "train_s"};
 
 typedef struct {
   const char *path;
@@ -225,8 +225,11 @@ static int parse_row(const ctx *c, pf_vrow *r) {
   if ((rc = get_double(c, C_PARAMS, &r->params, false)) < 0 ||
       (rc = get_double(c, C_FLOPS, &r->flops_per_sample, false)) < 0 ||
       (rc = get_double(c, C_ITERATIONS, &r->iterations, false)) < 0 ||
-      (rc = get_double(c, C_DURATION, &r->duration_s, false)) < 0)
+      (rc = get_double(c, C_DURATION, &r->duration_s, false)) < 0 ||
+      (rc = get_double(c, C_TRAIN, &r->train_s, false)) < 0)
     return rc;
+  if (r->train_s < 0 || (r->train_s > 0 && r->train_s > r->duration_s * 1.0001))
+    return bad(c, C_TRAIN, "must be within duration_s (the training part of the metered job)");
   if (r->params < 0 || r->flops_per_sample < 0 || r->iterations < 0 || r->duration_s < 0)
     return bad(c, r->params < 0 ? C_PARAMS : r->flops_per_sample < 0 ? C_FLOPS : r->iterations < 0 ? C_ITERATIONS : C_DURATION,
                "must not be negative");

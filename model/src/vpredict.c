@@ -127,7 +127,8 @@ static int row_predictable(const pf_vrow *r, char *why, size_t whylen) {
 
 /* Energy of a row's scope (energy.h): a whole job of duration_s holding `iterations` predicted iterations (time
  * held at the measured value: utilisation = predicted busy time / measured duration), or the iterations alone. */
-static double scope_energy(const pf_vrow *r, const pf_scenario *sc, const pf_prediction *p, double *window_s) {
+static double scope_energy(const pf_vrow *r, const pf_scenario *sc, const pf_prediction *p, bool hold_training,
+                           double *window_s) {
   double it = r->iterations > 0 ? r->iterations : 1;
   const pf_energy *e = &p->energy;
   bool amd_package = sc->machine.dev.dies_per_package > 1; /* amd-smi reports per package (both GCDs) */
@@ -137,8 +138,13 @@ static double scope_energy(const pf_vrow *r, const pf_scenario *sc, const pf_pre
     return (amd_package && r->scope == PF_SCOPE_GPU ? e->package_J : e->gpu_J) * it;
   }
   pf_energy_use u = e->use;
-  u.busy_s *= it; u.tensor_util_s *= it; u.vector_util_s *= it; u.hbm_util_s *= it;
-  u.compute_bound_s *= it; u.comm_s *= it;
+  /* the kernels of `iterations` steps; with the training time measured too, the predicted iteration is
+   * stretched (or shrunk) to it when asked (--hold-time training): the busy share and utilisation of an
+   * iteration are the model's, its length the measurement's, so only the power model is judged */
+  double k = it;
+  if (hold_training && r->train_s > 0 && p->iteration_time_s > 0) k = r->train_s / p->iteration_time_s;
+  u.busy_s *= k; u.tensor_util_s *= k; u.vector_util_s *= k; u.hbm_util_s *= k;
+  u.compute_bound_s *= k; u.comm_s *= k;
   u.window_s = r->duration_s;
   pf_energy j;
   memset(&j, 0, sizeof j);
@@ -177,7 +183,8 @@ static int row_scenarios(const pf_vrow *r, const pf_scenario *sc0, const pf_fitp
 
 /* The row's metric from the prediction at n (p, scenario sc after pf_predict)
  * and, for scaling rows, at the baseline (base). */
-static double row_value(const pf_vrow *r, const pf_scenario *sc, const pf_prediction *p, const pf_prediction *base) {
+static double row_value(const pf_vrow *r, const pf_scenario *sc, const pf_prediction *p, const pf_prediction *base,
+                        bool hold_training) {
   double it = r->iterations > 0 ? r->iterations : 1;
   switch (r->metric) {
   case PF_MET_ITER_TIME: return p->iteration_time_s;
@@ -188,7 +195,7 @@ static double row_value(const pf_vrow *r, const pf_scenario *sc, const pf_predic
   case PF_MET_SCALING: return p->tflops_per_gpu / base->tflops_per_gpu;
   case PF_MET_ENERGY:
   case PF_MET_POWER: {
-    double win, E = scope_energy(r, sc, p, &win);
+    double win, E = scope_energy(r, sc, p, hold_training, &win);
     if (r->scope == PF_SCOPE_GPU_PER_GPU) E /= sc->gpus;
     return r->metric == PF_MET_ENERGY ? E : win > 0 ? E / win : NAN;
   }
@@ -210,7 +217,7 @@ int pf_vrow_predict(const pf_vrow *r, const pf_scenario *sc0, const pf_fitparams
     rc = pf_error_set(rc, "baseline %d nodes: %s", r->baseline_nodes, d);
   }
   if (rc == 0) rc = pf_predict(&sc[0], &p[0]);
-  if (rc == 0) *value = row_value(r, &sc[0], &p[0], &p[1]);
+  if (rc == 0) *value = row_value(r, &sc[0], &p[0], &p[1], false);
   if (rc < 0) snprintf(why, whylen, "%s", pf_error_detail());
   if (pred && rc == 0) *pred = p[0];
   free(sc);
@@ -358,7 +365,7 @@ int pf_validate_run_cached(pf_vset *s, const pf_validate_opts *o, pf_vcache *cac
     if (pf_vrow_scenario(r, o, one, r->reason, sizeof r->reason) != 0) { r->status = PF_ROW_FAILED; continue; }
     one->gpus = e0->gpus;
     one->nodes = e0->nodes;
-    r->predicted = row_value(r, one, &e0->pred, e1 ? &e1->pred : NULL);
+    r->predicted = row_value(r, one, &e0->pred, e1 ? &e1->pred : NULL, o && o->hold_training);
     r->error = pf_vrow_error(r, r->predicted);
   }
 done:

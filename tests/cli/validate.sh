@@ -40,6 +40,16 @@ rows = [r for r in d["rows"] if r["metric"] in ("energy_J", "avg_power_W")]
 assert len(rows) == 188 and all(r["status"] == "predicted" for r in rows), len(rows)
 assert {"gpu_job", "node_job", "node_gpus_job"} <= set(d["summary"]["by_scope"]), d["summary"]["by_scope"]
 PY
+# --hold-time training stretches the predicted iteration to the measured train_s (a diagnostic of the power model)
+expect_exit 0 $P validate "$V/maelstrom.csv" --hold-time training --format json
+python3 - "$T/out" <<'PY' && ok || bad "--hold-time training"
+import json, sys
+d = json.load(open(sys.argv[1]))
+r = {x["line"]: x for x in d["rows"]}
+assert r[12]["status"] == "predicted" and r[12]["predicted"] > 500, r[12]  # AP1 A100: GPUs busy the whole epoch
+PY
+expect_exit 2 $P validate "$V/maelstrom.csv" --hold-time sometimes
+expect_grep "hold-time" "$T/err"
 # a whole-job row without its duration is not predicted, and says what is missing
 printf '%s\n' "machine,model,layers,hidden,heads,seq,vocab,nodes,gpus,tp,pp,dp,mbs,gbs,precision,sp,dist_opt,recompute,schedule,metric,value,unit,baseline_nodes,source,iterations,scope,duration_s" \
   "juwels-booster,gpt3-1.3b,,,,,,1,4,1,1,,1,64,bf16,,,full,,avg_power_W,1500,W,,doc:1,100,gpu_job," \

@@ -114,6 +114,7 @@ typedef struct pf_vrow {
   pf_scaling scaling;
   double iterations;          /* for time_s and energy rows; 0 = 1 */
   double duration_s;          /* energy rows of a whole job: the measured runtime of what was metered; 0 = none */
+  double train_s;             /* the measured time of its training iterations (within duration_s); 0 = not given */
   pf_scope scope;
   char use[8];                /* "fit", "check" or "" */
   char tag[32];
@@ -157,6 +158,8 @@ typedef struct pf_validate_opts {
   const pf_fitparams *fit;    /* NULL = defaults */
   pf_vrow_builder build;      /* NULL: the core columns only (rows with option columns are refused) */
   void *build_arg;
+  bool hold_training;         /* whole-job energy rows with train_s: the predicted iteration stretched to the
+                                 measured training time (validate --hold-time training; docs/energy.md) */
 } pf_validate_opts;
 
 /* Metric names, canonical units and parsing. */
