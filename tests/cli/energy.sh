@@ -59,6 +59,21 @@ expect_exit 2 $P predict $J --power-cap lots
 expect_grep "power-cap" "$T/err"
 expect_exit 2 $P predict $J --power-cap 0
 
+# sweep --power-cap LIST: the what-if as an axis; lower caps, lower GPU power, never a shorter iteration
+expect_exit 0 $P sweep $J --power-cap 300,500,700 --format json
+check "$T/out" && ok || bad "sweep --power-cap invariants"
+python3 - "$T/out" <<'PY' && ok || bad "sweep --power-cap: the trade-off"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["axes"] == ["power-cap"], d["axes"]
+rows = sorted(d["rows"], key=lambda r: float(r["axes"]["power-cap"]))
+w = [r["energy"]["avg_power_per_gpu_W"] for r in rows]
+t = [r["iteration_time_s"] for r in rows]
+assert w[0] < w[1] < w[2] and t[0] > t[1] >= t[2], (w, t)
+PY
+expect_exit 0 $P sweep $J --power-cap 300,700
+expect_grep "W/GPU +GPU kJ/it +node kJ/it" "$T/out"
+
 # per-run energy with --train-iters: the iteration's times N
 expect_exit 0 $P predict $J --train-iters 1000 --format json
 python3 - "$T/out" <<'PY' && ok || bad "--train-iters: energy per run"
