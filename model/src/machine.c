@@ -295,7 +295,6 @@ static int read_device(config_t *cfg, const char *path, pf_device *d) {
   TRY(get_qty(&r, "power.context", PF_UNIT_POWER, &d->context_W, 0));
   d->comm_W = 0.35 * d->tdp_W;
   TRY(get_qty(&r, "power.comm", PF_UNIT_POWER, &d->comm_W, 0));
-  TRY(pf_read_power_model(&r, d));
   d->dies_per_package = 1;
   TRY(get_int_in(&r, "dies_per_package", &d->dies_per_package, 0, 1, 16));
   if (d->idle_W > d->tdp_W)
@@ -303,6 +302,7 @@ static int read_device(config_t *cfg, const char *path, pf_device *d) {
   if (d->context_W > d->tdp_W || d->comm_W > d->tdp_W)
     return pf_error_set(PF_EPARSE, "%s:%d: device.power: %s exceeds tdp", path, line_of(lookup(&r, "power")),
                         d->context_W > d->tdp_W ? "context" : "comm");
+  TRY(pf_read_power_model(&r, d));
   for (int p = 0; p < PF_NPREC; p++)
     if (d->vector_flops[p] > 0 && d->peak_flops[p] > 0 && d->vector_flops[p] > d->peak_flops[p] * 1.001)
       return pf_error_set(PF_EPARSE, "%s:%d: device.vector.%s: above peak.%s (the matrix units' rate bounds "

@@ -74,6 +74,15 @@ PY
 expect_exit 0 $P sweep $J --power-cap 300,700
 expect_grep "W/GPU +GPU kJ/it +node kJ/it" "$T/out"
 
+# --calibration overlays measured power: the driver's cap and the fitted coefficients (synthetic file)
+H="--machine westai-h100 --model gpt3-1.3b --nodes 1 --gbs 16"
+expect_exit 0 $P predict $H --calibration "$PF_SRC/tests/fixtures/calibration/power-h100.json" --format json
+python3 - "$T/out" <<'PY' && ok || bad "--calibration power overlay"
+import json, sys
+e = json.load(open(sys.argv[1]))["energy"]
+assert e["power_cap_W"] == 600 and e["avg_power_per_gpu_W"] <= 600, e
+PY
+
 # per-run energy with --train-iters: the iteration's times N
 expect_exit 0 $P predict $J --train-iters 1000 --format json
 python3 - "$T/out" <<'PY' && ok || bad "--train-iters: energy per run"
