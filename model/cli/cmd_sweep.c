@@ -144,6 +144,12 @@ static int build_space(const pf_optvals *v, space *s) {
     free(copy);
     if (rc < 0) return rc;
   }
+  /* --power-cap 300,400,500,700: the power-cap what-if as an axis (issue 11; docs/energy.md) */
+  const char *pc = pf_opts_get(v, "power-cap");
+  if (pc && strchr(pc, ',')) {
+    snprintf(spec, sizeof spec, "power-cap=%s", pc);
+    if ((rc = add_axis(s, spec)) < 0) return rc;
+  }
   const char *nl = pf_opts_get(v, "nodes");
   if (!nl) return pf_error_set(PF_EINVAL, "sweep needs --nodes LIST (e.g. 16,32,64 or 1..64)");
   char *copy = strdup(nl);

@@ -40,6 +40,8 @@ static const pf_opt validate_opts[] = {
     {"max-error", "P", "exit 1 when the median absolute error exceeds P percent (for CI)"},
     {"gpus-per-node", "K", "nccl-tests / rccl-tests output: ranks per node (default: from its \"# Rank\" lines)"},
     {"summary-only", NULL, "print the summary without the per-row table"},
+    {"hold-time", "WHAT", "whole-job energy rows: job (default: the predicted kernels over the measured duration_s) | "
+                          "training (the predicted iteration stretched to the measured train_s; docs/energy.md)"},
     {NULL, NULL, NULL}};
 
 static const pf_opt *const tables[] = {validate_opts, pf_scenario_opts, NULL};
@@ -152,6 +154,10 @@ static int cmd_csv(pf_cli *cli, const char *path) {
   pf_validate_opts o = pf_cli_validate_opts(v, &d, path); /* a row's scenario as the command line builds one */
   double me;
   int rc;
+  const char *held = pf_opts_get(v, "hold-time");
+  if (held && strcmp(held, "job") && strcmp(held, "training"))
+    return pf_cli_fail("validate", pf_error_set(PF_EINVAL, "--hold-time \"%s\": valid: job, training", held));
+  o.hold_training = held && !strcmp(held, "training");
   if ((rc = pf_opts_num_range(v, "max-error", 0, false, 1e9, &me)) < 0) return pf_cli_fail("validate", rc);
   /* a regular file (it can be read twice) is checked whole before any output;
    * a pipe is read once, into a temporary file when the output is a stream, so

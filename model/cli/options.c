@@ -9,6 +9,7 @@
 #include "preflight/error.h"
 #include "preflight/machine.h"
 #include "preflight/report.h"
+#include "preflight/units.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -64,6 +65,8 @@ const pf_opt pf_scenario_opts[] = {
     {"tp-comm-overlap", NULL, "with --sp: overlap TP all-gather/reduce-scatter with GEMMs (Megatron/TE --tp-comm-overlap)"},
     {"seed", "N", "seed for randomness (printed in JSON)"},
     {"trace", "FILE.json", "write a Chrome/Perfetto trace of the iteration"},
+    {"power-cap", "W", "power cap per device, with its package share (e.g. 500 W; default the device's): above it the clock falls"},
+    {"train-iters", "N", "iterations of the run (Megatron --train-iters): energy per run next to per iteration"},
     {NULL, NULL, NULL}};
 
 /* `preflight collective` (cmd_collective.c): nccl-tests' names where it has one */
@@ -471,6 +474,15 @@ int pf_opts_scenario(const pf_optvals *v, pf_scenario *sc) {
   if ((s = pf_opts_get(v, "calibration"))) snprintf(sc->calibration, sizeof sc->calibration, "%s", s);
   sc->calibration_force = flag(v, "force-calibration");
   if ((s = pf_opts_get(v, "trace"))) snprintf(sc->trace, sizeof sc->trace, "%s", s);
+  if ((s = pf_opts_get(v, "power-cap"))) { /* "500 W", "0.5 kW" or a plain number of watts */
+    char *end;
+    double cap = strtod(s, &end);
+    if ((end == s || *end) && pf_units_parse(s, PF_UNIT_POWER, &cap) < 0)
+      return bad_value(v, "power-cap", "a power such as \"500 W\" or 500 (watts)");
+    if (!(cap >= 1 && cap <= 5000)) return bad_value(v, "power-cap", "between 1 W and 5 kW per device");
+    sc->power_cap_W = cap;
+  }
+  if ((rc = pf_opts_num_range(v, "train-iters", 0, true, 1e12, &sc->train_iters)) < 0) return rc;
   return 0;
 }
 

@@ -109,6 +109,7 @@ static void add_efficiency(cJSON *rows) {
 /* A row as the table and CSV print it: from a JSON row, or from a CSV shard. */
 typedef struct {
   double index, group, nodes, gpus, tp, pp, dp, gbs, mb, iter, tput, tflops, mem, memfail;
+  double gpu_W, gpu_J, node_J;   /* energy per iteration (docs/energy.md) */
   int feasible, fits, naxes;
   const char *axes[16], *status, *reason;
 } srow;
@@ -136,6 +137,9 @@ static void srow_from_json(const cJSON *ctx, const cJSON *r, srow *x) {
   x->tput = jnum(r, "tokens_per_s", NULL);
   x->tflops = jnum(r, "tflops_per_gpu", NULL);
   x->mem = jnum(r, "memory_per_gpu_GiB", "total");
+  x->gpu_W = jnum(r, "energy", "avg_power_per_gpu_W");
+  x->gpu_J = jnum(r, "energy", "gpu_J");
+  x->node_J = jnum(r, "energy", "node_J");
 }
 
 /* Efficiency against the group's first feasible row, in index order. */
@@ -152,8 +156,9 @@ static void srow_eff(baseline *b, const srow *x, double *eff, double *speedup) {
 static void table_header(FILE *out, const cJSON *ctx) {
   const cJSON *a;
   cJSON_ArrayForEach(a, cJSON_GetObjectItemCaseSensitive(ctx, "axes")) fprintf(out, "%-18s ", a->valuestring);
-  fprintf(out, "%6s %7s %4s %4s %5s %6s %8s %11s %12s %10s %8s %8s %9s\n", "nodes", "GPUs", "TP", "PP", "DP", "GBS",
-          "microb", "iter (s)", "tokens/s", "TFLOP/s/G", "speedup", "eff", "mem GiB");
+  fprintf(out, "%6s %7s %4s %4s %5s %6s %8s %11s %12s %10s %8s %8s %9s %7s %10s %10s\n", "nodes", "GPUs", "TP", "PP",
+          "DP", "GBS", "microb", "iter (s)", "tokens/s", "TFLOP/s/G", "speedup", "eff", "mem GiB", "W/GPU", "GPU kJ/it",
+          "node kJ/it");
 }
 
 static void table_row(FILE *out, const srow *x, double eff, double sp) {
@@ -164,15 +169,16 @@ static void table_row(FILE *out, const srow *x, double eff, double sp) {
     else fprintf(out, "%6.0f %7.0f  (%s: %s)\n", x->nodes, x->gpus, x->status, x->reason);
     return;
   }
-  fprintf(out, "%6.0f %7.0f %4.0f %4.0f %5.0f %6.0f %8.0f %11.4g %12.4g %10.1f %8.2f %7.1f%% %9.1f\n", x->nodes,
-          x->gpus, x->tp, x->pp, x->dp, x->gbs, x->mb, x->iter, x->tput, x->tflops, sp, 100 * eff, x->mem);
+  fprintf(out, "%6.0f %7.0f %4.0f %4.0f %5.0f %6.0f %8.0f %11.4g %12.4g %10.1f %8.2f %7.1f%% %9.1f %7.0f %10.4g %10.4g\n",
+          x->nodes, x->gpus, x->tp, x->pp, x->dp, x->gbs, x->mb, x->iter, x->tput, x->tflops, sp, 100 * eff, x->mem,
+          x->gpu_W, x->gpu_J / 1e3, x->node_J / 1e3);
 }
 
 static void csv_header(FILE *out, const cJSON *ctx) {
   const cJSON *a;
   cJSON_ArrayForEach(a, cJSON_GetObjectItemCaseSensitive(ctx, "axes")) fprintf(out, "%s,", a->valuestring);
   fprintf(out, "nodes,gpus,tp,pp,dp,gbs,microbatches,iteration_time_s,tokens_per_s,tflops_per_gpu,speedup,"
-               "scaling_efficiency,memory_GiB,fits,status\n");
+               "scaling_efficiency,memory_GiB,fits,status,avg_power_per_gpu_W,gpu_J,node_J\n");
 }
 
 static void csv_row(FILE *out, const srow *x, double eff, double sp) {
@@ -188,11 +194,12 @@ static void csv_row(FILE *out, const srow *x, double eff, double sp) {
     if (isfinite(x->memfail)) fprintf(out, "%.4g", x->memfail);
     fputs(",false,", out);
     pf_csv_put(out, x->status);
-    fputc('\n', out);
+    fputs(",,,\n", out);
     return;
   }
-  fprintf(out, "%.0f,%.0f,%.0f,%.0f,%.0f,%.0f,%.0f,%.6g,%.6g,%.6g,%.6g,%.6g,%.4g,%s,ok\n", x->nodes, x->gpus, x->tp,
-          x->pp, x->dp, x->gbs, x->mb, x->iter, x->tput, x->tflops, sp, eff, x->mem, x->fits ? "true" : "false");
+  fprintf(out, "%.0f,%.0f,%.0f,%.0f,%.0f,%.0f,%.0f,%.6g,%.6g,%.6g,%.6g,%.6g,%.4g,%s,ok,%.6g,%.6g,%.6g\n", x->nodes, x->gpus,
+          x->tp, x->pp, x->dp, x->gbs, x->mb, x->iter, x->tput, x->tflops, sp, eff, x->mem, x->fits ? "true" : "false",
+          x->gpu_W, x->gpu_J, x->node_J);
 }
 
 static void print_rows(FILE *out, const cJSON *ctx, const cJSON *rows, int csv) {
@@ -241,13 +248,14 @@ int pf_cli_sweep_raw(FILE *out, const cJSON *ctx, const cJSON *rows, int shard, 
   const cJSON *a, *r;
   cJSON_ArrayForEach(a, cJSON_GetObjectItemCaseSensitive(ctx, "axes")) fprintf(out, ",axis_%s", a->valuestring);
   fprintf(out, ",nodes,gpus,tp,pp,dp,gbs,microbatches,iteration_time_s,tokens_per_s,tflops_per_gpu,memory_GiB,"
-               "memory_needed_GiB,feasible,fits,status,reason\n");
+               "memory_needed_GiB,avg_power_per_gpu_W,gpu_J,node_J,feasible,fits,status,reason\n");
   cJSON_ArrayForEach(r, rows) {
     srow x;
     srow_from_json(ctx, r, &x);
     fprintf(out, "%.17g,%.17g", x.index, x.group);
     for (int i = 0; i < x.naxes; i++) { fputc(',', out); pf_csv_put(out, x.axes[i]); }
-    const double v[] = {x.nodes, x.gpus, x.tp, x.pp, x.dp, x.gbs, x.mb, x.iter, x.tput, x.tflops, x.mem, x.memfail};
+    const double v[] = {x.nodes, x.gpus, x.tp, x.pp, x.dp, x.gbs,   x.mb,    x.iter,
+                        x.tput,  x.tflops, x.mem, x.memfail, x.gpu_W, x.gpu_J, x.node_J};
     for (size_t i = 0; i < sizeof v / sizeof *v; i++) {
       if (isfinite(v[i])) fprintf(out, ",%.17g", v[i]);
       else fputc(',', out);
@@ -341,9 +349,9 @@ int pf_cli_sweep_merge_raw(FILE *const *in, const char *const *paths, int n, pf_
     ssize_t len = getline(&line[1], &cap[1], in[k]);
     if (len <= 0) { rc = pf_error_set(PF_EPARSE, "%s: ends before point %ld", paths[k], idx); break; }
     if (line[1][len - 1] == '\n') line[1][len - 1] = '\0';
-    char *f[48];
-    int nf = split_csv(line[1], f, 48);
-    if (nf != 2 + naxes + 16 || fnum(f[0]) != (double)idx) {
+    char *f[56];
+    int nf = split_csv(line[1], f, 56);
+    if (nf != 2 + naxes + 19 || fnum(f[0]) != (double)idx) {
       rc = pf_error_set(PF_EPARSE, "%s: point %ld: malformed or out of order", paths[k], idx);
       break;
     }
@@ -353,12 +361,13 @@ int pf_cli_sweep_merge_raw(FILE *const *in, const char *const *paths, int n, pf_
     x.group = fnum(f[1]);
     x.naxes = naxes;
     for (int i = 0; i < naxes && i < 16; i++) x.axes[i] = f[2 + i];
-    double *v[] = {&x.nodes, &x.gpus, &x.tp, &x.pp, &x.dp, &x.gbs, &x.mb, &x.iter, &x.tput, &x.tflops, &x.mem, &x.memfail};
-    for (int i = 0; i < 12; i++) *v[i] = fnum(f[2 + naxes + i]);
-    x.feasible = strcmp(f[2 + naxes + 12], "1") == 0;
-    x.fits = strcmp(f[2 + naxes + 13], "1") == 0;
-    x.status = f[2 + naxes + 14];
-    x.reason = f[2 + naxes + 15];
+    double *v[] = {&x.nodes, &x.gpus, &x.tp,     &x.pp,      &x.dp,    &x.gbs,   &x.mb,   &x.iter,
+                   &x.tput,  &x.tflops, &x.mem, &x.memfail, &x.gpu_W, &x.gpu_J, &x.node_J};
+    for (int i = 0; i < 15; i++) *v[i] = fnum(f[2 + naxes + i]);
+    x.feasible = strcmp(f[2 + naxes + 15], "1") == 0;
+    x.fits = strcmp(f[2 + naxes + 16], "1") == 0;
+    x.status = f[2 + naxes + 17];
+    x.reason = f[2 + naxes + 18];
     double eff = NAN, sp = NAN;
     srow_eff(&b, &x, &eff, &sp);
     if (fmt == PF_FMT_CSV) csv_row(out, &x, eff, sp);

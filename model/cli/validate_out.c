@@ -73,7 +73,7 @@ void pf_vsum_add(pf_vsum *s, const pf_vrow *r) {
     s->rec = n;
     s->cap = cap;
   }
-  s->rec[s->nrec++] = (pf_vrec){100.0 * fabs(r->error), (int)r->metric, {g[0], g[1], g[2]}};
+  s->rec[s->nrec++] = (pf_vrec){100.0 * fabs(r->error), (int)r->metric, {g[0], g[1], g[2]}, (short)r->scope};
   /* the five worst, largest |error| first, earlier rows first among equals */
   double e = fabs(r->error);
   int k = s->nworst < 5 ? s->nworst++ : 5;
@@ -107,6 +107,7 @@ pf_vstats pf_vsum_stats(const pf_vsum *s, int group, int index) {
   for (int i = 0; i < s->nrec; i++) {
     const pf_vrec *r = &s->rec[i];
     if (group == 3 && r->metric != index) continue;
+    if (group == 4 && (r->scope != index || (r->metric != PF_MET_ENERGY && r->metric != PF_MET_POWER))) continue;
     if (group >= 0 && group < 3 && r->group[group] != index) continue;
     x[st.n++] = r->abs_pct;
     sum += r->abs_pct;
@@ -199,6 +200,11 @@ static cJSON *summary_json(const pf_vsum *s) {
     pf_vstats st = pf_vsum_stats(s, 3, m);
     if (st.n > 0) cJSON_AddItemToObject(bm, pf_metric_name((pf_metric)m), pf_vstats_json(st));
   }
+  cJSON *bs = cJSON_AddObjectToObject(sum, "by_scope");
+  for (int k = PF_SCOPE_GPU; k <= PF_SCOPE_NODE_GPUS_JOB; k++) {
+    pf_vstats st = pf_vsum_stats(s, 4, k);
+    if (st.n > 0) cJSON_AddItemToObject(bs, pf_scope_name((pf_scope)k), pf_vstats_json(st));
+  }
   static const char *groups[] = {"by_tag", "by_use", "by_machine"};
   for (int g = 0; g < 3; g++) {
     cJSON *o = cJSON_AddObjectToObject(sum, groups[g]);
@@ -264,6 +270,14 @@ static void table_summary(FILE *f, const pf_vsum *s) {
           all.mean_abs_pct, all.max_abs_pct, all.n);
   fprintf(f, "by metric:\n");
   for (int m = 0; m < PF_MET_COUNT; m++) print_stats_line(f, pf_metric_name((pf_metric)m), pf_vsum_stats(s, 3, m));
+  bool any_scope = false;
+  for (int k = PF_SCOPE_GPU; k <= PF_SCOPE_NODE_GPUS_JOB; k++) {
+    pf_vstats st = pf_vsum_stats(s, 4, k);
+    if (st.n == 0) continue;
+    if (!any_scope) fprintf(f, "by metering scope (energy and power rows; a job's rows with the time held at duration_s):\n");
+    any_scope = true;
+    print_stats_line(f, pf_scope_name((pf_scope)k), st);
+  }
   static const char *titles[] = {"by tag:", "by use:", "by machine:"};
   for (int g = 0; g < 3; g++) {
     if (s->nnames[g] == 0) continue;
@@ -317,6 +331,11 @@ static void md_summary(FILE *f, const pf_vsum *s, const char *path) {
     char label[64];
     snprintf(label, sizeof label, "metric `%s`", pf_metric_name((pf_metric)m));
     md_stats_row(f, label, pf_vsum_stats(s, 3, m));
+  }
+  for (int k = PF_SCOPE_GPU; k <= PF_SCOPE_NODE_GPUS_JOB; k++) { /* energy and power rows, time held fixed */
+    char label[64];
+    snprintf(label, sizeof label, "energy/power scope `%s`", pf_scope_name((pf_scope)k));
+    md_stats_row(f, label, pf_vsum_stats(s, 4, k));
   }
   static const char *what[] = {"tag", "use", "machine"};
   for (int g = 0; g < 3; g++)

@@ -20,7 +20,8 @@
 #include <stdio.h>
 
 /* The summary of the rows seen so far. */
-typedef struct pf_vrec { double abs_pct; int metric; short group[3]; } pf_vrec; /* tag, use, machine index */
+typedef struct pf_vrec { double abs_pct; int metric; short group[3]; short scope; } pf_vrec; /* tag, use, machine index;
+                                                                                           metering scope (pf_scope) */
 typedef struct pf_vpoint { double measured, measured_hi, predicted; int line, metric, bound; } pf_vpoint;
 
 typedef struct pf_vsum {
@@ -38,7 +39,8 @@ typedef struct pf_vsum {
 } pf_vsum;
 
 void pf_vsum_add(pf_vsum *s, const pf_vrow *r);
-pf_vstats pf_vsum_stats(const pf_vsum *s, int group, int index); /* group -1: all; 0-2: names; 3: metric */
+/* group -1: all; 0-2: names; 3: metric; 4: metering scope of energy and power rows (index a pf_scope) */
+pf_vstats pf_vsum_stats(const pf_vsum *s, int group, int index);
 void pf_vsum_free(pf_vsum *s);
 
 /* One validation report being written. */

@@ -78,6 +78,6 @@ int pf_cli_vrow_build(const pf_vrow *r, void *arg, pf_scenario *sc, char *why, s
 pf_validate_opts pf_cli_validate_opts(const pf_optvals *cli, pf_vrow_defaults *d, const char *path) {
   d->cli = cli;
   d->path = path;
-  pf_validate_opts o = {pf_opts_get(cli, "calibration"), NULL, pf_cli_vrow_build, d};
+  pf_validate_opts o = {pf_opts_get(cli, "calibration"), NULL, pf_cli_vrow_build, d, false};
   return o;
 }

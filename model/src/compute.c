@@ -131,6 +131,7 @@ static int generic_work(const pf_scenario *sc, const pf_kernel_env *env, pf_stag
   pf_kernel_list_free(&l);
   if (rc < 0) return rc;
   double tot = pf_step_time(&st);
+  out->work = st; /* fwd and bwd stay zero: comm.c reads the transformer's GEMM rate from them */
   out->fwd_s = tot / 3.0;
   out->bwd_s = tot * 2.0 / 3.0;
   add_states(out, &st);
@@ -196,15 +197,20 @@ int pf_stage_work_compute(const pf_scenario *sc, int stage, pf_stage_work *out) 
   const pf_plan *p = &sc->plan;
   const pf_machine *m = &sc->machine;
   memset(out, 0, sizeof *out);
-  pf_kernel_env env = {.dev = &m->dev, .host_op_s = 0, .eff_scale = sc->compute_eff_scale};
+  double clk = sc->clock_ratio > 0 ? sc->clock_ratio : 1.0;
+  pf_kernel_env env = {.dev = &m->dev, .host_op_s = 0, .eff_scale = sc->compute_eff_scale, .clock_ratio = clk};
   int rc = sc->workload.kind == PF_WL_TRANSFORMER ? transformer_work(sc, &env, stage, out)
                                                    : generic_work(sc, &env, out);
   if (rc < 0) return rc;
+  if (out->work.busy_s <= 0) { /* any kind that lays out fwd and bwd (transformers, layer lists) */
+    out->work = out->fwd;
+    pf_step_append(&out->work, &out->bwd);
+  }
   /* optimizer step: Adam over the local parameter shard, ~30 B per parameter
    * (read fp32 grad, master, m, v; write master, m, v, low-precision weight),
    * plus the gradient-norm pass (4 B per parameter), in about 20 launches. */
   double shard = out->params / (p->dist_opt ? (double)p->dp * p->cp : 1.0);
-  pf_kernel_env oenv = {.dev = &m->dev, .host_op_s = 0, .eff_scale = 1};
+  pf_kernel_env oenv = {.dev = &m->dev, .host_op_s = 0, .eff_scale = 1, .clock_ratio = clk};
   pf_kernel opt = {.kind = PF_KERNEL_OPTIMIZER, .name = "adam", .bytes = shard * 30.0 + out->params * 4.0,
                    .host_ops = 1};
   pf_kernel more = {.kind = PF_KERNEL_MEMORY, .name = "optimizer launches", .count = 19, .host_ops = 1};
@@ -212,5 +218,6 @@ int pf_stage_work_compute(const pf_scenario *sc, int stage, pf_stage_work *out) 
   memset(&st, 0, sizeof st);
   if ((rc = pf_step_add(&st, &oenv, &opt)) < 0 || (rc = pf_step_add(&st, &oenv, &more)) < 0) return rc;
   out->optimizer_s = pf_step_time(&st);
+  out->opt = st;
   return 0;
 }

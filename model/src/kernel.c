@@ -116,7 +116,7 @@ int pf_kernel_cost_eval(const pf_kernel_env *env, const pf_kernel *k, pf_kernel_
     if (!(eff > 0))
       return pf_error_set(PF_EINVAL, "device %s has no rate for %s kernel %s", d->id, pf_precision_name(k->prec),
                           k->name ? k->name : "(unnamed)");
-    c->rate_flops = peak * eff * scale;
+    c->rate_flops = peak * eff * scale * (env->clock_ratio > 0 ? env->clock_ratio : 1.0);
     c->compute_s = flops / c->rate_flops;
     c->u_tensor = fmin(1.0, c->rate_flops / peak);
     break;

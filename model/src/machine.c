@@ -18,6 +18,7 @@
 #include "preflight/machine.h"
 
 #include "cfgread.h"
+#include "devpower.h"
 #include "preflight/error.h"
 #include "preflight/gemm.h"
 #include "preflight/units.h"
@@ -301,6 +302,7 @@ static int read_device(config_t *cfg, const char *path, pf_device *d) {
   if (d->context_W > d->tdp_W || d->comm_W > d->tdp_W)
     return pf_error_set(PF_EPARSE, "%s:%d: device.power: %s exceeds tdp", path, line_of(lookup(&r, "power")),
                         d->context_W > d->tdp_W ? "context" : "comm");
+  TRY(pf_read_power_model(&r, d));
   for (int p = 0; p < PF_NPREC; p++)
     if (d->vector_flops[p] > 0 && d->peak_flops[p] > 0 && d->vector_flops[p] > d->peak_flops[p] * 1.001)
       return pf_error_set(PF_EPARSE, "%s:%d: device.vector.%s: above peak.%s (the matrix units' rate bounds "
@@ -450,6 +452,7 @@ static int read_machine(config_t *cfg, const char *path, pf_machine *m) {
     snprintf(why, sizeof why, "%s", pf_error_detail());
     return pf_error_set(rc, "%s:%d: machine.node.device: %s", path, line_of(lookup(&r, "node.device")), why);
   }
+  TRY(pf_read_device_override(&r, &m->dev));
   TRY(get_int_in(&r, "node.devices", &m->gpus_per_node, 1, 1, 1024));
   TRY(get_str(&r, "node.cpu.model", m->cpu_model, sizeof m->cpu_model, 0));
   m->cpu_sockets = 1;

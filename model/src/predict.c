@@ -226,18 +226,25 @@ static void rates_and_energy(const pf_scenario *sc, const work_set *ws, double p
   for (int s = 0; s < P; s++) hw += M * (w[s].fwd_flops + w[s].bwd_flops);
   out->hw_tflops_per_gpu = hw / P / t / 1e12; /* per GPU: stages hold the same number of GPUs */
 
-  /* energy: average GPU timeline over all stages */
-  pf_gpu_timeline gt = {0};
+  /* energy: what one device does, averaged over the stages (energy.h) */
+  pf_energy_use u = {.window_s = t, .clock_ratio = sc->clock_ratio > 0 ? sc->clock_ratio : 1.0};
   for (int s = 0; s < P; s++) {
-    gt.gemm_s += M * w[s].gemm_s / P;
-    gt.mem_s += M * (w[s].mem_s + w[s].launch_s) / P + w[s].optimizer_s / P;
-    gt.comm_s += M * (w[s].fwd_tp_s + w[s].bwd_tp_s) / P;
+    const pf_step *k = &w[s].work, *o = &w[s].opt;
+    u.busy_s += (M * k->busy_s + o->busy_s) / P;
+    u.tensor_util_s += (M * k->tensor_util_s + o->tensor_util_s) / P;
+    u.vector_util_s += (M * k->vector_util_s + o->vector_util_s) / P;
+    u.hbm_util_s += (M * k->hbm_util_s + o->hbm_util_s) / P;
+    u.compute_bound_s += (M * k->limit_s[PF_LIMIT_COMPUTE] + o->limit_s[PF_LIMIT_COMPUTE]) / P;
+    u.comm_s += M * (w[s].fwd_tp_s + w[s].bwd_tp_s) / P; /* exposed TP/CP */
   }
-  gt.comm_s += ws->dp.dp_max_s + ws->dp.ag_max_s + pp_comm;
-  pf_energy_compute(sc, &gt, t, &out->energy);
+  u.comm_s += pp_comm + out->breakdown_s.dp_comm_exposed;
+  pf_energy_window(sc, &u, &out->energy);
+  /* first pass at full clock: the clock the cap leaves (pf_predict reprices at it) */
+  if (!(sc->clock_ratio > 0)) out->energy.clock_ratio = pf_energy_clock_for_cap(sc, &u);
+  pf_energy_rates(&out->energy, t, p->gbs, p->gbs * pf_workload_tokens_per_sample(wl));
 }
 
-int pf_predict(pf_scenario *sc, pf_prediction *out) {
+static int predict_once(pf_scenario *sc, pf_prediction *out) {
   memset(out, 0, sizeof *out);
   int rc;
   if (sc->calibration[0]) {
@@ -328,5 +335,30 @@ int pf_predict(pf_scenario *sc, pf_prediction *out) {
   if (out->memory.total_B > 0.92 * out->memory.capacity_B)
     pf_prediction_warn(out, "memory per GPU is within 8 %% of capacity; fragmentation may cause OOM");
   ws_free(&ws);
+  return rc;
+}
+
+/* A cap below what the iteration draws at full clock lowers the clock
+ * (energy.c): the whole iteration is priced again at that clock, from the
+ * scenario as given. */
+int pf_predict(pf_scenario *sc, pf_prediction *out) {
+  if (sc->clock_ratio > 0) return predict_once(sc, out);
+  pf_scenario *orig = malloc(sizeof *orig);
+  if (!orig) return pf_error_set(PF_ENOMEM, "out of memory");
+  *orig = *sc;
+  int rc = predict_once(sc, out);
+  double r = out->energy.clock_ratio;
+  if (rc == 0 && r < 1.0 - 1e-9) {
+    *sc = *orig;
+    sc->clock_ratio = r;
+    rc = predict_once(sc, out);
+    sc->clock_ratio = 0; /* the scenario stays reusable (sweep, tune copy it) */
+    if (rc == 0)
+      pf_prediction_warn(out, "power cap %.0f W per device: the SM clock falls to %.0f %% (compute-bound kernels "
+                         "slow by %.0f %%)", out->energy.cap_W, 100 * r, 100 * (1 / r - 1));
+  } else if (rc == 0) {
+    out->energy.clock_ratio = 1.0;
+  }
+  free(orig);
   return rc;
 }

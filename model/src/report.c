@@ -99,6 +99,36 @@ static cJSON *scenario_json(const pf_scenario *sc) {
   return j;
 }
 
+/* The energy fields beyond DESIGN 4.2's: scopes, powers, rates, the cap and the run (docs/energy.md). */
+static void energy_json(cJSON *e, const pf_scenario *sc, const pf_prediction *p) {
+  const pf_energy *en = &p->energy;
+  cJSON_AddNumberToObject(e, "package_J", r6(en->package_J));
+  cJSON_AddNumberToObject(e, "node_gpus_J", r6(en->node_gpus_J));
+  cJSON_AddNumberToObject(e, "avg_power_per_package_W", r6(en->avg_power_per_package_W));
+  cJSON_AddNumberToObject(e, "gpu_busy_W", r6(en->gpu_busy_W));
+  cJSON_AddNumberToObject(e, "per_sample_J", r6(en->per_sample_J));
+  cJSON_AddNumberToObject(e, "per_token_J", r6(en->per_token_J));
+  cJSON_AddNumberToObject(e, "action_Js", r6(en->action_Js));
+  cJSON_AddNumberToObject(e, "power_cap_W", r6(en->cap_W));
+  cJSON_AddNumberToObject(e, "clock_ratio", r6(en->clock_ratio));
+  cJSON *u = cJSON_AddObjectToObject(e, "per_gpu_iteration"); /* what the power comes from (docs/energy.md) */
+  cJSON_AddNumberToObject(u, "busy_s", r6(en->use.busy_s));
+  cJSON_AddNumberToObject(u, "tensor_util_s", r6(en->use.tensor_util_s));
+  cJSON_AddNumberToObject(u, "vector_util_s", r6(en->use.vector_util_s));
+  cJSON_AddNumberToObject(u, "hbm_util_s", r6(en->use.hbm_util_s));
+  cJSON_AddNumberToObject(u, "comm_exposed_s", r6(en->use.comm_s));
+  if (sc->train_iters > 0) {
+    double n = sc->train_iters, t = n * p->iteration_time_s;
+    cJSON *run = cJSON_AddObjectToObject(e, "run");
+    cJSON_AddNumberToObject(run, "iterations", n);
+    cJSON_AddNumberToObject(run, "wall_s", r6(t));
+    cJSON_AddNumberToObject(run, "gpu_J", r6(n * en->gpu_J));
+    cJSON_AddNumberToObject(run, "node_J", r6(n * en->node_J));
+    cJSON_AddNumberToObject(run, "facility_J", r6(n * en->facility_J));
+    cJSON_AddNumberToObject(run, "action_Js", r6(n * en->facility_J * t));
+  }
+}
+
 static void memory_json(cJSON *j, const pf_memory *m) {
   cJSON *mem = cJSON_AddObjectToObject(j, "memory_per_gpu_GiB");
   cJSON_AddNumberToObject(mem, "weights", r6(m->weights_B / GiB));
@@ -176,6 +206,7 @@ cJSON *pf_report_prediction_json(const pf_scenario *sc, const pf_prediction *p) 
   cJSON_AddNumberToObject(e, "avg_power_per_node_W", r6(p->energy.avg_power_per_node_W));
   cJSON_AddNumberToObject(e, "avg_power_per_gpu_W", r6(p->energy.avg_power_per_gpu_W));
   cJSON_AddNumberToObject(e, "per_iteration_J", r6(p->energy.per_iteration_J));
+  energy_json(e, sc, p);
   cJSON *eng = cJSON_AddObjectToObject(j, "engine");
   cJSON_AddStringToObject(eng, "pipeline", p->engine);
   cJSON_AddNumberToObject(eng, "pipeline_s", r6(p->pipeline_s));
@@ -249,7 +280,18 @@ void pf_report_prediction_table(FILE *f, const pf_scenario *sc, const pf_predict
                "%.3g GB through the NIC\n", e, h, in, x, cs->fabric_bytes / 1e9, cs->nic_bytes / 1e9);
   }
   memory_line(f, &p->memory, p->fits);
+  const pf_energy *en = &p->energy;
   fprintf(f, "energy      %.4g kJ per iteration (facility), %.0f W per node, %.0f W per GPU\n",
-          p->energy.facility_J / 1e3, p->energy.avg_power_per_node_W, p->energy.avg_power_per_gpu_W);
+          en->facility_J / 1e3, en->avg_power_per_node_W, en->avg_power_per_gpu_W);
+  fprintf(f, "energy/iter GPU %.4g kJ, node %.4g kJ, facility %.4g kJ; %.3g J per sample, %.3g mJ per token; "
+             "action %.4g kJ s; cap %.0f W, clock %.0f %%\n",
+          en->gpu_J / 1e3, en->node_J / 1e3, en->facility_J / 1e3, en->per_sample_J, 1e3 * en->per_token_J,
+          en->action_Js / 1e3, en->cap_W, 100 * en->clock_ratio);
+  if (sc->train_iters > 0) {
+    double n = sc->train_iters, run_s = n * p->iteration_time_s;
+    fprintf(f, "energy/run  %.0f iterations in %.4g h: GPU %.4g kWh, node %.4g kWh, facility %.4g kWh; action %.4g MJ s\n",
+            n, run_s / 3600, n * en->gpu_J / 3.6e6, n * en->node_J / 3.6e6, n * en->facility_J / 3.6e6,
+            n * en->facility_J * run_s / 1e6);
+  }
   for (int i = 0; i < p->nwarnings; i++) fprintf(f, "warning     %s\n", p->warnings[i]);
 }

@@ -11,9 +11,11 @@
  *     benchmark's fixed per-GPU batch this equals t_batch(1)/t_batch(n)).
  *     weak: the baseline keeps the gradient-accumulation steps per replica;
  *     strong: the baseline keeps the global batch.
- *   energy_J, avg_power_W: only for scopes the energy model covers (GPU
- *     energy of training iterations: gpu_J x iterations, or per GPU); rows
- *     measured over whole jobs or whole nodes are listed as not predicted.
+ *   energy_J, avg_power_W: in the row's metering scope (vpredict.c,
+ *     docs/energy.md): training iterations only (gpu, gpu_per_gpu, node:
+ *     energy x iterations), or a whole job (gpu_job, node_gpus_job,
+ *     node_job) over its measured duration_s with `iterations` steps in it,
+ *     so the energy error is judged with the time held at the measured value.
  * Error of a bound is 0 when the prediction satisfies it, else the relative
  * distance to it (validate.h).
  */
@@ -31,12 +33,12 @@ static const char *metric_names[PF_MET_COUNT] = {"iteration_time_s", "time_s",  
                                                  "tokens_per_s",     "samples_per_s",    "scaling_efficiency",
                                                  "energy_J",         "avg_power_W"};
 static const char *metric_units[PF_MET_COUNT] = {"s", "s", "TFLOP/s", "tokens/s", "samples/s", "%", "J", "W"};
-static const char *scope_names[] = {"", "gpu", "gpu_per_gpu", "gpu_job", "node", "node_job"};
+static const char *scope_names[] = {"", "gpu", "gpu_per_gpu", "gpu_job", "node", "node_job", "node_gpus_job"};
 static const char *bound_names[] = {"", "lower", "upper", "range"};
 
 const char *pf_metric_name(pf_metric m) { return m < PF_MET_COUNT ? metric_names[m] : "?"; }
 const char *pf_metric_unit(pf_metric m) { return m < PF_MET_COUNT ? metric_units[m] : "?"; }
-const char *pf_scope_name(pf_scope s) { return s <= PF_SCOPE_NODE_JOB ? scope_names[s] : "?"; }
+const char *pf_scope_name(pf_scope s) { return s <= PF_SCOPE_NODE_GPUS_JOB ? scope_names[s] : "?"; }
 const char *pf_bound_name(pf_bound b) { return b <= PF_BOUND_RANGE ? bound_names[b] : "?"; }
 
 int pf_metric_parse(const char *s, pf_metric *out) {
@@ -116,13 +118,13 @@ enum {
   C_PRECISION, C_SP, C_DIST_OPT, C_RECOMPUTE, C_SCHEDULE, C_METRIC, C_VALUE, C_UNIT, C_BASELINE, C_SOURCE,
   C_NREQUIRED,
   C_NOTES = C_NREQUIRED, C_PARAMS, C_FLOPS, C_GRAD_ACCUM, C_SCALING, C_BOUND, C_VALUE_HI, C_ITERATIONS, C_SCOPE,
-  C_USE, C_TAG, C_NCOLS
+  C_USE, C_TAG, C_DURATION, C_TRAIN, C_NCOLS
 };
 static const char *col_names[C_NCOLS] = {
     "machine", "model", "layers", "hidden", "heads", "seq", "vocab", "nodes", "gpus", "tp", "pp", "dp", "mbs",
     "gbs", "precision", "sp", "dist_opt", "recompute", "schedule", "metric", "value", "unit", "baseline_nodes",
     "source", "notes", "params", "flops_per_sample", "grad_accum", "scaling", "bound", "value_hi", "iterations",
-    "scope", "use", "tag"};
+    "scope", "use", "tag", "duration_s", "train_s"};
 
 typedef struct {
   const char *path;
@@ -222,10 +224,15 @@ static int parse_row(const ctx *c, pf_vrow *r) {
     return rc;
   if ((rc = get_double(c, C_PARAMS, &r->params, false)) < 0 ||
       (rc = get_double(c, C_FLOPS, &r->flops_per_sample, false)) < 0 ||
-      (rc = get_double(c, C_ITERATIONS, &r->iterations, false)) < 0)
+      (rc = get_double(c, C_ITERATIONS, &r->iterations, false)) < 0 ||
+      (rc = get_double(c, C_DURATION, &r->duration_s, false)) < 0 ||
+      (rc = get_double(c, C_TRAIN, &r->train_s, false)) < 0)
     return rc;
-  if (r->params < 0 || r->flops_per_sample < 0 || r->iterations < 0)
-    return bad(c, r->params < 0 ? C_PARAMS : r->flops_per_sample < 0 ? C_FLOPS : C_ITERATIONS, "must not be negative");
+  if (r->train_s < 0 || (r->train_s > 0 && r->train_s > r->duration_s * 1.0001))
+    return bad(c, C_TRAIN, "must be within duration_s (the training part of the metered job)");
+  if (r->params < 0 || r->flops_per_sample < 0 || r->iterations < 0 || r->duration_s < 0)
+    return bad(c, r->params < 0 ? C_PARAMS : r->flops_per_sample < 0 ? C_FLOPS : r->iterations < 0 ? C_ITERATIONS : C_DURATION,
+               "must not be negative");
 
   field_copy(c, C_PRECISION, r->precision, sizeof r->precision);
   if (r->precision[0]) {
@@ -289,9 +296,9 @@ static int parse_row(const ctx *c, pf_vrow *r) {
   r->scope = PF_SCOPE_NONE;
   if (tmp[0]) {
     bool found = false;
-    for (int i = 1; i <= PF_SCOPE_NODE_JOB; i++)
+    for (int i = 1; i <= PF_SCOPE_NODE_GPUS_JOB; i++)
       if (!strcmp(tmp, scope_names[i])) { r->scope = (pf_scope)i; found = true; }
-    if (!found) return bad(c, C_SCOPE, "valid: gpu, gpu_per_gpu, gpu_job, node, node_job");
+    if (!found) return bad(c, C_SCOPE, "valid: gpu, gpu_per_gpu, gpu_job, node, node_job, node_gpus_job");
   }
   field_copy(c, C_USE, r->use, sizeof r->use);
   if (r->use[0] && strcmp(r->use, "fit") && strcmp(r->use, "check")) return bad(c, C_USE, "valid: fit, check");

@@ -6,6 +6,7 @@
  * Scaling efficiency as EPICURE defines it (DESIGN 5.6): TFLOP/s per GPU at n
  * over TFLOP/s per GPU at baseline_nodes. */
 #include "preflight/batch.h"
+#include "preflight/energy.h"
 #include "preflight/error.h"
 #include "preflight/validate.h"
 
@@ -104,16 +105,56 @@ static void apply_fit(pf_scenario *sc, const pf_fitparams *fp) {
   sc->step_overhead_s = fp->step_overhead_s;
 }
 
+static bool job_scope(pf_scope s) {
+  return s == PF_SCOPE_GPU_JOB || s == PF_SCOPE_NODE_JOB || s == PF_SCOPE_NODE_GPUS_JOB;
+}
+
 /* Can the row be predicted at all (energy scopes)? 1 with the reason if not. */
 static int row_predictable(const pf_vrow *r, char *why, size_t whylen) {
   if (r->metric != PF_MET_ENERGY && r->metric != PF_MET_POWER) return 0;
-  if (r->scope == PF_SCOPE_GPU || r->scope == PF_SCOPE_GPU_PER_GPU) return 0;
-  const char *what = r->scope == PF_SCOPE_NONE      ? "scope not stated"
-                     : r->scope == PF_SCOPE_GPU_JOB ? "measured over the whole job (I/O, evaluation, start-up)"
-                                                    : "whole-node measurement";
-  snprintf(why, whylen, "%s: the energy model gives GPU energy of training iterations only (energy model not yet "
-           "validated)", what);
-  return 1;
+  if (r->scope == PF_SCOPE_NONE) {
+    snprintf(why, whylen, "scope not stated: energy and power rows need the metering scope (gpu, gpu_per_gpu, "
+             "node, gpu_job, node_gpus_job, node_job)");
+    return 1;
+  }
+  if (job_scope(r->scope) && !(r->duration_s > 0 && r->iterations > 0)) {
+    snprintf(why, whylen, "%s: measured over a whole job; needs duration_s (the metered runtime) and iterations "
+             "(training steps in it)", pf_scope_name(r->scope));
+    return 1;
+  }
+  return 0;
+}
+
+/* Energy of a row's scope (energy.h): a whole job of duration_s holding `iterations` predicted iterations (time
+ * held at the measured value: utilisation = predicted busy time / measured duration), or the iterations alone. */
+static double scope_energy(const pf_vrow *r, const pf_scenario *sc, const pf_prediction *p, bool hold_training,
+                           double *window_s) {
+  double it = r->iterations > 0 ? r->iterations : 1;
+  const pf_energy *e = &p->energy;
+  bool amd_package = sc->machine.dev.dies_per_package > 1; /* amd-smi reports per package (both GCDs) */
+  if (!job_scope(r->scope)) {
+    *window_s = it * p->iteration_time_s;
+    if (r->scope == PF_SCOPE_NODE) return e->node_J * it;
+    return (amd_package && r->scope == PF_SCOPE_GPU ? e->package_J : e->gpu_J) * it;
+  }
+  pf_energy_use u = e->use;
+  /* the kernels of `iterations` steps; with the training time measured too, the predicted iteration is
+   * stretched (or shrunk) to it when asked (--hold-time training): the busy share and utilisation of an
+   * iteration are the model's, its length the measurement's, so only the power model is judged */
+  double k = it;
+  if (hold_training && r->train_s > 0 && p->iteration_time_s > 0) k = r->train_s / p->iteration_time_s;
+  u.busy_s *= k; u.tensor_util_s *= k; u.vector_util_s *= k; u.hbm_util_s *= k;
+  u.compute_bound_s *= k; u.comm_s *= k;
+  u.window_s = r->duration_s;
+  pf_energy j;
+  memset(&j, 0, sizeof j);
+  pf_energy_window(sc, &u, &j);
+  *window_s = r->duration_s;
+  switch (r->scope) {
+  case PF_SCOPE_NODE_JOB: return j.node_J;
+  case PF_SCOPE_NODE_GPUS_JOB: return j.node_gpus_J;
+  default: return amd_package ? j.package_J : j.gpu_J;
+  }
 }
 
 /* The scenarios a row needs: out[0] at the row's node count, out[1] the
@@ -142,7 +183,8 @@ static int row_scenarios(const pf_vrow *r, const pf_scenario *sc0, const pf_fitp
 
 /* The row's metric from the prediction at n (p, scenario sc after pf_predict)
  * and, for scaling rows, at the baseline (base). */
-static double row_value(const pf_vrow *r, const pf_scenario *sc, const pf_prediction *p, const pf_prediction *base) {
+static double row_value(const pf_vrow *r, const pf_scenario *sc, const pf_prediction *p, const pf_prediction *base,
+                        bool hold_training) {
   double it = r->iterations > 0 ? r->iterations : 1;
   switch (r->metric) {
   case PF_MET_ITER_TIME: return p->iteration_time_s;
@@ -151,8 +193,12 @@ static double row_value(const pf_vrow *r, const pf_scenario *sc, const pf_predic
   case PF_MET_TOKENS: return p->tokens_per_s;
   case PF_MET_SAMPLES: return p->samples_per_s;
   case PF_MET_SCALING: return p->tflops_per_gpu / base->tflops_per_gpu;
-  case PF_MET_ENERGY: return p->energy.gpu_J * it / (r->scope == PF_SCOPE_GPU_PER_GPU ? sc->gpus : 1);
-  case PF_MET_POWER: return p->energy.avg_power_per_gpu_W * (r->scope == PF_SCOPE_GPU_PER_GPU ? 1 : sc->gpus);
+  case PF_MET_ENERGY:
+  case PF_MET_POWER: {
+    double win, E = scope_energy(r, sc, p, hold_training, &win);
+    if (r->scope == PF_SCOPE_GPU_PER_GPU) E /= sc->gpus;
+    return r->metric == PF_MET_ENERGY ? E : win > 0 ? E / win : NAN;
+  }
   default: return NAN;
   }
 }
@@ -171,7 +217,7 @@ int pf_vrow_predict(const pf_vrow *r, const pf_scenario *sc0, const pf_fitparams
     rc = pf_error_set(rc, "baseline %d nodes: %s", r->baseline_nodes, d);
   }
   if (rc == 0) rc = pf_predict(&sc[0], &p[0]);
-  if (rc == 0) *value = row_value(r, &sc[0], &p[0], &p[1]);
+  if (rc == 0) *value = row_value(r, &sc[0], &p[0], &p[1], false);
   if (rc < 0) snprintf(why, whylen, "%s", pf_error_detail());
   if (pred && rc == 0) *pred = p[0];
   free(sc);
@@ -209,7 +255,7 @@ typedef struct {
   int rc;
   char detail[512];
   pf_prediction pred;
-  int gpus; /* the scenario's GPU count after pf_predict (energy per GPU) */
+  int gpus, nodes; /* the scenario's GPU and node counts after pf_predict (energy scopes) */
 } vcache_entry;
 
 struct pf_vcache {
@@ -299,6 +345,7 @@ int pf_validate_run_cached(pf_vset *s, const pf_validate_opts *o, pf_vcache *cac
     snprintf(e->detail, sizeof e->detail, "%s", items[q].detail);
     e->pred = items[q].pred;
     e->gpus = items[q].sc->gpus;
+    e->nodes = items[q].sc->nodes;
   }
   for (int i = 0; i < s->n; i++) {
     pf_vrow *r = &s->rows[i];
@@ -314,9 +361,11 @@ int pf_validate_run_cached(pf_vset *s, const pf_validate_opts *o, pf_vcache *cac
       snprintf(r->reason, sizeof r->reason, "%s", e0->detail);
       continue;
     }
-    pf_scenario *one = row_sc; /* row_value reads the GPU count only */
+    pf_scenario *one = row_sc; /* row_value reads the machine and the GPU and node counts */
+    if (pf_vrow_scenario(r, o, one, r->reason, sizeof r->reason) != 0) { r->status = PF_ROW_FAILED; continue; }
     one->gpus = e0->gpus;
-    r->predicted = row_value(r, one, &e0->pred, e1 ? &e1->pred : NULL);
+    one->nodes = e0->nodes;
+    r->predicted = row_value(r, one, &e0->pred, e1 ? &e1->pred : NULL, o && o->hold_training);
     r->error = pf_vrow_error(r, r->predicted);
   }
 done:

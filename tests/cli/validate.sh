@@ -30,7 +30,33 @@ expect_grep "^summary: median" "$T/out"
 expect_grep "not predicted" "$T/out"
 expect_exit 0 $P validate "$V/maelstrom.csv" --format csv
 expect_grep "^line,machine,model,nodes,gpus,metric" "$T/out"
-expect_grep "not predicted,.*whole job" "$T/out"
+expect_grep "^11,juwels-booster,custom,1,4,energy_J,J,,219996,,predicted," "$T/out"
+# every MAELSTROM energy/power row is predicted in its metering scope, time held at duration_s (docs/energy.md)
+expect_exit 0 $P validate "$V/maelstrom.csv" --format json
+python3 - "$T/out" <<'PY' && ok || bad "maelstrom energy rows predicted per scope"
+import json, sys
+d = json.load(open(sys.argv[1]))
+rows = [r for r in d["rows"] if r["metric"] in ("energy_J", "avg_power_W")]
+assert len(rows) == 188 and all(r["status"] == "predicted" for r in rows), len(rows)
+assert {"gpu_job", "node_job", "node_gpus_job"} <= set(d["summary"]["by_scope"]), d["summary"]["by_scope"]
+PY
+# --hold-time training stretches the predicted iteration to the measured train_s (a diagnostic of the power model)
+expect_exit 0 $P validate "$V/maelstrom.csv" --hold-time training --format json
+python3 - "$T/out" <<'PY' && ok || bad "--hold-time training"
+import json, sys
+d = json.load(open(sys.argv[1]))
+r = {x["line"]: x for x in d["rows"]}
+assert r[12]["status"] == "predicted" and r[12]["predicted"] > 500, r[12]  # AP1 A100: GPUs busy the whole epoch
+PY
+expect_exit 2 $P validate "$V/maelstrom.csv" --hold-time sometimes
+expect_grep "hold-time" "$T/err"
+# a whole-job row without its duration is not predicted, and says what is missing
+printf '%s\n' "machine,model,layers,hidden,heads,seq,vocab,nodes,gpus,tp,pp,dp,mbs,gbs,precision,sp,dist_opt,recompute,schedule,metric,value,unit,baseline_nodes,source,iterations,scope,duration_s" \
+  "juwels-booster,gpt3-1.3b,,,,,,1,4,1,1,,1,64,bf16,,,full,,avg_power_W,1500,W,,doc:1,100,gpu_job," \
+  "juwels-booster,gpt3-1.3b,,,,,,1,4,1,1,,1,64,bf16,,,full,,avg_power_W,1500,W,,doc:2,100,gpu_job,600" > "$T/job.csv"
+expect_exit 0 $P validate "$T/job.csv" --format csv
+expect_grep "not predicted,.*needs duration_s" "$T/out"
+expect_grep "^3,juwels-booster,gpt3-1.3b,1,4,avg_power_W,W,,1500,,predicted," "$T/out"
 
 # rows that cannot be predicted are listed with the reason and left out of the summary
 expect_exit 0 $P validate "$F/small.csv" --format json

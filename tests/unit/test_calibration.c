@@ -107,6 +107,9 @@ static void test_full(void) {
   CHECK_NEAR(c.power_tensor_W, 700, 0);
   CHECK_NEAR(c.power_hbm_W, 140, 0);
   CHECK_NEAR(c.power_vector_W, 180, 0);
+  CHECK_NEAR(m.dev.tensor_W, 700, 0);
+  CHECK_NEAR(m.dev.hbm_W, 140, 0);
+  CHECK_NEAR(m.dev.vector_W, 180, 0);
 
   /* the same file on an A100 machine: not a match (pf_predict refuses it unless forced) */
   pf_machine a;
@@ -235,6 +238,34 @@ static void test_errors(void) {
   CHECK_INT(pf_calibration_apply(&c, &m), PF_EINVAL);
   CHECK(strstr(pf_error_detail(), "--backend cuda") != NULL);
   CHECK(!m.dev.calibrated);
+  unlink(path);
+}
+
+/* The power model overlay (issue 11): the driver's cap replaces the cap, the coefficients the utilisation
+ * terms; max_W (a register-only kernel's 412 W on an H100) does not become the cap. */
+static void test_power(void) {
+  pf_calibration c;
+  CHECK_INT(pf_calibration_load(fixture("power-h100.json"), &c), 0);
+  CHECK(c.has_power_coef);
+  CHECK_NEAR(c.power_cap_W, 600, 0);
+  pf_machine m = h100_machine();
+  char err[4096];
+  CHECK_INT(apply_capture(&c, &m, err, sizeof err), 0);
+  CHECK_NEAR(m.dev.idle_W, 66, 0);
+  CHECK_NEAR(m.dev.context_W, 120, 0);
+  CHECK_NEAR(m.dev.tdp_W, 600, 0);
+  CHECK_NEAR(m.dev.cap_W, 600, 0);
+  CHECK_NEAR(m.dev.tensor_W, 520, 0);
+  CHECK_NEAR(m.dev.hbm_W, 200, 0);
+  CHECK_NEAR(m.dev.vector_W, 450, 0);
+  /* a coefficient out of range names its field */
+  char path[] = "/tmp/pf_cal_power_XXXXXX";
+  int fd = mkstemp(path);
+  const char *bad = "{\"schema_version\":1,\"power_model\":{\"coefficients\":{\"tensor_W\":9000,\"hbm_W\":1}}}";
+  CHECK(write(fd, bad, strlen(bad)) == (ssize_t)strlen(bad));
+  close(fd);
+  CHECK_INT(pf_calibration_load(path, &c), PF_EPARSE);
+  CHECK(strstr(pf_error_detail(), "power_model.coefficients.tensor_W") != NULL);
   unlink(path);
 }
 
@@ -433,6 +464,7 @@ int main(void) {
   test_full();
   test_fit_only();
   test_errors();
+  test_power();
   test_stats();
   test_measure();
   test_fit();

@@ -36,7 +36,7 @@ static int synth(const pf_fitparams *truth, const char *metric, pf_vset *s) {
   pf_csv_free(&csv);
   if (rc < 0) return rc;
   /* the measurements: predictions with the true parameters */
-  pf_validate_opts o = {NULL, truth, NULL, NULL};
+  pf_validate_opts o = {NULL, truth, NULL, NULL, false};
   if ((rc = pf_validate_run(s, &o)) < 0) return rc;
   for (int i = 0; i < s->n; i++) {
     pf_vrow *r = &s->rows[i];

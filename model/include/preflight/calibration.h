@@ -31,9 +31,9 @@ typedef struct pf_calibration {
   double launch_s;
   double h2d_Bps, d2h_Bps, d2d_Bps;
   double link_alpha_s, link_beta_Bps; /* fitted alpha-beta of device<->device */
-  double idle_W, context_W, max_W;  /* power states measured, 0 = not measured (max_W: the highest point, not the cap) */
-  double power_cap_W;               /* device.power_cap_W: the cap the driver reports, 0 = not given */
-  /* power_model.coefficients: P = context_W + tensor_W u_tensor + hbm_W u_hbm + vector_W u_vector */
+  double idle_W, context_W, max_W;  /* power states measured, 0 = not measured (max_W: the highest point seen) */
+  double power_cap_W;               /* device.power_cap_W: the cap the driver reported, 0 = not given */
+  /* power_model.coefficients (docs/energy.md): dynamic W at full tensor, HBM, vector utilisation */
   bool has_power_coef;
   double power_tensor_W, power_hbm_W, power_vector_W;
   /* vendor-library GEMM table (results.gemm, written by calibrate --gemm) */

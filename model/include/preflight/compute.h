@@ -18,6 +18,9 @@ typedef struct pf_stage_work {
   double optimizer_s;            /* optimizer step */
   int layers;
   pf_step fwd, bwd;              /* kernel timelines of one microbatch (transformers; zero otherwise) */
+  pf_step work;                  /* fwd + bwd of one microbatch for every workload kind (the energy model's
+                                    utilisation sums; pf_stage_work_compute fills it from fwd and bwd) */
+  pf_step opt;                   /* the optimizer step */
 } pf_stage_work;
 
 /* Work of pipeline stage s (0..pp-1) for one microbatch.  Returns 0 or a

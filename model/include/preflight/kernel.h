@@ -72,6 +72,8 @@ typedef struct pf_kernel_env {
   const pf_device *dev; /* borrowed */
   double host_op_s;     /* host dispatch time per framework operator */
   double eff_scale;     /* fit overlay: achieved rates x eff_scale (1 = none; 0 is taken as 1) */
+  double clock_ratio;   /* SM clock / full clock under a power cap: the math of a kernel runs at x
+                           clock_ratio, its HBM stream does not (0 is taken as 1; energy.c) */
 } pf_kernel_env;
 
 /* Cost of one launch of k.  Returns 0, or PF_EINVAL for a kernel the device

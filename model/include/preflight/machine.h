@@ -58,6 +58,14 @@ typedef struct pf_device {
   double idle_W;                /* bare idle per logical device */
   double context_W;             /* idle with a context (waiting in collectives counts at least this) */
   double comm_W;                /* while running communication kernels only */
+  /* dynamic power above context_W at full utilisation of each resource (energy.c, docs/energy.md):
+   * P = context + tensor_W u_tensor + vector_W u_vector + hbm_W u_hbm, u against the datasheet peaks */
+  double tensor_W, vector_W, hbm_W;
+  double package_W;             /* what shares the package cap outside this device (GH200: Grace CPU +
+                                   LPDDR5X per module), charged at package and node scope; 0 = none */
+  double cap_W;                 /* power cap of device + package_W (default tdp_W + package_W) */
+  double v_floor;               /* DVFS: core voltage at and below half the clock, over the voltage at full
+                                   clock (energy.c); 0 = the default */
   int dies_per_package;         /* 2 for MI250X/MI250 (GCDs), 2 for Max 1550 (tiles), else 1 */
   bool calibrated;              /* rates were replaced by a calibration overlay */
   char calibration_source[PF_PATH_MAX];

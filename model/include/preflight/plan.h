@@ -76,6 +76,9 @@ typedef struct pf_scenario {
   /* efficiency overrides from a fit overlay (1, 1, 0 = none) */
   double compute_eff_scale, comm_eff_scale, step_overhead_s;
   double jitter_cv;             /* per-step compute jitter (0 = deterministic timing) */
+  double train_iters;           /* --train-iters: iterations of the run (per-run energy; 0 = not given) */
+  double power_cap_W;           /* --power-cap: per device (with its package share); 0 = the device's cap */
+  double clock_ratio;           /* internal: SM clock / full clock after the cap (0 = 1; pf_predict sets it) */
   bool free_p2p;                /* internal: P2P transfers cost nothing (bubble/comm split) */
 } pf_scenario;
 

@@ -20,10 +20,35 @@ typedef struct pf_breakdown {
   double compute, tp_comm, pp_bubble, pp_comm, dp_comm_exposed, optimizer, overhead, dp_interference;
 } pf_breakdown;
 
+/* What one used device does over a window (averages over the job's devices). */
+typedef struct pf_energy_use {
+  double window_s;        /* wall time of the window */
+  double busy_s;          /* compute kernels (incl. launch floors) */
+  double tensor_util_s, vector_util_s, hbm_util_s; /* sums of time x utilisation over those kernels */
+  double compute_bound_s; /* busy time whose length follows the SM clock (compute-bound bodies) */
+  double comm_s;          /* communication kernels on no compute's shadow (exposed); hidden ones are
+                             charged once, inside the compute they overlap */
+  double clock_ratio;     /* SM clock / full clock the kernels ran at (0 = 1) */
+} pf_energy_use;
+
+/* Energy of one window (an iteration in a prediction), whole job, by metering scope (energy.h):
+ *   gpu        the devices the job uses (device sensors: NVML, amd-smi per GCD share)
+ *   package    the packages holding them: both GCDs of an MI250X, a GH200 module with Grace and LPDDR5X
+ *   node_gpus  every device of the job's nodes, unused ones at idle (GPU sensors of whole nodes)
+ *   node       whole nodes: all packages, CPUs, host memory, NICs, board (node_base)
+ *   facility   (node + the job's share of switches) x PUE */
 typedef struct pf_energy {
   double gpu_J, node_J, network_J, facility_J;   /* per iteration, whole job */
+  double package_J, node_gpus_J;
   double avg_power_per_node_W, avg_power_per_gpu_W;
+  double avg_power_per_package_W;                /* per package (MI250X OAM, GH200 module) */
   double per_iteration_J;                        /* = facility_J */
+  double gpu_busy_W;                             /* mean power of a used device while its kernels run */
+  double cap_W;                                  /* the cap in force (device + package share) */
+  double clock_ratio;                            /* SM clock under that cap / full clock (1 = not capped) */
+  double per_sample_J, per_token_J;              /* facility energy per sample / token */
+  double action_Js;                              /* facility energy x iteration time (MAELSTROM's Action) */
+  pf_energy_use use;                             /* the window it came from (validate rescales it to a job) */
 } pf_energy;
 
 /* Communication per GPU and iteration, averaged over the pipeline stages

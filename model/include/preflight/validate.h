@@ -85,7 +85,8 @@ typedef enum {
   PF_SCOPE_GPU_PER_GPU, /* one GPU, training iterations only (Megatron's J/iter/GPU) */
   PF_SCOPE_GPU_JOB,     /* all GPUs over the whole job (I/O, evaluation, start-up) */
   PF_SCOPE_NODE,        /* whole nodes, training iterations only */
-  PF_SCOPE_NODE_JOB     /* whole nodes over the whole job (PDU) */
+  PF_SCOPE_NODE_JOB,    /* whole nodes over the whole job (PDU) */
+  PF_SCOPE_NODE_GPUS_JOB /* every device of the job's nodes, used or not, over the whole job (GPU sensors) */
 } pf_scope;
 
 typedef enum { PF_ROW_PREDICTED, PF_ROW_NOT_PREDICTED, PF_ROW_FAILED } pf_row_status;
@@ -112,6 +113,8 @@ typedef struct pf_vrow {
   int baseline_nodes;
   pf_scaling scaling;
   double iterations;          /* for time_s and energy rows; 0 = 1 */
+  double duration_s;          /* energy rows of a whole job: the measured runtime of what was metered; 0 = none */
+  double train_s;             /* the measured time of its training iterations (within duration_s); 0 = not given */
   pf_scope scope;
   char use[8];                /* "fit", "check" or "" */
   char tag[32];
@@ -155,6 +158,8 @@ typedef struct pf_validate_opts {
   const pf_fitparams *fit;    /* NULL = defaults */
   pf_vrow_builder build;      /* NULL: the core columns only (rows with option columns are refused) */
   void *build_arg;
+  bool hold_training;         /* whole-job energy rows with train_s: the predicted iteration stretched to the
+                                 measured training time (validate --hold-time training; docs/energy.md) */
 } pf_validate_opts;
 
 /* Metric names, canonical units and parsing. */

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# energy.sh - the energy model's invariants over every scenario of the repository and the test fixtures
+# (docs/energy.md): mean GPU power within the cap in force and busy power too; each scope holds the one
+# inside it (node_gpus >= gpu, node >= node_gpus, facility >= node); Action = facility energy x time;
+# a cap at 60 % of the device's lowers GPU power and GPU energy and lengthens a compute-bound iteration;
+# --power-cap and --train-iters are checked as options.  The unit test test_energy.c checks the rest
+# (launch-bound < GEMM-bound, more utilisation never less power, idle devices at idle, GH200, MI250X).
+source "$PF_SRC/tests/cli/lib.bash"
+P=$PREFLIGHT
+export PREFLIGHT_PROGRESS=0
+
+check() { # check FILE.json [CAP]: every prediction in it keeps the invariants
+  python3 - "$@" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+rows = d.get("rows", [d])
+cap = float(sys.argv[2]) if len(sys.argv) > 2 else None
+n = 0
+for r in rows:
+    e = r.get("energy")
+    if not e:
+        continue
+    n += 1
+    c = cap or e["power_cap_W"]
+    assert e["power_cap_W"] == c, (e["power_cap_W"], c)
+    assert 0 < e["avg_power_per_gpu_W"] <= c + 1e-6, e
+    assert e["gpu_busy_W"] <= c * 1.001 or e["clock_ratio"] <= 0.2 + 1e-9, e
+    assert e["node_gpus_J"] >= e["gpu_J"] - 1e-6 and e["node_J"] >= e["node_gpus_J"] - 1e-6, e
+    assert e["package_J"] >= e["gpu_J"] - 1e-6 and e["facility_J"] >= e["node_J"] - 1e-6, e
+    assert abs(e["action_Js"] - e["facility_J"] * r["iteration_time_s"]) <= 1e-4 * e["action_Js"] + 1e-6, e
+    assert 0 < e["clock_ratio"] <= 1, e
+assert n > 0, "no prediction with energy"
+PY
+}
+
+for f in "$PF_SRC"/scenarios/*.cfg "$PF_SRC"/tests/fixtures/scenarios/*.cfg; do
+  if grep -q '^nodes *= *\[' "$f"; then cmd=sweep; else cmd=predict; fi
+  expect_exit 0 $P $cmd "$f" --format json
+  check "$T/out" && ok || bad "energy invariants: $cmd $(basename "$f")"
+done
+
+# a compute-bound job under a cap at 60 % of its device's (700 W H100): slower, less GPU power and energy
+J="--machine westai-h100 --model gpt3-13b --nodes 1 --tp 4 --gbs 64 --sp --dist-opt --flash-attn --recompute selective"
+expect_exit 0 $P predict $J --format json
+cp "$T/out" "$T/free.json"
+expect_exit 0 $P predict $J --power-cap 420 --format json
+check "$T/out" 420 && ok || bad "capped invariants"
+python3 - "$T/free.json" "$T/out" <<'PY' && ok || bad "a 60 % cap: longer iteration, lower GPU power and energy"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+assert b["iteration_time_s"] > a["iteration_time_s"], (a["iteration_time_s"], b["iteration_time_s"])
+assert b["energy"]["avg_power_per_gpu_W"] < a["energy"]["avg_power_per_gpu_W"]
+assert b["energy"]["gpu_J"] < a["energy"]["gpu_J"]
+assert b["energy"]["clock_ratio"] < 1 and any("power cap 420 W" in w for w in b["warnings"]), b["warnings"]
+PY
+expect_exit 0 $P predict $J --power-cap "0.42 kW" --format json
+check "$T/out" 420 && ok || bad "--power-cap with a unit"
+expect_exit 2 $P predict $J --power-cap lots
+expect_grep "power-cap" "$T/err"
+expect_exit 2 $P predict $J --power-cap 0
+
+# sweep --power-cap LIST: the what-if as an axis; lower caps, lower GPU power, never a shorter iteration
+expect_exit 0 $P sweep $J --power-cap 300,500,700 --format json
+check "$T/out" && ok || bad "sweep --power-cap invariants"
+python3 - "$T/out" <<'PY' && ok || bad "sweep --power-cap: the trade-off"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["axes"] == ["power-cap"], d["axes"]
+rows = sorted(d["rows"], key=lambda r: float(r["axes"]["power-cap"]))
+w = [r["energy"]["avg_power_per_gpu_W"] for r in rows]
+t = [r["iteration_time_s"] for r in rows]
+assert w[0] < w[1] < w[2] and t[0] > t[1] >= t[2], (w, t)
+PY
+expect_exit 0 $P sweep $J --power-cap 300,700
+expect_grep "W/GPU +GPU kJ/it +node kJ/it" "$T/out"
+
+# --calibration overlays measured power: the driver's cap and the fitted coefficients (synthetic file)
+H="--machine westai-h100 --model gpt3-1.3b --nodes 1 --gbs 16"
+expect_exit 0 $P predict $H --calibration "$PF_SRC/tests/fixtures/calibration/power-h100.json" --format json
+python3 - "$T/out" <<'PY' && ok || bad "--calibration power overlay"
+import json, sys
+e = json.load(open(sys.argv[1]))["energy"]
+assert e["power_cap_W"] == 600 and e["avg_power_per_gpu_W"] <= 600, e
+PY
+
+# per-run energy with --train-iters: the iteration's times N
+expect_exit 0 $P predict $J --train-iters 1000 --format json
+python3 - "$T/out" <<'PY' && ok || bad "--train-iters: energy per run"
+import json, sys
+d = json.load(open(sys.argv[1]))
+e, r = d["energy"], d["energy"]["run"]
+assert r["iterations"] == 1000 and abs(r["facility_J"] - 1000 * e["facility_J"]) <= 1e-3 * r["facility_J"]
+assert abs(r["wall_s"] - 1000 * d["iteration_time_s"]) <= 1e-3 * r["wall_s"]
+PY
+expect_exit 0 $P predict $J --train-iters 1000
+expect_grep "^energy/run  1000 iterations" "$T/out"
+finish

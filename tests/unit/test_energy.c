@@ -1,0 +1,124 @@
+/* test_energy.c - the energy model's invariants (docs/energy.md) on real
+ * machines and workloads: a launch-bound small model draws less than a
+ * GEMM-bound large one on the same GPU; more utilisation never draws less;
+ * the idle devices of a used node are charged at idle_W; mean GPU power stays
+ * within the cap; a cap at 60 % of the device's makes a compute-bound
+ * iteration longer and its GPU power and GPU energy lower; the GH200 module's
+ * package share is never "GPU"; an MI250X package holds two GCDs. */
+#include "check.h"
+#include "preflight/energy.h"
+#include "preflight/error.h"
+#include "preflight/predict.h"
+
+static int setup(pf_scenario *sc, const char *machine, const char *model, int nodes, int gpus, int tp, int gbs) {
+  pf_scenario_init(sc);
+  if (pf_machine_load(machine, &sc->machine) < 0 || pf_workload_builtin(model, &sc->workload) < 0) {
+    fprintf(stderr, "%s\n", pf_error_detail());
+    return -1;
+  }
+  sc->nodes = nodes;
+  sc->gpus = gpus;
+  sc->plan.tp = tp;
+  sc->plan.mbs = 1;
+  sc->plan.gbs = gbs;
+  sc->plan.flash_attn = true;
+  sc->plan.dist_opt = true;
+  sc->plan.sp = tp > 1;
+  sc->plan.recompute = PF_RECOMPUTE_SELECTIVE;
+  return 0;
+}
+
+/* a small, launch-bound transformer: 2 layers of hidden 256 over 128 tokens */
+static int tiny(pf_scenario *sc, const char *machine, int gpus) {
+  if (setup(sc, machine, "gpt3-1.3b", 1, gpus, 1, 4 * gpus) < 0) return -1;
+  sc->workload.layers = 2;
+  sc->workload.hidden = 256;
+  sc->workload.heads = 4;
+  sc->workload.kv_heads = 4;
+  sc->workload.ffn_hidden = 1024;
+  sc->workload.seq = 128;
+  return 0;
+}
+
+static int predict(pf_scenario *sc, pf_prediction *p) {
+  int rc = pf_predict(sc, p);
+  if (rc < 0) fprintf(stderr, "predict: %s\n", pf_error_detail());
+  return rc;
+}
+
+int main(void) {
+  static pf_scenario sc, big_sc;
+  static pf_prediction small, big, capped;
+
+  /* launch-bound small model vs GEMM-bound large model, one H100 node each */
+  if (tiny(&sc, "westai-h100", 4) < 0 || predict(&sc, &small) < 0) return 1;
+  if (setup(&big_sc, "westai-h100", "gpt3-13b", 1, 4, 4, 64) < 0 || predict(&big_sc, &big) < 0) return 1;
+  CHECK(small.energy.avg_power_per_gpu_W < big.energy.avg_power_per_gpu_W);
+  CHECK(small.energy.gpu_busy_W < big.energy.gpu_busy_W);
+  const pf_device *d = &big_sc.machine.dev;
+  /* every scope at least its part; the mean within the cap and above idle */
+  for (const pf_prediction *p = &small; p; p = p == &small ? &big : NULL) {
+    CHECK(p->energy.avg_power_per_gpu_W <= d->cap_W + 1e-9);
+    CHECK(p->energy.avg_power_per_gpu_W >= d->idle_W);
+    CHECK(p->energy.package_J >= p->energy.gpu_J);
+    CHECK(p->energy.node_J >= p->energy.node_gpus_J);
+    CHECK(p->energy.facility_J >= p->energy.node_J);
+    CHECK_NEAR(p->energy.action_Js, p->energy.facility_J * p->iteration_time_s, 1e-12);
+  }
+
+  /* more utilisation never draws less: each resource's sum raised in turn */
+  pf_energy_use u = big.energy.use;
+  pf_energy e0, e1;
+  pf_energy_window(&big_sc, &u, &e0);
+  double *terms[] = {&u.tensor_util_s, &u.vector_util_s, &u.hbm_util_s, &u.comm_s};
+  for (int i = 0; i < 4; i++) {
+    pf_energy_use v = u;
+    double *t = (double *)((char *)&v + ((char *)terms[i] - (char *)&u));
+    *t = *t * 1.2 + 1e-3;
+    pf_energy_window(&big_sc, &v, &e1);
+    CHECK(e1.gpu_J >= e0.gpu_J);
+    CHECK(e1.node_J >= e0.node_J);
+  }
+
+  /* idle devices of a used node at idle_W: 1 GPU of a 4-GPU node */
+  static pf_scenario one_sc;
+  static pf_prediction one;
+  if (tiny(&one_sc, "westai-h100", 1) < 0 || predict(&one_sc, &one) < 0) return 1;
+  double T = one.iteration_time_s;
+  CHECK_NEAR(one.energy.node_gpus_J - one.energy.gpu_J, 3 * one_sc.machine.dev.idle_W * T, 1e-9);
+  CHECK_NEAR(one.energy.node_J - one.energy.node_gpus_J, one_sc.machine.node_base_W * T, 1e-9);
+
+  /* a cap at 60 % of the device's: a compute-bound job slows, its GPUs draw less power and less energy */
+  big_sc.power_cap_W = 0.6 * d->cap_W;
+  if (predict(&big_sc, &capped) < 0) return 1;
+  CHECK(capped.energy.clock_ratio < 1.0);
+  CHECK(capped.iteration_time_s > big.iteration_time_s);
+  CHECK(capped.energy.avg_power_per_gpu_W < big.energy.avg_power_per_gpu_W);
+  CHECK(capped.energy.avg_power_per_gpu_W <= 0.6 * d->cap_W + 1e-9);
+  CHECK(capped.energy.gpu_busy_W <= 0.6 * d->cap_W + 1e-6);
+  CHECK(capped.energy.gpu_J < big.energy.gpu_J);
+  CHECK_NEAR(big_sc.clock_ratio, 0.0, 0); /* the scenario stays reusable */
+  /* the curve: voltage at the floor below half clock, 1 at full clock, monotone */
+  CHECK_NEAR(pf_energy_voltage(d, 1.0), 1.0, 1e-12);
+  CHECK(pf_energy_voltage(d, 0.3) == pf_energy_voltage(d, 0.5));
+  CHECK(pf_energy_voltage(d, 0.8) > pf_energy_voltage(d, 0.6));
+
+  /* GH200: the module's Grace and LPDDR5X share is package and node energy, never GPU energy */
+  static pf_scenario gh;
+  static pf_prediction ghp;
+  if (setup(&gh, "jedi", "gpt3-1.3b", 1, 4, 1, 16) < 0 || predict(&gh, &ghp) < 0) return 1;
+  double Tg = ghp.iteration_time_s;
+  CHECK(gh.machine.dev.package_W > 0);
+  CHECK_NEAR(ghp.energy.package_J - ghp.energy.gpu_J, 4 * gh.machine.dev.package_W * Tg, 1e-9);
+  CHECK(ghp.energy.avg_power_per_gpu_W + gh.machine.dev.package_W <= gh.machine.dev.cap_W + 1e-9);
+
+  /* MI250X: one GCD used, the package (OAM) pays its idle sibling */
+  static pf_scenario mi;
+  static pf_prediction mip;
+  if (tiny(&mi, "lumi-g", 1) < 0 || predict(&mi, &mip) < 0) return 1;
+  CHECK_INT(mi.machine.dev.dies_per_package, 2);
+  CHECK_NEAR(mip.energy.package_J - mip.energy.gpu_J, mi.machine.dev.idle_W * mip.iteration_time_s, 1e-9);
+
+  printf("%d passed, %d failed\n", pf_check_pass, pf_check_fail);
+  return pf_check_fail != 0;
+}
