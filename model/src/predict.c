@@ -315,6 +315,16 @@ int pf_predict(pf_scenario *sc, pf_prediction *out) {
   ws.tl->slow_end_s = core_end + dpi;
   out->iteration_time_s = core_end + dpi + sc->step_overhead_s;
   out->breakdown_s = (pf_breakdown){compute, tp, bubble, pp_comm, dp_exposed, d->opt_max_s, sc->step_overhead_s, dpi};
+  { /* what bounds the critical stage's compute (kernel timelines: transformers and layer lists) */
+    const pf_step *f = &w[crit].fwd, *b = &w[crit].bwd;
+    pf_compute_split *cs = &out->compute_split_s;
+    cs->compute_bound = M * (f->limit_s[PF_LIMIT_COMPUTE] + b->limit_s[PF_LIMIT_COMPUTE]);
+    cs->memory_bound = M * (f->limit_s[PF_LIMIT_MEMORY] + b->limit_s[PF_LIMIT_MEMORY]);
+    cs->launch = M * (f->limit_s[PF_LIMIT_FLOOR] + b->limit_s[PF_LIMIT_FLOOR]);
+    cs->host_bound = M * (pf_step_host_bound_s(f) + pf_step_host_bound_s(b));
+    cs->host_op_s = pf_host_op_s(sc);
+    cs->ops = M * (f->ops + b->ops);
+  }
   out->pipeline_s = makespan;
   out->dp_comm_s = d->dp_max_s + d->ag_max_s;
   snprintf(out->dp_algorithm, sizeof out->dp_algorithm, "%s", ngpu_dp > 1 ? pf_coll_algo_name(d->info.algo) : "none");

@@ -36,9 +36,6 @@ typedef enum { PF_ORDER_TP_CP_DP_PP, PF_ORDER_TP_CP_PP_DP } pf_rank_order;
  * graph mode for TensorFlow); graphs: CUDA/HIP graphs replay a captured step;
  * compiled: torch.compile / XLA fuse element-wise kernels and launch fewer. */
 typedef enum { PF_HOST_AUTO, PF_HOST_EAGER, PF_HOST_GRAPHS, PF_HOST_COMPILED } pf_host_mode;
-/* The training framework the run uses (auto: Megatron-LM for built-in
- * transformers, PyTorch otherwise). */
-typedef enum { PF_FW_AUTO, PF_FW_MEGATRON, PF_FW_PYTORCH, PF_FW_TENSORFLOW } pf_framework;
 
 typedef struct pf_plan {
   int tp, pp, dp, cp;

@@ -20,6 +20,14 @@ typedef struct pf_breakdown {
   double compute, tp_comm, pp_bubble, pp_comm, dp_comm_exposed, optimizer, overhead, dp_interference;
 } pf_breakdown;
 
+/* The compute of the critical stage per iteration split by what bounds it
+ * (kernel.h): kernel bodies bound by math or by memory, launch floors, and the
+ * time the GPU waits for the host to dispatch (host-bound); host_op_s is the
+ * dispatch cost per framework operator the prediction used. */
+typedef struct pf_compute_split {
+  double compute_bound, memory_bound, launch, host_bound, host_op_s, ops;
+} pf_compute_split;
+
 typedef struct pf_energy {
   double gpu_J, node_J, network_J, facility_J;   /* per iteration, whole job */
   double avg_power_per_node_W, avg_power_per_gpu_W;
@@ -47,6 +55,7 @@ typedef struct pf_prediction {
   double hw_tflops_per_gpu;                      /* including recomputation */
   double model_flops_per_iter;
   pf_breakdown breakdown_s;
+  pf_compute_split compute_split_s;
   pf_memory memory;
   bool fits;
   pf_energy energy;
