@@ -11,14 +11,27 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "preflight/layers.h"
+
 static cJSON *model_json(const pf_workload *w) {
   cJSON *j = cJSON_CreateObject();
   cJSON_AddStringToObject(j, "id", w->id);
   cJSON_AddStringToObject(j, "name", w->name);
-  cJSON_AddStringToObject(j, "kind", w->kind == PF_WL_TRANSFORMER ? "transformer" : w->kind == PF_WL_CNN ? "cnn" : "generic");
+  cJSON_AddStringToObject(j, "kind", w->kind == PF_WL_TRANSFORMER ? "transformer" : w->kind == PF_WL_CNN ? "cnn"
+                                     : w->kind == PF_WL_LAYERS ? "layers" : "generic");
   cJSON_AddNumberToObject(j, "params", pf_workload_params(w, 1));
   cJSON_AddNumberToObject(j, "flops_per_sample", pf_workload_model_flops_per_sample(w, 1));
   cJSON_AddNumberToObject(j, "tokens_per_sample", pf_workload_tokens_per_sample(w));
+  if (w->kind == PF_WL_LAYERS) {
+    pf_layers_totals t;
+    if (pf_layers_summary(w, &t) == 0) {
+      cJSON_AddNumberToObject(j, "nontrainable_params", t.nontrainable);
+      cJSON_AddNumberToObject(j, "layer_count", t.layers);
+      cJSON_AddNumberToObject(j, "forward_flops_per_sample", t.fwd_flops);
+      cJSON_AddNumberToObject(j, "activation_bytes_per_sample_fp32", t.act_bytes);
+      cJSON_AddNumberToObject(j, "operators_per_forward", t.fwd_ops);
+    }
+  }
   if (w->kind == PF_WL_TRANSFORMER) {
     cJSON_AddNumberToObject(j, "layers", w->layers);
     cJSON_AddNumberToObject(j, "hidden", w->hidden);
@@ -92,7 +105,7 @@ int pf_cmd_models(int argc, char **argv) {
   if ((is_show && v->npositional != 2) || (!is_show && v->npositional > 0))
     rc = pf_error_set(PF_EINVAL, "usage: preflight models [show ID]");
   else if (is_show)
-    rc = pf_workload_builtin(v->positional[1], &w);
+    rc = pf_workload_get(v->positional[1], &w);
   if (rc < 0) return pf_cli_end(&cli, pf_cli_fail(is_show ? "models show" : "models", rc));
   char *text = NULL;
   size_t len = 0;

@@ -20,7 +20,7 @@
 
 const pf_opt pf_scenario_opts[] = {
     {"machine", "ID|PATH.cfg", "machine id (see `preflight machines`) or a machine file"},
-    {"model", "ID", "built-in workload (see `preflight models`)"},
+    {"model", "ID|PATH.cfg", "built-in workload (see `preflight models`) or a layer-list model file (docs/scenario-format.md)"},
     {"layers", "N", "custom transformer: number of layers"},
     {"hidden", "N", "custom transformer: hidden size"},
     {"heads", "N", "custom transformer: attention heads"},
@@ -332,6 +332,10 @@ int pf_opts_load_scenario(const char *path, const pf_opt *const *tables, pf_optv
       }
       break;
     }
+    case CONFIG_TYPE_GROUP: /* model = { ... layers = ( ... ); }: a layer list in the scenario, read from it */
+      if (strcmp(name, "model") == 0) { snprintf(val, sizeof val, "%s", path); break; }
+      rc = pf_error_set(PF_EPARSE, "%s: %s: a group is only allowed for model (a layer list)", src, name);
+      break;
     default: rc = pf_error_set(PF_EPARSE, "%s: %s: unsupported value type", src, name);
     }
     if (rc == 0 && o->arg == NULL && config_setting_type(s) != CONFIG_TYPE_BOOL)
@@ -389,7 +393,7 @@ int pf_opts_scenario(const pf_optvals *v, pf_scenario *sc) {
     return pf_error_set(PF_EINVAL, "give one of --model, a custom transformer (--layers/--hidden/--heads), or "
                         "--params with --flops-per-sample");
   if (model) {
-    if ((rc = pf_workload_builtin(model, w)) < 0) return rc;
+    if ((rc = pf_workload_get(model, w)) < 0) return rc;
   } else if (custom_t) {
     memset(w, 0, sizeof *w);
     snprintf(w->id, sizeof w->id, "custom-transformer");

@@ -98,6 +98,13 @@ int pf_workload_builtin(const char *id, pf_workload *out) {
                       "--params/--flops-per-sample)", id ? id : "", valid);
 }
 
+int pf_workload_get(const char *id_or_path, pf_workload *out) {
+  size_t n = id_or_path ? strlen(id_or_path) : 0;
+  if (n > 4 && (strchr(id_or_path, '/') || strcmp(id_or_path + n - 4, ".cfg") == 0))
+    return pf_layers_load(id_or_path, out);
+  return pf_workload_builtin(id_or_path, out);
+}
+
 int pf_workload_check(pf_workload *w) {
   if (w->kind == PF_WL_LAYERS) return pf_layers_check(w);
   if (w->kind != PF_WL_TRANSFORMER) {

@@ -52,6 +52,8 @@ typedef struct pf_workload {
 
 /* Built-in workloads by id; PF_ENOENT lists the valid ids. */
 int pf_workload_builtin(const char *id, pf_workload *out);
+/* A built-in id, or a layer-list model file (a path: holds '/' or ends in .cfg; layers.h). */
+int pf_workload_get(const char *id_or_path, pf_workload *out);
 /* Number of built-in workloads and the i-th one (borrowed, static). */
 int pf_workload_builtin_count(void);
 const pf_workload *pf_workload_builtin_at(int i);
