@@ -9,6 +9,7 @@
 #include "preflight/error.h"
 #include "preflight/machine.h"
 #include "preflight/report.h"
+#include "preflight/units.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -55,6 +56,9 @@ const pf_opt pf_scenario_opts[] = {
     {"force-calibration", NULL, "apply --calibration even when it was measured or fitted on another machine"},
     {"host-overhead", "MODE", "kernel dispatch: auto|eager|graphs|compiled (default auto: the framework's usual mode)"},
     {"framework", "F", "training framework: auto|megatron|pytorch|tensorflow (default auto)"},
+    {"input-rate", "RATE", "input pipeline: what one node's storage and loaders deliver, e.g. \"2 GB/s\" (default off)"},
+    {"input-sample-time", "TIME", "input pipeline: one GPU's loader time per sample (decode, augment), e.g. \"2 ms\" (default off)"},
+    {"sample-bytes", "BYTES", "input bytes per sample for --input-rate (default the model's, e.g. 3.7 MB for maelstrom-ap1-unet)"},
     {"engine", "E", "pipeline engine: simgrid (default) | full | analytic"},
     {"coll-algo", "A", "DP collective algorithm: auto (the library's tuner)|best|ring|tree|hierarchical|rabenseifner|nvls|collnet"},
     {"collective", "A", "alias of --coll-algo"},
@@ -266,6 +270,25 @@ int pf_opts_num_range(const pf_optvals *v, const char *name, double lo, bool lo_
   return 1;
 }
 
+/* A quantity with its unit ("2 GB/s", "3 ms"), positive and at most hi in SI units; 0 when absent. */
+static int qty_opt(const pf_optvals *v, const char *name, pf_unit_kind kind, double hi, double *out) {
+  const char *s = pf_opts_get(v, name);
+  if (!s) return 0;
+  double x;
+  if (pf_units_parse(s, kind, &x) < 0) {
+    char why[256];
+    snprintf(why, sizeof why, "%s", pf_error_detail());
+    return bad_value(v, name, why);
+  }
+  if (!(x > 0) || x > hi) {
+    char why[96];
+    snprintf(why, sizeof why, "must be positive and at most %g (SI units)", hi);
+    return bad_value(v, name, why);
+  }
+  *out = x;
+  return 1;
+}
+
 static const pf_opt *const other_commands[] = {pf_scenario_opts, pf_sweep_opts, pf_plan_opts, pf_tune_opts,
                                                  pf_compare_opts, NULL};
 
@@ -455,6 +478,10 @@ int pf_opts_scenario(const pf_optvals *v, pf_scenario *sc) {
   if ((s = pf_opts_get(v, "rank-order")) && (rc = pf_rank_order_parse(s, &p->rank_order)) < 0) return rc;
   if ((s = pf_opts_get(v, "host-overhead")) && (rc = pf_host_mode_parse(s, &sc->host_mode)) < 0) return rc;
   if ((s = pf_opts_get(v, "framework")) && (rc = pf_framework_parse(s, &sc->framework)) < 0) return rc;
+  if ((rc = qty_opt(v, "input-rate", PF_UNIT_BANDWIDTH, 1e16, &sc->input_rate_Bps)) < 0 ||
+      (rc = qty_opt(v, "input-sample-time", PF_UNIT_TIME, 3600, &sc->input_sample_s)) < 0 ||
+      (rc = qty_opt(v, "sample-bytes", PF_UNIT_BYTES, 1e15, &sc->sample_bytes)) < 0)
+    return rc;
   if ((s = pf_opts_get(v, "engine"))) {
     if (strcmp(s, "simgrid") == 0 || strcmp(s, "des") == 0) sc->engine = PF_ENGINE_DES;
     else if (strcmp(s, "full") == 0) sc->engine = PF_ENGINE_FULL;

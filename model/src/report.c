@@ -147,6 +147,7 @@ cJSON *pf_report_prediction_json(const pf_scenario *sc, const pf_prediction *p) 
   cJSON_AddNumberToObject(b, "optimizer", r6(p->breakdown_s.optimizer));
   cJSON_AddNumberToObject(b, "overhead", r6(p->breakdown_s.overhead));
   cJSON_AddNumberToObject(b, "dp_interference", r6(p->breakdown_s.dp_interference));
+  cJSON_AddNumberToObject(b, "input", r6(p->breakdown_s.input));
   const pf_compute_split *xs = &p->compute_split_s;
   cJSON *x = cJSON_AddObjectToObject(j, "compute_split_s");
   cJSON_AddNumberToObject(x, "compute_bound", r6(xs->compute_bound));
@@ -236,11 +237,11 @@ void pf_report_prediction_table(FILE *f, const pf_scenario *sc, const pf_predict
   fprintf(f, "throughput  %.1f TFLOP/s/GPU (model), MFU %.1f %%\n", p->tflops_per_gpu, 100 * p->mfu);
   const pf_breakdown *b = &p->breakdown_s;
   const char *names[] = {"compute", "tp_comm", "pp_bubble", "pp_comm", "dp_comm_exposed", "optimizer", "overhead",
-                         "dp_interference"};
+                         "dp_interference", "input"};
   double vals[] = {b->compute, b->tp_comm, b->pp_bubble, b->pp_comm, b->dp_comm_exposed, b->optimizer, b->overhead,
-                   b->dp_interference};
+                   b->dp_interference, b->input};
   fprintf(f, "breakdown  ");
-  for (int i = 0; i < 8; i++) {
+  for (int i = 0; i < 9; i++) {
     if (vals[i] <= 0 && i >= 6) continue;
     human_time(vals[i], t, sizeof t);
     fprintf(f, "%s %s %s (%.1f %%)", i > 0 ? "," : "", names[i], t, 100 * vals[i] / p->iteration_time_s);

@@ -10,6 +10,7 @@
 #include "preflight/compute.h"
 #include "preflight/error.h"
 #include "preflight/layers.h"
+#include "preflight/predict.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,6 +97,18 @@ int main(void) {
   CHECK_INT(pf_step_add(&st, &env, &tiny), 0);
   CHECK(pf_step_time(&st) >= 1000 * 12e-6);
   CHECK(pf_step_host_bound_s(&st) > 0);
+
+  /* input pipeline: off by default; a node reading 4 GPUs' samples at a rate, or a loader per GPU */
+  static pf_scenario in;
+  pf_scenario_init(&in);
+  CHECK_INT(pf_machine_load("jureca-dc-a100", &in.machine), 0);
+  CHECK_INT(pf_workload_builtin("maelstrom-ap1-unet", &in.workload), 0);
+  in.gpus = 4, in.plan.gbs = 32, in.plan.dp = 4, in.plan.cp = 1;
+  CHECK(pf_input_time(&in) == 0);
+  in.input_rate_Bps = 1e9;
+  CHECK_NEAR(pf_input_time(&in), 32 * 329.83e9 / 89208 / 1e9, 1e-12);
+  in.input_sample_s = 0.1; /* 8 samples per GPU x 0.1 s beats the read */
+  CHECK_NEAR(pf_input_time(&in), 0.8, 1e-12);
 
   /* a model file, and its errors naming file, line and key */
   const char *src = getenv("PF_SRC");

@@ -73,6 +73,9 @@ typedef struct pf_scenario {
   /* efficiency overrides from a fit overlay (1, 1, 0 = none) */
   double compute_eff_scale, comm_eff_scale, step_overhead_s;
   double jitter_cv;             /* per-step compute jitter (0 = deterministic timing) */
+  /* input pipeline (predict.c; 0 = off): what one node's storage and loaders deliver, the loader time per
+   * sample of one GPU's loader, and the bytes of one sample (0: the workload's sample_bytes) */
+  double input_rate_Bps, input_sample_s, sample_bytes;
   bool free_p2p;                /* internal: P2P transfers cost nothing (bubble/comm split) */
 } pf_scenario;
 

@@ -18,6 +18,7 @@
  * collectives hidden behind backward / forward cost that compute. */
 typedef struct pf_breakdown {
   double compute, tp_comm, pp_bubble, pp_comm, dp_comm_exposed, optimizer, overhead, dp_interference;
+  double input;                  /* the step waits for the input pipeline (prefetching hides the rest) */
 } pf_breakdown;
 
 /* The compute of the critical stage per iteration split by what bounds it
@@ -27,6 +28,10 @@ typedef struct pf_breakdown {
 typedef struct pf_compute_split {
   double compute_bound, memory_bound, launch, host_bound, host_op_s, ops;
 } pf_compute_split;
+
+/* Input pipeline time per iteration (0 when off), the longer of the node's read and a GPU's loader work. */
+struct pf_scenario;
+double pf_input_time(const struct pf_scenario *sc);
 
 typedef struct pf_energy {
   double gpu_J, node_J, network_J, facility_J;   /* per iteration, whole job */
