@@ -77,6 +77,7 @@ static const pf_net *nets_of(const pf_workload *w, int *n) {
 
 typedef struct {
   double B, el;              /* samples on the GPU, bytes per activation element */
+  int units;                 /* SMs / CUs (split-K of weight gradients) */
   pf_precision gemm_p, conv_p;
   pf_kernel_list *fwd, *dg, *wg; /* NULL: count only */
   double params, nontrainable, flops_f, flops_b, act, ops, mult;
@@ -101,6 +102,11 @@ static int product(expand_ctx *x, pf_kernel_kind kind, const char *name, double 
   pf_kernel d = f, g = f;
   d.layout = PF_GEMM_NT, d.pass = PF_PASS_BWD, d.n = k, d.k = n; /* dA[m,k] = dC[m,n] B^T */
   g.layout = PF_GEMM_TN, g.pass = PF_PASS_BWD, g.m = k, g.k = m, g.host_ops = 0; /* dB[k,n] = A^T dC */
+  /* a weight gradient has a small output (k x n) and a long reduction (m): the libraries split the reduction
+   * over the idle SMs and add the partial sums (cuBLAS/cuDNN split-K), S splits of at least 256 each */
+  double tiles = ceil(k / 128) * ceil(n / 128) * bb, S = 1;
+  if (x->units > 0 && tiles < x->units) S = fmax(1, fmin(floor(x->units / tiles), floor(m / 256)));
+  if (S > 1) g.batch = bb * S, g.k = m / S, g.bytes += 4.0 * S * k * n * bb, g.flops = 2 * m * n * k * bb;
   double fl = 2 * m * n * k * bb * x->mult;
   x->flops_f += fl;
   x->flops_b += fl * ((weight && x->frozen) ? 1 : 2);
@@ -144,6 +150,10 @@ static int expand_layer(const pf_workload *wl, int i, const pf_layer *L, expand_
     p0 = kk * kk * *c * L->out + (L->no_bias ? 0 : L->out);
     rc = product(x, PF_KERNEL_CONV, L->kind == PF_LY_CONV2D ? "conv" : "conv-transpose", B * ho * wo, L->out, k, 1,
                  true, ops);
+    /* the bias is its own element-wise pass after cuDNN's convolution (TensorFlow's BiasAdd, PyTorch's add after
+     * cudnn_convolution), and its gradient a reduction over the output */
+    double Eo = B * ho * wo * L->out;
+    if (rc == 0 && !L->no_bias) rc = memk(x, "bias-add", 2 * el * Eo, el * Eo, 1);
     *h = ho, *w = wo, *c = L->out;
     break;
   }
@@ -185,8 +195,8 @@ static int expand_layer(const pf_workload *wl, int i, const pf_layer *L, expand_
     if (L->batch_stats) x->nontrainable += 2 * *c * x->mult;
     rc = memk(x, L->batch_stats ? "batch-norm" : "norm", 3 * el * E, 4 * el * E, ops);
     break;
-  case PF_LY_ACT:
-    rc = memk(x, "activation", 2 * el * E, 3 * el * E, ops);
+  case PF_LY_ACT: /* each further unfused operator (Swish = sigmoid, multiply) reads two tensors, writes one */
+    rc = memk(x, "activation", el * E * (2 + 3 * (ops - 1)), 1.5 * el * E * (2 + 3 * (ops - 1)), ops);
     break;
   case PF_LY_POOL:
     *h = ceil(*h / kk), *w = ceil(*w / kk);
@@ -227,8 +237,8 @@ static int expand_layer(const pf_workload *wl, int i, const pf_layer *L, expand_
 
 /* Walk the list: shapes, totals, and the kernels of each network when lists is non-NULL
  * (lists[3 n + 0..2]: forward, data gradient, weight gradient of network n). */
-static int walk(const pf_workload *w, double B, double el, pf_precision gp, pf_precision cp, pf_kernel_list *lists,
-                pf_layers_totals *t, double *params_net) {
+static int walk(const pf_workload *w, double B, double el, int units, pf_precision gp, pf_precision cp,
+                pf_kernel_list *lists, pf_layers_totals *t, double *params_net) {
   int nn;
   const pf_net *nets = nets_of(w, &nn);
   memset(t, 0, sizeof *t);
@@ -249,7 +259,7 @@ static int walk(const pf_workload *w, double B, double el, pf_precision gp, pf_p
       const pf_layer *M = &w->ly[i + j];
       if (M->kind == PF_LY_END || (j > 0 && (M->net != L->net || M->repeat > 1)))
         return shape_err(w, i, L, "span runs past the end of its network or into another repeated block");
-      expand_ctx x = {.B = B, .el = el, .gemm_p = gp, .conv_p = cp, .mult = R, .frozen = M->frozen};
+      expand_ctx x = {.B = B, .el = el, .units = units, .gemm_p = gp, .conv_p = cp, .mult = R, .frozen = M->frozen};
       if (lists) x.fwd = &lists[3 * L->net], x.dg = &lists[3 * L->net + 1], x.wg = &lists[3 * L->net + 2];
       int rc = expand_layer(w, i + j, M, &x, &h, &wd, &c);
       if (rc < 0) return rc;
@@ -271,7 +281,7 @@ static int walk(const pf_workload *w, double B, double el, pf_precision gp, pf_p
 }
 
 int pf_layers_summary(const pf_workload *w, pf_layers_totals *t) {
-  return walk(w, 1.0, 4.0, PF_FP32, PF_FP32, NULL, t, NULL);
+  return walk(w, 1.0, 4.0, 0, PF_FP32, PF_FP32, NULL, t, NULL);
 }
 
 int pf_layers_check(pf_workload *w) {
@@ -322,7 +332,7 @@ int pf_layers_work(const pf_scenario *sc, const pf_kernel_env *env, pf_stage_wor
   memset(lists, 0, sizeof lists);
   pf_layers_totals t;
   double pn[MAX_NETS] = {0};
-  int rc = walk(w, sc->plan.mbs, pf_precision_bytes(sc->precision), gp, cp, lists, &t, pn);
+  int rc = walk(w, sc->plan.mbs, pf_precision_bytes(sc->precision), sc->machine.dev.units, gp, cp, lists, &t, pn);
   pf_step fs, bs;
   memset(&fs, 0, sizeof fs);
   memset(&bs, 0, sizeof bs);

@@ -94,17 +94,20 @@ const pf_net pf_maelstrom_ap5_nets[] = {
     {.name = 0}};
 #define SUBPIXEL(o) {.kind = PF_LY_CONV2D, .out = 4 * (o), .kernel = 2}, \
                     {.kind = PF_LY_UPSAMPLE, .subpixel = true}
+/* Swish in TensorFlow 2.6 is x * sigmoid(x): two element-wise operators (tf.nn.silu) */
+#define SWISH {.kind = PF_LY_ACT, .ops = 2}
+#define SBLOCK(o) CONV(o), BN, SWISH, CONV(o), BN, SWISH
 const pf_layer pf_maelstrom_ap5_wgan[] = {
-    BLOCK(60), POOL, BLOCK(120), POOL, BLOCK(240), POOL,
-    BLOCK(480),
-    SUBPIXEL(240), CAT(240), BLOCK(240),
-    SUBPIXEL(120), CAT(120), BLOCK(120),
-    SUBPIXEL(60), CAT(60), BLOCK(60),
+    SBLOCK(60), POOL, SBLOCK(120), POOL, SBLOCK(240), POOL,
+    SBLOCK(480),
+    SUBPIXEL(240), CAT(240), SBLOCK(240),
+    SUBPIXEL(120), CAT(120), SBLOCK(120),
+    SUBPIXEL(60), CAT(60), SBLOCK(60),
     {.kind = PF_LY_CONV2D, .out = 1, .kernel = 1},
     ACT, /* L1 + adversarial loss */
-    {.kind = PF_LY_CONV2D, .net = 1, .out = 64, .stride = 2}, {.kind = PF_LY_ACT, .net = 1},
-    {.kind = PF_LY_CONV2D, .net = 1, .out = 128, .stride = 2}, {.kind = PF_LY_ACT, .net = 1},
-    {.kind = PF_LY_CONV2D, .net = 1, .out = 256, .stride = 2}, {.kind = PF_LY_ACT, .net = 1},
+    {.kind = PF_LY_CONV2D, .net = 1, .out = 64, .stride = 2}, {.kind = PF_LY_ACT, .net = 1, .ops = 2},
+    {.kind = PF_LY_CONV2D, .net = 1, .out = 128, .stride = 2}, {.kind = PF_LY_ACT, .net = 1, .ops = 2},
+    {.kind = PF_LY_CONV2D, .net = 1, .out = 256, .stride = 2}, {.kind = PF_LY_ACT, .net = 1, .ops = 2},
     {.kind = PF_LY_LINEAR, .net = 1, .h = 1, .w = 1, .c = 12 * 15 * 256, .out = 8}, {.kind = PF_LY_ACT, .net = 1},
     {.kind = PF_LY_LINEAR, .net = 1, .out = 1}, {.kind = PF_LY_ACT, .net = 1}, /* Wasserstein loss */
     END};
