@@ -16,12 +16,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-static double seen[3][3];
+static double seen[3][4];
 static int nseen;
 static void observe(void *ctx, const pf_kernel *k) {
   (void)ctx;
   if (k->kind == PF_KERNEL_CONV && nseen < 3) {
-    seen[nseen][0] = k->m, seen[nseen][1] = k->n, seen[nseen][2] = k->k;
+    seen[nseen][0] = k->m, seen[nseen][1] = k->n, seen[nseen][2] = k->k, seen[nseen][3] = k->batch > 0 ? k->batch : 1;
     nseen++;
   }
 }
@@ -69,7 +69,8 @@ int main(void) {
   CHECK_NEAR(seen[1][2], 64, 1e-12);
   CHECK_NEAR(seen[2][0], 144, 1e-12);           /* weight gradient: m = Cin k k, n = Cout, k = N Ho Wo */
   CHECK_NEAR(seen[2][1], 64, 1e-12);
-  CHECK_NEAR(seen[2][2], 4.0 * 16 * 16, 1e-12);
+  CHECK_NEAR(seen[2][2] * seen[2][3], 4.0 * 16 * 16, 1e-12); /* split-K: 2 tiles on 108 SMs, 4 splits of 256 */
+  CHECK_NEAR(seen[2][3], 4, 1e-12);
   CHECK(out.fwd_s > 0 && out.bwd_s > out.fwd_s);
 
   /* host dispatch: eager PyTorch > TensorFlow graph > compiled > graphs (none) */
