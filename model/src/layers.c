@@ -264,7 +264,7 @@ static int walk(const pf_workload *w, double B, double el, int units, pf_precisi
       int rc = expand_layer(w, i + j, M, &x, &h, &wd, &c);
       if (rc < 0) return rc;
       const pf_net *N = &nets[L->net];
-      t->params += M->frozen ? 0 : x.params / B * B;
+      t->params += M->frozen ? 0 : x.params;
       if (params_net && !M->frozen) params_net[L->net] += x.params;
       t->nontrainable += x.nontrainable + (M->frozen ? x.params : 0);
       t->fwd_flops += x.flops_f / B;
@@ -285,13 +285,17 @@ int pf_layers_summary(const pf_workload *w, pf_layers_totals *t) {
 }
 
 int pf_layers_check(pf_workload *w) {
-  pf_layers_totals t;
+  pf_layers_totals t, t2;
   int rc = pf_layers_summary(w, &t);
+  if (rc == 0) rc = walk(w, 2.0, 4.0, 0, PF_FP32, PF_FP32, NULL, &t2, NULL);
   if (rc < 0) return rc;
   if (!(t.params > 0)) return pf_error_set(PF_EINVAL, "model %s: the layer list has no trainable parameters", w->id);
   w->params = t.params;
   w->nontrainable = t.nontrainable;
-  w->flops_per_sample = t.step_flops;
+  /* per sample: what one more sample adds (work done once per batch, e.g. DeBERTa's relative-position
+   * projections, is not model FLOPs of a sample) */
+  double marginal = 2 * t2.step_flops - t.step_flops; /* F(2 samples) - F(1 sample) */
+  w->flops_per_sample = marginal > 0 ? marginal : t.step_flops;
   w->act_bytes_per_sample = t.act_bytes;
   return 0;
 }
