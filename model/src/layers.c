@@ -280,22 +280,26 @@ static int walk(const pf_workload *w, double B, double el, int units, pf_precisi
   return 0;
 }
 
+/* FLOPs per sample are what one more sample adds: F(2 samples) - F(1 sample), so work done once per batch
+ * (DeBERTa's relative-position projections) is not counted as a sample's */
 int pf_layers_summary(const pf_workload *w, pf_layers_totals *t) {
-  return walk(w, 1.0, 4.0, 0, PF_FP32, PF_FP32, NULL, t, NULL);
+  pf_layers_totals t2;
+  int rc = walk(w, 1.0, 4.0, 0, PF_FP32, PF_FP32, NULL, t, NULL);
+  if (rc == 0) rc = walk(w, 2.0, 4.0, 0, PF_FP32, PF_FP32, NULL, &t2, NULL);
+  if (rc < 0) return rc;
+  if (2 * t2.fwd_flops - t->fwd_flops > 0) t->fwd_flops = 2 * t2.fwd_flops - t->fwd_flops;
+  if (2 * t2.step_flops - t->step_flops > 0) t->step_flops = 2 * t2.step_flops - t->step_flops;
+  return 0;
 }
 
 int pf_layers_check(pf_workload *w) {
-  pf_layers_totals t, t2;
+  pf_layers_totals t;
   int rc = pf_layers_summary(w, &t);
-  if (rc == 0) rc = walk(w, 2.0, 4.0, 0, PF_FP32, PF_FP32, NULL, &t2, NULL);
   if (rc < 0) return rc;
   if (!(t.params > 0)) return pf_error_set(PF_EINVAL, "model %s: the layer list has no trainable parameters", w->id);
   w->params = t.params;
   w->nontrainable = t.nontrainable;
-  /* per sample: what one more sample adds (work done once per batch, e.g. DeBERTa's relative-position
-   * projections, is not model FLOPs of a sample) */
-  double marginal = 2 * t2.step_flops - t.step_flops; /* F(2 samples) - F(1 sample) */
-  w->flops_per_sample = marginal > 0 ? marginal : t.step_flops;
+  w->flops_per_sample = t.step_flops;
   w->act_bytes_per_sample = t.act_bytes;
   return 0;
 }
