@@ -138,7 +138,8 @@ static int expand_layer(const pf_workload *wl, int i, const pf_layer *L, expand_
   double ops = L->ops > 0 ? L->ops : default_ops(L);
   double kk = L->kernel > 0 ? L->kernel : (L->kind == PF_LY_POOL ? 2 : 3);
   double s = L->stride > 0 ? L->stride : (L->kind == PF_LY_CONVT2D || L->kind == PF_LY_UPSAMPLE ? 2 : 1);
-  double p0 = 0, rc = 0;
+  double p0 = 0;
+  int rc = 0;
   x->ops += ops * x->mult;
   x->act += el * E * x->mult / B; /* the layer's input is kept for backward */
   switch (L->kind) {
@@ -313,21 +314,22 @@ static void math_precisions(const pf_scenario *sc, pf_precision *gemm_p, pf_prec
   if (fw == PF_FW_TENSORFLOW || sc->workload.tf32_matmul) *gemm_p = PF_TF32;
 }
 
-static double run(pf_step *acc, const pf_kernel_env *env, const pf_kernel_list *l, double times) {
+/* Run list l `times` over (each kernel's launches multiplied) after what *acc holds. */
+static int run(pf_step *acc, const pf_kernel_env *env, const pf_kernel_list *l, double times) {
+  if (!(times > 0) || l->n == 0) return 0;
   pf_kernel_list tmp = {0};
-  double t0 = pf_step_time(acc);
-  for (int i = 0; i < l->n && times > 0; i++) {
+  int rc = 0;
+  for (int i = 0; i < l->n && rc == 0; i++) {
     pf_kernel k = l->k[i];
     k.count = (k.count > 0 ? k.count : 1.0) * times;
-    if (pf_kernel_list_add(&tmp, &k) < 0) break;
+    rc = pf_kernel_list_add(&tmp, &k);
   }
   pf_step st;
   memset(&st, 0, sizeof st);
-  int rc = pf_step_run(&st, env, &tmp, 1);
+  if (rc == 0) rc = pf_step_run(&st, env, &tmp, 1);
   pf_kernel_list_free(&tmp);
-  if (rc < 0) return rc;
-  pf_step_append(acc, &st);
-  return pf_step_time(acc) - t0;
+  if (rc == 0) pf_step_append(acc, &st);
+  return rc;
 }
 
 int pf_layers_work(const pf_scenario *sc, const pf_kernel_env *env, pf_stage_work *out) {
@@ -345,10 +347,9 @@ int pf_layers_work(const pf_scenario *sc, const pf_kernel_env *env, pf_stage_wor
   memset(&fs, 0, sizeof fs);
   memset(&bs, 0, sizeof bs);
   for (int n = 0; n < nn && rc == 0; n++) { /* forward passes, then data and weight gradients */
-    double a = run(&fs, env, &lists[3 * n], nets[n].fwd);
-    double b = run(&bs, env, &lists[3 * n + 1], nets[n].dgrad);
-    double c = run(&bs, env, &lists[3 * n + 2], nets[n].wgrad);
-    if (a < 0 || b < 0 || c < 0) rc = (int)fmin(a, fmin(b, c));
+    rc = run(&fs, env, &lists[3 * n], nets[n].fwd);
+    if (rc == 0) rc = run(&bs, env, &lists[3 * n + 1], nets[n].dgrad);
+    if (rc == 0) rc = run(&bs, env, &lists[3 * n + 2], nets[n].wgrad);
     out->opt_params += pn[n] * nets[n].opt;
   }
   for (int i = 0; i < 3 * MAX_NETS; i++) pf_kernel_list_free(&lists[i]);
