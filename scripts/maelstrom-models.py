@@ -45,10 +45,18 @@ def bound_of(app, row):
     return "compute"
 
 
+OLD_NOTE = ("# The applications are not built-in workloads: params are the stated trainable parameters, flops_per_sample\n",
+            "# is estimated from the model description (docs/validation.md, \"MAELSTROM workloads\").  Time rows are\n")
+NEW_NOTE = ("# The applications are the built-in layer lists named in the model column (docs/model.md, \"Layer lists\");\n",
+            "# tag: what the report says bounds the run (compute, io, regression; docs/validation.md).  Time rows are\n")
+
+
 def main(path):
     text = open(path, newline="").read()
     lines = text.splitlines(keepends=True)
     comments = [l for l in lines if l.startswith("#")]
+    for old, new in zip(OLD_NOTE, NEW_NOTE):  # the header note, once
+        comments = [new if l == old else l for l in comments]
     body = "".join(l for l in lines if not l.startswith("#"))
     rows = list(csv.reader(io.StringIO(body)))
     header, data = rows[0], rows[1:]

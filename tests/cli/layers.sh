@@ -78,4 +78,23 @@ open(sys.argv[2], "w").write(m.to_libconfig(m.record(net, torch.zeros(1, 3, 32, 
 PY
   expect_exit 0 $P models show "$T/torch.cfg"
 fi
+# scripts/maelstrom-models.py: re-runnable, keeps every column (another script may add one) and comment
+python3 - "$PF_SRC/scenarios/validation/maelstrom.csv" "$T/m.csv" <<'PY'
+import csv, io, sys
+lines = open(sys.argv[1]).read().splitlines(keepends=True)
+com = [l for l in lines if l.startswith("#")]
+rows = list(csv.reader(io.StringIO("".join(l for l in lines if not l.startswith("#")))))
+rows[0].append("duration_s"); [r.append("1") for r in rows[1:]]
+for r in rows[1:]: r[rows[0].index("model")] = ""; r[rows[0].index("tag")] = "ap5" if "AP5" in r[rows[0].index("notes")] else r[rows[0].index("tag")]
+out = io.StringIO(); csv.writer(out, lineterminator="\n").writerows(rows)
+open(sys.argv[2], "w").write("".join(com) + out.getvalue())
+PY
+python3 "$PF_SRC/scripts/maelstrom-models.py" "$T/m.csv" && python3 "$PF_SRC/scripts/maelstrom-models.py" "$T/m.csv"
+python3 - "$T/m.csv" <<'PY' && ok || bad "maelstrom-models.py keeps columns and sets model/tag"
+import csv, sys
+rows = list(csv.DictReader(l for l in open(sys.argv[1]) if not l.startswith("#")))
+assert all(r["duration_s"] == "1" for r in rows)
+assert {r["model"] for r in rows} == {"maelstrom-ap1-unet", "maelstrom-ap2-deberta-v3-small", "maelstrom-ap5-wgan"}
+assert {r["tag"] for r in rows} == {"compute", "io", "regression"}
+PY
 finish
