@@ -15,6 +15,23 @@
 
 #define MAX_LAYERS 100000
 
+/* What a model file leaves behind (layer arrays, networks, strings) stays reachable from here until exit:
+ * workloads are copied by value and point into it.  Called from the main thread only. */
+static void **kept;
+static int nkept, capkept;
+
+static void *keep(void *p) {
+  if (!p) return NULL;
+  if (nkept == capkept) {
+    int cap = capkept ? 2 * capkept : 16;
+    void **k = realloc(kept, (size_t)cap * sizeof *k);
+    if (!k) return p; /* still usable; only the reachability for leak checkers is lost */
+    kept = k, capkept = cap;
+  }
+  kept[nkept++] = p;
+  return p;
+}
+
 static const char *kind_names[] = {"", "conv2d", "conv_transpose2d", "linear", "attention", "norm", "pool",
                                    "upsample", "concat", "activation", "embedding"};
 /* keys each kind takes besides the common ones */
@@ -179,7 +196,7 @@ static int read_model(const char *path, const config_setting_t *m, pf_workload *
   if ((rc = get_str(&x, m, "name", &s)) < 0) return rc;
   snprintf(w->name, sizeof w->name, "%s", rc ? s : w->id);
   if ((rc = get_str(&x, m, "source", &s)) < 0) return rc;
-  w->source = strdup(rc ? s : path);
+  w->source = keep(strdup(rc ? s : path));
   if ((rc = pick(&x, m, "framework", "pytorch tensorflow", &fw)) < 0) return rc;
   w->framework = fw == 1 ? PF_FW_TENSORFLOW : PF_FW_PYTORCH;
   if ((rc = pick(&x, m, "data_parallel", "ddp dataparallel", &dpi)) < 0) return rc;
@@ -200,7 +217,7 @@ static int read_model(const char *path, const config_setting_t *m, pf_workload *
     if (ns) snprintf(x.where, sizeof x.where, "model.nets[%d]", i);
     if (ns && !config_setting_is_group(g)) { rc = err_at(&x, g, "name", "each net is a group"); goto fail; }
     if (ns && (rc = get_str(&x, g, "name", &s)) <= 0) { if (rc == 0) rc = err_at(&x, g, "name", "missing"); goto fail; }
-    if (ns) N->name = strdup(s);
+    if (ns) N->name = keep(strdup(s));
     if ((rc = read_shape(&x, g, "input", &N->h, &N->w, &N->c)) < 0) goto fail;
     int passes[4] = {1, 1, 1, 1};
     static const char *pk[] = {"forward", "dgrad", "wgrad", "optimizer"};
@@ -232,8 +249,8 @@ static int read_model(const char *path, const config_setting_t *m, pf_workload *
     if ((rc = read_layer(&x, config_setting_get_elem(ls, (unsigned)i), names, nn, &ly[i])) < 0) { free(ly); goto fail; }
   }
   ly[nl].kind = PF_LY_END;
-  w->ly = ly;
-  w->nets = nets;
+  w->ly = keep(ly);
+  w->nets = keep(nets);
   free(names);
   rc = pf_layers_check(w);
   if (rc < 0) { /* name the file with the layer the check names */
