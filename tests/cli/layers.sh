@@ -97,4 +97,20 @@ assert all(r["duration_s"] == "1" for r in rows)
 assert {r["model"] for r in rows} == {"maelstrom-ap1-unet", "maelstrom-ap2-deberta-v3-small", "maelstrom-ap5-wgan"}
 assert {r["tag"] for r in rows} == {"compute", "io", "regression"}
 PY
+# validate: a row tagged regression is reported by tag but not judged
+python3 - "$PF_SRC/scenarios/validation/maelstrom.csv" "$T/reg.csv" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(l for l in open(sys.argv[1]) if not l.startswith("#")))
+two = [dict(r) for r in rows if r["model"] == "maelstrom-ap2-deberta-v3-small" and r["metric"] == "iteration_time_s"][:2]
+two[1]["tag"] = "regression"; two[1]["value"] = str(float(two[1]["value"]) * 100)
+w = csv.DictWriter(open(sys.argv[2], "w", newline=""), fieldnames=list(rows[0].keys()), lineterminator="\n")
+w.writeheader(); w.writerows(two)
+PY
+expect_exit 0 $P validate "$T/reg.csv" --format json --max-error 50
+python3 - "$T/out" <<'PY' && ok || bad "regression rows are not judged"
+import json, sys
+s = json.load(open(sys.argv[1]))["summary"]
+assert s["predicted"] == 1 and s["max_abs_pct_error"] < 50, s
+assert s["by_tag"]["regression"]["rows"] == 1, s["by_tag"]
+PY
 finish
