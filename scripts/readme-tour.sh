@@ -4,6 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PF=${1:-build/preflight}
+# the plan prints where it looked for measured runs: keep that path relative to the repository
+export PREFLIGHT_VALIDATION=scenarios/validation
 out=$(mktemp)
 trap 'rm -f "$out" "$out.readme"' EXIT
 run() {

@@ -21,7 +21,7 @@
 
 const pf_opt pf_scenario_opts[] = {
     {"machine", "ID|PATH.cfg", "machine id (see `preflight machines`) or a machine file"},
-    {"model", "ID", "built-in workload (see `preflight models`)"},
+    {"model", "ID|PATH.cfg", "built-in workload (see `preflight models`) or a layer-list model file (docs/scenario-format.md)"},
     {"layers", "N", "custom transformer: number of layers"},
     {"hidden", "N", "custom transformer: hidden size"},
     {"heads", "N", "custom transformer: attention heads"},
@@ -56,6 +56,9 @@ const pf_opt pf_scenario_opts[] = {
     {"force-calibration", NULL, "apply --calibration even when it was measured or fitted on another machine"},
     {"host-overhead", "MODE", "kernel dispatch: auto|eager|graphs|compiled (default auto: the framework's usual mode)"},
     {"framework", "F", "training framework: auto|megatron|pytorch|tensorflow (default auto)"},
+    {"input-rate", "RATE", "input pipeline: what one node's storage and loaders deliver, e.g. \"2 GB/s\" (default off)"},
+    {"input-sample-time", "TIME", "input pipeline: one GPU's loader time per sample (decode, augment), e.g. \"2 ms\" (default off)"},
+    {"sample-bytes", "BYTES", "input bytes per sample for --input-rate (default the model's, e.g. 3.7 MB for maelstrom-ap1-unet)"},
     {"engine", "E", "pipeline engine: simgrid (default) | full | analytic"},
     {"coll-algo", "A", "DP collective algorithm: auto (the library's tuner)|best|ring|tree|hierarchical|rabenseifner|nvls|collnet"},
     {"collective", "A", "alias of --coll-algo"},
@@ -269,6 +272,25 @@ int pf_opts_num_range(const pf_optvals *v, const char *name, double lo, bool lo_
   return 1;
 }
 
+/* A quantity with its unit ("2 GB/s", "3 ms"), positive and at most hi in SI units; 0 when absent. */
+static int qty_opt(const pf_optvals *v, const char *name, pf_unit_kind kind, double hi, double *out) {
+  const char *s = pf_opts_get(v, name);
+  if (!s) return 0;
+  double x;
+  if (pf_units_parse(s, kind, &x) < 0) {
+    char why[256];
+    snprintf(why, sizeof why, "%s", pf_error_detail());
+    return bad_value(v, name, why);
+  }
+  if (!(x > 0) || x > hi) {
+    char why[96];
+    snprintf(why, sizeof why, "must be positive and at most %g (SI units)", hi);
+    return bad_value(v, name, why);
+  }
+  *out = x;
+  return 1;
+}
+
 static const pf_opt *const other_commands[] = {pf_scenario_opts, pf_sweep_opts, pf_plan_opts, pf_tune_opts,
                                                  pf_compare_opts, NULL};
 
@@ -335,6 +357,10 @@ int pf_opts_load_scenario(const char *path, const pf_opt *const *tables, pf_optv
       }
       break;
     }
+    case CONFIG_TYPE_GROUP: /* model = { ... layers = ( ... ); }: a layer list in the scenario, read from it */
+      if (strcmp(name, "model") == 0) { snprintf(val, sizeof val, "%s", path); break; }
+      rc = pf_error_set(PF_EPARSE, "%s: %s: a group is only allowed for model (a layer list)", src, name);
+      break;
     default: rc = pf_error_set(PF_EPARSE, "%s: %s: unsupported value type", src, name);
     }
     if (rc == 0 && o->arg == NULL && config_setting_type(s) != CONFIG_TYPE_BOOL)
@@ -392,7 +418,7 @@ int pf_opts_scenario(const pf_optvals *v, pf_scenario *sc) {
     return pf_error_set(PF_EINVAL, "give one of --model, a custom transformer (--layers/--hidden/--heads), or "
                         "--params with --flops-per-sample");
   if (model) {
-    if ((rc = pf_workload_builtin(model, w)) < 0) return rc;
+    if ((rc = pf_workload_get(model, w)) < 0) return rc;
   } else if (custom_t) {
     memset(w, 0, sizeof *w);
     snprintf(w->id, sizeof w->id, "custom-transformer");
@@ -454,6 +480,10 @@ int pf_opts_scenario(const pf_optvals *v, pf_scenario *sc) {
   if ((s = pf_opts_get(v, "rank-order")) && (rc = pf_rank_order_parse(s, &p->rank_order)) < 0) return rc;
   if ((s = pf_opts_get(v, "host-overhead")) && (rc = pf_host_mode_parse(s, &sc->host_mode)) < 0) return rc;
   if ((s = pf_opts_get(v, "framework")) && (rc = pf_framework_parse(s, &sc->framework)) < 0) return rc;
+  if ((rc = qty_opt(v, "input-rate", PF_UNIT_BANDWIDTH, 1e16, &sc->input_rate_Bps)) < 0 ||
+      (rc = qty_opt(v, "input-sample-time", PF_UNIT_TIME, 3600, &sc->input_sample_s)) < 0 ||
+      (rc = qty_opt(v, "sample-bytes", PF_UNIT_BYTES, 1e15, &sc->sample_bytes)) < 0)
+    return rc;
   if ((s = pf_opts_get(v, "engine"))) {
     if (strcmp(s, "simgrid") == 0 || strcmp(s, "des") == 0) sc->engine = PF_ENGINE_DES;
     else if (strcmp(s, "full") == 0) sc->engine = PF_ENGINE_FULL;

@@ -74,8 +74,9 @@ void pf_vsum_add(pf_vsum *s, const pf_vrow *r) {
     s->cap = cap;
   }
   s->rec[s->nrec++] = (pf_vrec){100.0 * fabs(r->error), (int)r->metric, {g[0], g[1], g[2]}, (short)r->scope};
-  /* the five worst, largest |error| first, earlier rows first among equals */
+  /* the five worst judged rows, largest |error| first, earlier rows first among equals */
   double e = fabs(r->error);
+  if (!strcmp(r->tag, "regression")) goto points;
   int k = s->nworst < 5 ? s->nworst++ : 5;
   if (k == 5) {
     if (e <= fabs(s->worst[4].error)) goto points;
@@ -99,6 +100,11 @@ points:
   }
 }
 
+/* Rows tagged "regression" (a known software regression, docs/validation.md) are reported, not judged. */
+static bool not_judged(const pf_vsum *s, const pf_vrec *r) {
+  return r->group[0] >= 0 && strcmp(s->names[0][r->group[0]], "regression") == 0;
+}
+
 pf_vstats pf_vsum_stats(const pf_vsum *s, int group, int index) {
   pf_vstats st = {0, NAN, NAN, NAN};
   double *x = malloc((size_t)(s->nrec > 0 ? s->nrec : 1) * sizeof *x);
@@ -106,6 +112,7 @@ pf_vstats pf_vsum_stats(const pf_vsum *s, int group, int index) {
   double sum = 0, mx = 0;
   for (int i = 0; i < s->nrec; i++) {
     const pf_vrec *r = &s->rec[i];
+    if ((group == 3 || group == 4 || group < 0) && not_judged(s, r)) continue;
     if (group == 3 && r->metric != index) continue;
     if (group == 4 && (r->scope != index || (r->metric != PF_MET_ENERGY && r->metric != PF_MET_POWER))) continue;
     if (group >= 0 && group < 3 && r->group[group] != index) continue;
@@ -266,8 +273,10 @@ static void table_summary(FILE *f, const pf_vsum *s) {
     fprintf(f, "summary: no row could be predicted\n");
     return;
   }
-  fprintf(f, "summary: median |error| %.1f %%, mean %.1f %%, max %.1f %% over %d predicted rows\n", all.median_abs_pct,
-          all.mean_abs_pct, all.max_abs_pct, all.n);
+  int nj = 0;
+  for (int i = 0; i < s->nrec; i++) nj += not_judged(s, &s->rec[i]);
+  fprintf(f, "summary: median |error| %.1f %%, mean %.1f %%, max %.1f %% over %d predicted rows%s\n", all.median_abs_pct,
+          all.mean_abs_pct, all.max_abs_pct, all.n, nj ? " (rows tagged regression are not judged)" : "");
   fprintf(f, "by metric:\n");
   for (int m = 0; m < PF_MET_COUNT; m++) print_stats_line(f, pf_metric_name((pf_metric)m), pf_vsum_stats(s, 3, m));
   bool any_scope = false;

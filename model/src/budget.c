@@ -137,7 +137,7 @@ static int add_csv(const char *path, const pf_scenario *sc, const pf_validate_op
         (r->bound != PF_BOUND_EXACT && r->bound != PF_BOUND_RANGE))
       continue;
     pf_workload w;
-    bool row_tr = r->model[0] ? pf_workload_builtin(r->model, &w) == 0 && w.kind == PF_WL_TRANSFORMER : r->layers > 0;
+    bool row_tr = r->model[0] ? pf_workload_get(r->model, &w) == 0 && w.kind == PF_WL_TRANSFORMER : r->layers > 0;
     if (row_tr != tr) continue;
     sub.rows[sub.n++] = *r;
   }

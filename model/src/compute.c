@@ -16,6 +16,7 @@
 #include "preflight/compute.h"
 
 #include "preflight/kernel.h"
+#include "preflight/layers.h"
 
 #include <math.h>
 #include <string.h>
@@ -193,14 +194,50 @@ done:
   return rc < 0 ? rc : 0;
 }
 
+/* ---- host dispatch per framework operator ----
+ *
+ * Eager PyTorch: Python, the dispatcher, autograd recording and
+ * cudaLaunchKernel cost the host about 10-20 us per operator on current
+ * server CPUs (Fernandez et al. 2023, "The Framework Tax", EMNLP: eager
+ * frameworks are overhead-bound below a few ms of GPU work per layer; the
+ * PyTorch CUDA-graphs blog, Nguyen et al. 2021, gives CPU launch overheads of
+ * this order as the reason to capture graphs): 12 us assumed.  TensorFlow
+ * graph mode (tf.function / Keras fit) runs the C++ executor without Python:
+ * 5 us per operator assumed.  torch.compile (Ansel et al. 2024, ASPLOS,
+ * PyTorch 2) keeps one generated wrapper call per fused kernel: 4 us assumed.
+ * CUDA/HIP graphs replay a captured step: no per-operator host cost.
+ * Megatron-LM runs eager PyTorch by default (CUDA graphs are opt-in). */
+#define HOST_EAGER_S 12e-6
+#define HOST_TF_GRAPH_S 5e-6
+#define HOST_COMPILED_S 4e-6
+
+double pf_host_op_s(const pf_scenario *sc) {
+  pf_framework fw = sc->framework != PF_FW_AUTO ? sc->framework
+                    : sc->workload.kind == PF_WL_LAYERS ? sc->workload.framework : PF_FW_AUTO;
+  double h;
+  switch (sc->host_mode) {
+  case PF_HOST_EAGER: h = HOST_EAGER_S; break;
+  case PF_HOST_GRAPHS: h = 0; break;
+  case PF_HOST_COMPILED: h = HOST_COMPILED_S; break;
+  default: h = fw == PF_FW_TENSORFLOW ? HOST_TF_GRAPH_S : HOST_EAGER_S; break;
+  }
+  /* single-process DataParallel: one interpreter dispatches every replica's operators under one lock
+   * (PyTorch documentation, "Comparison between DataParallel and DistributedDataParallel": GIL contention
+   * across threads makes DataParallel slower than DDP even on one machine) */
+  if (sc->workload.dp_impl == PF_DPIMPL_DATAPARALLEL && sc->plan.dp > 1) h *= sc->plan.dp;
+  return h;
+}
+
 int pf_stage_work_compute(const pf_scenario *sc, int stage, pf_stage_work *out) {
   const pf_plan *p = &sc->plan;
   const pf_machine *m = &sc->machine;
   memset(out, 0, sizeof *out);
   double clk = sc->clock_ratio > 0 ? sc->clock_ratio : 1.0;
-  pf_kernel_env env = {.dev = &m->dev, .host_op_s = 0, .eff_scale = sc->compute_eff_scale, .clock_ratio = clk};
+  pf_kernel_env env = {.dev = &m->dev, .host_op_s = pf_host_op_s(sc), .eff_scale = sc->compute_eff_scale,
+                       .clock_ratio = clk};
   int rc = sc->workload.kind == PF_WL_TRANSFORMER ? transformer_work(sc, &env, stage, out)
-                                                   : generic_work(sc, &env, out);
+           : sc->workload.kind == PF_WL_LAYERS    ? pf_layers_work(sc, &env, out)
+                                                  : generic_work(sc, &env, out);
   if (rc < 0) return rc;
   if (out->work.busy_s <= 0) { /* any kind that lays out fwd and bwd (transformers, layer lists) */
     out->work = out->fwd;
@@ -208,10 +245,12 @@ int pf_stage_work_compute(const pf_scenario *sc, int stage, pf_stage_work *out) 
   }
   /* optimizer step: Adam over the local parameter shard, ~30 B per parameter
    * (read fp32 grad, master, m, v; write master, m, v, low-precision weight),
-   * plus the gradient-norm pass (4 B per parameter), in about 20 launches. */
-  double shard = out->params / (p->dist_opt ? (double)p->dp * p->cp : 1.0);
-  pf_kernel_env oenv = {.dev = &m->dev, .host_op_s = 0, .eff_scale = 1, .clock_ratio = clk};
-  pf_kernel opt = {.kind = PF_KERNEL_OPTIMIZER, .name = "adam", .bytes = shard * 30.0 + out->params * 4.0,
+   * plus the gradient-norm pass (4 B per parameter), in about 20 launches;
+   * a GAN updates its critic several times per step (opt_params). */
+  double upd = out->opt_params > 0 ? out->opt_params : out->params;
+  double shard = upd / (p->dist_opt ? (double)p->dp * p->cp : 1.0);
+  pf_kernel_env oenv = {.dev = &m->dev, .host_op_s = env.host_op_s, .eff_scale = 1, .clock_ratio = clk};
+  pf_kernel opt = {.kind = PF_KERNEL_OPTIMIZER, .name = "adam", .bytes = shard * 30.0 + upd * 4.0,
                    .host_ops = 1};
   pf_kernel more = {.kind = PF_KERNEL_MEMORY, .name = "optimizer launches", .count = 19, .host_ops = 1};
   pf_step st;

@@ -213,7 +213,11 @@ static double residual_memo(const pf_gemm_table *t, pf_precision c, pf_gemm_layo
 double pf_gemm_eff_batched(const pf_device *d, pf_precision p, pf_gemm_layout layout, double m, double n, double k,
                            double batch) {
   pf_precision c = pf_gemm_class(p);
-  double shape = pf_gemm_shape(d->units, p, m, n, k, batch);
+  /* on the FMA units (fp32/fp64 without matrix units) the math runs at a fraction r of the tensor rate, so
+   * the k-loop's fixed prologue and epilogue weigh r times less: the curve's k ramp shrinks by r */
+  double r = d->peak_flops[PF_BF16] > 0 && (p == PF_FP32 || p == PF_FP64) ? pf_device_peak(d, p) / d->peak_flops[PF_BF16]
+                                                                          : 1.0;
+  double shape = pf_gemm_shape(d->units, p, m, n, r > 0 && r < 1 ? k / r : k, batch);
   double top = pf_gemm_top(d, p), eff;
   const pf_gemm_table *t = d->gemm_table;
   if (t && t->top[c] > 0 && t->ref_eff[c] > 0)

@@ -244,6 +244,21 @@ static void rates_and_energy(const pf_scenario *sc, const work_set *ws, double p
   pf_energy_rates(&out->energy, t, p->gbs, p->gbs * pf_workload_tokens_per_sample(wl));
 }
 
+/* Input pipeline per iteration (off unless --input-rate or --input-sample-time is given): a node's loaders
+ * read the samples of its GPUs at input_rate_Bps, and each GPU's loader prepares its replica's samples at
+ * input_sample_s each; prefetching overlaps it with the step, so the step waits only for what is longer
+ * (tf.data / DataLoader with prefetch: the consumer blocks only when the queue is empty). */
+double pf_input_time(const pf_scenario *sc) {
+  const pf_plan *p = &sc->plan;
+  if (!(sc->input_rate_Bps > 0) && !(sc->input_sample_s > 0)) return 0;
+  double bytes = sc->sample_bytes > 0 ? sc->sample_bytes : sc->workload.sample_bytes;
+  double gpn = sc->gpus < sc->machine.gpus_per_node ? sc->gpus : sc->machine.gpus_per_node;
+  double per_node = (double)p->gbs * gpn / sc->gpus; /* samples a node's GPUs consume per iteration */
+  double read = sc->input_rate_Bps > 0 && bytes > 0 ? per_node * bytes / sc->input_rate_Bps : 0;
+  double prep = sc->input_sample_s * p->gbs / ((double)p->dp * p->cp);
+  return read > prep ? read : prep;
+}
+
 static int predict_once(pf_scenario *sc, pf_prediction *out) {
   memset(out, 0, sizeof *out);
   int rc;
@@ -321,7 +336,20 @@ static int predict_once(pf_scenario *sc, pf_prediction *out) {
   ws.tl->slow_start_s = core_end;
   ws.tl->slow_end_s = core_end + dpi;
   out->iteration_time_s = core_end + dpi + sc->step_overhead_s;
-  out->breakdown_s = (pf_breakdown){compute, tp, bubble, pp_comm, dp_exposed, d->opt_max_s, sc->step_overhead_s, dpi};
+  double input = pf_input_time(sc), input_wait = fmax(0.0, input - out->iteration_time_s);
+  out->iteration_time_s += input_wait;
+  out->breakdown_s = (pf_breakdown){compute, tp, bubble, pp_comm, dp_exposed, d->opt_max_s, sc->step_overhead_s, dpi,
+                                    input_wait};
+  { /* what bounds the critical stage's compute (kernel timelines: transformers and layer lists) */
+    const pf_step *f = &w[crit].fwd, *b = &w[crit].bwd;
+    pf_compute_split *cs = &out->compute_split_s;
+    cs->compute_bound = M * (f->limit_s[PF_LIMIT_COMPUTE] + b->limit_s[PF_LIMIT_COMPUTE]);
+    cs->memory_bound = M * (f->limit_s[PF_LIMIT_MEMORY] + b->limit_s[PF_LIMIT_MEMORY]);
+    cs->launch = M * (f->limit_s[PF_LIMIT_FLOOR] + b->limit_s[PF_LIMIT_FLOOR]);
+    cs->host_bound = M * (pf_step_host_bound_s(f) + pf_step_host_bound_s(b));
+    cs->host_op_s = pf_host_op_s(sc);
+    cs->ops = M * (f->ops + b->ops);
+  }
   out->pipeline_s = makespan;
   out->dp_comm_s = d->dp_max_s + d->ag_max_s;
   snprintf(out->dp_algorithm, sizeof out->dp_algorithm, "%s", ngpu_dp > 1 ? pf_coll_algo_name(d->info.algo) : "none");

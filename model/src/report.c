@@ -177,6 +177,15 @@ cJSON *pf_report_prediction_json(const pf_scenario *sc, const pf_prediction *p) 
   cJSON_AddNumberToObject(b, "optimizer", r6(p->breakdown_s.optimizer));
   cJSON_AddNumberToObject(b, "overhead", r6(p->breakdown_s.overhead));
   cJSON_AddNumberToObject(b, "dp_interference", r6(p->breakdown_s.dp_interference));
+  cJSON_AddNumberToObject(b, "input", r6(p->breakdown_s.input));
+  const pf_compute_split *xs = &p->compute_split_s;
+  cJSON *x = cJSON_AddObjectToObject(j, "compute_split_s");
+  cJSON_AddNumberToObject(x, "compute_bound", r6(xs->compute_bound));
+  cJSON_AddNumberToObject(x, "memory_bound", r6(xs->memory_bound));
+  cJSON_AddNumberToObject(x, "launch", r6(xs->launch));
+  cJSON_AddNumberToObject(x, "host_bound", r6(xs->host_bound));
+  cJSON_AddNumberToObject(x, "host_op_s", r6(xs->host_op_s * 1e6) / 1e6);
+  cJSON_AddNumberToObject(x, "operators", r6(xs->ops));
   /* communication per GPU and iteration (comm.h, predict.h pf_comm_summary) */
   const pf_comm_summary *cs = &p->comm;
   cJSON *c = cJSON_AddObjectToObject(j, "communication");
@@ -259,16 +268,26 @@ void pf_report_prediction_table(FILE *f, const pf_scenario *sc, const pf_predict
   fprintf(f, "throughput  %.1f TFLOP/s/GPU (model), MFU %.1f %%\n", p->tflops_per_gpu, 100 * p->mfu);
   const pf_breakdown *b = &p->breakdown_s;
   const char *names[] = {"compute", "tp_comm", "pp_bubble", "pp_comm", "dp_comm_exposed", "optimizer", "overhead",
-                         "dp_interference"};
+                         "dp_interference", "input"};
   double vals[] = {b->compute, b->tp_comm, b->pp_bubble, b->pp_comm, b->dp_comm_exposed, b->optimizer, b->overhead,
-                   b->dp_interference};
+                   b->dp_interference, b->input};
   fprintf(f, "breakdown  ");
-  for (int i = 0; i < 8; i++) {
+  for (int i = 0; i < 9; i++) {
     if (vals[i] <= 0 && i >= 6) continue;
     human_time(vals[i], t, sizeof t);
     fprintf(f, "%s %s %s (%.1f %%)", i > 0 ? "," : "", names[i], t, 100 * vals[i] / p->iteration_time_s);
   }
   fprintf(f, "\n");
+  const pf_compute_split *xs = &p->compute_split_s;
+  if (xs->compute_bound + xs->memory_bound + xs->launch + xs->host_bound > 0) {
+    char a[32], m[32], l[32], h[32];
+    human_time(xs->compute_bound, a, sizeof a);
+    human_time(xs->memory_bound, m, sizeof m);
+    human_time(xs->launch, l, sizeof l);
+    human_time(xs->host_bound, h, sizeof h);
+    fprintf(f, "compute     compute-bound %s, memory-bound %s, launch %s, host-bound %s (%.4g operators at %.3g us)\n",
+            a, m, l, h, xs->ops, xs->host_op_s * 1e6);
+  }
   const pf_comm_summary *cs = &p->comm;
   if (cs->tp_s + cs->pp_s + cs->dp_s > 0) {
     char e[32], h[32], in[32], x[32];

@@ -208,7 +208,7 @@ static int parse_row(const ctx *c, pf_vrow *r) {
   field_copy(c, C_MODEL, r->model, sizeof r->model);
   if (r->model[0]) {
     pf_workload w;
-    if ((rc = pf_workload_builtin(r->model, &w)) < 0) {
+    if ((rc = pf_workload_get(r->model, &w)) < 0) {
       char d[1024];
       snprintf(d, sizeof d, "%s", pf_error_detail());
       return pf_error_set(PF_ENOENT, "%s:%d: model: %s", c->path, c->line, d);

@@ -42,7 +42,7 @@ int pf_vrow_scenario(const pf_vrow *r, const pf_validate_opts *o, pf_scenario *s
   pf_workload *w = &sc->workload;
   bool shape = r->layers || r->hidden || r->heads;
   if (r->model[0]) {
-    if ((rc = pf_workload_builtin(r->model, w)) < 0) return rc;
+    if ((rc = pf_workload_get(r->model, w)) < 0) return rc;
     if (r->layers) w->layers = r->layers;
     if (r->hidden) w->hidden = r->hidden;
     if (r->heads) w->heads = r->heads;

@@ -13,6 +13,7 @@
 #include "preflight/workload.h"
 
 #include "preflight/error.h"
+#include "preflight/layers.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -58,6 +59,23 @@ static const pf_workload builtins[] = {
      .source = "He et al. 2016; 25.557 M parameters and 4.089 GMAC forward at 224x224 (torchvision model "
                "card); training = 3 x forward; activations ~110 MB/image in fp32 assumed from EPICURE's batch "
                "rule (512 images per 80 GiB GPU, 000_ff12095d05d26000.txt:643); ImageNet JPEG ~110 kB/image"},
+    /* MAELSTROM applications as layer lists (maelstrom.c); sample_bytes: the training set over its samples */
+    {.id = "maelstrom-ap1-unet", .name = "MAELSTROM AP1 U-Net (256x256x17)", .kind = PF_WL_LAYERS,
+     .ly = pf_maelstrom_ap1_unet, .nets = pf_maelstrom_ap1_nets, .framework = PF_FW_TENSORFLOW,
+     .sample_bytes = 329.83e9 / 89208,
+     .source = "MAELSTROM D3.7, 001_dfe9b61861599094.txt:582-593 (U-Net, 1314019 parameters, input 256x256x17, "
+               "329.83 GB for 89208 samples); layers reconstructed (model/src/maelstrom.c)"},
+    {.id = "maelstrom-ap2-deberta-v3-small", .name = "MAELSTROM AP2 DeBERTa-v3-small classifier", .kind = PF_WL_LAYERS,
+     .ly = pf_maelstrom_ap2_deberta, .nets = pf_maelstrom_ap2_nets, .framework = PF_FW_PYTORCH,
+     .dp_impl = PF_DPIMPL_DATAPARALLEL, .tf32_matmul = true,
+     .source = "MAELSTROM D3.7, 001_dfe9b61861599094.txt:742-760 (141896450 parameters, PyTorch, one process for "
+               "several GPUs; its versions 2.1.0a0+32f93b1 and 2.2.0a0+81ea7a4 are NVIDIA NGC container builds, which run fp32 "
+               "matmuls in TF32); deberta-v3-small config (He et al. 2021); 64 tokens assumed"},
+    {.id = "maelstrom-ap5-wgan", .name = "MAELSTROM AP5 WGAN (U-Net generator + critic, 96x120x15)",
+     .kind = PF_WL_LAYERS, .ly = pf_maelstrom_ap5_wgan, .nets = pf_maelstrom_ap5_nets, .framework = PF_FW_TENSORFLOW,
+     .sample_bytes = 69.43e9 / 96296,
+     .source = "MAELSTROM D3.7, 001_dfe9b61861599094.txt:1284-1322 (WGAN, 9332299 parameters, 5 critic updates per "
+               "generator update, TensorFlow 2.6 + Horovod); layers reconstructed (model/src/maelstrom.c)"},
 };
 
 #define NBUILTIN ((int)(sizeof builtins / sizeof builtins[0]))
@@ -80,7 +98,15 @@ int pf_workload_builtin(const char *id, pf_workload *out) {
                       "--params/--flops-per-sample)", id ? id : "", valid);
 }
 
+int pf_workload_get(const char *id_or_path, pf_workload *out) {
+  size_t n = id_or_path ? strlen(id_or_path) : 0;
+  if (n > 4 && (strchr(id_or_path, '/') || strcmp(id_or_path + n - 4, ".cfg") == 0))
+    return pf_layers_load(id_or_path, out);
+  return pf_workload_builtin(id_or_path, out);
+}
+
 int pf_workload_check(pf_workload *w) {
+  if (w->kind == PF_WL_LAYERS) return pf_layers_check(w);
   if (w->kind != PF_WL_TRANSFORMER) {
     if (!(w->params > 0)) return pf_error_set(PF_EINVAL, "model %s: --params must be positive", w->id);
     if (!(w->flops_per_sample > 0))

@@ -16,6 +16,7 @@ typedef struct pf_stage_work {
   double p2p_bytes;              /* activation bytes sent to the next stage per microbatch (comm.c) */
   double params;                 /* parameters held by one GPU of this stage */
   double optimizer_s;            /* optimizer step */
+  double opt_params;             /* parameter updates per iteration (0 = params; a GAN's critic steps count) */
   int layers;
   pf_step fwd, bwd;              /* kernel timelines of one microbatch (transformers; zero otherwise) */
   pf_step work;                  /* fwd + bwd of one microbatch for every workload kind (the energy model's
@@ -25,6 +26,10 @@ typedef struct pf_stage_work {
 
 /* Work of pipeline stage s (0..pp-1) for one microbatch.  Returns 0 or a
  * negative PF_E* code (a kernel the device cannot run, out of memory). */
+/* Host dispatch time per framework operator for the scenario's framework,
+ * --host-overhead mode and data-parallel implementation (compute.c). */
+double pf_host_op_s(const pf_scenario *sc);
+
 int pf_stage_work_compute(const pf_scenario *sc, int stage, pf_stage_work *w);
 
 #endif

@@ -36,9 +36,6 @@ typedef enum { PF_ORDER_TP_CP_DP_PP, PF_ORDER_TP_CP_PP_DP } pf_rank_order;
  * graph mode for TensorFlow); graphs: CUDA/HIP graphs replay a captured step;
  * compiled: torch.compile / XLA fuse element-wise kernels and launch fewer. */
 typedef enum { PF_HOST_AUTO, PF_HOST_EAGER, PF_HOST_GRAPHS, PF_HOST_COMPILED } pf_host_mode;
-/* The training framework the run uses (auto: Megatron-LM for built-in
- * transformers, PyTorch otherwise). */
-typedef enum { PF_FW_AUTO, PF_FW_MEGATRON, PF_FW_PYTORCH, PF_FW_TENSORFLOW } pf_framework;
 
 typedef struct pf_plan {
   int tp, pp, dp, cp;
@@ -79,6 +76,9 @@ typedef struct pf_scenario {
   double train_iters;           /* --train-iters: iterations of the run (per-run energy; 0 = not given) */
   double power_cap_W;           /* --power-cap: per device (with its package share); 0 = the device's cap */
   double clock_ratio;           /* internal: SM clock / full clock after the cap (0 = 1; pf_predict sets it) */
+  /* input pipeline (predict.c; 0 = off): what one node's storage and loaders deliver, the loader time per
+   * sample of one GPU's loader, and the bytes of one sample (0: the workload's sample_bytes) */
+  double input_rate_Bps, input_sample_s, sample_bytes;
   bool free_p2p;                /* internal: P2P transfers cost nothing (bubble/comm split) */
 } pf_scenario;
 

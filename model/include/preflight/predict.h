@@ -18,6 +18,7 @@
  * collectives hidden behind backward / forward cost that compute. */
 typedef struct pf_breakdown {
   double compute, tp_comm, pp_bubble, pp_comm, dp_comm_exposed, optimizer, overhead, dp_interference;
+  double input;                  /* the step waits for the input pipeline (prefetching hides the rest) */
 } pf_breakdown;
 
 /* What one used device does over a window (averages over the job's devices). */
@@ -37,6 +38,18 @@ typedef struct pf_energy_use {
  *   node_gpus  every device of the job's nodes, unused ones at idle (GPU sensors of whole nodes)
  *   node       whole nodes: all packages, CPUs, host memory, NICs, board (node_base)
  *   facility   (node + the job's share of switches) x PUE */
+/* The compute of the critical stage per iteration split by what bounds it
+ * (kernel.h): kernel bodies bound by math or by memory, launch floors, and the
+ * time the GPU waits for the host to dispatch (host-bound); host_op_s is the
+ * dispatch cost per framework operator the prediction used. */
+typedef struct pf_compute_split {
+  double compute_bound, memory_bound, launch, host_bound, host_op_s, ops;
+} pf_compute_split;
+
+/* Input pipeline time per iteration (0 when off), the longer of the node's read and a GPU's loader work. */
+struct pf_scenario;
+double pf_input_time(const struct pf_scenario *sc);
+
 typedef struct pf_energy {
   double gpu_J, node_J, network_J, facility_J;   /* per iteration, whole job */
   double package_J, node_gpus_J;
@@ -72,6 +85,7 @@ typedef struct pf_prediction {
   double hw_tflops_per_gpu;                      /* including recomputation */
   double model_flops_per_iter;
   pf_breakdown breakdown_s;
+  pf_compute_split compute_split_s;
   pf_memory memory;
   bool fits;
   pf_energy energy;

@@ -11,7 +11,19 @@
 
 #include <stdbool.h>
 
-typedef enum { PF_WL_TRANSFORMER, PF_WL_CNN, PF_WL_GENERIC } pf_workload_kind;
+/* PF_WL_LAYERS: a model given by its list of layers (layers.h), built in or read from a model file. */
+typedef enum { PF_WL_TRANSFORMER, PF_WL_CNN, PF_WL_GENERIC, PF_WL_LAYERS } pf_workload_kind;
+
+/* The training framework the run uses (auto: Megatron-LM for built-in
+ * transformers, the model's own for layer lists, PyTorch otherwise). */
+typedef enum { PF_FW_AUTO, PF_FW_MEGATRON, PF_FW_PYTORCH, PF_FW_TENSORFLOW } pf_framework;
+/* How data parallelism is run: one process per GPU (DDP, Horovod, Megatron)
+ * or PyTorch's single-process DataParallel (one host thread per GPU, all
+ * dispatching under one interpreter lock). */
+typedef enum { PF_DPIMPL_PROCESS, PF_DPIMPL_DATAPARALLEL } pf_dp_impl;
+
+struct pf_layer;
+struct pf_net;
 
 typedef struct pf_workload {
   char id[64];
@@ -29,10 +41,19 @@ typedef struct pf_workload {
   double sample_bytes;      /* input bytes per sample (loader) */
   int ref_gbs;              /* global batch the model was trained with (sequences or samples; 0 unknown) */
   const char *source;       /* where the shape comes from; static */
+  /* layer lists (PF_WL_LAYERS): borrowed, static for built-ins, process-lifetime for files (layers.c) */
+  const struct pf_layer *ly; /* ended by a PF_LY_END entry */
+  const struct pf_net *nets; /* ended by an entry with name NULL; NULL: one network, one pass each */
+  pf_framework framework;   /* the framework the model's runs use (auto: PyTorch) */
+  pf_dp_impl dp_impl;       /* how its data parallelism runs */
+  double nontrainable;      /* non-trainable parameters (batch-norm running statistics) */
+  bool tf32_matmul;         /* fp32 matmuls run in TF32 where the part has it (NGC PyTorch containers) */
 } pf_workload;
 
 /* Built-in workloads by id; PF_ENOENT lists the valid ids. */
 int pf_workload_builtin(const char *id, pf_workload *out);
+/* A built-in id, or a layer-list model file (a path: holds '/' or ends in .cfg; layers.h). */
+int pf_workload_get(const char *id_or_path, pf_workload *out);
 /* Number of built-in workloads and the i-th one (borrowed, static). */
 int pf_workload_builtin_count(void);
 const pf_workload *pf_workload_builtin_at(int i);

@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# layers.sh - layer-list workloads from the command line: a model file, an inline model group in a
+# scenario, the MAELSTROM built-ins, the compute split and input term in the output, and
+# scripts/export-layers.py's writer (its torch path is skipped when PyTorch is absent).
+source "$PF_SRC/tests/cli/lib.bash"
+P=$PREFLIGHT
+M="--machine jureca-dc-a100 --gpus 1 --mbs 16 --gbs 16 --precision fp32"
+
+# a model file: the example U-Net; JSON carries the compute split
+expect_exit 0 $P predict $M --model "$PF_SRC/scenarios/models/unet-small.cfg" --format json
+python3 - "$T/out" <<'PY' && ok || bad "compute split of a layer-list prediction"
+import json, sys
+d = json.load(open(sys.argv[1]))
+x = d["compute_split_s"]
+assert x["compute_bound"] > 0 and x["memory_bound"] > 0 and x["host_op_s"] > 0, x
+assert abs(d["breakdown_s"]["input"]) == 0
+PY
+
+# the same list inline in a scenario (model = { ... })
+cat > "$T/scen.cfg" <<CFG
+machine = "jureca-dc-a100";
+gpus = 1;
+mbs = 4;
+gbs = 4;
+model = {
+  id = "inline-mlp";
+  input = [64, 512];
+  layers = ( { type = "linear"; out = 2048; }, { type = "activation"; }, { type = "linear"; out = 512; } );
+};
+CFG
+expect_exit 0 $P predict "$T/scen.cfg"
+expect_grep "inline-mlp" "$T/out"
+expect_grep "host-bound" "$T/out"
+
+# built-ins: ids and parameter counts as the report states them
+expect_exit 0 $P models show maelstrom-ap2-deberta-v3-small --format json
+expect_grep '"params":[[:space:]]*141896450' "$T/out"
+expect_grep '"kind":[[:space:]]*"layers"' "$T/out"
+for id in maelstrom-ap1-unet maelstrom-ap5-wgan; do expect_exit 0 $P models show $id; done
+
+# host dispatch modes change the host-bound time, never the GPU's work
+expect_exit 0 $P predict --machine jureca-dc-h100 --model maelstrom-ap2-deberta-v3-small --gpus 1 --mbs 32 --gbs 32 --precision fp32 --host-overhead eager --format json
+cp "$T/out" "$T/eager.json"
+expect_exit 0 $P predict --machine jureca-dc-h100 --model maelstrom-ap2-deberta-v3-small --gpus 1 --mbs 32 --gbs 32 --precision fp32 --host-overhead graphs --format json
+python3 - "$T/eager.json" "$T/out" <<'PY' && ok || bad "graphs remove the host-bound time"
+import json, sys
+e, g = (json.load(open(p)) for p in sys.argv[1:3])
+assert g["compute_split_s"]["host_bound"] == 0 and e["compute_split_s"]["host_bound"] > 0
+assert g["iteration_time_s"] < e["iteration_time_s"]
+PY
+
+# input pipeline: a slow node read shows as input in the breakdown
+expect_exit 0 $P predict --machine jureca-dc-a100 --model maelstrom-ap1-unet --gpus 4 --mbs 8 --gbs 32 --precision fp32 --input-rate "0.5 GB/s"
+expect_grep "input [0-9.]+ ms" "$T/out"
+expect_exit 2 $P predict --machine jureca-dc-a100 --model maelstrom-ap1-unet --gpus 4 --mbs 8 --gbs 32 --input-rate fast
+expect_grep "input-rate" "$T/err"
+
+# the exporter's writer without torch: records -> libconfig -> preflight reads it
+python3 - "$PF_SRC/scripts" "$T/exp.cfg" <<'PY' && ok || bad "export-layers writer"
+import importlib.util, sys
+spec = importlib.util.spec_from_file_location("export_layers", sys.argv[1] + "/export-layers.py")
+m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)
+class Conv:  # stands in for nn.Conv2d (describe reads attributes only)
+    out_channels, kernel_size, stride, bias = 8, (3, 3), (1, 1), object()
+Conv.__name__ = "Conv2d"
+recs = [m.describe(Conv(), (1, 3, 32, 32)), {"type": "activation", "h": 32, "w": 32, "c": 8, "fn": "relu"}]
+open(sys.argv[2], "w").write(m.to_libconfig(recs, model_id="exported-conv"))
+PY
+expect_exit 0 $P models show "$T/exp.cfg" --format json
+expect_grep '"params":[[:space:]]*224' "$T/out"   # 3 x 3 x 3 x 8 + 8
+if python3 -c "import torch" 2>/dev/null; then
+  python3 - "$PF_SRC/scripts" "$T/torch.cfg" <<'PY' && ok || bad "export-layers with torch"
+import importlib.util, sys, torch
+spec = importlib.util.spec_from_file_location("export_layers", sys.argv[1] + "/export-layers.py")
+m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)
+net = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.BatchNorm2d(8), torch.nn.ReLU())
+open(sys.argv[2], "w").write(m.to_libconfig(m.record(net, torch.zeros(1, 3, 32, 32)), model_id="t"))
+PY
+  expect_exit 0 $P models show "$T/torch.cfg"
+fi
+# scripts/maelstrom-models.py: re-runnable, keeps every column (another script may add one) and comment
+python3 - "$PF_SRC/scenarios/validation/maelstrom.csv" "$T/m.csv" <<'PY'
+import csv, io, sys
+lines = open(sys.argv[1]).read().splitlines(keepends=True)
+com = [l for l in lines if l.startswith("#")]
+rows = list(csv.reader(io.StringIO("".join(l for l in lines if not l.startswith("#")))))
+rows[0].append("duration_s"); [r.append("1") for r in rows[1:]]
+for r in rows[1:]: r[rows[0].index("model")] = ""; r[rows[0].index("tag")] = "ap5" if "AP5" in r[rows[0].index("notes")] else r[rows[0].index("tag")]
+out = io.StringIO(); csv.writer(out, lineterminator="\n").writerows(rows)
+open(sys.argv[2], "w").write("".join(com) + out.getvalue())
+PY
+python3 "$PF_SRC/scripts/maelstrom-models.py" "$T/m.csv" && python3 "$PF_SRC/scripts/maelstrom-models.py" "$T/m.csv"
+python3 - "$T/m.csv" <<'PY' && ok || bad "maelstrom-models.py keeps columns and sets model/tag"
+import csv, sys
+rows = list(csv.DictReader(l for l in open(sys.argv[1]) if not l.startswith("#")))
+assert all(r["duration_s"] == "1" for r in rows)
+assert {r["model"] for r in rows} == {"maelstrom-ap1-unet", "maelstrom-ap2-deberta-v3-small", "maelstrom-ap5-wgan"}
+assert {r["tag"] for r in rows} == {"compute", "io", "regression"}
+PY
+# validate: a row tagged regression is reported by tag but not judged
+python3 - "$PF_SRC/scenarios/validation/maelstrom.csv" "$T/reg.csv" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(l for l in open(sys.argv[1]) if not l.startswith("#")))
+two = [dict(r) for r in rows if r["model"] == "maelstrom-ap2-deberta-v3-small" and r["metric"] == "iteration_time_s"][:2]
+two[1]["tag"] = "regression"; two[1]["value"] = str(float(two[1]["value"]) * 100)
+w = csv.DictWriter(open(sys.argv[2], "w", newline=""), fieldnames=list(rows[0].keys()), lineterminator="\n")
+w.writeheader(); w.writerows(two)
+PY
+expect_exit 0 $P validate "$T/reg.csv" --format json --max-error 50
+python3 - "$T/out" <<'PY' && ok || bad "regression rows are not judged"
+import json, sys
+s = json.load(open(sys.argv[1]))["summary"]
+assert s["predicted"] == 1 and s["max_abs_pct_error"] < 50, s
+assert s["by_tag"]["regression"]["rows"] == 1, s["by_tag"]
+PY
+finish

@@ -1,0 +1,132 @@
+/* test_layers.c - layer-list workloads (issue 10 item 4) and host dispatch
+ * (item 1):
+ *  - the MAELSTROM built-ins reproduce the report's parameter counts;
+ *  - a convolution expands to its implicit-GEMM forward, data- and
+ *    weight-gradient shapes (m = N Ho Wo, n = Cout, k = Cin k k, ...);
+ *  - a model file is read and its errors name file, line and key;
+ *  - host dispatch: per-framework costs, none with CUDA graphs, x dp for
+ *    single-process DataParallel, and a host-bound step is the host's chain. */
+#include "check.h"
+#include "preflight/compute.h"
+#include "preflight/error.h"
+#include "preflight/layers.h"
+#include "preflight/predict.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static double seen[3][4];
+static int nseen;
+static void observe(void *ctx, const pf_kernel *k) {
+  (void)ctx;
+  if (k->kind == PF_KERNEL_CONV && nseen < 3) {
+    seen[nseen][0] = k->m, seen[nseen][1] = k->n, seen[nseen][2] = k->k, seen[nseen][3] = k->batch > 0 ? k->batch : 1;
+    nseen++;
+  }
+}
+
+static const pf_net net1[] = {{.name = "x", .h = 32, .w = 32, .c = 16, .fwd = 1, .dgrad = 1, .wgrad = 1, .opt = 1},
+                              {.name = NULL}};
+static const pf_layer conv1[] = {{.kind = PF_LY_CONV2D, .out = 64, .kernel = 3, .stride = 2}, {.kind = PF_LY_END}};
+
+int main(void) {
+  pf_workload w;
+  /* parameter counts: AP2 exact, AP5 and AP1 reconstructions within the stated margins */
+  CHECK_INT(pf_workload_builtin("maelstrom-ap2-deberta-v3-small", &w), 0);
+  CHECK_NEAR(w.params, 141896450.0, 1e-12);
+  CHECK_INT(w.kind, PF_WL_LAYERS);
+  CHECK_INT(pf_workload_builtin("maelstrom-ap5-wgan", &w), 0);
+  CHECK_NEAR(w.params, 9332299.0, 0.001);
+  CHECK_NEAR(w.nontrainable, 5280.0, 1e-12);
+  CHECK_INT(pf_workload_builtin("maelstrom-ap1-unet", &w), 0);
+  CHECK_NEAR(w.params, 1314019.0, 0.002);
+
+  /* one 3x3 stride-2 convolution 16 -> 64 on 32 x 32, batch 4: params 9 x 16 x 64 + 64 */
+  memset(&w, 0, sizeof w);
+  snprintf(w.id, sizeof w.id, "conv");
+  w.kind = PF_WL_LAYERS, w.ly = conv1, w.nets = net1;
+  CHECK_INT(pf_workload_check(&w), 0);
+  CHECK_NEAR(w.params, 9.0 * 16 * 64 + 64, 1e-12);
+  /* training FLOPs per sample: 3 x 2 x (16 x 16 output pixels) x 64 x 144 */
+  CHECK_NEAR(w.flops_per_sample, 3.0 * 2 * 256 * 64 * 144, 1e-12);
+  static pf_scenario sc;
+  pf_scenario_init(&sc);
+  CHECK_INT(pf_machine_load("jureca-dc-a100", &sc.machine), 0);
+  sc.workload = w;
+  sc.plan.mbs = 4;
+  sc.plan.dp = 1;
+  pf_stage_work out;
+  pf_kernel_observe(observe, NULL);
+  CHECK_INT(pf_stage_work_compute(&sc, 0, &out), 0);
+  pf_kernel_observe(NULL, NULL);
+  CHECK_INT(nseen, 3);
+  CHECK_NEAR(seen[0][0], 4.0 * 16 * 16, 1e-12); /* forward: m = N Ho Wo */
+  CHECK_NEAR(seen[0][1], 64, 1e-12);            /*          n = Cout */
+  CHECK_NEAR(seen[0][2], 144, 1e-12);           /*          k = Cin k k */
+  CHECK_NEAR(seen[1][0], 4.0 * 16 * 16, 1e-12); /* data gradient: dX = dY W^T, (m, k) = (N Ho Wo, Cin k k) */
+  CHECK_NEAR(seen[1][1], 144, 1e-12);
+  CHECK_NEAR(seen[1][2], 64, 1e-12);
+  CHECK_NEAR(seen[2][0], 144, 1e-12);           /* weight gradient: m = Cin k k, n = Cout, k = N Ho Wo */
+  CHECK_NEAR(seen[2][1], 64, 1e-12);
+  CHECK_NEAR(seen[2][2] * seen[2][3], 4.0 * 16 * 16, 1e-12); /* split-K: 2 tiles on 108 SMs, 4 splits of 256 */
+  CHECK_NEAR(seen[2][3], 4, 1e-12);
+  CHECK(out.fwd_s > 0 && out.bwd_s > out.fwd_s);
+
+  /* host dispatch: eager PyTorch > TensorFlow graph > compiled > graphs (none) */
+  sc.framework = PF_FW_PYTORCH;
+  double eager = pf_host_op_s(&sc);
+  sc.host_mode = PF_HOST_GRAPHS;
+  CHECK(pf_host_op_s(&sc) == 0);
+  sc.host_mode = PF_HOST_COMPILED;
+  double compiled = pf_host_op_s(&sc);
+  sc.host_mode = PF_HOST_AUTO;
+  sc.framework = PF_FW_TENSORFLOW;
+  double tf = pf_host_op_s(&sc);
+  CHECK(eager > tf && tf > compiled && compiled > 0);
+  /* single-process DataParallel: one interpreter dispatches every replica */
+  sc.framework = PF_FW_PYTORCH;
+  sc.workload.dp_impl = PF_DPIMPL_DATAPARALLEL;
+  sc.plan.dp = 4;
+  CHECK_NEAR(pf_host_op_s(&sc), 4 * eager, 1e-12);
+
+  /* a host-bound step: 1000 tiny kernels cost the host's chain, not the GPU's */
+  pf_kernel tiny = {.kind = PF_KERNEL_MEMORY, .bytes = 64, .count = 1000, .host_ops = 1};
+  pf_kernel_env env = {.dev = &sc.machine.dev, .host_op_s = 12e-6, .eff_scale = 1};
+  pf_step st;
+  memset(&st, 0, sizeof st);
+  CHECK_INT(pf_step_add(&st, &env, &tiny), 0);
+  CHECK(pf_step_time(&st) >= 1000 * 12e-6);
+  CHECK(pf_step_host_bound_s(&st) > 0);
+
+  /* input pipeline: off by default; a node reading 4 GPUs' samples at a rate, or a loader per GPU */
+  static pf_scenario in;
+  pf_scenario_init(&in);
+  CHECK_INT(pf_machine_load("jureca-dc-a100", &in.machine), 0);
+  CHECK_INT(pf_workload_builtin("maelstrom-ap1-unet", &in.workload), 0);
+  in.gpus = 4, in.plan.gbs = 32, in.plan.dp = 4, in.plan.cp = 1;
+  CHECK(pf_input_time(&in) == 0);
+  in.input_rate_Bps = 1e9;
+  CHECK_NEAR(pf_input_time(&in), 32 * 329.83e9 / 89208 / 1e9, 1e-12);
+  in.input_sample_s = 0.1; /* 8 samples per GPU x 0.1 s beats the read */
+  CHECK_NEAR(pf_input_time(&in), 0.8, 1e-12);
+
+  /* a model file, and its errors naming file, line and key */
+  const char *src = getenv("PF_SRC");
+  char path[1024];
+  snprintf(path, sizeof path, "%s/scenarios/models/unet-small.cfg", src ? src : ".");
+  CHECK_INT(pf_workload_get(path, &w), 0);
+  CHECK_INT(w.kind, PF_WL_LAYERS);
+  CHECK_NEAR(w.nontrainable, 2.0 * (32 + 32 + 64 + 32), 1e-12);
+  FILE *f = fopen("test_layers_bad.cfg", "w");
+  CHECK(f != NULL);
+  if (f) {
+    fputs("model = {\n  input = [8, 8, 3];\n  layers = (\n    { type = \"conv2d\"; out = 4; },\n"
+          "    { type = \"pool\"; kernal = 2; }\n  );\n};\n", f);
+    fclose(f);
+    CHECK(pf_workload_get("test_layers_bad.cfg", &w) == PF_EPARSE);
+    CHECK(strstr(pf_error_detail(), "test_layers_bad.cfg:5: model.layers[1].kernal") != NULL);
+    remove("test_layers_bad.cfg");
+  }
+  return pf_check_done();
+}
