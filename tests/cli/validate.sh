@@ -30,7 +30,7 @@ expect_grep "^summary: median" "$T/out"
 expect_grep "not predicted" "$T/out"
 expect_exit 0 $P validate "$V/maelstrom.csv" --format csv
 expect_grep "^line,machine,model,nodes,gpus,metric" "$T/out"
-expect_grep "^11,juwels-booster,custom,1,4,energy_J,J,,219996,,predicted," "$T/out"
+expect_grep "^11,juwels-booster,maelstrom-ap1-unet,1,4,energy_J,J,,219996,,predicted," "$T/out"
 # every MAELSTROM energy/power row is predicted in its metering scope, time held at duration_s (docs/energy.md)
 expect_exit 0 $P validate "$V/maelstrom.csv" --format json
 python3 - "$T/out" <<'PY' && ok || bad "maelstrom energy rows predicted per scope"
