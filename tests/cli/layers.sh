@@ -63,11 +63,15 @@ m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)
 class Conv:  # stands in for nn.Conv2d (describe reads attributes only)
     out_channels, kernel_size, stride, bias = 8, (3, 3), (1, 1), object()
 Conv.__name__ = "Conv2d"
-recs = [m.describe(Conv(), (1, 3, 32, 32)), {"type": "activation", "h": 32, "w": 32, "c": 8, "fn": "relu"}]
+class ReLU:  # nn.ReLU(inplace=True): keeps its output, no input of its own
+    inplace = True
+recs = [m.describe(Conv(), (1, 3, 32, 32)), m.describe(ReLU(), (1, 8, 32, 32))]
+assert recs[1]["saved_input"] is False, recs[1]
 open(sys.argv[2], "w").write(m.to_libconfig(recs, model_id="exported-conv"))
 PY
 expect_exit 0 $P models show "$T/exp.cfg" --format json
 expect_grep '"params":[[:space:]]*224' "$T/out"   # 3 x 3 x 3 x 8 + 8
+expect_grep '"activation_bytes_per_sample_fp32":[[:space:]]*12288' "$T/out"   # the conv's input only: 32 x 32 x 3 x 4
 if python3 -c "import torch" 2>/dev/null; then
   python3 - "$PF_SRC/scripts" "$T/torch.cfg" <<'PY' && ok || bad "export-layers with torch"
 import importlib.util, sys, torch
