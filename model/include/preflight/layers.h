@@ -102,6 +102,9 @@ extern const pf_layer pf_maelstrom_ap5_wgan[];
 extern const pf_net pf_maelstrom_ap1_nets[];
 extern const pf_net pf_maelstrom_ap2_nets[];
 extern const pf_net pf_maelstrom_ap5_nets[];
+/* Built-in ResNet-50 v1.5 (resnet.c); static. */
+extern const pf_layer pf_resnet50[];
+extern const pf_net pf_resnet50_nets[];
 
 const char *pf_layer_kind_name(pf_layer_kind k);
 
