@@ -18,7 +18,10 @@
  * resnet50 model card: 25 557 032, exact), 53 120 batch-norm running
  * statistics, 4.09 GMAC (8.18 GFLOP) forward per image counting the
  * convolutions and the fully connected layer (torchvision: 4.09 GFLOPS,
- * meaning multiply-accumulates).
+ * meaning multiply-accumulates), 84.3 MB of kept fp32 activations per image
+ * (each convolution's and batch norm's input, the pools', fc's, the loss's:
+ * torchvision's ReLUs run in place, so they, the residual adds and the
+ * shortcuts keep nothing of their own, no_saved_input).
  *
  * The list is sequential: a projection shortcut is a 1x1 convolution whose
  * input shape (h, w, c) is the block's input, which the following batch norm,
