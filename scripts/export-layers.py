@@ -70,6 +70,8 @@ def describe(mod, in_shape, token_ids=False):
         r.update(type="attention", heads=mod.num_heads)
     elif name in ACTIVATIONS:
         r.update(type="activation", fn=name.lower())
+        if getattr(mod, "inplace", False):  # keeps its output, which the next layer keeps as its input
+            r["saved_input"] = False
     else:
         return None
     return r

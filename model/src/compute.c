@@ -104,10 +104,12 @@ static void add_states(pf_stage_work *out, const pf_step *st) {
   out->launch_s += st->limit_s[PF_LIMIT_FLOOR];
 }
 
-/* CNN / generic: FLOPs at the GEMM ceiling for large convolutions; memory-bound
- * traffic of about 6 passes over the kept activations (BN, ReLU, residual adds
- * forward and backward) when the activation size is known; ~160 kernels per
- * ResNet-50 forward (53 conv + BN + ReLU), three passes. */
+/* Generic (--params/--flops-per-sample, no layers): FLOPs at the GEMM ceiling
+ * as for large convolutions; memory-bound traffic of about 6 passes over the
+ * kept activations (norms, activations, residual adds forward and backward)
+ * when the activation size is known; ~160 kernels per forward, three passes
+ * (a ResNet-50-sized CNN: 53 conv + BN + ReLU).  The built-in ResNet-50 is a
+ * layer list (resnet.c) priced kernel by kernel. */
 static int generic_work(const pf_scenario *sc, const pf_kernel_env *env, pf_stage_work *out) {
   const pf_workload *w = &sc->workload;
   const pf_plan *p = &sc->plan;

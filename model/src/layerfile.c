@@ -37,7 +37,7 @@ static const char *kind_names[] = {"", "conv2d", "conv_transpose2d", "linear", "
 /* keys each kind takes besides the common ones */
 static const char *kind_keys[] = {"", "out kernel stride bias", "out kernel stride bias", "out bias", "heads rel_pos",
                                   "kind", "kernel", "factor mode out", "channels", "fn", "vocab out"};
-static const char *common_keys = "type name net h w c repeat span ops frozen";
+static const char *common_keys = "type name net h w c repeat span ops frozen saved_input";
 
 typedef struct {
   const char *file;
@@ -145,6 +145,9 @@ static int read_layer(const ctx *x, const config_setting_t *g, const char *const
       (rc = get_int(x, g, "vocab", 1, 1 << 30, &L->vocab)) < 0 || (rc = get_bool(x, g, "bias", &bias)) < 0)
     return rc;
   L->no_bias = !bias;
+  bool saved = true;
+  if ((rc = get_bool(x, g, "saved_input", &saved)) < 0) return rc;
+  L->no_saved_input = !saved;
   int nk = 0;
   if (kind == PF_LY_NORM && (rc = pick(x, g, "kind", "batch layer group rms", &nk)) < 0) return rc;
   L->batch_stats = kind == PF_LY_NORM && nk == 0 && config_setting_get_member(g, "kind");

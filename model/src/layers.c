@@ -141,7 +141,7 @@ static int expand_layer(const pf_workload *wl, int i, const pf_layer *L, expand_
   double p0 = 0;
   int rc = 0;
   x->ops += ops * x->mult;
-  x->act += el * E * x->mult / B; /* the layer's input is kept for backward */
+  if (!L->no_saved_input) x->act += el * E * x->mult / B; /* the layer's input is kept for backward */
   switch (L->kind) {
   case PF_LY_CONV2D:
   case PF_LY_CONVT2D: {

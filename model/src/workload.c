@@ -54,11 +54,13 @@ static const pf_workload builtins[] = {
           "Llama 3 model card and config.json (8 KV heads, vocabulary 128256, context 8192)"),
     LLAMA("llama3-70b", "Llama 3 70B", 80, 8192, 64, 8, 28672, 8192, 128256, 2048,
           "Llama 3 model card and config.json (8 KV heads, vocabulary 128256, context 8192)"),
-    {.id = "resnet50", .name = "ResNet-50 (ImageNet, 224x224)", .kind = PF_WL_CNN, .params = 25.557e6,
-     .flops_per_sample = 3.0 * 2.0 * 4.089e9, .act_bytes_per_sample = 110e6, .sample_bytes = 110e3,
-     .source = "He et al. 2016; 25.557 M parameters and 4.089 GMAC forward at 224x224 (torchvision model "
-               "card); training = 3 x forward; activations ~110 MB/image in fp32 assumed from EPICURE's batch "
-               "rule (512 images per 80 GiB GPU, 000_ff12095d05d26000.txt:643); ImageNet JPEG ~110 kB/image"},
+    /* sample_bytes: an ImageNet training JPEG, ~110 kB (ILSVRC-2012 train: ~140 GB over 1 281 167 images) */
+    {.id = "resnet50", .name = "ResNet-50 v1.5 (ImageNet, 224x224)", .kind = PF_WL_LAYERS, .ly = pf_resnet50,
+     .nets = pf_resnet50_nets, .framework = PF_FW_PYTORCH, .sample_bytes = 110e3,
+     .source = "He et al. 2016, Table 1 (50-layer); v1.5 stride on the 3x3 convolution as torchvision and NVIDIA "
+               "DeepLearningExamples build it (model/src/resnet.c): 25557032 parameters (torchvision), 4.09 GMAC "
+               "forward at 224x224; PyTorch eager, one DDP process per GPU, as EPICURE's vision benchmark (PyTorch's ImageNet example, "
+               "000_ff12095d05d26000.txt:509, 586-596)"},
     /* MAELSTROM applications as layer lists (maelstrom.c); sample_bytes: the training set over its samples */
     {.id = "maelstrom-ap1-unet", .name = "MAELSTROM AP1 U-Net (256x256x17)", .kind = PF_WL_LAYERS,
      .ly = pf_maelstrom_ap1_unet, .nets = pf_maelstrom_ap1_nets, .framework = PF_FW_TENSORFLOW,

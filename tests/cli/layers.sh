@@ -37,6 +37,24 @@ expect_exit 0 $P models show maelstrom-ap2-deberta-v3-small --format json
 expect_grep '"params":[[:space:]]*141896450' "$T/out"
 expect_grep '"kind":[[:space:]]*"layers"' "$T/out"
 for id in maelstrom-ap1-unet maelstrom-ap5-wgan; do expect_exit 0 $P models show $id; done
+expect_exit 0 $P models show resnet50 --format json
+expect_grep '"params":[[:space:]]*25557032' "$T/out"
+expect_grep '"forward_flops_per_sample":[[:space:]]*8178368512' "$T/out"
+
+# saved_input = false: an in-place activation keeps no tensor of its own (8 x 8 x 4 fp32 = 1024 B less)
+for saved in true false; do
+  cat > "$T/act-$saved.cfg" <<CFG
+model = { input = [8, 8, 3];
+  layers = ( { type = "conv2d"; out = 4; }, { type = "activation"; saved_input = $saved; } ); };
+CFG
+  expect_exit 0 $P models show "$T/act-$saved.cfg" --format json
+  cp "$T/out" "$T/act-$saved.json"
+done
+python3 - "$T/act-true.json" "$T/act-false.json" <<'PY' && ok || bad "saved_input = false drops the layer's kept input"
+import json, sys
+a, b = (json.load(open(p))["activation_bytes_per_sample_fp32"] for p in sys.argv[1:3])
+assert a - b == 8 * 8 * 4 * 4, (a, b)
+PY
 
 # host dispatch modes change the host-bound time, never the GPU's work
 expect_exit 0 $P predict --machine jureca-dc-h100 --model maelstrom-ap2-deberta-v3-small --gpus 1 --mbs 32 --gbs 32 --precision fp32 --host-overhead eager --format json
@@ -63,11 +81,15 @@ m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)
 class Conv:  # stands in for nn.Conv2d (describe reads attributes only)
     out_channels, kernel_size, stride, bias = 8, (3, 3), (1, 1), object()
 Conv.__name__ = "Conv2d"
-recs = [m.describe(Conv(), (1, 3, 32, 32)), {"type": "activation", "h": 32, "w": 32, "c": 8, "fn": "relu"}]
+class ReLU:  # nn.ReLU(inplace=True): keeps its output, no input of its own
+    inplace = True
+recs = [m.describe(Conv(), (1, 3, 32, 32)), m.describe(ReLU(), (1, 8, 32, 32))]
+assert recs[1]["saved_input"] is False, recs[1]
 open(sys.argv[2], "w").write(m.to_libconfig(recs, model_id="exported-conv"))
 PY
 expect_exit 0 $P models show "$T/exp.cfg" --format json
 expect_grep '"params":[[:space:]]*224' "$T/out"   # 3 x 3 x 3 x 8 + 8
+expect_grep '"activation_bytes_per_sample_fp32":[[:space:]]*12288' "$T/out"   # the conv's input only: 32 x 32 x 3 x 4
 if python3 -c "import torch" 2>/dev/null; then
   python3 - "$PF_SRC/scripts" "$T/torch.cfg" <<'PY' && ok || bad "export-layers with torch"
 import importlib.util, sys, torch

@@ -1,6 +1,7 @@
 /* test_layers.c - layer-list workloads (issue 10 item 4) and host dispatch
  * (item 1):
- *  - the MAELSTROM built-ins reproduce the report's parameter counts;
+ *  - the MAELSTROM built-ins reproduce the report's parameter counts, ResNet-50
+ *    v1.5 torchvision's (25 557 032) and its 4 089 184 256 MAC forward;
  *  - a convolution expands to its implicit-GEMM forward, data- and
  *    weight-gradient shapes (m = N Ho Wo, n = Cout, k = Cin k k, ...);
  *  - a model file is read and its errors name file, line and key;
@@ -41,6 +42,21 @@ int main(void) {
   CHECK_NEAR(w.nontrainable, 5280.0, 1e-12);
   CHECK_INT(pf_workload_builtin("maelstrom-ap1-unet", &w), 0);
   CHECK_NEAR(w.params, 1314019.0, 0.002);
+  /* ResNet-50 v1.5: torchvision's parameter count exactly; 53 batch norms over 26 560 channels; forward MACs of
+   * the convolutions and fc counted independently (sum over layers of Ho Wo Cout Cin k^2, + 2048 x 1000) */
+  CHECK_INT(pf_workload_builtin("resnet50", &w), 0);
+  CHECK_INT(w.kind, PF_WL_LAYERS);
+  CHECK_INT(w.framework, PF_FW_PYTORCH);
+  CHECK_INT(w.dp_impl, PF_DPIMPL_PROCESS);
+  CHECK_NEAR(w.params, 25557032.0, 1e-12);
+  CHECK_NEAR(w.nontrainable, 2.0 * 26560, 1e-12);
+  pf_layers_totals tot;
+  CHECK_INT(pf_layers_summary(&w, &tot), 0);
+  CHECK_NEAR(tot.fwd_flops, 2.0 * 4089184256.0, 1e-12);
+  CHECK_NEAR(w.flops_per_sample, 3 * tot.fwd_flops, 1e-4);
+  /* kept activations: each convolution's and batch norm's input, the pools', fc's and the loss's; the in-place
+   * ReLUs, residual adds and projection shortcuts keep nothing of their own (84 307 872 B, fp32) */
+  CHECK_NEAR(w.act_bytes_per_sample, 84307872.0, 1e-12);
 
   /* one 3x3 stride-2 convolution 16 -> 64 on 32 x 32, batch 4: params 9 x 16 x 64 + 64 */
   memset(&w, 0, sizeof w);

@@ -52,6 +52,9 @@ typedef struct pf_layer {
   bool batch_stats;   /* norm: batch norm (running mean and variance, non-trainable) */
   bool subpixel;      /* upsample: depth to space */
   bool frozen;        /* no weight gradient (and no optimizer) for this layer's parameters */
+  bool no_saved_input; /* backward keeps no tensor of its own for this layer: an in-place activation (the
+                          output it keeps is the next layer's kept input), a residual add, a shortcut that
+                          re-reads a tensor already kept */
   int repeat, span;   /* the span layers from this one run repeat times (0 = 1) */
   int ops;            /* framework operators per forward (0 = the kind's default) */
   int line;           /* source line in the model file (0 for built-ins) */
@@ -99,6 +102,9 @@ extern const pf_layer pf_maelstrom_ap5_wgan[];
 extern const pf_net pf_maelstrom_ap1_nets[];
 extern const pf_net pf_maelstrom_ap2_nets[];
 extern const pf_net pf_maelstrom_ap5_nets[];
+/* Built-in ResNet-50 v1.5 (resnet.c); static. */
+extern const pf_layer pf_resnet50[];
+extern const pf_net pf_resnet50_nets[];
 
 const char *pf_layer_kind_name(pf_layer_kind k);
 
