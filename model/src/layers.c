@@ -93,12 +93,14 @@ static int add(pf_kernel_list *l, const pf_kernel *k, double mult) {
 
 /* forward product C[m,n] = A[m,k] B[k,n] (batch of them) and its two gradients; weight: B is a parameter
  * (its gradient is a weight gradient, skipped when frozen), else both gradients are data gradients */
-static int product(expand_ctx *x, pf_kernel_kind kind, const char *name, double m, double n, double k, double batch,
-                   bool weight, double host_ops) {
+static int product_a(expand_ctx *x, pf_kernel_kind kind, const char *name, double m, double n, double k,
+                     double batch, bool weight, double host_ops, double a_elems) {
   pf_precision p = kind == PF_KERNEL_CONV ? x->conv_p : x->gemm_p;
   double el = x->el, bb = batch > 0 ? batch : 1;
+  /* HBM bytes of each of the three products: A (or dA), B (or dB) and C (or dC) once each */
+  double a = a_elems > 0 ? a_elems : bb * m * k;
   pf_kernel f = {.kind = kind, .name = name, .prec = p, .layout = PF_GEMM_NN, .pass = PF_PASS_FWD, .m = m, .n = n,
-                 .k = k, .batch = batch, .bytes = el * bb * (m * k + k * n + m * n), .host_ops = host_ops};
+                 .k = k, .batch = batch, .bytes = el * (a + bb * (k * n + m * n)), .host_ops = host_ops};
   pf_kernel d = f, g = f;
   d.layout = PF_GEMM_NT, d.pass = PF_PASS_BWD, d.n = k, d.k = n; /* dA[m,k] = dC[m,n] B^T */
   g.layout = PF_GEMM_TN, g.pass = PF_PASS_BWD, g.m = k, g.k = m, g.host_ops = 0; /* dB[k,n] = A^T dC */
@@ -114,6 +116,11 @@ static int product(expand_ctx *x, pf_kernel_kind kind, const char *name, double 
   if (rc == 0) rc = add(x->dg, &d, x->mult);
   if (rc == 0 && !(weight && x->frozen)) rc = add(weight ? x->wg : x->dg, &g, x->mult);
   return rc;
+}
+
+static int product(expand_ctx *x, pf_kernel_kind kind, const char *name, double m, double n, double k, double batch,
+                   bool weight, double host_ops) {
+  return product_a(x, kind, name, m, n, k, batch, weight, host_ops, 0);
 }
 
 static int memk(expand_ctx *x, const char *name, double fwd_bytes, double bwd_bytes, double host_ops) {
@@ -149,8 +156,10 @@ static int expand_layer(const pf_workload *wl, int i, const pf_layer *L, expand_
     double ho = L->kind == PF_LY_CONV2D ? ceil(*h / s) : *h * s, wo = L->kind == PF_LY_CONV2D ? ceil(*w / s) : *w * s;
     double k = *c * kk * kk / (L->kind == PF_LY_CONVT2D ? s * s : 1);
     p0 = kk * kk * *c * L->out + (L->no_bias ? 0 : L->out);
-    rc = product(x, PF_KERNEL_CONV, L->kind == PF_LY_CONV2D ? "conv" : "conv-transpose", B * ho * wo, L->out, k, 1,
-                 true, ops);
+    /* implicit GEMM (cuDNN, MIOpen) gathers the im2col matrix A [B Ho Wo, Cin kh kw] from the input tensor
+     * on the fly: HBM sees the input once (B H W Cin), not the k^2-times larger matrix */
+    rc = product_a(x, PF_KERNEL_CONV, L->kind == PF_LY_CONV2D ? "conv" : "conv-transpose", B * ho * wo, L->out, k,
+                   1, true, ops, E);
     /* the bias is its own element-wise pass after cuDNN's convolution (TensorFlow's BiasAdd, PyTorch's add after
      * cudnn_convolution), and its gradient a reduction over the output */
     double Eo = B * ho * wo * L->out;
