@@ -1,26 +1,25 @@
-/* harness.c - runs every measurement of a back-end and builds the JSON document.
+/* harness.c - one calibration run of a back-end (pfcal_run) and the JSON
+ * document it builds.
  *
  * Order and budget follow the kernel list of shared/research/energy-and-
  * calibration.md section 4.1: probe (no context yet, so the power counters can
- * see bare idle), set-up, launch overhead, memory streams (BabelStream's
- * read/write/copy/triad), vector FMA peak per precision (peakperf/mixbench
- * style register-only chains), tensor instruction ceilings per precision,
- * host<->device and device<->device copies with an alpha-beta fit per link
- * (nvbandwidth/p2pBandwidthLatencyTest style), and in full mode the power
- * states idle / context / max (the max from a long tensor burst, as
- * gpu-fryer#4 shows that only tensor work reaches the power cap).  Quick mode
- * stays well under 2 minutes per node, full mode under 15.
+ * see bare idle), set-up, then the measurement groups (groups.c: launch
+ * overhead, memory streams, vector FMA and tensor peaks per precision, copies
+ * per link), the library GEMM table (gemm.c) when asked, and in full mode the
+ * power states idle / context / max (the max from a long tensor burst, as
+ * gpu-fryer#4 shows that only tensor work reaches the power cap; powerfit.c).
+ * Quick mode stays well under 2 minutes per node, full mode under 15.  The
+ * document: header (tool, host, device), results, power_model, provenance.
  *
  * The output schema is documented in docs/calibration.md; its loader is
  * model/src/calibration.c.
  */
-#include "pfcal.h"
+#include "harness_int.h"
 
 #include "preflight/error.h"
 #include "preflight/progress.h"
 
 #include <cjson/cJSON.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,20 +34,6 @@
 #define PF_GIT "unknown"
 #endif
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static void sleep_s(double s) {
-  struct timespec ts;
-  ts.tv_sec = (time_t)s;
-  ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
-  while (nanosleep(&ts, &ts) != 0) {
-  }
-}
-
 void pfcal_date(char *buf, size_t len) {
   const char *fake = getenv("PF_FAKE_DATE");
   if (fake && *fake) {
@@ -59,291 +44,6 @@ void pfcal_date(char *buf, size_t len) {
   struct tm tm;
   gmtime_r(&t, &tm);
   if (strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0 && len) buf[0] = '\0';
-}
-
-/* ---- one run's state --------------------------------------------------- */
-
-typedef struct run {
-  const pfcal_backend *be;
-  const pfcal_opts *o;
-  pfcal_info info;
-  const pfcal_datasheet *ds;
-  pfcal_power *pw;
-  pfcal_protocol pr;
-  cJSON *unsupported;
-  char hostname[256];
-} run;
-
-typedef struct sample_ctx {
-  const pfcal_backend *be;
-  int what;
-  pf_precision p;
-  int src, dst;
-  size_t bytes;
-} sample_ctx;
-
-static int s_launch(void *c, double *v) { return ((sample_ctx *)c)->be->launch(v); }
-static int s_stream(void *c, double *v) {
-  sample_ctx *x = c;
-  return x->be->stream((pfcal_stream)x->what, v);
-}
-static int s_vector(void *c, double *v) {
-  sample_ctx *x = c;
-  return x->be->vector_fma(x->p, v);
-}
-static int s_tensor(void *c, double *v) {
-  sample_ctx *x = c;
-  return x->be->tensor(x->p, v);
-}
-static int s_copy(void *c, double *v) {
-  sample_ctx *x = c;
-  return x->be->copy(x->src, x->dst, x->bytes, v);
-}
-
-static void progress(const run *r, const char *what, const pfcal_stat *st) {
-  pf_progress_item();
-  if (!r->o->progress) return;
-  pf_progress_pause();
-  if (!st->measured) {
-    fprintf(stderr, "calibrate: %-22s unsupported\n", what);
-    return;
-  }
-  double v = st->median;
-  const char *u = st->unit;
-  char scaled[48];
-  if (strcmp(u, "s") == 0)
-    snprintf(scaled, sizeof scaled, "%.3g us", v * 1e6);
-  else if (strcmp(u, "B/s") == 0)
-    snprintf(scaled, sizeof scaled, "%.4g GB/s", v * 1e-9);
-  else
-    snprintf(scaled, sizeof scaled, "%.4g GFLOP/s", v * 1e-9);
-  fprintf(stderr, "calibrate: %-22s %-16s cv %5.2f%%  n=%-3d %s\n", what, scaled, 100.0 * st->cv, st->n, st->flag);
-}
-
-/* Measure with the protocol and read power and clock around it. Returns 0,
- * or the back-end's error except PF_EINVAL (unsupported: st->measured false). */
-static int measure(run *r, const char *what, pfcal_sample_fn fn, sample_ctx *c, pfcal_stat *st) {
-  double e0 = 0, e1 = 0;
-  int have_e = r->pw && pfcal_power_energy_J(r->pw, r->o->device, &e0) == 0;
-  double t0 = now_s();
-  int rc = pfcal_measure(&r->pr, fn, c, st);
-  double t1 = now_s();
-  if (rc == PF_EINVAL) {
-    pf_error_clear();
-    st->n = 0;
-    pfcal_stat_finish(st, 1.0);
-    cJSON_AddItemToArray(r->unsupported, cJSON_CreateString(what));
-    progress(r, what, st);
-    return 0;
-  }
-  if (rc) return rc;
-  /* Power of the measurement itself only from the energy counter over at
-   * least a second: NVML's power reading is a one-second average on H100-class
-   * parts and the counter ticks every 20-100 ms, so a shorter window reports
-   * whatever ran before (the four streams of data/h100-calibrate/ all read
-   * 128.857 W that way).  The power model has its own long windows. */
-  st->power_W = 0;
-  if (have_e && pfcal_power_energy_J(r->pw, r->o->device, &e1) == 0 && t1 - t0 >= 1.0 && e1 > e0)
-    st->power_W = (e1 - e0) / (t1 - t0);
-  double mhz;
-  st->clock_MHz = (r->pw && pfcal_power_clock_MHz(r->pw, r->o->device, &mhz) == 0) ? mhz : 0;
-  progress(r, what, st);
-  return 0;
-}
-
-static cJSON *stat_json(const pfcal_stat *st) {
-  cJSON *j = cJSON_CreateObject();
-  cJSON_AddNumberToObject(j, "median", st->median);
-  cJSON_AddNumberToObject(j, "best", st->best);
-  cJSON_AddNumberToObject(j, "cv", st->cv);
-  cJSON_AddNumberToObject(j, "n", st->n);
-  cJSON_AddStringToObject(j, "unit", st->unit);
-  cJSON_AddStringToObject(j, "flag", st->flag);
-  if (st->datasheet > 0) {
-    cJSON_AddNumberToObject(j, "datasheet", st->datasheet);
-    cJSON_AddNumberToObject(j, "fraction_of_datasheet", st->median / st->datasheet);
-  }
-  if (st->power_W > 0) cJSON_AddNumberToObject(j, "power_W", st->power_W);
-  if (st->clock_MHz > 0) cJSON_AddNumberToObject(j, "clock_MHz", st->clock_MHz);
-  cJSON *s = cJSON_AddArrayToObject(j, "samples");
-  for (int i = 0; i < st->n; i++)
-    cJSON_AddItemToArray(s, cJSON_CreateNumber(st->samples[i]));
-  return j;
-}
-
-static pfcal_stat new_stat(const char *unit, bool lower, double datasheet) {
-  pfcal_stat st;
-  memset(&st, 0, sizeof st);
-  st.unit = unit;
-  st.lower_is_better = lower;
-  st.datasheet = datasheet;
-  st.flag = "unsupported";
-  return st;
-}
-
-/* Mean power over `seconds` of idle (no work submitted), from the energy
- * counter, else from power readings every 100 ms. 0 when not readable. */
-static double idle_power(run *r, double seconds) {
-  double e0, e1, t0 = now_s();
-  if (pfcal_power_energy_J(r->pw, r->o->device, &e0) == 0) {
-    sleep_s(seconds);
-    if (pfcal_power_energy_J(r->pw, r->o->device, &e1) == 0 && e1 > e0) return (e1 - e0) / (now_s() - t0);
-    return 0;
-  }
-  double sum = 0;
-  int n = 0;
-  while (now_s() - t0 < seconds) {
-    double w;
-    if (pfcal_power_W(r->pw, r->o->device, &w) == 0) {
-      sum += w;
-      n++;
-    }
-    sleep_s(0.1);
-  }
-  return n ? sum / n : 0;
-}
-
-/* ---- the measurement groups -------------------------------------------- */
-
-static int run_launch(run *r, cJSON *results) {
-  if (!r->be->launch || r->o->skip_launch) return 0;
-  sample_ctx c = {.be = r->be};
-  pfcal_stat st = new_stat("s", true, 0);
-  int rc = measure(r, "launch_latency", s_launch, &c, &st);
-  if (rc) return rc;
-  if (st.measured) cJSON_AddItemToObject(results, "launch_latency_s", stat_json(&st));
-  return 0;
-}
-
-static int run_streams(run *r, cJSON *results) {
-  if (!r->be->stream || r->o->skip_stream) return 0;
-  cJSON *mem = cJSON_AddObjectToObject(results, "memory_bw");
-  double ds = r->ds ? r->ds->memory_bw_Bps : 0;
-  for (int k = 0; k < PFCAL_NSTREAM; k++) {
-    sample_ctx c = {.be = r->be, .what = k};
-    pfcal_stat st = new_stat("B/s", false, ds);
-    char what[64];
-    snprintf(what, sizeof what, "memory_bw.%s", pfcal_stream_name((pfcal_stream)k));
-    int rc = measure(r, what, s_stream, &c, &st);
-    if (rc) return rc;
-    if (st.measured) cJSON_AddItemToObject(mem, pfcal_stream_name((pfcal_stream)k), stat_json(&st));
-  }
-  cJSON_AddNumberToObject(results, "stream_array_B", (double)r->info.array_B);
-  return 0;
-}
-
-static int run_flops(run *r, cJSON *results, bool tensor) {
-  if (tensor ? (!r->be->tensor || r->o->skip_tensor) : (!r->be->vector_fma || r->o->skip_vector)) return 0;
-  static const pf_precision vec[] = {PF_FP64, PF_FP32, PF_FP16};
-  static const pf_precision ten[] = {PF_FP64, PF_TF32, PF_FP32, PF_FP16, PF_BF16, PF_FP8};
-  const pf_precision *list = tensor ? ten : vec;
-  int n = tensor ? 6 : 3;
-  cJSON *obj = cJSON_AddObjectToObject(results, tensor ? "tensor_flops" : "vector_flops");
-  for (int i = 0; i < n; i++) {
-    pf_precision p = list[i];
-    double ds = r->ds ? (tensor ? r->ds->tensor_flops[p] : r->ds->vector_flops[p]) : 0;
-    sample_ctx c = {.be = r->be, .p = p};
-    pfcal_stat st = new_stat("FLOP/s", false, ds);
-    char what[64];
-    snprintf(what, sizeof what, "%s.%s", tensor ? "tensor_flops" : "vector_flops", pfcal_prec_name(p));
-    int rc = measure(r, what, tensor ? s_tensor : s_vector, &c, &st);
-    if (rc) return rc;
-    if (st.measured) cJSON_AddItemToObject(obj, pfcal_prec_name(p), stat_json(&st));
-  }
-  return 0;
-}
-
-/* One link: times per size, alpha-beta fit, bandwidth at the largest size. */
-static int run_link(run *r, int src, int dst, cJSON *arr, double *bw_out) {
-  static const size_t quick_sizes[] = {64u << 10, 1u << 20, 16u << 20, 128u << 20};
-  static const size_t full_sizes[] = {4u << 10,  32u << 10, 256u << 10, 2u << 20,
-                                      16u << 20, 64u << 20, 256u << 20, 512u << 20};
-  const size_t *sizes = r->o->quick ? quick_sizes : full_sizes;
-  int ns = r->o->quick ? 4 : 8;
-  pfcal_protocol pr = r->pr;
-  pr.min_samples = 3;
-  pr.max_samples = r->o->quick ? 10 : 30;
-  pr.time_cap_s = r->o->quick ? 0.3 : 1.0;
-  double bytes[PFCAL_MAX_SIZES], t[PFCAL_MAX_SIZES], cv[PFCAL_MAX_SIZES];
-  int m = 0;
-  for (int i = 0; i < ns; i++) {
-    sample_ctx c = {.be = r->be, .src = src, .dst = dst, .bytes = sizes[i]};
-    pfcal_stat st = new_stat("s", true, 0);
-    int rc = pfcal_measure(&pr, s_copy, &c, &st);
-    if (rc == PF_EINVAL) {
-      pf_error_clear();
-      pf_progress_item();
-      return 0; /* no path between these two (no peer access) */
-    }
-    if (rc) return rc;
-    bytes[m] = (double)sizes[i];
-    t[m] = st.median;
-    cv[m] = st.cv;
-    m++;
-  }
-  pf_progress_item();
-  double alpha = 0, beta = 0;
-  if (pfcal_fit_alpha_beta(bytes, t, m, &alpha, &beta)) {
-    pf_error_clear();
-    alpha = 0;
-    beta = bytes[m - 1] / t[m - 1];
-  }
-  double bw = bytes[m - 1] / t[m - 1];
-  cJSON *j = cJSON_CreateObject();
-  if (src < 0)
-    cJSON_AddStringToObject(j, "from", "host");
-  else
-    cJSON_AddNumberToObject(j, "from", src);
-  if (dst < 0)
-    cJSON_AddStringToObject(j, "to", "host");
-  else
-    cJSON_AddNumberToObject(j, "to", dst);
-  cJSON_AddNumberToObject(j, "alpha_s", alpha);
-  cJSON_AddNumberToObject(j, "beta_Bps", beta);
-  cJSON_AddNumberToObject(j, "bw_Bps", bw);
-  cJSON_AddItemToObject(j, "sizes_B", cJSON_CreateDoubleArray(bytes, m));
-  cJSON_AddItemToObject(j, "times_s", cJSON_CreateDoubleArray(t, m));
-  cJSON_AddItemToObject(j, "cv", cJSON_CreateDoubleArray(cv, m));
-  cJSON_AddItemToArray(arr, j);
-  if (r->o->progress) {
-    char a[16], b[16];
-    snprintf(a, sizeof a, src < 0 ? "host" : "gpu%d", src);
-    snprintf(b, sizeof b, dst < 0 ? "host" : "gpu%d", dst);
-    fprintf(stderr, "calibrate: copy %s->%-12s %.4g GB/s  alpha %.3g us  beta %.4g GB/s\n", a, b, bw * 1e-9,
-            alpha * 1e6, beta * 1e-9);
-  }
-  *bw_out = bw;
-  return 0;
-}
-
-static int run_copies(run *r, cJSON *results) {
-  if (!r->be->copy || r->o->skip_copies) return 0;
-  int n = r->info.count < PFCAL_MAX_DEVICES ? r->info.count : PFCAL_MAX_DEVICES;
-  cJSON *h2d = cJSON_AddArrayToObject(results, "h2d");
-  cJSON *d2h = cJSON_AddArrayToObject(results, "d2h");
-  cJSON *d2d = cJSON_AddArrayToObject(results, "d2d");
-  double up[PFCAL_MAX_DEVICES], down[PFCAL_MAX_DEVICES];
-  int nu = 0, nd = 0;
-  for (int d = 0; d < n; d++) {
-    double bw = 0;
-    int rc = run_link(r, -1, d, h2d, &bw);
-    if (rc) return rc;
-    if (bw > 0) up[nu++] = bw;
-    bw = 0;
-    rc = run_link(r, d, -1, d2h, &bw);
-    if (rc) return rc;
-    if (bw > 0) down[nd++] = bw;
-  }
-  for (int s = 0; s < n; s++)
-    for (int d = 0; d < n; d++) {
-      if (s == d) continue;
-      double bw = 0;
-      int rc = run_link(r, s, d, d2d, &bw);
-      if (rc) return rc;
-    }
-  if (nu) cJSON_AddNumberToObject(results, "h2d_Bps", pfcal_median(up, nu));
-  if (nd) cJSON_AddNumberToObject(results, "d2h_Bps", pfcal_median(down, nd));
-  return 0;
 }
 
 /* ---- document ------------------------------------------------------------ */
@@ -396,19 +96,6 @@ static cJSON *header(run *r, const char *date) {
   return doc;
 }
 
-/* How many measurements pfcal_run makes, for the progress bar. */
-static long count_items(const run *r, bool fit_power) {
-  const pfcal_opts *o = r->o;
-  long n = 0, d = r->info.count < PFCAL_MAX_DEVICES ? r->info.count : PFCAL_MAX_DEVICES;
-  if (r->be->launch && !o->skip_launch) n += 1;
-  if (r->be->stream && !o->skip_stream) n += PFCAL_NSTREAM;
-  if (r->be->vector_fma && !o->skip_vector) n += 3;
-  if (r->be->tensor && !o->skip_tensor) n += 6;
-  if (r->be->copy && !o->skip_copies) n += 2 * d + d * (d - 1);
-  if (fit_power) n += 3;
-  return n;
-}
-
 int pfcal_run(const pfcal_backend *be, const pfcal_opts *o, cJSON **doc_out) {
   run r;
   memset(&r, 0, sizeof r);
@@ -416,7 +103,7 @@ int pfcal_run(const pfcal_backend *be, const pfcal_opts *o, cJSON **doc_out) {
   r.o = o;
   r.pr = pfcal_protocol_for(o->quick);
   *doc_out = NULL;
-  double t_start = now_s();
+  double t_start = pfcal_now_s();
 
   int rc;
   if (o->gemm && o->gemm_shapes) { /* a bad shapes file is a usage error, found before any device is touched */
@@ -442,8 +129,8 @@ int pfcal_run(const pfcal_backend *be, const pfcal_opts *o, cJSON **doc_out) {
 
   double idle_W = 0, context_W = 0, max_W = 0;
   bool fit_power = r.pw && !o->quick;
-  pf_progress_begin("calibrate", count_items(&r, fit_power), false);
-  if (fit_power) idle_W = idle_power(&r, 3.0);
+  pf_progress_begin("calibrate", pfcal_count_items(&r, fit_power), false);
+  if (fit_power) idle_W = pfcal_idle_power(&r, 3.0);
   if (fit_power) pf_progress_item();
 
   rc = be->setup(o, &r.info);
@@ -453,7 +140,7 @@ int pfcal_run(const pfcal_backend *be, const pfcal_opts *o, cJSON **doc_out) {
     pfcal_power_close(r.pw);
     return rc;
   }
-  if (fit_power) context_W = idle_power(&r, 3.0);
+  if (fit_power) context_W = pfcal_idle_power(&r, 3.0);
   if (fit_power) pf_progress_item();
 
   char date[64];
@@ -462,11 +149,11 @@ int pfcal_run(const pfcal_backend *be, const pfcal_opts *o, cJSON **doc_out) {
   cJSON *results = cJSON_AddObjectToObject(doc, "results");
   r.unsupported = cJSON_CreateArray();
 
-  rc = run_launch(&r, results);
-  if (!rc) rc = run_streams(&r, results);
-  if (!rc) rc = run_flops(&r, results, false);
-  if (!rc) rc = run_flops(&r, results, true);
-  if (!rc) rc = run_copies(&r, results);
+  rc = pfcal_group_launch(&r, results);
+  if (!rc) rc = pfcal_group_streams(&r, results);
+  if (!rc) rc = pfcal_group_flops(&r, results, false);
+  if (!rc) rc = pfcal_group_flops(&r, results, true);
+  if (!rc) rc = pfcal_group_copies(&r, results);
   if (!rc && o->gemm) rc = pfcal_run_gemm(be, o, &r.pr, results, r.unsupported);
   cJSON *pm = NULL;
   if (!rc && fit_power) {
@@ -520,7 +207,7 @@ int pfcal_run(const pfcal_backend *be, const pfcal_opts *o, cJSON **doc_out) {
   cJSON_AddStringToObject(prov, "protocol",
                           o->quick ? "quick: 2 warm-up, 5..40 samples, stop at cv <= 2 % or 1 s"
                                    : "full: 3 warm-up, 10..100 samples, stop at cv <= 1 % or 6 s");
-  cJSON_AddNumberToObject(prov, "elapsed_s", now_s() - t_start);
+  cJSON_AddNumberToObject(prov, "elapsed_s", pfcal_now_s() - t_start);
 
   be->teardown();
   pfcal_power_close(r.pw);

@@ -44,7 +44,7 @@ typedef enum { PFCAL_READ, PFCAL_WRITE, PFCAL_COPY, PFCAL_TRIAD, PFCAL_MEMCPY, P
 /* "read", "write", "copy", "triad", "memcpy"; static. */
 const char *pfcal_stream_name(pfcal_stream k);
 /* "fp64", "fp32", "tf32", "fp16", "bf16", "fp8"; static (the harness does not
- * link machine.c, so it keeps its own table, identical to pf_precision_name). */
+ * link device.c, so it keeps its own table, identical to pf_precision_name). */
 const char *pfcal_prec_name(pf_precision p);
 
 typedef struct pfcal_opts {

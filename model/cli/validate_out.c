@@ -1,6 +1,6 @@
 /* validate_out.c - the rows and summary of `preflight validate` (see
- * validate_out.h) in four formats: table, JSON, CSV, markdown.  (The parity
- * plot: validate_plot.c.) */
+ * validate_out.h) in four formats: table, JSON, CSV, markdown.  (The summary's
+ * statistics: validate_sum.c; the parity plot: validate_plot.c.) */
 #include "validate_out.h"
 
 #include "preflight/error.h"
@@ -42,100 +42,6 @@ static const char *status_name(pf_row_status s) {
 }
 
 static const char *model_name(const pf_vrow *r) { return r->model[0] ? r->model : r->layers ? "custom-tf" : "custom"; }
-
-/* ---- the summary ---- */
-
-/* Index of name in group g, added when new (64 distinct at most, as before). */
-static int intern(pf_vsum *s, int g, const char *name) {
-  if (!name[0]) return -1;
-  for (int k = 0; k < s->nnames[g]; k++)
-    if (strcmp(s->names[g][k], name) == 0) return k;
-  if (s->nnames[g] >= 64) return -1;
-  snprintf(s->names[g][s->nnames[g]], sizeof s->names[g][0], "%s", name);
-  return s->nnames[g]++;
-}
-
-void pf_vsum_add(pf_vsum *s, const pf_vrow *r) {
-  s->rows++;
-  short g[3] = {(short)intern(s, 0, r->tag), (short)intern(s, 1, r->use), (short)intern(s, 2, r->machine)};
-  if (r->status != PF_ROW_PREDICTED) {
-    if (s->not_predicted < 12) {
-      s->np_line[s->not_predicted] = r->line;
-      s->np_metric[s->not_predicted] = (int)r->metric;
-    }
-    s->not_predicted++;
-    return;
-  }
-  if (s->nrec == s->cap) {
-    int cap = s->cap ? 2 * s->cap : 256;
-    pf_vrec *n = realloc(s->rec, (size_t)cap * sizeof *n);
-    if (!n) return; /* out of memory: the statistics leave this row out */
-    s->rec = n;
-    s->cap = cap;
-  }
-  s->rec[s->nrec++] = (pf_vrec){100.0 * fabs(r->error), (int)r->metric, {g[0], g[1], g[2]}, (short)r->scope};
-  /* the five worst judged rows, largest |error| first, earlier rows first among equals */
-  double e = fabs(r->error);
-  if (!strcmp(r->tag, "regression")) goto points;
-  int k = s->nworst < 5 ? s->nworst++ : 5;
-  if (k == 5) {
-    if (e <= fabs(s->worst[4].error)) goto points;
-    k = 4;
-  }
-  while (k > 0 && fabs(s->worst[k - 1].error) < e) {
-    s->worst[k] = s->worst[k - 1];
-    k--;
-  }
-  s->worst[k] = *r;
-points:
-  if (s->want_points && r->predicted > 0 && r->measured > 0) {
-    if (s->npts == s->ptcap) {
-      int cap = s->ptcap ? 2 * s->ptcap : 256;
-      pf_vpoint *n = realloc(s->pts, (size_t)cap * sizeof *n);
-      if (!n) return;
-      s->pts = n;
-      s->ptcap = cap;
-    }
-    s->pts[s->npts++] = (pf_vpoint){r->measured, r->measured_hi, r->predicted, r->line, (int)r->metric, (int)r->bound};
-  }
-}
-
-/* Rows tagged "regression" (a known software regression, docs/validation.md) are reported, not judged. */
-static bool not_judged(const pf_vsum *s, const pf_vrec *r) {
-  return r->group[0] >= 0 && strcmp(s->names[0][r->group[0]], "regression") == 0;
-}
-
-pf_vstats pf_vsum_stats(const pf_vsum *s, int group, int index) {
-  pf_vstats st = {0, NAN, NAN, NAN};
-  double *x = malloc((size_t)(s->nrec > 0 ? s->nrec : 1) * sizeof *x);
-  if (!x) return st;
-  double sum = 0, mx = 0;
-  for (int i = 0; i < s->nrec; i++) {
-    const pf_vrec *r = &s->rec[i];
-    if ((group == 3 || group == 4 || group < 0) && not_judged(s, r)) continue;
-    if (group == 3 && r->metric != index) continue;
-    if (group == 4 && (r->scope != index || (r->metric != PF_MET_ENERGY && r->metric != PF_MET_POWER))) continue;
-    if (group >= 0 && group < 3 && r->group[group] != index) continue;
-    x[st.n++] = r->abs_pct;
-    sum += r->abs_pct;
-    if (r->abs_pct > mx) mx = r->abs_pct;
-  }
-  if (st.n > 0) {
-    st.mean_abs_pct = sum / st.n;
-    st.max_abs_pct = mx;
-    st.median_abs_pct = pf_median(x, st.n);
-  }
-  free(x);
-  return st;
-}
-
-void pf_vsum_free(pf_vsum *s) {
-  free(s->rec);
-  free(s->pts);
-  s->rec = NULL;
-  s->pts = NULL;
-  s->nrec = s->cap = s->npts = s->ptcap = 0;
-}
 
 cJSON *pf_vstats_json(pf_vstats st) {
   cJSON *o = cJSON_CreateObject();
@@ -273,8 +179,7 @@ static void table_summary(FILE *f, const pf_vsum *s) {
     fprintf(f, "summary: no row could be predicted\n");
     return;
   }
-  int nj = 0;
-  for (int i = 0; i < s->nrec; i++) nj += not_judged(s, &s->rec[i]);
+  int nj = pf_vsum_unjudged(s);
   fprintf(f, "summary: median |error| %.1f %%, mean %.1f %%, max %.1f %% over %d predicted rows%s\n", all.median_abs_pct,
           all.mean_abs_pct, all.max_abs_pct, all.n, nj ? " (rows tagged regression are not judged)" : "");
   fprintf(f, "by metric:\n");

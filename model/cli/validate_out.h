@@ -41,6 +41,8 @@ typedef struct pf_vsum {
 void pf_vsum_add(pf_vsum *s, const pf_vrow *r);
 /* group -1: all; 0-2: names; 3: metric; 4: metering scope of energy and power rows (index a pf_scope) */
 pf_vstats pf_vsum_stats(const pf_vsum *s, int group, int index);
+/* Predicted rows that are reported but not judged (tagged "regression"). */
+int pf_vsum_unjudged(const pf_vsum *s);
 void pf_vsum_free(pf_vsum *s);
 
 /* One validation report being written. */

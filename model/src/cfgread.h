@@ -1,6 +1,6 @@
 /* cfgread.h - internal: reading libconfig files with precise errors (file,
  * line, key), bounds, and the unknown-key check (cfgread.c).  Used by the
- * device and machine loaders (machine.c). */
+ * device and machine loaders (device.c, machine.c). */
 #ifndef PREFLIGHT_CFGREAD_H
 #define PREFLIGHT_CFGREAD_H
 

@@ -1,5 +1,5 @@
 /* devpower.h - device power keys (device files) and per-site device
- * overrides (machine files); private to machine.c. */
+ * overrides (machine files); private to device.c and machine.c. */
 #ifndef PF_DEVPOWER_H
 #define PF_DEVPOWER_H
 

@@ -1,8 +1,10 @@
-/* machine.c - load device and machine descriptions from libconfig files.
+/* machine.c - load machine descriptions from libconfig files.
  *
  * The format is in docs/machine-format.md.  Every quantity is parsed with
  * pf_units_parse(); every error names the file, the line libconfig reports
- * for the setting, and the setting's path (e.g. "node.nics.rate").
+ * for the setting, and the setting's path (e.g. "node.nics.rate").  The node's
+ * device is read from its own file (device.c); files are found by id in the
+ * machines folder (catalog.c).
  *
  * Unknown keys (cfgread.c): every key the readers look up (lookup(), through
  * get_str, get_qty, get_num, ...) is recorded, found or not; after a file is
@@ -17,54 +19,15 @@
  */
 #include "preflight/machine.h"
 
+#include "catalog.h"
 #include "cfgread.h"
 #include "devpower.h"
 #include "preflight/error.h"
-#include "preflight/gemm.h"
 #include "preflight/units.h"
 
-#include <ctype.h>
-#include <dirent.h>
 #include <libconfig.h>
-#include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-
-#ifndef PF_SOURCE_MACHINES_DIR
-#define PF_SOURCE_MACHINES_DIR "machines"
-#endif
-
-static const char *precision_names[PF_NPREC] = {"fp64", "fp32", "tf32", "fp16", "bf16", "fp8"};
-
-const char *pf_precision_name(pf_precision p) {
-  return (p >= 0 && p < PF_NPREC) ? precision_names[p] : "?";
-}
-
-int pf_precision_parse(const char *s, pf_precision *out) {
-  for (int i = 0; i < PF_NPREC; i++)
-    if (s && strcmp(s, precision_names[i]) == 0) { *out = (pf_precision)i; return 0; }
-  return pf_error_set(PF_EINVAL, "unknown precision \"%s\"; valid: fp32, tf32, fp16, bf16, fp8, fp64",
-                      s ? s : "");
-}
-
-double pf_precision_bytes(pf_precision p) {
-  switch (p) {
-  case PF_FP64: return 8.0;
-  case PF_FP32: case PF_TF32: return 4.0;
-  case PF_FP16: case PF_BF16: return 2.0;
-  case PF_FP8: return 2.0; /* FP8 training keeps activations in bf16 between GEMMs (Transformer Engine) */
-  case PF_NPREC: break;
-  }
-  return 2.0;
-}
-
-double pf_device_peak(const pf_device *d, pf_precision p) {
-  if (p == PF_FP32) /* plain fp32 runs on the FMA units unless the device has fp32 matrix units */
-    return d->peak_flops[PF_FP32] > 0 ? d->peak_flops[PF_FP32] : d->vector_flops[PF_FP32];
-  return d->peak_flops[p];
-}
 
 static const char *ccl_names[] = {"nccl", "rccl", "oneccl"};
 const char *pf_ccl_lib_name(pf_ccl_lib l) { return (l >= 0 && l <= PF_CCL_ONECCL) ? ccl_names[l] : "?"; }
@@ -77,244 +40,6 @@ const char *pf_fabric_kind_name(pf_fabric_kind k) {
 }
 const char *pf_topology_kind_name(pf_topology_kind k) {
   return (k >= 0 && k <= PF_TOPO_SINGLE) ? topology_names[k] : "?";
-}
-
-const char *pf_machines_dir(void) {
-  const char *e = getenv("PREFLIGHT_MACHINES");
-  return (e && *e) ? e : PF_SOURCE_MACHINES_DIR;
-}
-
-static int is_path(const char *s) {
-  size_t n = strlen(s);
-  return strchr(s, '/') != NULL || (n > 4 && strcmp(s + n - 4, ".cfg") == 0);
-}
-
-static const char *base_name(const char *path, char *buf, size_t n) {
-  const char *b = strrchr(path, '/');
-  snprintf(buf, n, "%s", b ? b + 1 : path);
-  char *dot = strrchr(buf, '.');
-  if (dot && strcmp(dot, ".cfg") == 0) *dot = '\0';
-  return buf;
-}
-
-static int list_cfg(const char *dir, char ***ids, int *n) {
-  DIR *d = opendir(dir);
-  *ids = NULL;
-  *n = 0;
-  if (!d) return pf_error_set(PF_ENOENT, "%s: cannot open machine directory (set PREFLIGHT_MACHINES)", dir);
-  int cap = 0;
-  struct dirent *e;
-  while ((e = readdir(d)) != NULL) {
-    size_t len = strlen(e->d_name);
-    if (len <= 4 || strcmp(e->d_name + len - 4, ".cfg") != 0 || e->d_name[0] == '.') continue;
-    if (*n == cap) {
-      cap = cap ? 2 * cap : 32;
-      char **grown = realloc(*ids, (size_t)cap * sizeof **ids);
-      if (!grown) { closedir(d); pf_strlist_free(*ids, *n); return pf_error_set(PF_ENOMEM, "out of memory"); }
-      *ids = grown;
-    }
-    (*ids)[*n] = strndup(e->d_name, len - 4);
-    if (!(*ids)[*n]) { closedir(d); pf_strlist_free(*ids, *n); return pf_error_set(PF_ENOMEM, "out of memory"); }
-    (*n)++;
-  }
-  closedir(d);
-  for (int i = 1; i < *n; i++) /* insertion sort: tens of entries */
-    for (int j = i; j > 0 && strcmp((*ids)[j - 1], (*ids)[j]) > 0; j--) {
-      char *t = (*ids)[j]; (*ids)[j] = (*ids)[j - 1]; (*ids)[j - 1] = t;
-    }
-  return 0;
-}
-
-void pf_strlist_free(char **ids, int n) {
-  for (int i = 0; i < n; i++) free(ids[i]);
-  free(ids);
-}
-
-int pf_machine_list(char ***ids, int *n) { return list_cfg(pf_machines_dir(), ids, n); }
-
-int pf_device_list(char ***ids, int *n) {
-  char dir[PF_PATH_MAX];
-  snprintf(dir, sizeof dir, "%s/devices", pf_machines_dir());
-  return list_cfg(dir, ids, n);
-}
-
-/* "unknown machine 'x'; valid ids: a, b, c" */
-static int unknown_id(const char *what, const char *id, int (*lister)(char ***, int *)) {
-  char **ids; int n;
-  char valid[4096] = "";
-  if (lister(&ids, &n) == 0) {
-    for (int i = 0; i < n; i++) {
-      strncat(valid, ids[i], sizeof valid - strlen(valid) - 1);
-      if (i + 1 < n) strncat(valid, ", ", sizeof valid - strlen(valid) - 1);
-    }
-    pf_strlist_free(ids, n);
-  }
-  return pf_error_set(PF_ENOENT, "unknown %s id \"%s\"; valid ids: %s", what, id, valid);
-}
-
-static int resolve(const char *id_or_path, const char *sub, char *path, size_t n) {
-  if (is_path(id_or_path)) { snprintf(path, n, "%s", id_or_path); return 1; }
-  for (const char *c = id_or_path; *c; c++)
-    if (!(isalnum((unsigned char)*c) || *c == '-' || *c == '_' || *c == '.')) return 0;
-  if (*id_or_path == '\0') return 0;
-  snprintf(path, n, "%s%s/%s.cfg", pf_machines_dir(), sub, id_or_path);
-  struct stat st;
-  return stat(path, &st) == 0;
-}
-
-/* Resolve a device ("device") or machine ("machine") by id or path, parse the
- * file with `read`, and check that the id inside equals the file name when it
- * was named by id.  `id` points at the id field `read` fills in. */
-static int load_config(const char *id_or_path, const char *what, pf_cfg_read_fn read, void *out, const char *id) {
-  int device = strcmp(what, "device") == 0;
-  char path[PF_PATH_MAX];
-  if (!resolve(id_or_path, device ? "/devices" : "", path, sizeof path))
-    return unknown_id(what, id_or_path, device ? pf_device_list : pf_machine_list);
-  int rc = pf_cfg_read_file(path, what, read, out);
-  if (rc == 0 && !is_path(id_or_path)) {
-    char b[PF_PATH_MAX];
-    if (strcmp(id, base_name(path, b, sizeof b)) != 0)
-      return pf_error_set(PF_EPARSE, "%s: %s.id \"%s\" differs from the file name", path, what, id);
-  }
-  return rc;
-}
-
-/* Optional rate keys of the kernel model (docs/machine-format.md): units,
- * efficiency.gemm_fp8, efficiency.attention_fwd/_bwd, efficiency.conv; each a
- * fraction in (0, 1]. */
-static int read_rate_keys(const reader *r, pf_device *d) {
-  TRY(get_int(r, "units", &d->units, 0, 1));
-  struct { const char *key; double *dst; } f[] = {
-    {"efficiency.gemm_fp8", &d->gemm_eff_fp8}, {"efficiency.attention_fwd", &d->attn_eff_fwd},
-    {"efficiency.attention_bwd", &d->attn_eff_bwd}, {"efficiency.conv", &d->conv_eff}};
-  for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
-    int got = get_num(r, f[i].key, f[i].dst, 0);
-    if (got < 0) return got;
-    if (got && (*f[i].dst <= 0 || *f[i].dst > 1))
-      return pf_error_set(PF_EPARSE, "%s:%d: device.%s: must be in (0, 1]", r->file, line_of(lookup(r, f[i].key)),
-                          f[i].key);
-  }
-  if (d->gemm_half_dim <= 0)
-    return pf_error_set(PF_EPARSE, "%s:%d: device.efficiency.gemm_half_dim: must be positive", r->file,
-                        line_of(lookup(r, "efficiency.gemm_half_dim")));
-  return 0;
-}
-
-/* gemm_table = { file = "tables/x.csv"; units = 132; peak = "989.4 TFLOPS";
- * reference_eff = 0.803; overhead = "22.4 us"; }: a measured GEMM table
- * (gemm.h).  file is relative to the device file; units, peak (dense 16-bit)
- * and reference_eff (large-GEMM efficiency) describe the part it was measured
- * on, so one table serves every part it transfers to (docs/model.md);
- * overhead is the per-call time its timings include (host dispatch and
- * launch), removed to get kernel rates. */
-static int read_gemm_table(const reader *r, const char *path, pf_device *d) {
-  if (!lookup(r, "gemm_table")) return 0;
-  char file[PF_PATH_MAX], full[2 * PF_PATH_MAX + 2];
-  double overhead = 0, ref = 0, peak = 0;
-  int units = 0;
-  TRY(get_str(r, "gemm_table.file", file, sizeof file, 1));
-  TRY(get_qty(r, "gemm_table.overhead", PF_UNIT_TIME, &overhead, 0));
-  TRY(get_qty(r, "gemm_table.peak", PF_UNIT_FLOPS, &peak, 1));
-  TRY(get_int(r, "gemm_table.units", &units, 0, 1));
-  TRY(get_num(r, "gemm_table.reference_eff", &ref, 1));
-  if (ref <= 0 || ref > 1)
-    return pf_error_set(PF_EPARSE, "%s:%d: device.gemm_table.reference_eff: must be in (0, 1]", path,
-                        line_of(lookup(r, "gemm_table.reference_eff")));
-  if (peak <= 0)
-    return pf_error_set(PF_EPARSE, "%s:%d: device.gemm_table.peak: must be positive", path,
-                        line_of(lookup(r, "gemm_table.peak")));
-  const char *slash = strrchr(path, '/');
-  if (file[0] == '/' || !slash) snprintf(full, sizeof full, "%s", file);
-  else snprintf(full, sizeof full, "%.*s/%s", (int)(slash - path), path, file);
-  char key[3 * PF_PATH_MAX];
-  snprintf(key, sizeof key, "%s|%.17g|%d|%.17g|%.17g", full, overhead, units, ref, peak);
-  const pf_gemm_table *t = pf_gemm_table_find(key);
-  if (!t) {
-    pf_gemm_sample *s;
-    int n;
-    int rc = pf_gemm_samples_read(full, &s, &n);
-    if (rc < 0) {
-      char why[1024];
-      snprintf(why, sizeof why, "%s", pf_error_detail());
-      return pf_error_set(rc, "%s:%d: device.gemm_table.file: %s", path, line_of(lookup(r, "gemm_table.file")), why);
-    }
-    double refs[PF_NPREC] = {0}, peaks[PF_NPREC] = {0};
-    refs[PF_BF16] = ref;
-    peaks[PF_BF16] = peaks[PF_FP16] = peak;
-    pf_gemm_table *nt;
-    rc = pf_gemm_table_build(full, s, n, overhead, peaks, units, refs, &nt);
-    free(s);
-    if (rc < 0) {
-      char why[1024];
-      snprintf(why, sizeof why, "%s", pf_error_detail());
-      return pf_error_set(rc, "%s:%d: device.gemm_table: %s", path, line_of(lookup(r, "gemm_table")), why);
-    }
-    if (!(t = pf_gemm_table_intern(key, nt))) return PF_ENOMEM;
-  }
-  d->gemm_table = t;
-  return 0;
-}
-
-static int read_device(config_t *cfg, const char *path, pf_device *d) {
-  memset(d, 0, sizeof *d);
-  reader r = {path, config_lookup(cfg, "device"), "device"};
-  if (!r.root)
-    return pf_error_set(PF_EPARSE, "%s:1: missing top-level group \"device = { ... };\"", path);
-  TRY(get_str(&r, "id", d->id, sizeof d->id, 1));
-  TRY(get_str(&r, "name", d->name, sizeof d->name, 1));
-  TRY(get_str(&r, "vendor", d->vendor, sizeof d->vendor, 1));
-  TRY(get_str(&r, "arch", d->arch, sizeof d->arch, 0));
-  TRY(get_qty_in(&r, "memory", PF_UNIT_BYTES, &d->memory_B, 1, 0, true, 1e15, "device memory"));
-  TRY(get_qty_in(&r, "memory_bw", PF_UNIT_BANDWIDTH, &d->memory_bw_Bps, 1, 0, true, 1e14, "device memory bandwidth"));
-  TRY(get_qty(&r, "l2", PF_UNIT_BYTES, &d->l2_B, 0));
-  for (int p = 0; p < PF_NPREC; p++) {
-    char key[32];
-    snprintf(key, sizeof key, "peak.%s", precision_names[p]);
-    TRY(get_qty(&r, key, PF_UNIT_FLOPS, &d->peak_flops[p], 0));
-    snprintf(key, sizeof key, "vector.%s", precision_names[p]);
-    TRY(get_qty(&r, key, PF_UNIT_FLOPS, &d->vector_flops[p], 0));
-  }
-  if (d->peak_flops[PF_FP16] <= 0 && d->peak_flops[PF_BF16] <= 0 && d->vector_flops[PF_FP32] <= 0)
-    return pf_error_set(PF_EPARSE, "%s:%d: device.peak: needs at least fp16 or bf16 (or vector.fp32)", path,
-                        line_of(r.root));
-  d->gemm_eff = 0.8; d->gemm_half_dim = PF_GEMM_K_HALF; d->hbm_eff = 0.85; d->kernel_launch_s = 5e-6;
-  d->conv_eff = 1.0;
-  TRY(get_num(&r, "efficiency.gemm", &d->gemm_eff, 1));
-  TRY(get_num_in(&r, "efficiency.gemm_half_dim", &d->gemm_half_dim, 0, 0, true, 1e6, NULL));
-  TRY(get_num(&r, "efficiency.hbm", &d->hbm_eff, 1));
-  if (d->gemm_eff <= 0 || d->gemm_eff > 1 || d->hbm_eff <= 0 || d->hbm_eff > 1.05)
-    return pf_error_set(PF_EPARSE, "%s:%d: device.efficiency: gemm and hbm must be in (0, 1]", path,
-                        line_of(lookup(&r, "efficiency")));
-  TRY(read_rate_keys(&r, d));
-  TRY(get_qty_in(&r, "kernel_launch", PF_UNIT_TIME, &d->kernel_launch_s, 0, 0, true, 1e-3, NULL));
-  TRY(read_gemm_table(&r, path, d));
-  /* a device below a few kW: the largest accelerator packages draw ~1.2 kW (B200) */
-  TRY(get_qty_in(&r, "power.tdp", PF_UNIT_POWER, &d->tdp_W, 1, 0, true, 3000, "a device draws less than 3 kW"));
-  TRY(get_qty(&r, "power.idle", PF_UNIT_POWER, &d->idle_W, 1));
-  d->context_W = d->idle_W;
-  TRY(get_qty(&r, "power.context", PF_UNIT_POWER, &d->context_W, 0));
-  d->comm_W = 0.35 * d->tdp_W;
-  TRY(get_qty(&r, "power.comm", PF_UNIT_POWER, &d->comm_W, 0));
-  d->dies_per_package = 1;
-  TRY(get_int_in(&r, "dies_per_package", &d->dies_per_package, 0, 1, 16));
-  if (d->idle_W > d->tdp_W)
-    return pf_error_set(PF_EPARSE, "%s:%d: device.power: idle exceeds tdp", path, line_of(lookup(&r, "power")));
-  if (d->context_W > d->tdp_W || d->comm_W > d->tdp_W)
-    return pf_error_set(PF_EPARSE, "%s:%d: device.power: %s exceeds tdp", path, line_of(lookup(&r, "power")),
-                        d->context_W > d->tdp_W ? "context" : "comm");
-  TRY(pf_read_power_model(&r, d));
-  for (int p = 0; p < PF_NPREC; p++)
-    if (d->vector_flops[p] > 0 && d->peak_flops[p] > 0 && d->vector_flops[p] > d->peak_flops[p] * 1.001)
-      return pf_error_set(PF_EPARSE, "%s:%d: device.vector.%s: above peak.%s (the matrix units' rate bounds "
-                          "every rate)", path, line_of(lookup(&r, "vector")), precision_names[p], precision_names[p]);
-  TRY(get_provenance(&r, NULL, 0));
-  return 0;
-}
-
-static int read_device_any(config_t *cfg, const char *path, void *out) { return read_device(cfg, path, out); }
-
-int pf_device_load(const char *id_or_path, pf_device *out) {
-  return load_config(id_or_path, "device", read_device_any, out, out->id);
 }
 
 /* A fabric exists for the device's vendor: NVLink joins NVIDIA devices,
@@ -600,5 +325,5 @@ static int read_machine(config_t *cfg, const char *path, pf_machine *m) {
 static int read_machine_any(config_t *cfg, const char *path, void *out) { return read_machine(cfg, path, out); }
 
 int pf_machine_load(const char *id_or_path, pf_machine *out) {
-  return load_config(id_or_path, "machine", read_machine_any, out, out->id);
+  return pf_catalog_load(id_or_path, "machine", read_machine_any, out, out->id);
 }
