@@ -6,7 +6,8 @@ Examples are (1) the lines after "Examples:" in `preflight CMD --help` (and afte
 "examples:" in `preflight --help`) that start with "preflight ", and (2) the lines
 in fenced code blocks of README.md and docs/*.md that start with "preflight ",
 "build/preflight " or "$ " followed by one of those -- except blocks whose info
-string is "synopsis" (usage summaries with placeholders).  A trailing backslash
+string is "synopsis" (usage summaries with placeholders), and output lines of the form
+"preflight CMD: ..." (diagnostics a pasted run printed).  A trailing backslash
 continues a line.  A trailing comment is dropped from the command; MARK is "gpu"
 when it says "needs a GPU", "user" when it says "your " (the example needs the
 user's own file and runs against a fixture of that name), else "-".
@@ -59,6 +60,8 @@ def emit(origin, line):
         line = line[2:]
     for prefix in ("build/preflight ", "preflight "):
         if line.startswith(prefix):
+            if re.match(r"[a-z][a-z-]*: ", line[len(prefix):]):
+                return  # a diagnostic the tour printed ("preflight sweep: warning: ..."), not a command
             cmd, comment = split_comment(line[len(prefix):])
             print(f"{origin}\t{mark(comment)}\tpreflight {cmd}")
             return
