@@ -74,22 +74,16 @@ pf_vstats pf_vsum_stats(const pf_vsum *s, int group, int index) {
   pf_vstats st = {0, NAN, NAN, NAN};
   double *x = malloc((size_t)(s->nrec > 0 ? s->nrec : 1) * sizeof *x);
   if (!x) return st;
-  double sum = 0, mx = 0;
+  int n = 0;
   for (int i = 0; i < s->nrec; i++) {
     const pf_vrec *r = &s->rec[i];
     if ((group == 3 || group == 4 || group < 0) && not_judged(s, r)) continue;
     if (group == 3 && r->metric != index) continue;
     if (group == 4 && (r->scope != index || (r->metric != PF_MET_ENERGY && r->metric != PF_MET_POWER))) continue;
     if (group >= 0 && group < 3 && r->group[group] != index) continue;
-    x[st.n++] = r->abs_pct;
-    sum += r->abs_pct;
-    if (r->abs_pct > mx) mx = r->abs_pct;
+    x[n++] = r->abs_pct;
   }
-  if (st.n > 0) {
-    st.mean_abs_pct = sum / st.n;
-    st.max_abs_pct = mx;
-    st.median_abs_pct = pf_median(x, st.n);
-  }
+  st = pf_vstats_of(x, n);
   free(x);
   return st;
 }

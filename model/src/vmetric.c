@@ -73,35 +73,42 @@ int pf_metric_unit_scale(pf_metric m, const char *u, double *scale) {
   return PF_EINVAL;
 }
 
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
 double pf_median(double *x, int n) {
   if (n <= 0) return NAN;
-  for (int i = 1; i < n; i++) { /* insertion sort: n is small */
-    double v = x[i];
-    int j = i - 1;
-    while (j >= 0 && x[j] > v) { x[j + 1] = x[j]; j--; }
-    x[j + 1] = v;
-  }
+  qsort(x, (size_t)n, sizeof *x, cmp_double); /* validation files may hold many thousands of rows */
   return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
+}
+
+pf_vstats pf_vstats_of(double *x, int n) {
+  pf_vstats st = {n, NAN, NAN, NAN};
+  if (n <= 0) return st;
+  double sum = 0, mx = 0;
+  for (int i = 0; i < n; i++) {
+    sum += x[i];
+    if (x[i] > mx) mx = x[i];
+  }
+  st.mean_abs_pct = sum / n;
+  st.max_abs_pct = mx;
+  st.median_abs_pct = pf_median(x, n);
+  return st;
 }
 
 pf_vstats pf_validate_stats(const pf_vset *s, bool (*keep)(const pf_vrow *, const void *), const void *arg) {
   pf_vstats st = {0, NAN, NAN, NAN};
   double *x = malloc((size_t)(s->n > 0 ? s->n : 1) * sizeof *x);
   if (!x) return st;
-  double sum = 0, mx = 0;
+  int n = 0;
   for (int i = 0; i < s->n; i++) {
     const pf_vrow *r = &s->rows[i];
     if (r->status != PF_ROW_PREDICTED || (keep && !keep(r, arg))) continue;
-    double a = 100.0 * fabs(r->error);
-    x[st.n++] = a;
-    sum += a;
-    if (a > mx) mx = a;
+    x[n++] = 100.0 * fabs(r->error);
   }
-  if (st.n > 0) {
-    st.mean_abs_pct = sum / st.n;
-    st.max_abs_pct = mx;
-    st.median_abs_pct = pf_median(x, st.n);
-  }
+  st = pf_vstats_of(x, n);
   free(x);
   return st;
 }

@@ -235,6 +235,8 @@ typedef struct pf_vstats {
  * true (keep NULL = all). */
 pf_vstats pf_validate_stats(const pf_vset *s, bool (*keep)(const pf_vrow *, const void *), const void *arg);
 double pf_median(double *x, int n); /* sorts x in place; NAN when n == 0 */
+/* n, median, mean and max of the |error| percentages x[0..n) (sorts x). */
+pf_vstats pf_vstats_of(double *x, int n);
 
 /* ---- fit (fit.c) ---- */
 
