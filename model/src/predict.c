@@ -370,6 +370,13 @@ static int predict_once(pf_scenario *sc, pf_prediction *out) {
  * (energy.c): the whole iteration is priced again at that clock, from the
  * scenario as given. */
 int pf_predict(pf_scenario *sc, pf_prediction *out) {
+  /* a cap below what the device draws with a live context and nothing running cannot be met at any clock */
+  const pf_device *dv = &sc->machine.dev;
+  double cap = pf_energy_cap_W(sc), floor_W = dv->context_W + dv->package_W;
+  if (cap < floor_W)
+    return pf_error_set(PF_EINVAL, "%s %.0f W is below what %s draws with a live context and nothing running (%.0f W%s):"
+                        " no clock meets it", sc->power_cap_W > 0 ? "--power-cap" : "the device's power cap", cap,
+                        dv->id, floor_W, dv->package_W > 0 ? ", its package share included" : "");
   if (sc->clock_ratio > 0) return predict_once(sc, out);
   pf_scenario *orig = malloc(sizeof *orig);
   if (!orig) return pf_error_set(PF_ENOMEM, "out of memory");
