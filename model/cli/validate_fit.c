@@ -50,7 +50,8 @@ static void input_text(FILE *f, const pf_fit_result *fr) {
   else
     fprintf(f, "  %-16s %.6g   (%.4g GB/s per node; binds on %d of %d runs with sample bytes; start %s%s)\n", nm,
             fr->p.input_rate_Bps, fr->p.input_rate_Bps / 1e9, fr->input_binding, fr->input_rows, fr->input_start,
-            fr->at_bound[3] > 0 ? "; at the upper end of its range" : fr->at_bound[3] < 0 ? "; at the lower end of its range" : "");
+            fr->at_bound[3] > 0   ? "; at the upper end of its range"
+            : fr->at_bound[3] < 0 ? "; at the lower end of its range" : "");
 }
 
 static void fit_text(FILE *f, const char *path, const char *group, const pf_fit_result *fr, pf_vstats before,

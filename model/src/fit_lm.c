@@ -230,7 +230,7 @@ static int fit_subset(pf_fitdata *d, double u[NPAR], int *iters, char *status, s
   else if (st != GSL_SUCCESS && st != GSL_EMAXITER && st != GSL_ENOPROG)
     rc = pf_error_set(PF_ESIM, "fit: GSL: %s", gsl_strerror(st));
   snprintf(status, slen, "%s",
-           st == GSL_SUCCESS     ? (info == 1 ? "converged (step size)" : info == 2 ? "converged (gradient)" : "converged")
+           st == GSL_SUCCESS ? (info == 1 ? "converged (step size)" : info == 2 ? "converged (gradient)" : "converged")
            : st == GSL_EMAXITER ? "stopped at 60 iterations"
            : st == GSL_ENOPROG  ? "no further progress"
                                 : gsl_strerror(st));
