@@ -33,7 +33,7 @@
 
 static const pf_opt validate_opts[] = {
     {"megatron-log", "FILE", "compare a Megatron-LM training log with the prediction for its configuration"},
-    {"fit", "RUNS.csv", "fit compute_eff, comm_eff, step_overhead_s to the runs; -o writes the calibration overlay"},
+    {"fit", "RUNS.csv", "fit compute_eff, comm_eff, step_overhead_s, input_rate_Bps per machine; -o writes the calibration overlay"},
     {"no-loo", NULL, "with --fit: skip the leave-one-configuration-out errors"},
     {"fit-group", "COLUMN", "with --fit: one fit per value of this column (default machine; \"all\" for one fit)"},
     {"plot", "FILE.svg", "parity plot: predicted vs measured, log axes, +-10 % band"},

@@ -20,8 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *pn[3] = {"compute_eff", "comm_eff", "step_overhead_s"};
-
 static const char *key_of(const pf_vrow *r, const char *col) {
   if (!strcmp(col, "all")) return "all";
   if (!strcmp(col, "machine")) return r->machine;
@@ -39,16 +37,33 @@ static void overlay_path(const char *out, const char *group, int ngroups, char *
   else snprintf(buf, n, "%s.%s", out, group);
 }
 
+/* The input rate's line: off, or the rate and the runs whose step it bounds. */
+static void input_text(FILE *f, const pf_fit_result *fr) {
+  const char *nm = pf_fit_param_name(3);
+  if (fr->fixed[3] && fr->input_rows == 0)
+    fprintf(f, "  %-16s off   (no run's workload has sample bytes: not constrained)\n", nm);
+  else if (fr->fixed[3])
+    fprintf(f, "  %-16s off   (not constrained by these runs: fewer configurations than parameters)\n", nm);
+  else if (!(fr->p.input_rate_Bps > 0))
+    fprintf(f, "  %-16s off   (binds on none of the %d runs with sample bytes: input term left off)\n", nm,
+            fr->input_rows);
+  else
+    fprintf(f, "  %-16s %.6g   (%.4g GB/s per node; binds on %d of %d runs with sample bytes; start %s%s)\n", nm,
+            fr->p.input_rate_Bps, fr->p.input_rate_Bps / 1e9, fr->input_binding, fr->input_rows, fr->input_start,
+            fr->at_bound[3] > 0   ? "; at the upper end of its range"
+            : fr->at_bound[3] < 0 ? "; at the lower end of its range" : "");
+}
+
 static void fit_text(FILE *f, const char *path, const char *group, const pf_fit_result *fr, pf_vstats before,
                      pf_vstats after, const char *overlay) {
-  double pv[3] = {fr->p.compute_eff, fr->p.comm_eff, fr->p.step_overhead_s};
   fprintf(f, "fit of %s, %s: %d rows in %d configurations, %d iterations (%s)\n", path, group, fr->rows_used,
           fr->groups, fr->iterations, fr->status);
   for (int k = 0; k < 3; k++)
-    fprintf(f, "  %-16s %.6g%s\n", pn[k], pv[k],
+    fprintf(f, "  %-16s %.6g%s\n", pf_fit_param_name(k), pf_fit_param_value(&fr->p, k),
             fr->fixed[k]            ? "   (not constrained by these runs: default kept)"
             : fr->at_bound[k] > 0   ? "   (at the upper end of its range)"
             : fr->at_bound[k] < 0   ? "   (at the lower end of its range)" : "");
+  input_text(f, fr);
   if (fr->dof > 0) fprintf(f, "  %-16s %.4g (relative band of a prediction)\n", "rel_sigma", fr->rel_sigma);
   else fprintf(f, "  %-16s unknown: as many free parameters as runs, no residual left to estimate it\n", "rel_sigma");
   fprintf(f, "  RMS log residual %.4g -> %.4g; median |error| %.1f %% -> %.1f %% (predicted rows of the group)\n",
@@ -77,15 +92,21 @@ static int fit_group(const pf_vset *s, const char *col, const char *g, const pf_
 
 static cJSON *fit_json(const pf_fit_result *fr, const char *group, pf_vstats before, pf_vstats after,
                        const char *overlay) {
-  double pv[3] = {fr->p.compute_eff, fr->p.comm_eff, fr->p.step_overhead_s};
   cJSON *fo = cJSON_CreateObject();
   cJSON_AddStringToObject(fo, "group", group);
-  for (int k = 0; k < 3; k++) cJSON_AddNumberToObject(fo, pn[k], pv[k]);
+  for (int k = 0; k < 3; k++) cJSON_AddNumberToObject(fo, pf_fit_param_name(k), pf_fit_param_value(&fr->p, k));
+  if (fr->p.input_rate_Bps > 0) cJSON_AddNumberToObject(fo, "input_rate_Bps", fr->p.input_rate_Bps);
+  else cJSON_AddNullToObject(fo, "input_rate_Bps"); /* off */
+  cJSON_AddNumberToObject(fo, "input_rows", fr->input_rows);
+  cJSON_AddNumberToObject(fo, "input_binding_rows", fr->input_binding);
+  cJSON_AddStringToObject(fo, "input_start", fr->input_start);
   cJSON_AddNumberToObject(fo, "rel_sigma", fr->rel_sigma);
   cJSON *nc = cJSON_AddArrayToObject(fo, "not_constrained");
-  for (int k = 0; k < 3; k++) if (fr->fixed[k]) cJSON_AddItemToArray(nc, cJSON_CreateString(pn[k]));
+  for (int k = 0; k < PF_FIT_NPAR; k++)
+    if (fr->fixed[k]) cJSON_AddItemToArray(nc, cJSON_CreateString(pf_fit_param_name(k)));
   cJSON *ab = cJSON_AddArrayToObject(fo, "at_range_limit");
-  for (int k = 0; k < 3; k++) if (fr->at_bound[k]) cJSON_AddItemToArray(ab, cJSON_CreateString(pn[k]));
+  for (int k = 0; k < PF_FIT_NPAR; k++)
+    if (fr->at_bound[k]) cJSON_AddItemToArray(ab, cJSON_CreateString(pf_fit_param_name(k)));
   cJSON_AddNumberToObject(fo, "rows_used", fr->rows_used);
   cJSON_AddNumberToObject(fo, "configurations", fr->groups);
   cJSON_AddNumberToObject(fo, "iterations", fr->iterations);

@@ -271,6 +271,12 @@ static int load_fit(const ctx *c, const cJSON *fit, pf_calibration *out) {
   }
   if ((rc = get_num(c, fit, "step_overhead_s", "fit.step_overhead_s", false, &out->fit_step_overhead_s, NULL)))
     return rc;
+  if ((rc = get_num(c, fit, "input_rate_Bps", "fit.input_rate_Bps", false, &v, &found))) return rc;
+  if (found) { /* absent when the fit left the input term off: a rate of 0 would be no pipeline at all */
+    if (!(v > 0) || v > 1e16)
+      return pf_error_set(PF_EPARSE, "%s: field fit.input_rate_Bps: %g is outside (0, 1e16] B/s", c->path, v);
+    out->fit_input_rate_Bps = v;
+  }
   return get_num(c, fit, "rel_sigma", "fit.rel_sigma", false, &out->fit_rel_sigma, NULL);
 }
 

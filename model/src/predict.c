@@ -282,6 +282,8 @@ static int predict_once(pf_scenario *sc, pf_prediction *out) {
       if (cal.fit_compute_eff > 0) sc->compute_eff_scale = cal.fit_compute_eff;
       if (cal.fit_comm_eff > 0) sc->comm_eff_scale = cal.fit_comm_eff;
       sc->step_overhead_s = cal.fit_step_overhead_s;
+      /* a rate the command gave (--input-rate, a row's input_rate column) is the user's statement: it wins */
+      if (cal.fit_input_rate_Bps > 0 && !(sc->input_rate_Bps > 0)) sc->input_rate_Bps = cal.fit_input_rate_Bps;
     }
   }
   if ((rc = pf_device_precision_check(&sc->machine.dev, sc->precision)) < 0) return rc;

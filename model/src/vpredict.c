@@ -23,11 +23,7 @@ int pf_vrow_scenario(const pf_vrow *r, const pf_validate_opts *o, pf_scenario *s
     pf_scenario_init(sc);
     if ((rc = o->build(r, o->build_arg, sc, why, whylen)) != 0) return rc;
     if (o->calibration) snprintf(sc->calibration, sizeof sc->calibration, "%s", o->calibration);
-    if (o->fit) {
-      sc->compute_eff_scale = o->fit->compute_eff;
-      sc->comm_eff_scale = o->fit->comm_eff;
-      sc->step_overhead_s = o->fit->step_overhead_s;
-    }
+    pf_fitparams_apply(o->fit, sc);
     return 0;
   }
   for (int i = 0; i < r->nopt; i++)
@@ -90,19 +86,18 @@ int pf_vrow_scenario(const pf_vrow *r, const pf_validate_opts *o, pf_scenario *s
   p->sp = r->sp;
   p->dist_opt = r->dist_opt;
   if (o && o->calibration) snprintf(sc->calibration, sizeof sc->calibration, "%s", o->calibration);
-  if (o && o->fit) {
-    sc->compute_eff_scale = o->fit->compute_eff;
-    sc->comm_eff_scale = o->fit->comm_eff;
-    sc->step_overhead_s = o->fit->step_overhead_s;
-  }
+  if (o) pf_fitparams_apply(o->fit, sc);
   return 0;
 }
 
-static void apply_fit(pf_scenario *sc, const pf_fitparams *fp) {
+/* The fit's parameters replace the scenario's; its input rate only where it has one (0: the scenario's
+ * own, off unless --input-rate or a row's input_rate column gave one). */
+void pf_fitparams_apply(const pf_fitparams *fp, pf_scenario *sc) {
   if (!fp) return;
   sc->compute_eff_scale = fp->compute_eff;
   sc->comm_eff_scale = fp->comm_eff;
   sc->step_overhead_s = fp->step_overhead_s;
+  if (fp->input_rate_Bps > 0) sc->input_rate_Bps = fp->input_rate_Bps;
 }
 
 static bool job_scope(pf_scope s) {
@@ -161,7 +156,7 @@ static double scope_energy(const pf_vrow *r, const pf_scenario *sc, const pf_pre
  * baseline of a scaling row.  Returns how many (1 or 2) or a PF_E* code. */
 static int row_scenarios(const pf_vrow *r, const pf_scenario *sc0, const pf_fitparams *fp, pf_scenario *out) {
   out[0] = *sc0;
-  apply_fit(&out[0], fp);
+  pf_fitparams_apply(fp, &out[0]);
   if (r->metric != PF_MET_SCALING) return 1;
   /* the plan at n decides the grad_accum (weak) or global batch (strong) the baseline keeps */
   pf_scenario *chk = malloc(sizeof *chk);
@@ -277,8 +272,8 @@ static void scenario_key(const pf_vrow *r, const pf_validate_opts *o, bool basel
                    r->nodes, r->gpus, r->tp, r->pp, r->dp, r->mbs, r->gbs, r->grad_accum, r->precision, r->recompute,
                    r->schedule, r->sp, r->dist_opt, o && o->calibration ? o->calibration : "");
   if (w > 0 && (size_t)w < n && o && o->fit)
-    w += snprintf(k + w, n - (size_t)w, "|fit %.17g %.17g %.17g", o->fit->compute_eff, o->fit->comm_eff,
-                  o->fit->step_overhead_s);
+    w += snprintf(k + w, n - (size_t)w, "|fit %.17g %.17g %.17g %.17g", o->fit->compute_eff, o->fit->comm_eff,
+                  o->fit->step_overhead_s, o->fit->input_rate_Bps);
   for (int i = 0; i < r->nopt && w > 0 && (size_t)w < n; i++) /* the option columns (flash_attn, cp, ...) */
     w += snprintf(k + w, n - (size_t)w, "|%s=%s", r->opt_name[i], r->opt_value[i]);
   if (w > 0 && (size_t)w < n && o && o->build)

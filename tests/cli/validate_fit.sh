@@ -48,6 +48,8 @@ python3 - "$T/out" <<'PY' && ok || bad "fit JSON report"
 import json, sys
 d = json.load(open(sys.argv[1]))
 assert len(d["fits"]) == 1 and d["fits"][0]["leave_one_out"]["rows"] == 8
+f = d["fits"][0]
+assert f["input_rate_Bps"] is None and f["input_rows"] == 0 and "input_rate_Bps" in f["not_constrained"]
 for r in d["rows"]:
     assert r["band_lo"] <= r["predicted"] <= r["band_hi"] and "loo_error_pct" in r
 PY
@@ -56,6 +58,9 @@ PY
 expect_exit 0 $P validate --fit "$PF_SRC/scenarios/validation/maelstrom.csv" --summary-only
 expect_grep "leave-one-configuration-out: median \|error\| [0-9.]+ %" "$T/out"
 expect_grep "comm_eff" "$T/out"
+# AP1's reads bound its runs: the input rate is fitted per machine (GB/s per node), off where nothing binds
+expect_grep "input_rate_Bps +[0-9.e+]+ +\([0-9.]+ GB/s per node; binds on [0-9]+ of [0-9]+ runs with sample bytes" "$T/out"
+expect_grep "input_rate_Bps +off +\(not constrained by these runs: fewer configurations than parameters\)" "$T/out"
 
 # a failed fit leaves an existing overlay alone; nothing to fit is an error
 echo '{"keep": true}' > "$T/keep.json"

@@ -140,6 +140,7 @@ static void test_fit_only(void) {
   CHECK_NEAR(c.fit_comm_eff, 0.8, 1e-12);
   CHECK_NEAR(c.fit_step_overhead_s, 0.15, 1e-12);
   CHECK_NEAR(c.fit_rel_sigma, 0.06, 1e-12);
+  CHECK_NEAR(c.fit_input_rate_Bps, 2.5e9, 1e-12);
   pf_machine m = h100_machine();
   double g = m.dev.gemm_eff;
   CHECK_INT(pf_calibration_apply(&c, &m), 0);
@@ -197,6 +198,10 @@ static void test_errors(void) {
       {"{\"schema_version\":1,\"device\":{\"power_cap_W\":9000},\"power_model\":{}}", PF_EPARSE,
        "device.power_cap_W"},
       {"{\"schema_version\":1,\"fit\":{\"compute_eff\":0}}", PF_EPARSE, "fit.compute_eff"},
+      {"{\"schema_version\":1,\"fit\":{\"input_rate_Bps\":0}}", PF_EPARSE, "fit.input_rate_Bps"},
+      {"{\"schema_version\":1,\"fit\":{\"input_rate_Bps\":-2e9}}", PF_EPARSE, "fit.input_rate_Bps"},
+      {"{\"schema_version\":1,\"fit\":{\"input_rate_Bps\":\"2 GB/s\"}}", PF_EPARSE, "fit.input_rate_Bps"},
+      {"{\"schema_version\":1,\"fit\":{\"input_rate_Bps\":1e999}}", PF_EPARSE, "fit.input_rate_Bps"},
       {"{\"schema_version\":1,\"device\":{\"name\":7},\"results\":{}}", PF_EPARSE, "device.name"},
       {"{\"schema_version\":1,\"results\":{\"tensor_flops\":{\"bf16\":{\"median\":7e14}}}", PF_EPARSE, "malformed"},
   };

@@ -47,6 +47,7 @@ typedef struct pf_calibration {
   double fit_compute_eff;           /* multiplies achievable compute rate (1 = unchanged) */
   double fit_comm_eff;              /* multiplies achievable network/fabric bandwidth */
   double fit_step_overhead_s;       /* added once per iteration */
+  double fit_input_rate_Bps;        /* bytes/s a node's loaders deliver (input pipeline), 0 = not fitted */
   double fit_rel_sigma;             /* relative residual spread of the fit, for bands */
   char fit_machines[512];           /* machines a fit was made on ("a,b"; "" unknown) */
 } pf_calibration;

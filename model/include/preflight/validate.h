@@ -147,7 +147,17 @@ typedef struct pf_vset {
 /* Efficiency overrides applied to every prediction (the fit's parameters). */
 typedef struct pf_fitparams {
   double compute_eff, comm_eff, step_overhead_s; /* 1, 1, 0 = model defaults */
+  double input_rate_Bps;      /* bytes/s one node's loaders deliver (pf_input_time); 0 = the scenario's own */
 } pf_fitparams;
+
+/* The fit's parameters by index (0 compute_eff, 1 comm_eff, 2 step_overhead_s,
+ * 3 input_rate_Bps): name and value. */
+#define PF_FIT_NPAR 4
+const char *pf_fit_param_name(int k);
+double pf_fit_param_value(const pf_fitparams *p, int k);
+/* Put fp's parameters into sc (compute and communication scales, step
+ * overhead, and the input rate where fp has one). NULL fp: nothing. */
+void pf_fitparams_apply(const pf_fitparams *fp, pf_scenario *sc);
 
 /* Builds a row's scenario: 0, 1 (cannot be predicted; why says so) or a
  * negative PF_E* code. */
@@ -238,12 +248,17 @@ double pf_median(double *x, int n); /* sorts x in place; NAN when n == 0 */
 /* n, median, mean and max of the |error| percentages x[0..n) (sorts x). */
 pf_vstats pf_vstats_of(double *x, int n);
 
-/* ---- fit (fit.c) ---- */
+/* ---- fit (fit.c, fit_lm.c, fit_json.c) ---- */
 
 typedef struct pf_fit_result {
   pf_fitparams p;
-  bool fixed[3];              /* parameter not constrained by the rows: kept at its default */
-  int at_bound[3];            /* -1 at the lower, +1 at the upper end of its range, 0 inside */
+  bool fixed[PF_FIT_NPAR];    /* parameter not constrained by the rows: kept at its default */
+  int at_bound[PF_FIT_NPAR];  /* -1 at the lower, +1 at the upper end of its range, 0 inside */
+  /* the input rate: rows whose workload has sample bytes (those that constrain it), rows whose step it
+   * bounds at the fit (0 with p.input_rate_Bps 0: it binds on none, the input term is left off), and
+   * the start the kept fit came from ("off", "min", "median", "max", "full fit"; fit_lm.c) */
+  int input_rows, input_binding;
+  char input_start[16];
   double rel_sigma;           /* RMS of log residuals, n - free parameters degrees of freedom */
   int dof;                    /* rows - free parameters; rel_sigma is 0 (unknown) when <= 0 */
   int rows_used, groups, iterations;
@@ -259,8 +274,9 @@ typedef struct pf_fit_result {
 bool pf_fit_row_usable(const pf_vrow *r, bool any_fit_marked);
 
 /* Fit on s's usable rows (pf_validate_run() must have run). With fewer
- * configurations than free parameters, comm_eff and then step_overhead_s keep
- * their defaults (reported as not constrained). Fills each row's
+ * configurations than free parameters, comm_eff, then step_overhead_s, then
+ * input_rate_Bps keep their defaults (reported as not constrained); the input
+ * rate is constrained only by rows whose workload has sample bytes. Fills each row's
  * band, and with loo, its leave-one-configuration-out prediction and error.
  * Returns 0, PF_EINVAL (no usable rows) or PF_ESIM (GSL failure). */
 int pf_fit(pf_vset *s, const pf_validate_opts *o, bool loo, pf_fit_result *out);
