@@ -250,7 +250,7 @@ typedef struct {
   int rc;
   char detail[512];
   pf_prediction pred;
-  int gpus, nodes; /* the scenario's GPU and node counts after pf_predict (energy scopes) */
+  pf_scenario sc; /* the scenario as pf_predict left it (its GPU and node counts, the machine: energy scopes) */
 } vcache_entry;
 
 struct pf_vcache {
@@ -339,8 +339,7 @@ int pf_validate_run_cached(pf_vset *s, const pf_validate_opts *o, pf_vcache *cac
     e->rc = items[q].rc;
     snprintf(e->detail, sizeof e->detail, "%s", items[q].detail);
     e->pred = items[q].pred;
-    e->gpus = items[q].sc->gpus;
-    e->nodes = items[q].sc->nodes;
+    e->sc = *items[q].sc;
   }
   for (int i = 0; i < s->n; i++) {
     pf_vrow *r = &s->rows[i];
@@ -356,11 +355,7 @@ int pf_validate_run_cached(pf_vset *s, const pf_validate_opts *o, pf_vcache *cac
       snprintf(r->reason, sizeof r->reason, "%s", e0->detail);
       continue;
     }
-    pf_scenario *one = row_sc; /* row_value reads the machine and the GPU and node counts */
-    if (pf_vrow_scenario(r, o, one, r->reason, sizeof r->reason) != 0) { r->status = PF_ROW_FAILED; continue; }
-    one->gpus = e0->gpus;
-    one->nodes = e0->nodes;
-    r->predicted = row_value(r, one, &e0->pred, e1 ? &e1->pred : NULL, o && o->hold_training);
+    r->predicted = row_value(r, &e0->sc, &e0->pred, e1 ? &e1->pred : NULL, o && o->hold_training);
     r->error = pf_vrow_error(r, r->predicted);
   }
 done:
