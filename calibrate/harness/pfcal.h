@@ -220,6 +220,7 @@ typedef struct pfcal_power_point {
   double u_tensor, u_hbm, u_vector;
   double rate;           /* achieved rate over the window */
   const char *rate_unit; /* "FLOP/s", "B/s"; static */
+  bool in_fit;           /* used by the coefficient fit (known utilisation, not the register-only mma loop) */
 } pfcal_power_point;
 
 /* P = base + tensor_W u_tensor + hbm_W u_hbm + vector_W u_vector. */

@@ -187,77 +187,81 @@ static cJSON *point_json(const pfcal_power_point *p) {
   cJSON_AddNumberToObject(j, "u_vector", p->u_vector);
   cJSON_AddNumberToObject(j, "rate", p->rate);
   cJSON_AddStringToObject(j, "rate_unit", p->rate_unit);
-  cJSON_AddBoolToObject(j, "in_fit", strcmp(p->name, "mma-bf16") != 0 && p->u_tensor + p->u_hbm + p->u_vector > 0);
+  cJSON_AddBoolToObject(j, "in_fit", p->in_fit);
   return j;
+}
+
+/* One operating point: kind and arguments, and how its achieved rate turns into utilisation. */
+typedef struct point_spec {
+  const char *name;
+  point_ctx c;
+  double tensor_peak, hbm_peak, vector_peak; /* the peak its rate is a share of (0: not that unit) */
+  bool in_fit;
+} point_spec;
+
+/* Measure one point; 1 with *out filled, 0 when the back-end does not support it or no power was read. */
+static int measure_point(pfcal_power *pw, int dev, point_spec *sp, pfcal_power_point *out) {
+  double w, v;
+  int rc = pfcal_power_window(pw, dev, sample, &sp->c, 2.0, 5.0, &w, &v);
+  if (rc == PF_EINVAL) {
+    pf_error_clear();
+    return 0;
+  }
+  if (rc) return rc;
+  if (w <= 0 || (sp->c.kind == 0 && v <= 0)) return 0; /* a GEMM's rate is FLOPs over its time */
+  *out = (pfcal_power_point){.name = sp->name, .power_W = w, .in_fit = sp->in_fit};
+  if (sp->c.kind == 0) { /* a GEMM sample is seconds per call; its bf16 operands in and C out cross HBM once */
+    const pfcal_gemm_shape *g = &sp->c.s;
+    out->rate = 2.0 * g->m * g->n * g->k / v;
+    out->u_tensor = out->rate / sp->tensor_peak;
+    out->u_hbm = sp->hbm_peak > 0 ? 2.0 * (g->m * g->k + g->k * g->n + g->m * g->n) / v / sp->hbm_peak : 0;
+  } else {
+    out->rate = v;
+    out->u_tensor = sp->tensor_peak > 0 ? v / sp->tensor_peak : 0;
+    out->u_hbm = sp->hbm_peak > 0 ? v / sp->hbm_peak : 0;
+    out->u_vector = sp->vector_peak > 0 ? v / sp->vector_peak : 0;
+  }
+  out->rate_unit = sp->c.kind == 1 ? "B/s" : "FLOP/s";
+  out->in_fit = out->in_fit && out->u_tensor + out->u_hbm + out->u_vector > 0;
+  return 1;
 }
 
 int pfcal_power_points(const pfcal_backend *be, pfcal_power *pw, int dev, const pfcal_datasheet *ds, bool have_gemm,
                        double context_W, struct cJSON *pm, double *max_W) {
-  pfcal_power_point pts[5];
-  int n = 0;
   double tensor_peak = ds ? ds->tensor_flops[PF_BF16] : 0, hbm = ds ? ds->memory_bw_Bps : 0;
   double vec_peak = ds ? ds->vector_flops[PF_FP32] : 0;
+  bool gemm = have_gemm && be->gemm && tensor_peak > 0;
+  /* the register-only mma loop is recorded but not fitted: it moves no data through shared memory, L2 or HBM,
+   * so it draws far less per FLOP than a real GEMM (385 W at 66 % of the bf16 peak on the H100 of
+   * data/h100-calibrate, where library GEMMs near 80 % draw ~700 W) and would pull the tensor coefficient below
+   * what training kernels draw.  Without a datasheet (cpu) the vector point still gives the maximum. */
+  point_spec specs[] = {
+      {"gemm", {.be = be, .kind = 0, .s = {.m = 8192, .n = 8192, .k = 8192, .layout = "NN", .prec = PF_BF16}},
+       tensor_peak, hbm, 0, true},
+      {"gemm-thin", {.be = be, .kind = 0, .s = {.m = 8192, .n = 8192, .k = 256, .layout = "NN", .prec = PF_BF16}},
+       tensor_peak, hbm, 0, true},
+      {"triad", {.be = be, .kind = 1, .stream = PFCAL_TRIAD}, 0, hbm, 0, true},
+      {vec_peak > 0 ? "vector-fp32" : "vector-fp64", {.be = be, .kind = 2, .p = vec_peak > 0 ? PF_FP32 : PF_FP64}, 0,
+       0, vec_peak, true},
+      {"mma-bf16", {.be = be, .kind = 3, .p = PF_BF16}, tensor_peak, 0, 0, false},
+  };
+  bool run[] = {gemm, gemm, be->stream && hbm > 0, be->vector_fma != NULL, be->tensor && tensor_peak > 0};
+  pfcal_power_point pts[5], fit[5];
+  int n = 0, nf = 0;
   *max_W = 0;
-  static const struct {
-    const char *name;
-    double m, n, k;
-  } gemms[] = {{"gemm", 8192, 8192, 8192}, {"gemm-thin", 8192, 8192, 256}};
-  for (int g = 0; g < 2 && have_gemm && be->gemm && tensor_peak > 0; g++) {
-    point_ctx c = {.be = be, .kind = 0, .s = {.m = gemms[g].m, .n = gemms[g].n, .k = gemms[g].k, .prec = PF_BF16}};
-    memcpy(c.s.layout, "NN", 3);
-    double w, sec;
-    int rc = pfcal_power_window(pw, dev, sample, &c, 2.0, 5.0, &w, &sec);
-    if (rc == PF_EINVAL) { pf_error_clear(); continue; }
-    if (rc) return rc;
-    if (w <= 0 || sec <= 0) continue;
-    double flops = 2.0 * c.s.m * c.s.n * c.s.k / sec;
-    double bytes = 2.0 * (c.s.m * c.s.k + c.s.k * c.s.n + c.s.m * c.s.n) / sec; /* bf16 operands in, C out */
-    pts[n] = (pfcal_power_point){.name = gemms[g].name, .power_W = w, .u_tensor = flops / tensor_peak,
-                                 .u_hbm = hbm > 0 ? bytes / hbm : 0, .rate = flops, .rate_unit = "FLOP/s"};
-    n++;
-  }
-  if (be->stream && hbm > 0) {
-    point_ctx c = {.be = be, .kind = 1, .stream = PFCAL_TRIAD};
-    double w, bps;
-    int rc = pfcal_power_window(pw, dev, sample, &c, 2.0, 5.0, &w, &bps);
-    if (rc && rc != PF_EINVAL) return rc;
-    pf_error_clear();
-    if (!rc && w > 0) pts[n++] = (pfcal_power_point){.name = "triad", .power_W = w, .u_hbm = bps / hbm, .rate = bps,
-                                                     .rate_unit = "B/s"};
-  }
-  if (be->vector_fma) { /* without a datasheet (cpu) the point still gives the maximum, not the fit */
-    point_ctx c = {.be = be, .kind = 2, .p = vec_peak > 0 ? PF_FP32 : PF_FP64};
-    double w, f;
-    int rc = pfcal_power_window(pw, dev, sample, &c, 2.0, 5.0, &w, &f);
-    if (rc && rc != PF_EINVAL) return rc;
-    pf_error_clear();
-    if (!rc && w > 0) pts[n++] = (pfcal_power_point){.name = vec_peak > 0 ? "vector-fp32" : "vector-fp64", .power_W = w, .u_vector = vec_peak > 0 ? f / vec_peak : 0,
-                                                     .rate = f, .rate_unit = "FLOP/s"};
-  }
-  if (be->tensor && tensor_peak > 0) {
-    point_ctx c = {.be = be, .kind = 3, .p = PF_BF16};
-    double w, f;
-    int rc = pfcal_power_window(pw, dev, sample, &c, 2.0, 5.0, &w, &f);
-    if (rc && rc != PF_EINVAL) return rc;
-    pf_error_clear();
-    if (!rc && w > 0) pts[n++] = (pfcal_power_point){.name = "mma-bf16", .power_W = w, .u_tensor = f / tensor_peak,
-                                                     .rate = f, .rate_unit = "FLOP/s"};
+  for (int i = 0; i < 5; i++) {
+    if (!run[i]) continue;
+    int rc = measure_point(pw, dev, &specs[i], &pts[n]);
+    if (rc < 0) return rc;
+    n += rc;
   }
   if (n == 0) return 0;
   cJSON *arr = cJSON_AddArrayToObject(pm, "points");
   for (int i = 0; i < n; i++) {
     cJSON_AddItemToArray(arr, point_json(&pts[i]));
     if (pts[i].power_W > *max_W) *max_W = pts[i].power_W;
+    if (pts[i].in_fit) fit[nf++] = pts[i];
   }
-  /* the fit takes the points whose utilisation is known, except the register-only mma loop: it moves no
-   * data through shared memory, L2 or HBM, so it draws far less per FLOP than a real GEMM (385 W at 66 % of
-   * the bf16 peak on the H100 of data/h100-calibrate, where library GEMMs near 80 % draw ~700 W) and would
-   * pull the tensor coefficient below what training kernels draw */
-  pfcal_power_point fit[5];
-  int nf = 0;
-  for (int i = 0; i < n; i++)
-    if (pts[i].u_tensor + pts[i].u_hbm + pts[i].u_vector > 0 && strcmp(pts[i].name, "mma-bf16") != 0)
-      fit[nf++] = pts[i];
   pfcal_power_coef co;
   if (nf >= 2 && pfcal_power_fit(fit, nf, context_W, &co) == 0) {
     cJSON *f = cJSON_AddObjectToObject(pm, "coefficients");
