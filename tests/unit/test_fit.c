@@ -19,6 +19,26 @@
   "schedule,metric,value,unit,baseline_nodes,source,notes,params,flops_per_sample,grad_accum,scaling,bound,"       \
   "value_hi,iterations,scope,use,tag\n"
 
+/* Parse the CSV text (freed here) into s and make its measurements the model's predictions with the true
+ * parameters. */
+static int measured_at(char *text, size_t n, const char *name, const pf_fitparams *truth, pf_vset *s) {
+  pf_csv csv;
+  int rc = pf_csv_parse(text, n, name, &csv);
+  free(text);
+  if (rc < 0) return rc;
+  rc = pf_validate_parse(&csv, s);
+  pf_csv_free(&csv);
+  if (rc < 0) return rc;
+  pf_validate_opts o = {NULL, truth, NULL, NULL, false};
+  if ((rc = pf_validate_run(s, &o)) < 0) return rc;
+  for (int i = 0; i < s->n; i++) {
+    pf_vrow *r = &s->rows[i];
+    if (r->status != PF_ROW_PREDICTED) return PF_ESIM;
+    r->measured = r->value = r->predicted;
+  }
+  return 0;
+}
+
 /* Runs at 1-8 nodes (strong and weak batches), measured = the model with params tp. */
 static int synth(const pf_fitparams *truth, const char *metric, pf_vset *s) {
   char *text = malloc(65536);
@@ -30,22 +50,7 @@ static int synth(const pf_fitparams *truth, const char *metric, pf_vset *s) {
       n += (size_t)snprintf(text + n, 65536 - n,
                             "juwels-booster,gpt3-1.3b,,,,,,%d,,2,1,,4,%d,bf16,,,,,%s,1,%s,,synthetic,,,,,,,,,,,\n",
                             nodes[i], gbs[j], metric, strcmp(metric, "tflops_per_gpu") ? "s" : "TFLOP/s");
-  pf_csv csv;
-  int rc = pf_csv_parse(text, n, "synthetic.csv", &csv);
-  free(text);
-  if (rc < 0) return rc;
-  rc = pf_validate_parse(&csv, s);
-  pf_csv_free(&csv);
-  if (rc < 0) return rc;
-  /* the measurements: predictions with the true parameters */
-  pf_validate_opts o = {NULL, truth, NULL, NULL, false};
-  if ((rc = pf_validate_run(s, &o)) < 0) return rc;
-  for (int i = 0; i < s->n; i++) {
-    pf_vrow *r = &s->rows[i];
-    if (r->status != PF_ROW_PREDICTED) return PF_ESIM;
-    r->measured = r->value = r->predicted;
-  }
-  return 0;
+  return measured_at(text, n, "synthetic.csv", truth, s);
 }
 
 static void test_recovery(const char *metric) {
@@ -139,21 +144,7 @@ static int synth_input(const pf_fitparams *truth, pf_vset *s) {
                           "jureca-dc-a100,maelstrom-ap2-deberta-v3-small,,,,,,1,%d,1,1,,32,%d,fp32,,,,,"
                           "iteration_time_s,1,s,,synthetic,,,,,,,,,,,\n", gpus[i], 32 * gpus[i]);
   }
-  pf_csv csv;
-  int rc = pf_csv_parse(text, n, "synthetic-input.csv", &csv);
-  free(text);
-  if (rc < 0) return rc;
-  rc = pf_validate_parse(&csv, s);
-  pf_csv_free(&csv);
-  if (rc < 0) return rc;
-  pf_validate_opts o = {NULL, truth, NULL, NULL, false};
-  if ((rc = pf_validate_run(s, &o)) < 0) return rc;
-  for (int i = 0; i < s->n; i++) {
-    pf_vrow *r = &s->rows[i];
-    if (r->status != PF_ROW_PREDICTED) return PF_ESIM;
-    r->measured = r->value = r->predicted;
-  }
-  return 0;
+  return measured_at(text, n, "synthetic-input.csv", truth, s);
 }
 
 /* The rate at which AP5's input takes 1.5x its 4-GPU, 32-sample step at truth's efficiencies: it binds
