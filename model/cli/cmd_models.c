@@ -17,8 +17,9 @@ static cJSON *model_json(const pf_workload *w) {
   cJSON *j = cJSON_CreateObject();
   cJSON_AddStringToObject(j, "id", w->id);
   cJSON_AddStringToObject(j, "name", w->name);
-  cJSON_AddStringToObject(j, "kind", w->kind == PF_WL_TRANSFORMER ? "transformer" : w->kind == PF_WL_CNN ? "cnn"
-                                     : w->kind == PF_WL_LAYERS ? "layers" : "generic");
+  cJSON_AddStringToObject(j, "kind", w->kind == PF_WL_TRANSFORMER ? "transformer"
+                                     : w->kind == PF_WL_LAYERS    ? "layers"
+                                                                  : "generic");
   cJSON_AddNumberToObject(j, "params", pf_workload_params(w, 1));
   cJSON_AddNumberToObject(j, "flops_per_sample", pf_workload_model_flops_per_sample(w, 1));
   cJSON_AddNumberToObject(j, "tokens_per_sample", pf_workload_tokens_per_sample(w));

@@ -1,5 +1,6 @@
-/* workload.h - what is trained: a GPT/Llama-style transformer, a CNN given by
- * its per-sample cost, or any model given by parameters and FLOPs per sample.
+/* workload.h - what is trained: a GPT/Llama-style transformer, a model given
+ * by its list of layers (CNNs, U-Nets, GANs, ...), or any model given by
+ * parameters and FLOPs per sample.
  *
  * Parameter and FLOP counts follow Narayanan et al., "Efficient Large-Scale
  * Language Model Training on GPU Clusters Using Megatron-LM" (SC21), eq. (3),
@@ -12,7 +13,7 @@
 #include <stdbool.h>
 
 /* PF_WL_LAYERS: a model given by its list of layers (layers.h), built in or read from a model file. */
-typedef enum { PF_WL_TRANSFORMER, PF_WL_CNN, PF_WL_GENERIC, PF_WL_LAYERS } pf_workload_kind;
+typedef enum { PF_WL_TRANSFORMER, PF_WL_GENERIC, PF_WL_LAYERS } pf_workload_kind;
 
 /* The training framework the run uses (auto: Megatron-LM for built-in
  * transformers, the model's own for layer lists, PyTorch otherwise). */
