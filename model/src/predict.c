@@ -38,6 +38,7 @@
 #include "preflight/pipeline.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -242,6 +243,27 @@ static void rates_and_energy(const pf_scenario *sc, const work_set *ws, double p
   /* first pass at full clock: the clock the cap leaves (pf_predict reprices at it) */
   if (!(sc->clock_ratio > 0)) out->energy.clock_ratio = pf_energy_clock_for_cap(sc, &u);
   pf_energy_rates(&out->energy, t, p->gbs, p->gbs * pf_workload_tokens_per_sample(wl));
+}
+
+static const struct {
+  const char *name;
+  size_t off;
+} breakdown_terms[PF_BREAKDOWN_N] = {
+    {"compute", offsetof(pf_breakdown, compute)},
+    {"tp_comm", offsetof(pf_breakdown, tp_comm)},
+    {"pp_bubble", offsetof(pf_breakdown, pp_bubble)},
+    {"pp_comm", offsetof(pf_breakdown, pp_comm)},
+    {"dp_comm_exposed", offsetof(pf_breakdown, dp_comm_exposed)},
+    {"optimizer", offsetof(pf_breakdown, optimizer)},
+    {"overhead", offsetof(pf_breakdown, overhead)},
+    {"dp_interference", offsetof(pf_breakdown, dp_interference)},
+    {"input", offsetof(pf_breakdown, input)},
+};
+
+const char *pf_breakdown_name(int i) { return i >= 0 && i < PF_BREAKDOWN_N ? breakdown_terms[i].name : "?"; }
+
+double pf_breakdown_get(const pf_breakdown *b, int i) {
+  return i >= 0 && i < PF_BREAKDOWN_N ? *(const double *)((const char *)b + breakdown_terms[i].off) : 0.0;
 }
 
 /* Input pipeline per iteration (off unless --input-rate or --input-sample-time is given): a node's loaders

@@ -169,15 +169,8 @@ cJSON *pf_report_prediction_json(const pf_scenario *sc, const pf_prediction *p) 
   cJSON_AddNumberToObject(j, "mfu", r6(p->mfu));
   cJSON_AddNumberToObject(j, "hw_tflops_per_gpu", r6(p->hw_tflops_per_gpu));
   cJSON *b = cJSON_AddObjectToObject(j, "breakdown_s");
-  cJSON_AddNumberToObject(b, "compute", r6(p->breakdown_s.compute));
-  cJSON_AddNumberToObject(b, "tp_comm", r6(p->breakdown_s.tp_comm));
-  cJSON_AddNumberToObject(b, "pp_bubble", r6(p->breakdown_s.pp_bubble));
-  cJSON_AddNumberToObject(b, "pp_comm", r6(p->breakdown_s.pp_comm));
-  cJSON_AddNumberToObject(b, "dp_comm_exposed", r6(p->breakdown_s.dp_comm_exposed));
-  cJSON_AddNumberToObject(b, "optimizer", r6(p->breakdown_s.optimizer));
-  cJSON_AddNumberToObject(b, "overhead", r6(p->breakdown_s.overhead));
-  cJSON_AddNumberToObject(b, "dp_interference", r6(p->breakdown_s.dp_interference));
-  cJSON_AddNumberToObject(b, "input", r6(p->breakdown_s.input));
+  for (int i = 0; i < PF_BREAKDOWN_N; i++)
+    cJSON_AddNumberToObject(b, pf_breakdown_name(i), r6(pf_breakdown_get(&p->breakdown_s, i)));
   const pf_compute_split *xs = &p->compute_split_s;
   cJSON *x = cJSON_AddObjectToObject(j, "compute_split_s");
   cJSON_AddNumberToObject(x, "compute_bound", r6(xs->compute_bound));
@@ -266,16 +259,12 @@ void pf_report_prediction_table(FILE *f, const pf_scenario *sc, const pf_predict
   human_time(p->iteration_time_s, t, sizeof t);
   fprintf(f, "iteration   %s   %.4g tokens/s   %.4g samples/s\n", t, p->tokens_per_s, p->samples_per_s);
   fprintf(f, "throughput  %.1f TFLOP/s/GPU (model), MFU %.1f %%\n", p->tflops_per_gpu, 100 * p->mfu);
-  const pf_breakdown *b = &p->breakdown_s;
-  const char *names[] = {"compute", "tp_comm", "pp_bubble", "pp_comm", "dp_comm_exposed", "optimizer", "overhead",
-                         "dp_interference", "input"};
-  double vals[] = {b->compute, b->tp_comm, b->pp_bubble, b->pp_comm, b->dp_comm_exposed, b->optimizer, b->overhead,
-                   b->dp_interference, b->input};
   fprintf(f, "breakdown  ");
-  for (int i = 0; i < 9; i++) {
-    if (vals[i] <= 0 && i >= 6) continue;
-    human_time(vals[i], t, sizeof t);
-    fprintf(f, "%s %s %s (%.1f %%)", i > 0 ? "," : "", names[i], t, 100 * vals[i] / p->iteration_time_s);
+  for (int i = 0; i < PF_BREAKDOWN_N; i++) {
+    double v = pf_breakdown_get(&p->breakdown_s, i);
+    if (v <= 0 && i >= 6) continue; /* overhead, interference and input only when present */
+    human_time(v, t, sizeof t);
+    fprintf(f, "%s %s %s (%.1f %%)", i > 0 ? "," : "", pf_breakdown_name(i), t, 100 * v / p->iteration_time_s);
   }
   fprintf(f, "\n");
   const pf_compute_split *xs = &p->compute_split_s;

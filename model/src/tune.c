@@ -313,15 +313,15 @@ void pf_tune_result_free(pf_tune_result *r) {
 
 void pf_tune_why(const pf_tune_cand *c, const pf_tune_cand *b, pf_objective o, char *buf, size_t n) {
   if (c == b || c->score <= b->score) { snprintf(buf, n, "best"); return; }
-  static const char *names[] = {"compute", "tp_comm", "pp_bubble", "pp_comm", "dp_comm_exposed", "optimizer"};
-  const double x[] = {c->breakdown_s.compute, c->breakdown_s.tp_comm, c->breakdown_s.pp_bubble,
-                      c->breakdown_s.pp_comm, c->breakdown_s.dp_comm_exposed, c->breakdown_s.optimizer};
-  const double y[] = {b->breakdown_s.compute, b->breakdown_s.tp_comm, b->breakdown_s.pp_bubble,
-                      b->breakdown_s.pp_comm, b->breakdown_s.dp_comm_exposed, b->breakdown_s.optimizer};
+  /* the first six terms of the breakdown (compute ... optimizer): the ones a plan choice moves */
   int worst = 0;
-  for (int i = 1; i < 6; i++) if (x[i] - y[i] > x[worst] - y[worst]) worst = i;
-  double d = x[worst] - y[worst];
-  snprintf(buf, n, "+%.1f %% %s: %s %+.3g s", 100 * (c->score / b->score - 1), pf_objective_name(o), names[worst], d);
+  double d = pf_breakdown_get(&c->breakdown_s, 0) - pf_breakdown_get(&b->breakdown_s, 0);
+  for (int i = 1; i < 6; i++) {
+    double di = pf_breakdown_get(&c->breakdown_s, i) - pf_breakdown_get(&b->breakdown_s, i);
+    if (di > d) worst = i, d = di;
+  }
+  snprintf(buf, n, "+%.1f %% %s: %s %+.3g s", 100 * (c->score / b->score - 1), pf_objective_name(o),
+           pf_breakdown_name(worst), d);
 }
 
 /* ---- JSON (shards and merge) ---- */

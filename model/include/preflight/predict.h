@@ -21,6 +21,12 @@ typedef struct pf_breakdown {
   double input;                  /* the step waits for the input pipeline (prefetching hides the rest) */
 } pf_breakdown;
 
+/* The breakdown's terms in the order every report prints them (prediction JSON and table, tune's why-not):
+ * name ("compute", "tp_comm", ...; static) and value of term i < PF_BREAKDOWN_N. */
+enum { PF_BREAKDOWN_N = 9 };
+const char *pf_breakdown_name(int i);
+double pf_breakdown_get(const pf_breakdown *b, int i);
+
 /* What one used device does over a window (averages over the job's devices). */
 typedef struct pf_energy_use {
   double window_s;        /* wall time of the window */
