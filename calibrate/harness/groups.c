@@ -136,24 +136,17 @@ static pfcal_stat new_stat(const char *unit, bool lower, double datasheet) {
 
 /* Mean power over `seconds` of idle (no work submitted), from the energy
  * counter, else from power readings every 100 ms. 0 when not readable. */
+/* One "sample" of idle: 100 ms with nothing submitted (the metered window's sampling period). */
+static int idle_sample(void *ctx, double *v) {
+  (void)ctx;
+  sleep_s(0.1);
+  *v = 0;
+  return 0;
+}
+
 double pfcal_idle_power(run *r, double seconds) {
-  double e0, e1, t0 = pfcal_now_s();
-  if (pfcal_power_energy_J(r->pw, r->o->device, &e0) == 0) {
-    sleep_s(seconds);
-    if (pfcal_power_energy_J(r->pw, r->o->device, &e1) == 0 && e1 > e0) return (e1 - e0) / (pfcal_now_s() - t0);
-    return 0;
-  }
-  double sum = 0;
-  int n = 0;
-  while (pfcal_now_s() - t0 < seconds) {
-    double w;
-    if (pfcal_power_W(r->pw, r->o->device, &w) == 0) {
-      sum += w;
-      n++;
-    }
-    sleep_s(0.1);
-  }
-  return n ? sum / n : 0;
+  double w, v;
+  return pfcal_power_window(r->pw, r->o->device, idle_sample, NULL, 0.0, seconds, &w, &v) == 0 ? w : 0;
 }
 
 /* ---- the measurement groups -------------------------------------------- */
