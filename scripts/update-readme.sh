@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # update-readme.sh - regenerate every generated section of README.md from the built binary:
 # the tour (scripts/readme-tour.sh), the accuracy tables (scripts/validation-tables.sh) and the
-# speed table (bench/run.sh).  Nothing in those sections is typed by hand.
+# speed table (bench/run.sh); and the device table of docs/machine-sources.md from the device
+# files (scripts/device-table.py).  Nothing in those sections is typed by hand.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PF=${1:-build/preflight}
+scripts/device-table.py
 scripts/readme-tour.sh "$PF"
 PREFLIGHT=$(pwd)/$PF scripts/validation-tables.sh
 bench=$(bench/run.sh "$PF" 3)

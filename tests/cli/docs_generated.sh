@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# docs_generated.sh - pages generated from the repository's own files are current: the device table
+# of docs/machine-sources.md is what scripts/device-table.py writes from machines/devices/*.cfg, and
+# the check notices a stale table (a copy of the page with one value changed fails it).
+set -u
+. "$(dirname "$0")/lib.bash"
+python3 "$PF_SRC/scripts/device-table.py" --check && ok || bad "docs/machine-sources.md device table is stale: run scripts/device-table.py"
+T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
+mkdir -p "$T/docs" "$T/scripts" "$T/machines"
+cp -r "$PF_SRC/machines/devices" "$T/machines/"
+cp "$PF_SRC/scripts/device-table.py" "$T/scripts/"
+sed 's/| 400 W \/ 55 W \/ 95 W \/ 140 W |/| 400 W \/ 55 W \/ 96 W \/ 140 W |/' "$PF_SRC/docs/machine-sources.md" > "$T/docs/machine-sources.md"
+cmp -s "$T/docs/machine-sources.md" "$PF_SRC/docs/machine-sources.md" && bad "the stale-table fixture did not change the page"
+out=$(python3 "$T/scripts/device-table.py" --check 2>&1); rc=$?
+[ $rc -ne 0 ] && grep -q "machine-sources.md:[0-9]*: the device table differs" <<<"$out" && ok || bad "a stale table passed the check (rc $rc: $out)"
+python3 "$T/scripts/device-table.py" && python3 "$T/scripts/device-table.py" --check && ok || bad "regenerating did not make the table current"
+finish
