@@ -34,7 +34,8 @@
 static const pf_opt validate_opts[] = {
     {"megatron-log", "FILE", "compare a Megatron-LM training log with the prediction for its configuration"},
     {"fit", "RUNS.csv", "fit compute_eff, comm_eff, step_overhead_s, input_rate_Bps per machine; -o writes the calibration overlay"},
-    {"no-loo", NULL, "with --fit: skip the leave-one-configuration-out errors"},
+    {"no-loo", NULL, "with --fit: skip the leave-one-out errors"},
+    {"loo", "WHAT", "with --fit: leave out each configuration (default) or each machine (with --fit-group all: a machine the fit never saw)"},
     {"fit-group", "COLUMN", "with --fit: one fit per value of this column (default machine; \"all\" for one fit)"},
     {"plot", "FILE.svg", "parity plot: predicted vs measured, log axes, +-10 % band"},
     {"max-error", "P", "exit 1 when the median absolute error exceeds P percent (for CI)"},
@@ -52,7 +53,7 @@ static const pf_cli_spec spec = {
     "validate",
     "usage: preflight validate RUNS.csv [--format table|json|csv|markdown] [--plot FILE.svg] [--max-error P]\n"
     "       preflight validate --megatron-log FILE --machine ID [scenario options]\n"
-    "       preflight validate --fit RUNS.csv [-o fitted.json] [--no-loo]\n\n"
+    "       preflight validate --fit RUNS.csv [-o fitted.json] [--no-loo | --loo configuration|machine]\n\n"
     "Predicts every measured run, prints the relative errors and their median and mean; rows the model\n"
     "cannot predict (no workload, energy measured over whole jobs or nodes) are listed with the reason.\n"
     "The CSV columns are described in docs/validation.md.",

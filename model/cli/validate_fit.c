@@ -16,6 +16,7 @@
 #include "preflight/report.h"
 
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,14 +70,14 @@ static void fit_text(FILE *f, const char *path, const char *group, const pf_fit_
   fprintf(f, "  RMS log residual %.4g -> %.4g; median |error| %.1f %% -> %.1f %% (predicted rows of the group)\n",
           fr->rms_before, fr->rms_after, before.median_abs_pct, after.median_abs_pct);
   if (fr->loo_done)
-    fprintf(f, "  leave-one-configuration-out: median |error| %.1f %%, mean %.1f %%, max %.1f %% over %d rows\n",
-            fr->loo.median_abs_pct, fr->loo.mean_abs_pct, fr->loo.max_abs_pct, fr->loo.n);
+    fprintf(f, "  leave-one-%s-out: median |error| %.1f %%, mean %.1f %%, max %.1f %% over %d rows\n",
+            pf_loo_name(fr->loo_by), fr->loo.median_abs_pct, fr->loo.mean_abs_pct, fr->loo.max_abs_pct, fr->loo.n);
   if (overlay) fprintf(f, "  overlay written to %s (use: --calibration %s)\n", overlay, overlay);
   fprintf(f, "\n");
 }
 
 /* Fit one group (rows of s whose key is g) into out's rows; returns the fit's code. */
-static int fit_group(const pf_vset *s, const char *col, const char *g, const pf_validate_opts *o, bool loo,
+static int fit_group(const pf_vset *s, const char *col, const char *g, const pf_validate_opts *o, pf_loo loo,
                      pf_vset *sub, pf_fit_result *fr, pf_vstats *before, pf_vstats *after) {
   memset(sub, 0, sizeof *sub);
   snprintf(sub->path, sizeof sub->path, "%s", s->path);
@@ -113,7 +114,10 @@ static cJSON *fit_json(const pf_fit_result *fr, const char *group, pf_vstats bef
   cJSON_AddStringToObject(fo, "status", fr->status);
   cJSON_AddItemToObject(fo, "before", pf_vstats_json(before));
   cJSON_AddItemToObject(fo, "after", pf_vstats_json(after));
-  if (fr->loo_done) cJSON_AddItemToObject(fo, "leave_one_out", pf_vstats_json(fr->loo));
+  if (fr->loo_done) {
+    cJSON_AddItemToObject(fo, "leave_one_out", pf_vstats_json(fr->loo));
+    cJSON_AddStringToObject(fo, "leave_one_out_by", pf_loo_name(fr->loo_by));
+  }
   if (overlay) cJSON_AddStringToObject(fo, "overlay", overlay);
   return fo;
 }
@@ -129,7 +133,14 @@ int pf_cli_validate_fit(pf_cli *cli, const char *path, pf_format fmt) {
   const char *col = pf_opts_get(v, "fit-group");
   if (!col) col = "machine";
   const char *out = pf_opts_get(v, "o");
-  bool loo = !pf_opts_get(v, "no-loo");
+  const char *by = pf_opts_get(v, "loo");
+  pf_loo loo = pf_opts_get(v, "no-loo") ? PF_LOO_NONE : by && !strcmp(by, "machine") ? PF_LOO_MACHINE : PF_LOO_CONFIG;
+  if (by && strcmp(by, "machine") && strcmp(by, "configuration")) rc = pf_error_set(PF_EINVAL, "--loo: \"%s\" is not configuration or machine", by);
+  else if (by && pf_opts_get(v, "no-loo")) rc = pf_error_set(PF_EINVAL, "--loo and --no-loo: give one");
+  else if (loo == PF_LOO_MACHINE && !strcmp(col, "machine"))
+    rc = pf_error_set(PF_EINVAL, "--loo machine: each fit holds one machine (--fit-group machine, the default); give "
+                      "--fit-group all (one fit over every machine) or another column");
+  if (rc < 0) { pf_vset_free(&s); return pf_cli_fail("validate", rc); }
   pf_progress_begin("validate --fit", 0, false);
   rc = pf_validate_run(&s, &o);
   pf_progress_end();
@@ -190,6 +201,24 @@ int pf_cli_validate_fit(pf_cli *cli, const char *path, pf_format fmt) {
     else if (fmt != PF_FMT_CSV) fit_text(f, path, groups[gi], &fr, before, after, out ? opath : NULL);
     for (int i = 0; i < sub.n; i++) all.rows[all.n++] = sub.rows[i];
     pf_vset_free(&sub);
+  }
+  if (status == 0 && ng > 1 && loo != PF_LOO_NONE) { /* every group's left-out judged rows together */
+    double *x = malloc((size_t)(all.n ? all.n : 1) * sizeof *x);
+    int nx = 0;
+    for (int i = 0; x && i < all.n; i++)
+      if (!isnan(all.rows[i].loo_error) && pf_vrow_judged(&all.rows[i])) x[nx++] = 100 * fabs(all.rows[i].loo_error);
+    if (nx > 0) {
+      pf_vstats t = pf_vstats_of(x, nx);
+      if (head) {
+        cJSON *l = pf_vstats_json(t);
+        cJSON_AddStringToObject(l, "by", pf_loo_name(loo));
+        cJSON_AddItemToObject(head, "leave_one_out_all_groups", l);
+      } else if (fmt != PF_FMT_CSV) {
+        fprintf(f, "leave-one-%s-out, the %d fits' rows together (regression rows not judged): median |error| %.1f %%, "
+                "mean %.1f %%, max %.1f %% over %d rows\n\n", pf_loo_name(loo), ng, t.median_abs_pct, t.mean_abs_pct, t.max_abs_pct, t.n);
+      }
+    }
+    free(x);
   }
   if (status == 0) { /* the rows of every group, in one report */
     fflush(f);

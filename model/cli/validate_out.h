@@ -43,6 +43,8 @@ void pf_vsum_add(pf_vsum *s, const pf_vrow *r);
 pf_vstats pf_vsum_stats(const pf_vsum *s, int group, int index);
 /* Predicted rows that are reported but not judged (tagged "regression"). */
 int pf_vsum_unjudged(const pf_vsum *s);
+/* Is the row judged (not tagged "regression": a known software regression, docs/validation.md)? */
+bool pf_vrow_judged(const pf_vrow *r);
 void pf_vsum_free(pf_vsum *s);
 
 /* One validation report being written. */

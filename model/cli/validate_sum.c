@@ -41,7 +41,7 @@ void pf_vsum_add(pf_vsum *s, const pf_vrow *r) {
   s->rec[s->nrec++] = (pf_vrec){100.0 * fabs(r->error), (int)r->metric, {g[0], g[1], g[2]}, (short)r->scope};
   /* the five worst judged rows, largest |error| first, earlier rows first among equals */
   double e = fabs(r->error);
-  if (!strcmp(r->tag, "regression")) goto points;
+  if (!pf_vrow_judged(r)) goto points;
   int k = s->nworst < 5 ? s->nworst++ : 5;
   if (k == 5) {
     if (e <= fabs(s->worst[4].error)) goto points;
@@ -64,6 +64,8 @@ points:
     s->pts[s->npts++] = (pf_vpoint){r->measured, r->measured_hi, r->predicted, r->line, (int)r->metric, (int)r->bound};
   }
 }
+
+bool pf_vrow_judged(const pf_vrow *r) { return strcmp(r->tag, "regression") != 0; }
 
 /* Rows tagged "regression" (a known software regression, docs/validation.md) are reported, not judged. */
 static bool not_judged(const pf_vsum *s, const pf_vrec *r) {

@@ -13,9 +13,10 @@
  * Uncertainty: rel_sigma = sqrt(sum r_i^2 / (n - k)), k free parameters; a
  * prediction's band is p x exp(+-rel_sigma).
  * Leave-one-out: runs with the same configuration (repeats) form a group; each
- * group is left out in turn, the rest refitted (from the full fit, and from
- * the input rate's own starts), and the group's rows predicted: the error a
- * new, unseen configuration would get.
+ * fold (a group, or every group of one machine) is left out in turn, the rest
+ * refitted (from the full fit, and from the input rate's own starts), and the
+ * fold's rows predicted: the error a new, unseen configuration (machine)
+ * would get.
  */
 #include "fit_int.h"
 
@@ -107,17 +108,36 @@ static void input_scale(pf_fitdata *d, const double *res0, pf_fit_result *out) {
   free(r);
 }
 
-/* Leave each configuration out, refit the rest, predict its rows. */
-static int leave_one_out(pf_fitdata *d, const double u[NPAR], pf_fit_result *out) {
+const char *pf_loo_name(pf_loo l) { return l == PF_LOO_MACHINE ? "machine" : "configuration"; }
+
+/* The machine of configuration g (its first row's). */
+static const char *group_machine(const pf_fitdata *d, int g) {
+  for (int k = 0; k < d->n; k++) if (d->grp[k] == g) return d->s->rows[d->row[k]].machine;
+  return "";
+}
+
+/* Leave each fold out (a configuration, or a machine's configurations), refit the rest, predict its rows. */
+static int leave_one_out(pf_fitdata *d, const double u[NPAR], pf_loo by, pf_fit_result *out) {
   double *x = malloc((size_t)d->n * sizeof *x);
+  int *fold = malloc((size_t)(d->ngroups + 1) * sizeof *fold);
   pf_scenario *sc = malloc(sizeof *sc);
   pf_prediction *p = malloc(sizeof *p);
   int rc = 0, nx = 0;
-  if (!x || !sc || !p) { free(x); free(sc); free(p); return pf_error_set(PF_ENOMEM, "out of memory"); }
+  if (!x || !fold || !sc || !p) {
+    free(x); free(fold); free(sc); free(p);
+    return pf_error_set(PF_ENOMEM, "out of memory");
+  }
+  for (int g = 0; g < d->ngroups; g++) { /* a fold is numbered by its first configuration */
+    fold[g] = g;
+    for (int h = 0; by == PF_LOO_MACHINE && h < g; h++)
+      if (!strcmp(group_machine(d, h), group_machine(d, g))) { fold[g] = fold[h]; break; }
+  }
   bool off_full = d->input_off;
-  for (int g = 0; g < d->ngroups && rc == 0; g++) {
+  for (int f = 0; f < d->ngroups && rc == 0; f++) {
+    if (fold[f] != f) continue;
     d->nsub = 0;
-    for (int k = 0; k < d->n; k++) if (d->grp[k] != g) d->sub[d->nsub++] = k;
+    for (int k = 0; k < d->n; k++) if (fold[d->grp[k]] != f) d->sub[d->nsub++] = k;
+    if (d->nsub == 0) continue; /* nothing left to refit on */
     double ul[NPAR];
     memcpy(ul, u, sizeof ul);
     char st[128], start[16];
@@ -125,21 +145,24 @@ static int leave_one_out(pf_fitdata *d, const double u[NPAR], pf_fit_result *out
     d->input_off = off_full;
     if ((rc = pf_fit_best(d, ul, NULL, st, sizeof st, start, sizeof start)) < 0) break;
     pf_fitparams fp = pf_fit_params_of(d, ul);
-    *sc = d->gsc[g];
-    pf_fitparams_apply(&fp, sc);
-    if (pf_predict(sc, p) < 0) continue;
-    for (int k = 0; k < d->n; k++) {
-      if (d->grp[k] != g) continue;
-      pf_vrow *r = &d->s->rows[d->row[k]];
-      double it = r->iterations > 0 ? r->iterations : 1;
-      double v = r->metric == PF_MET_ITER_TIME ? p->iteration_time_s
-                 : r->metric == PF_MET_TIME    ? p->iteration_time_s * it
-                 : r->metric == PF_MET_TFLOPS  ? p->tflops_per_gpu
-                 : r->metric == PF_MET_TOKENS  ? p->tokens_per_s
-                                               : p->samples_per_s;
-      r->loo_predicted = v;
-      r->loo_error = pf_vrow_error(r, v);
-      x[nx++] = 100 * fabs(r->loo_error);
+    for (int g = 0; g < d->ngroups; g++) {
+      if (fold[g] != f) continue;
+      *sc = d->gsc[g];
+      pf_fitparams_apply(&fp, sc);
+      if (pf_predict(sc, p) < 0) continue;
+      for (int k = 0; k < d->n; k++) {
+        if (d->grp[k] != g) continue;
+        pf_vrow *r = &d->s->rows[d->row[k]];
+        double it = r->iterations > 0 ? r->iterations : 1;
+        double v = r->metric == PF_MET_ITER_TIME ? p->iteration_time_s
+                   : r->metric == PF_MET_TIME    ? p->iteration_time_s * it
+                   : r->metric == PF_MET_TFLOPS  ? p->tflops_per_gpu
+                   : r->metric == PF_MET_TOKENS  ? p->tokens_per_s
+                                                 : p->samples_per_s;
+        r->loo_predicted = v;
+        r->loo_error = pf_vrow_error(r, v);
+        x[nx++] = 100 * fabs(r->loo_error);
+      }
     }
   }
   d->input_off = off_full;
@@ -147,9 +170,10 @@ static int leave_one_out(pf_fitdata *d, const double u[NPAR], pf_fit_result *out
   for (int k = 0; k < d->n; k++) d->sub[k] = k;
   if (rc == 0 && nx > 0) {
     out->loo_done = true;
+    out->loo_by = by;
     out->loo = pf_vstats_of(x, nx);
   }
-  free(x); free(sc); free(p);
+  free(x); free(fold); free(sc); free(p);
   return rc;
 }
 
@@ -179,7 +203,7 @@ static int constrained(pf_fitdata *d, const double *res0, pf_fit_result *out) {
   return 0;
 }
 
-static int fit_rows(pf_vset *s, const pf_validate_opts *o, bool loo, pf_fitdata *d, double *tm, double *res,
+static int fit_rows(pf_vset *s, const pf_validate_opts *o, pf_loo loo, pf_fitdata *d, double *tm, double *res,
                     pf_fit_result *out) {
   bool any_fit = false;
   for (int i = 0; i < s->n; i++) if (!strcmp(s->rows[i].use, "fit")) any_fit = true;
@@ -241,7 +265,7 @@ static int fit_rows(pf_vset *s, const pf_validate_opts *o, bool loo, pf_fitdata 
   for (int i = 0; i < d->n; i++) ss += res[i] * res[i];
   out->dof = d->n - nfree;
   out->rel_sigma = out->dof > 0 ? sqrt(ss / out->dof) : 0;
-  if (loo && d->ngroups > 1 && (rc = leave_one_out(d, u, out)) < 0) return rc;
+  if (loo != PF_LOO_NONE && d->ngroups > 1 && (rc = leave_one_out(d, u, loo, out)) < 0) return rc;
   /* every row again at the fitted parameters, with its band */
   pf_validate_opts fo = {0};
   if (o) fo = *o;
@@ -256,7 +280,7 @@ static int fit_rows(pf_vset *s, const pf_validate_opts *o, bool loo, pf_fitdata 
   return 0;
 }
 
-int pf_fit(pf_vset *s, const pf_validate_opts *o, bool loo, pf_fit_result *out) {
+int pf_fit(pf_vset *s, const pf_validate_opts *o, pf_loo loo, pf_fit_result *out) {
   memset(out, 0, sizeof *out);
   out->p = (pf_fitparams){1.0, 1.0, 0.0, 0.0};
   snprintf(out->input_start, sizeof out->input_start, "off");

@@ -41,6 +41,7 @@ char *pf_fit_json(const pf_fit_result *f, const char *input_path, const char *ma
   cJSON_AddNumberToObject(fit, "rms_log_residual_after", f->rms_after);
   if (f->loo_done) {
     cJSON *l = cJSON_AddObjectToObject(fit, "leave_one_out");
+    cJSON_AddStringToObject(l, "by", pf_loo_name(f->loo_by));
     cJSON_AddNumberToObject(l, "rows", f->loo.n);
     cJSON_AddNumberToObject(l, "median_abs_pct_error", f->loo.median_abs_pct);
     cJSON_AddNumberToObject(l, "mean_abs_pct_error", f->loo.mean_abs_pct);

@@ -62,6 +62,52 @@ expect_grep "comm_eff" "$T/out"
 expect_grep "input_rate_Bps +[0-9.e+]+ +\([0-9.]+ GB/s per node; binds on [0-9]+ of [0-9]+ runs with sample bytes" "$T/out"
 expect_grep "input_rate_Bps +off +\(not constrained by these runs: fewer configurations than parameters\)" "$T/out"
 
+# leave-one-machine-out: runs of two machines made with the same known parameters; one fit over both
+# (--fit-group all) predicts each machine's rows from the other's alone, within 2 %
+cp "$T/runs.csv" "$T/two.csv"
+for n in 1 2 4; do
+  t=$($P predict --machine leonardo-booster --model gpt3-1.3b --nodes $n --tp 2 --mbs 4 --gbs 512 --precision bf16 \
+      --calibration "$KNOWN" --format json | python3 -c "import json,sys; print(repr(json.load(sys.stdin)['iteration_time_s']))")
+  echo "leonardo-booster,gpt3-1.3b,,,,,,$n,,2,1,,4,512,bf16,,,,,iteration_time_s,$t,s,,synthetic $n nodes" >> "$T/two.csv"
+done
+expect_exit 0 $P validate --fit "$T/two.csv" --fit-group all --loo machine --format json
+python3 - "$T/out" <<'PY' && ok || bad "leave-one-machine-out predicts the held-out machine from the other"
+import json, sys
+d = json.load(open(sys.argv[1]))
+f = d["fits"][0]
+assert f["leave_one_out_by"] == "machine" and f["leave_one_out"]["rows"] == 11, f
+machines = {r["machine"] for r in d["rows"]}
+assert machines == {"juwels-booster", "leonardo-booster"}, machines
+assert all(abs(r["loo_error_pct"]) < 2.0 for r in d["rows"]), [r["loo_error_pct"] for r in d["rows"]]
+PY
+# ... and a machine whose runs were made with half the compute efficiency is predicted with the other's:
+# every left-out row misses by the factor between them (configuration folds keep both machines in the fit)
+echo '{"schema_version": 1, "backend": "fit", "fit": {"compute_eff": 0.4, "comm_eff": 0.6, "step_overhead_s": 0.25}}' > "$T/half.json"
+head -1 "$T/two.csv" > "$T/mixed.csv"; grep '^juwels-booster' "$T/two.csv" >> "$T/mixed.csv"
+for n in 1 2 4; do
+  t=$($P predict --machine leonardo-booster --model gpt3-1.3b --nodes $n --tp 2 --mbs 4 --gbs 512 --precision bf16 \
+      --calibration "$T/half.json" --format json | python3 -c "import json,sys; print(repr(json.load(sys.stdin)['iteration_time_s']))")
+  echo "leonardo-booster,gpt3-1.3b,,,,,,$n,,2,1,,4,512,bf16,,,,,iteration_time_s,$t,s,,synthetic $n nodes" >> "$T/mixed.csv"
+done
+expect_exit 0 $P validate --fit "$T/mixed.csv" --fit-group all --loo machine --format json
+python3 - "$T/out" <<'PY' && ok || bad "leave-one-machine-out leaves the whole machine out"
+import json, sys
+d = json.load(open(sys.argv[1]))
+e = {r["machine"]: [] for r in d["rows"]}
+for r in d["rows"]: e[r["machine"]].append(r["loo_error_pct"])
+assert all(x > 30 for x in e["juwels-booster"]) and all(x < -25 for x in e["leonardo-booster"]), e
+PY
+expect_exit 0 $P validate --fit "$T/two.csv" --fit-group all --loo machine
+expect_grep "leave-one-machine-out: median \|error\| [0-9.]+ %" "$T/out"
+# per machine (the default) a machine fold would leave nothing to refit on: refused, as are unknown folds
+expect_exit 2 $P validate --fit "$T/two.csv" --loo machine
+expect_grep "fit-group all" "$T/err"
+expect_exit 2 $P validate --fit "$T/two.csv" --fit-group all --loo node
+expect_exit 2 $P validate --fit "$T/two.csv" --fit-group all --loo machine --no-loo
+# MAELSTROM, one fit per application, each machine left out in turn: the groups' rows together
+expect_exit 0 $P validate --fit "$PF_SRC/scenarios/validation/maelstrom.csv" --fit-group model --loo machine --summary-only
+expect_grep "leave-one-machine-out, the 3 fits' rows together \\(regression rows not judged\\): median \|error\| [0-9.]+ %" "$T/out"
+
 # a failed fit leaves an existing overlay alone; nothing to fit is an error
 echo '{"keep": true}' > "$T/keep.json"
 expect_exit 2 $P validate --fit "$PF_SRC/tests/fixtures/validation/bad-value.csv" -o "$T/keep.json"

@@ -250,6 +250,11 @@ pf_vstats pf_vstats_of(double *x, int n);
 
 /* ---- fit (fit.c, fit_lm.c, fit_json.c) ---- */
 
+/* Leave-one-out folds: nothing, each configuration (its repeats together), or every configuration of one
+ * machine (the rest, other machines, refitted: what a machine the fit has never seen would get). */
+typedef enum { PF_LOO_NONE = 0, PF_LOO_CONFIG = 1, PF_LOO_MACHINE = 2 } pf_loo;
+const char *pf_loo_name(pf_loo l); /* "configuration", "machine" */
+
 typedef struct pf_fit_result {
   pf_fitparams p;
   bool fixed[PF_FIT_NPAR];    /* parameter not constrained by the rows: kept at its default */
@@ -264,7 +269,8 @@ typedef struct pf_fit_result {
   int rows_used, groups, iterations;
   double rms_before, rms_after;  /* RMS log residual at defaults and at the fit */
   bool loo_done;
-  pf_vstats loo;              /* leave-one-configuration-out |error| statistics */
+  pf_loo loo_by;              /* what each left-out fold held */
+  pf_vstats loo;              /* leave-one-out |error| statistics */
   char status[128];           /* GSL's stop reason */
 } pf_fit_result;
 
@@ -277,9 +283,10 @@ bool pf_fit_row_usable(const pf_vrow *r, bool any_fit_marked);
  * configurations than free parameters, comm_eff, then step_overhead_s, then
  * input_rate_Bps keep their defaults (reported as not constrained); the input
  * rate is constrained only by rows whose workload has sample bytes. Fills each row's
- * band, and with loo, its leave-one-configuration-out prediction and error.
+ * band, and with loo, its leave-one-out prediction and error (folds: pf_loo; a
+ * machine fold needs rows of another machine to refit on, else it is skipped).
  * Returns 0, PF_EINVAL (no usable rows) or PF_ESIM (GSL failure). */
-int pf_fit(pf_vset *s, const pf_validate_opts *o, bool loo, pf_fit_result *out);
+int pf_fit(pf_vset *s, const pf_validate_opts *o, pf_loo loo, pf_fit_result *out);
 
 /* The calibration overlay (schema_version 1, backend "fit") as JSON text;
  * date from $PF_FAKE_DATE when set. Caller frees. */
