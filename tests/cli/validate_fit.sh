@@ -62,14 +62,18 @@ expect_grep "comm_eff" "$T/out"
 expect_grep "input_rate_Bps +[0-9.e+]+ +\([0-9.]+ GB/s per node; binds on [0-9]+ of [0-9]+ runs with sample bytes" "$T/out"
 expect_grep "input_rate_Bps +off +\(not constrained by these runs: fewer configurations than parameters\)" "$T/out"
 
+# leonardo_runs CALIBRATION: three synthetic Leonardo runs (1-4 nodes) made with those parameters, as CSV rows
+leonardo_runs() {
+  for n in 1 2 4; do
+    t=$($P predict --machine leonardo-booster --model gpt3-1.3b --nodes $n --tp 2 --mbs 4 --gbs 512 --precision bf16 \
+        --calibration "$1" --format json | python3 -c "import json,sys; print(repr(json.load(sys.stdin)['iteration_time_s']))")
+    echo "leonardo-booster,gpt3-1.3b,,,,,,$n,,2,1,,4,512,bf16,,,,,iteration_time_s,$t,s,,synthetic $n nodes"
+  done
+}
 # leave-one-machine-out: runs of two machines made with the same known parameters; one fit over both
 # (--fit-group all) predicts each machine's rows from the other's alone, within 2 %
 cp "$T/runs.csv" "$T/two.csv"
-for n in 1 2 4; do
-  t=$($P predict --machine leonardo-booster --model gpt3-1.3b --nodes $n --tp 2 --mbs 4 --gbs 512 --precision bf16 \
-      --calibration "$KNOWN" --format json | python3 -c "import json,sys; print(repr(json.load(sys.stdin)['iteration_time_s']))")
-  echo "leonardo-booster,gpt3-1.3b,,,,,,$n,,2,1,,4,512,bf16,,,,,iteration_time_s,$t,s,,synthetic $n nodes" >> "$T/two.csv"
-done
+leonardo_runs "$KNOWN" >> "$T/two.csv"
 expect_exit 0 $P validate --fit "$T/two.csv" --fit-group all --loo machine --format json
 python3 - "$T/out" <<'PY' && ok || bad "leave-one-machine-out predicts the held-out machine from the other"
 import json, sys
@@ -84,11 +88,7 @@ PY
 # every left-out row misses by the factor between them (configuration folds keep both machines in the fit)
 echo '{"schema_version": 1, "backend": "fit", "fit": {"compute_eff": 0.4, "comm_eff": 0.6, "step_overhead_s": 0.25}}' > "$T/half.json"
 head -1 "$T/two.csv" > "$T/mixed.csv"; grep '^juwels-booster' "$T/two.csv" >> "$T/mixed.csv"
-for n in 1 2 4; do
-  t=$($P predict --machine leonardo-booster --model gpt3-1.3b --nodes $n --tp 2 --mbs 4 --gbs 512 --precision bf16 \
-      --calibration "$T/half.json" --format json | python3 -c "import json,sys; print(repr(json.load(sys.stdin)['iteration_time_s']))")
-  echo "leonardo-booster,gpt3-1.3b,,,,,,$n,,2,1,,4,512,bf16,,,,,iteration_time_s,$t,s,,synthetic $n nodes" >> "$T/mixed.csv"
-done
+leonardo_runs "$T/half.json" >> "$T/mixed.csv"
 expect_exit 0 $P validate --fit "$T/mixed.csv" --fit-group all --loo machine --format json
 python3 - "$T/out" <<'PY' && ok || bad "leave-one-machine-out leaves the whole machine out"
 import json, sys
