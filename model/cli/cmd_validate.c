@@ -159,6 +159,10 @@ static int cmd_csv(pf_cli *cli, const char *path) {
   if (held && strcmp(held, "job") && strcmp(held, "training"))
     return pf_cli_fail("validate", pf_error_set(PF_EINVAL, "--hold-time \"%s\": valid: job, training", held));
   o.hold_training = held && !strcmp(held, "training");
+  static const char *const fit_only[] = {"loo", "no-loo", "fit-group"};
+  for (size_t i = 0; i < sizeof fit_only / sizeof *fit_only; i++)
+    if (pf_opts_get(v, fit_only[i]))
+      return pf_cli_fail("validate", pf_error_set(PF_EINVAL, "--%s: only with --fit RUNS.csv", fit_only[i]));
   if ((rc = pf_opts_num_range(v, "max-error", 0, false, 1e9, &me)) < 0) return pf_cli_fail("validate", rc);
   /* a regular file (it can be read twice) is checked whole before any output;
    * a pipe is read once, into a temporary file when the output is a stream, so

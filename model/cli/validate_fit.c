@@ -134,8 +134,11 @@ int pf_cli_validate_fit(pf_cli *cli, const char *path, pf_format fmt) {
   if (!col) col = "machine";
   const char *out = pf_opts_get(v, "o");
   const char *by = pf_opts_get(v, "loo");
-  pf_loo loo = pf_opts_get(v, "no-loo") ? PF_LOO_NONE : by && !strcmp(by, "machine") ? PF_LOO_MACHINE : PF_LOO_CONFIG;
-  if (by && strcmp(by, "machine") && strcmp(by, "configuration")) rc = pf_error_set(PF_EINVAL, "--loo: \"%s\" is not configuration or machine", by);
+  pf_loo loo = pf_opts_get(v, "no-loo")          ? PF_LOO_NONE
+               : by && !strcmp(by, "machine") ? PF_LOO_MACHINE
+                                              : PF_LOO_CONFIG;
+  if (by && strcmp(by, "machine") && strcmp(by, "configuration"))
+    rc = pf_error_set(PF_EINVAL, "--loo: \"%s\" is not configuration or machine", by);
   else if (by && pf_opts_get(v, "no-loo")) rc = pf_error_set(PF_EINVAL, "--loo and --no-loo: give one");
   else if (loo == PF_LOO_MACHINE && !strcmp(col, "machine"))
     rc = pf_error_set(PF_EINVAL, "--loo machine: each fit holds one machine (--fit-group machine, the default); give "
@@ -215,7 +218,8 @@ int pf_cli_validate_fit(pf_cli *cli, const char *path, pf_format fmt) {
         cJSON_AddItemToObject(head, "leave_one_out_all_groups", l);
       } else if (fmt != PF_FMT_CSV) {
         fprintf(f, "leave-one-%s-out, the %d fits' rows together (regression rows not judged): median |error| %.1f %%, "
-                "mean %.1f %%, max %.1f %% over %d rows\n\n", pf_loo_name(loo), ng, t.median_abs_pct, t.mean_abs_pct, t.max_abs_pct, t.n);
+                "mean %.1f %%, max %.1f %% over %d rows\n\n",
+                pf_loo_name(loo), ng, t.median_abs_pct, t.mean_abs_pct, t.max_abs_pct, t.n);
       }
     }
     free(x);

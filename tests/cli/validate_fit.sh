@@ -104,6 +104,11 @@ expect_exit 2 $P validate --fit "$T/two.csv" --loo machine
 expect_grep "fit-group all" "$T/err"
 expect_exit 2 $P validate --fit "$T/two.csv" --fit-group all --loo node
 expect_exit 2 $P validate --fit "$T/two.csv" --fit-group all --loo machine --no-loo
+# the fit's options without --fit are an error, not silently ignored
+for o in "--loo machine" "--no-loo" "--fit-group all"; do
+  expect_exit 2 $P validate "$T/two.csv" $o
+  expect_grep "only with --fit" "$T/err"
+done
 # MAELSTROM, one fit per application, each machine left out in turn: the groups' rows together
 expect_exit 0 $P validate --fit "$PF_SRC/scenarios/validation/maelstrom.csv" --fit-group model --loo machine --summary-only
 expect_grep "leave-one-machine-out, the 3 fits' rows together \\(regression rows not judged\\): median \|error\| [0-9.]+ %" "$T/out"
