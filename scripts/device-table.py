@@ -43,11 +43,11 @@ def number(s):
 def row(path):
     with open(path, encoding="utf-8") as f:
         text = f.read()
-    text = re.sub(r"#.*", "", text)
+    # provenance strings first: they hold '#' (e.g. "gpu-fryer#4"), which is not a comment there
     text = re.sub(r"provenance\s*=\s*\((.|\n)*?\);", "", text)
-    dev = text
-    ident = value(dev, "id")
-    peak, vec, eff, pw = group(dev, "peak"), group(dev, "vector"), group(dev, "efficiency"), group(dev, "power")
+    text = re.sub(r"#.*", "", text)
+    ident = value(text, "id")
+    peak, vec, eff, pw = group(text, "peak"), group(text, "vector"), group(text, "efficiency"), group(text, "power")
     peaks = " / ".join(number(value(peak, k)) for k in ("fp64", "fp32", "tf32", "bf16", "fp8")) + " TFLOPS"
     vector = " / ".join(number(value(vec, k)) for k in ("fp64", "fp32"))
     effs = ", ".join(value(eff, k) or "-" for k in ("gemm", "gemm_half_dim", "hbm"))
@@ -56,9 +56,9 @@ def row(path):
     extra = value(pw, "package")
     if extra:
         dyn += " (package %s)" % extra
-    dies = value(dev, "dies_per_package") or "1"
+    dies = value(text, "dies_per_package") or "1"
     return ident, "| `%s` | %s | %s | %s | %s | %s | %s | %s | %s |" % (
-        ident, value(dev, "memory"), value(dev, "memory_bw"), peaks, vector, effs, power, dyn, dies)
+        ident, value(text, "memory"), value(text, "memory_bw"), peaks, vector, effs, power, dyn, dies)
 
 
 def table():

@@ -65,11 +65,13 @@ points:
   }
 }
 
-bool pf_vrow_judged(const pf_vrow *r) { return strcmp(r->tag, "regression") != 0; }
+static const char unjudged_tag[] = "regression";
+
+bool pf_vrow_judged(const pf_vrow *r) { return strcmp(r->tag, unjudged_tag) != 0; }
 
 /* Rows tagged "regression" (a known software regression, docs/validation.md) are reported, not judged. */
 static bool not_judged(const pf_vsum *s, const pf_vrec *r) {
-  return r->group[0] >= 0 && strcmp(s->names[0][r->group[0]], "regression") == 0;
+  return r->group[0] >= 0 && strcmp(s->names[0][r->group[0]], unjudged_tag) == 0;
 }
 
 pf_vstats pf_vsum_stats(const pf_vsum *s, int group, int index) {
