@@ -71,6 +71,9 @@ static void overheads(FILE *out, const plan_doc *d, const plan_row *r, const cha
             bullet);
   if (d->bo.other_fraction > 0) fprintf(out, "%sother phases: %.0f %% of the training time (--overhead)\n", bullet,
                                         100 * d->bo.other_fraction);
+  fprintf(out, "%senergy: %.4g MWh over %.1f h of computing at the training power, %.3g MWh over %.1f h of "
+               "checkpoint writes, restarts and start-ups with the GPUs waiting\n",
+          bullet, b->energy_busy_MWh, b->busy_s / 3600, b->energy_waiting_MWh, b->waiting_s / 3600);
 }
 
 static void range_text(FILE *out, const plan_doc *d, const char *bullet) {
@@ -224,6 +227,11 @@ static cJSON *row_json(const plan_doc *d, const plan_row *r) {
   cJSON_AddNumberToObject(bu, "value", b->units);
   cJSON_AddStringToObject(bu, "unit", d->unit);
   cJSON_AddNumberToObject(o, "energy_MWh", b->energy_MWh);
+  cJSON *ep = cJSON_AddObjectToObject(o, "energy_phases");
+  cJSON_AddNumberToObject(ep, "computing_h", b->busy_s / 3600);
+  cJSON_AddNumberToObject(ep, "computing_MWh", b->energy_busy_MWh);
+  cJSON_AddNumberToObject(ep, "waiting_h", b->waiting_s / 3600);
+  cJSON_AddNumberToObject(ep, "waiting_MWh", b->energy_waiting_MWh);
   cJSON_AddBoolToObject(o, "within_job_limit", r->within_limit);
   if (d->range.n >= PF_RANGE_MIN_ROWS) {
     cJSON *rg = cJSON_AddObjectToObject(o, "node_hours_range");

@@ -22,12 +22,18 @@
  *  - restart and start-up times: assumed 10 min each (job launch, container and
  *    NCCL start, loading the checkpoint; EPICURE 000:1062 notes minutes of data
  *    staging at each start); both are options.
- * Energy follows the wall time at the predicted training power (start-up and
- * restarts are charged like training: an upper bound for those minutes).
+ * Energy by phase (issue 11, docs/proposals.md): the training iterations, the
+ * user's other phases and the work a failure loses (redone) draw the predicted
+ * training power; checkpoint writes, restarts and job start-ups keep the nodes
+ * allocated with the GPUs waiting, at the power of the same nodes whose
+ * devices hold a context and run nothing (energy.c with no kernels: context_W
+ * per used device, the rest of the node as in training).  Before, the whole
+ * wall time was charged at training power.
  */
 #include "preflight/budget.h"
 
 #include "preflight/collval.h"
+#include "preflight/energy.h"
 #include "preflight/error.h"
 #include "preflight/validate.h"
 
@@ -98,7 +104,22 @@ int pf_budget_compute(const pf_scenario *sc, const pf_prediction *p, const pf_bu
   b->node_h = sc->nodes * h;
   b->billed_node_h = m->billing_per_device ? (double)sc->gpus / gpn * h : b->node_h;
   b->units = b->billed_node_h * m->billing_per_node_hour;
-  b->energy_MWh = p->energy.facility_J * b->iterations * (b->wall_s / b->compute_s) / 3.6e9;
+  /* energy by phase: training power while the GPUs compute, waiting power while they do not */
+  double train_W = p->iteration_time_s > 0 ? p->energy.facility_J / p->iteration_time_s : 0;
+  pf_energy_use idle_use;
+  memset(&idle_use, 0, sizeof idle_use);
+  idle_use.window_s = 1.0;
+  idle_use.clock_ratio = 1.0;
+  pf_energy waiting;
+  memset(&waiting, 0, sizeof waiting);
+  pf_energy_window(sc, &idle_use, &waiting);
+  double lost_work_s = b->failures * tau / 2;
+  b->busy_s = b->compute_s + b->other_s + lost_work_s;
+  b->waiting_s = b->wall_s - b->busy_s; /* checkpoint writes, restarts, start-ups */
+  if (b->waiting_s < 0) { b->waiting_s = 0; b->busy_s = b->wall_s; } /* failures dominate: the clamp above */
+  b->energy_busy_MWh = train_W * b->busy_s / 3.6e9;
+  b->energy_waiting_MWh = waiting.facility_J * b->waiting_s / 3.6e9;
+  b->energy_MWh = b->energy_busy_MWh + b->energy_waiting_MWh;
   return 0;
 }
 

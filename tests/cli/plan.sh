@@ -22,6 +22,20 @@ for r in d["rows"]:
     assert r["energy_MWh"] > 0
 assert d["recommended"]["fastest_nodes"] == 4
 PY
+# energy by phase: computing at the training power, checkpoint writes / restarts / start-ups with the GPUs waiting
+expect_exit 0 $P plan --machine lumi-g $A --nodes 2 --tokens 1e10 --format json
+python3 - "$T/out" <<'PY' && ok || bad "plan energy phases"
+import json, sys
+r = json.load(open(sys.argv[1]))["rows"][0]
+e = r["energy_phases"]
+assert abs(e["computing_h"] + e["waiting_h"] - r["wall_time_h"]) < 1e-6 * r["wall_time_h"], (e, r["wall_time_h"])
+assert abs(e["computing_MWh"] + e["waiting_MWh"] - r["energy_MWh"]) < 1e-9 * r["energy_MWh"]
+assert e["waiting_h"] > 0 and e["waiting_MWh"] > 0
+# a waiting node draws less than a training one, more than nothing
+assert 0 < e["waiting_MWh"] / e["waiting_h"] < e["computing_MWh"] / e["computing_h"], e
+PY
+expect_exit 0 $P plan --machine lumi-g $A --nodes 2 --tokens 1e10
+expect_grep "energy: .* MWh over .* h of computing at the training power, .* MWh over .* h of checkpoint" "$T/out"
 expect_exit 0 $P plan --machine leonardo-booster $A --nodes 2 --tokens 1e10
 expect_grep "core-hour" "$T/out"
 expect_grep "1 node-hour = 32 core-hour" "$T/out"

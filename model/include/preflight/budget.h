@@ -13,6 +13,9 @@
  *     T = T_c (1 + d / tau) / (1 - (tau / 2 + R) / M)
  *   (each failure loses half an interval of work and the restart R), then
  *   jobs = ceil(T / (L - start-up)) and the wall time adds their start-ups.
+ * Energy: training power over the computing time (iterations, other phases,
+ * lost work redone), the nodes' waiting power (GPUs holding a context, no
+ * kernels) over checkpoint writes, restarts and start-ups.
  */
 #ifndef PREFLIGHT_BUDGET_H
 #define PREFLIGHT_BUDGET_H
@@ -40,6 +43,9 @@ typedef struct pf_budget {
   double jobs, walltime_limit_s, startup_total_s;
   double wall_s;
   double gpu_h, node_h, billed_node_h, units, energy_MWh;
+  double busy_s, waiting_s;          /* wall time with the GPUs computing (training, other phases, lost work
+                                        redone) and waiting (checkpoint writes, restarts, start-ups) */
+  double energy_busy_MWh, energy_waiting_MWh; /* facility energy of each: energy_MWh is their sum */
   bool failures_dominate;            /* (tau/2 + R) >= M: the run cannot progress */
 } pf_budget;
 
