@@ -92,7 +92,10 @@ void pf_energy_window(const pf_scenario *sc, const pf_energy_use *u, pf_energy *
   double r = u->clock_ratio > 0 ? u->clock_ratio : 1.0;
   double busy = fmin(u->busy_s, T);
   double comm = fmin(fmax(u->comm_s, 0.0), T - busy);
-  double dyn = dyn_J(d, u, r) * (u->busy_s > 0 ? busy / u->busy_s : 0.0);
+  /* the work's energy whole, even where the predicted kernels outlast the window (a validation job measured
+   * faster than predicted did all its iterations within T; its kernels ran faster, at higher power); the
+   * cap below bounds the mean */
+  double dyn = dyn_J(d, u, r);
   double E_dev = d->context_W * T + dyn + fmax(0.0, d->comm_W - d->context_W) * comm;
   double cap = pf_energy_cap_W(sc);
   E_dev = fmin(E_dev, fmax(cap - d->package_W, d->idle_W) * T); /* the mean never exceeds the cap */

@@ -80,6 +80,22 @@ int main(void) {
     CHECK(e1.node_J >= e0.node_J);
   }
 
+  /* a window shorter than the predicted kernels (a job measured faster than predicted) still pays the whole
+   * work's dynamic energy, bounded by the cap on average: ctx T + work, not ctx T + work x T / busy */
+  {
+    pf_energy_use f = u, h = u;
+    f.comm_s = h.comm_s = 0;
+    h.window_s = 0.25 * u.busy_s;
+    pf_energy ef, eh;
+    pf_energy_window(&big_sc, &f, &ef);
+    pf_energy_window(&big_sc, &h, &eh);
+    double work = ef.gpu_J / big_sc.gpus - d->context_W * f.window_s; /* per GPU, full window (under the cap) */
+    double want = fmin(d->context_W * h.window_s + work, (pf_energy_cap_W(&big_sc) - d->package_W) * h.window_s);
+    CHECK(work > 0);
+    CHECK_NEAR(eh.gpu_J / big_sc.gpus, want, 1e-9 * want);
+    CHECK(eh.avg_power_per_gpu_W <= d->cap_W + 1e-9);
+  }
+
   /* idle devices of a used node at idle_W: 1 GPU of a 4-GPU node */
   static pf_scenario one_sc;
   static pf_prediction one;
