@@ -4,7 +4,8 @@
  * the idle devices of a used node are charged at idle_W; mean GPU power stays
  * within the cap; a cap at 60 % of the device's makes a compute-bound
  * iteration longer and its GPU power and GPU energy lower; the GH200 module's
- * package share is never "GPU"; an MI250X package holds two GCDs. */
+ * package share is never "GPU"; an MI250X package holds two GCDs.  The first
+ * four are checked on every machine of the catalogue too. */
 #include "check.h"
 #include "preflight/energy.h"
 #include "preflight/error.h"
@@ -134,6 +135,45 @@ int main(void) {
   if (tiny(&mi, "lumi-g", 1) < 0 || predict(&mi, &mip) < 0) return 1;
   CHECK_INT(mi.machine.dev.dies_per_package, 2);
   CHECK_NEAR(mip.energy.package_J - mip.energy.gpu_J, mi.machine.dev.idle_W * mip.iteration_time_s, 1e-9);
+
+  /* every machine of the catalogue: a launch-bound small model draws less than a GEMM-bound one on the
+   * same GPU (busy and mean), more utilisation never draws less, the node's other devices at idle, the
+   * mean within the cap */
+  char **ids = NULL;
+  int nid = 0;
+  CHECK(pf_machine_list(&ids, &nid) == 0 && nid > 0);
+  for (int i = 0; i < nid; i++) {
+    static pf_scenario ts, bs;
+    static pf_prediction tp, bp;
+    if (tiny(&ts, ids[i], 1) < 0 || predict(&ts, &tp) < 0) { CHECK(!"tiny model predicts"); continue; }
+    if (setup(&bs, ids[i], "gpt3-1.3b", 1, 1, 1, 1) < 0) { CHECK(!"machine loads"); continue; }
+    bs.workload.layers = 2; /* GEMMs of 2048 x 4096 x 4096 and up: compute-bound on every part */
+    bs.workload.hidden = 4096;
+    bs.workload.heads = bs.workload.kv_heads = 32;
+    bs.workload.ffn_hidden = 16384;
+    bs.workload.seq = 2048;
+    if (predict(&bs, &bp) < 0) { CHECK(!"GEMM-bound model predicts"); continue; }
+    const pf_device *dv = &ts.machine.dev;
+    if (!(tp.energy.avg_power_per_gpu_W < bp.energy.avg_power_per_gpu_W) || !(tp.energy.gpu_busy_W < bp.energy.gpu_busy_W))
+      fprintf(stderr, "%s: launch-bound %.1f W (busy %.1f) vs GEMM-bound %.1f W (busy %.1f)\n", ids[i],
+              tp.energy.avg_power_per_gpu_W, tp.energy.gpu_busy_W, bp.energy.avg_power_per_gpu_W, bp.energy.gpu_busy_W);
+    CHECK(tp.energy.avg_power_per_gpu_W < bp.energy.avg_power_per_gpu_W);
+    CHECK(tp.energy.gpu_busy_W < bp.energy.gpu_busy_W);
+    CHECK_NEAR(tp.energy.node_gpus_J - tp.energy.gpu_J,
+               (ts.machine.gpus_per_node - 1) * dv->idle_W * tp.iteration_time_s, 1e-9 * tp.energy.node_gpus_J);
+    CHECK(tp.energy.avg_power_per_gpu_W <= dv->cap_W + 1e-9 && bp.energy.avg_power_per_gpu_W <= dv->cap_W + 1e-9);
+    pf_energy_use bu = bp.energy.use;
+    pf_energy b0, b1;
+    pf_energy_window(&bs, &bu, &b0);
+    for (int k = 0; k < 4; k++) {
+      pf_energy_use v = bu;
+      double *t = k == 0 ? &v.tensor_util_s : k == 1 ? &v.vector_util_s : k == 2 ? &v.hbm_util_s : &v.comm_s;
+      *t = *t * 1.2 + 1e-3;
+      pf_energy_window(&bs, &v, &b1);
+      CHECK(b1.gpu_J >= b0.gpu_J && b1.node_J >= b0.node_J);
+    }
+  }
+  pf_strlist_free(ids, nid);
 
   printf("%d passed, %d failed\n", pf_check_pass, pf_check_fail);
   return pf_check_fail != 0;
