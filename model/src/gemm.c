@@ -23,6 +23,7 @@
  * leave-one-hidden-size-out cross-validation on the shipped rows (docs/model.md) */
 #define FADE_LN 0.3
 #define MEMO_SLOTS 4096  /* power of two */
+#define SPLITK_MIN_K 32.0 /* one k step of a CUTLASS/cuBLAS tile (BK = 32 for 16-bit types) */
 
 static const char *layout_names[] = {"NN", "NT", "TN"};
 
@@ -51,16 +52,23 @@ double pf_gemm_shape(int units, pf_precision p, double m, double n, double k, do
   static const double tiles[][2] = {{128, 256}, {256, 128}, {128, 128}, {64, 128}, {128, 64}};
   if (!(m > 0 && n > 0 && k > 0)) return 0.0;
   if (!(batch > 0)) batch = 1.0;
+  double kh = PF_GEMM_K_HALF * (p == PF_FP8 ? 2.0 : 1.0);
   double best = 0.0;
   for (size_t i = 0; i < sizeof tiles / sizeof tiles[0]; i++) {
     double tm = tiles[i][0], tn = tiles[i][1];
     double t = ceil(m / tm) * ceil(n / tn) * batch;
-    double slots = units > 0 ? ceil(t / units) * units : t; /* waves x SMs */
-    double u = m * n * batch / (slots * tm * tn);
-    if (u > best) best = u;
+    /* split-K: fewer output tiles than SMs split the reduction into s slices of k/s (cuBLAS and CUTLASS
+     * split-K / stream-K), up to one full wave and slices of one BK = 32 step; the k term prices each
+     * slice's shorter loop against its prologue/epilogue */
+    double smax = units > 0 && t < units ? fmin(floor(units / t), floor(k / SPLITK_MIN_K)) : 1.0;
+    for (double sp = 1.0; sp <= fmax(smax, 1.0); sp += 1.0) {
+      double slots = units > 0 ? ceil(t * sp / units) * units : t * sp; /* waves x SMs */
+      double kc = k / sp;
+      double u = m * n * batch * sp / (slots * tm * tn) * kc / (kc + kh);
+      if (u > best) best = u;
+    }
   }
-  double kh = PF_GEMM_K_HALF * (p == PF_FP8 ? 2.0 : 1.0);
-  return best * k / (k + kh);
+  return best;
 }
 
 /* ---- memo: interpolated residuals by shape ---- */

@@ -113,6 +113,15 @@ int main(void) {
   double w_pcie = pf_gemm_shape(114, PF_BF16, 128 * 12, 256 * 11, 8192, 1);
   CHECK_NEAR(w_pcie / w_sxm, 528.0 / 570.0, 1e-9);
 
+  /* split-K: one 128x256 output tile over a long reduction (a classifier head, 8 x 8 x 46080) splits k over
+   * the SMs instead of running on one of 132; the exact figure: the smallest tile (64x128), 132 slices of
+   * k/132 in one wave */
+  double kc = 46080.0 / 132;
+  CHECK_NEAR(pf_gemm_shape(132, PF_BF16, 8, 8, 46080, 1),
+             8.0 * 8 * 132 / (132.0 * 64 * 128) * kc / (kc + PF_GEMM_K_HALF), 1e-12);
+  /* enough tiles for a wave: no split, the curve as fitted */
+  CHECK_NEAR(pf_gemm_shape(132, PF_BF16, 128 * 12, 256 * 11, 8192, 1), 1.0 * 8192 / (8192 + PF_GEMM_K_HALF), 1e-12);
+
   /* fp8: its own efficiency, on the datasheet dense fp8 peak; a large GEMM 1.3-1.9x faster than bf16 */
   pf_kernel g = {.kind = PF_KERNEL_GEMM, .prec = PF_BF16, .m = 16384, .n = 16384, .k = 16384};
   double tb = kernel_s(&h100, &g);

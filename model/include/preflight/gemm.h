@@ -10,6 +10,9 @@
  *          quantization over the device's SMs/CUs)
  *   k / (k + k_half): the fixed prologue/epilogue of each output tile against
  *          its reduction loop.
+ *   With fewer output tiles than units the reduction splits (split-K) into s
+ *   slices of k/s, up to one wave: util and the k term are taken per slice
+ *   and the best s kept (cuBLAS/CUTLASS split-K, rocBLAS GlobalSplitU).
  * `top` is the device's large-GEMM efficiency (efficiency.gemm, MAMF) times
  * PF_GEMM_SHAPE_TOP, the share of that best-shape figure that transformer
  * shapes reach at size.  Both constants (0.889, k_half 101) were fitted to the
