@@ -76,6 +76,7 @@ static cJSON *row_json(const pf_vrow *r, bool fit) {
   if (r->bound == PF_BOUND_RANGE) cJSON_AddNumberToObject(o, "measured_hi", disp(r, r->measured_hi));
   if (r->scaling != PF_SCALING_NONE) cJSON_AddStringToObject(o, "scaling", r->scaling == PF_SCALING_WEAK ? "weak" : "strong");
   if (r->baseline_nodes) cJSON_AddNumberToObject(o, "baseline_nodes", r->baseline_nodes);
+  if (r->baseline_mbs) cJSON_AddNumberToObject(o, "baseline_mbs", r->baseline_mbs);
   if (r->scope != PF_SCOPE_NONE) cJSON_AddStringToObject(o, "scope", pf_scope_name(r->scope));
   cJSON_AddStringToObject(o, "status", status_name(r->status));
   if (r->status == PF_ROW_PREDICTED) {

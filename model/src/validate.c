@@ -51,13 +51,13 @@ enum {
   C_PRECISION, C_SP, C_DIST_OPT, C_RECOMPUTE, C_SCHEDULE, C_METRIC, C_VALUE, C_UNIT, C_BASELINE, C_SOURCE,
   C_NREQUIRED,
   C_NOTES = C_NREQUIRED, C_PARAMS, C_FLOPS, C_GRAD_ACCUM, C_SCALING, C_BOUND, C_VALUE_HI, C_ITERATIONS, C_SCOPE,
-  C_USE, C_TAG, C_DURATION, C_TRAIN, C_NCOLS
+  C_USE, C_TAG, C_DURATION, C_TRAIN, C_BASE_MBS, C_NCOLS
 };
 static const char *col_names[C_NCOLS] = {
     "machine", "model", "layers", "hidden", "heads", "seq", "vocab", "nodes", "gpus", "tp", "pp", "dp", "mbs",
     "gbs", "precision", "sp", "dist_opt", "recompute", "schedule", "metric", "value", "unit", "baseline_nodes",
     "source", "notes", "params", "flops_per_sample", "grad_accum", "scaling", "bound", "value_hi", "iterations",
-    "scope", "use", "tag", "duration_s", "train_s"};
+    "scope", "use", "tag", "duration_s", "train_s", "baseline_mbs"};
 
 typedef struct {
   const char *path;
@@ -153,7 +153,8 @@ static int parse_row(const ctx *c, pf_vrow *r) {
       (rc = get_int(c, C_GPUS, &r->gpus)) < 0 || (rc = get_int(c, C_TP, &r->tp)) < 0 ||
       (rc = get_int(c, C_PP, &r->pp)) < 0 || (rc = get_int(c, C_DP, &r->dp)) < 0 ||
       (rc = get_int(c, C_MBS, &r->mbs)) < 0 || (rc = get_int(c, C_GBS, &r->gbs)) < 0 ||
-      (rc = get_int(c, C_BASELINE, &r->baseline_nodes)) < 0 || (rc = get_int(c, C_GRAD_ACCUM, &r->grad_accum)) < 0)
+      (rc = get_int(c, C_BASELINE, &r->baseline_nodes)) < 0 || (rc = get_int(c, C_GRAD_ACCUM, &r->grad_accum)) < 0 ||
+      (rc = get_int(c, C_BASE_MBS, &r->baseline_mbs)) < 0)
     return rc;
   if ((rc = get_double(c, C_PARAMS, &r->params, false)) < 0 ||
       (rc = get_double(c, C_FLOPS, &r->flops_per_sample, false)) < 0 ||
@@ -188,7 +189,7 @@ static int parse_row(const ctx *c, pf_vrow *r) {
   field_copy(c, C_METRIC, tmp, sizeof tmp);
   if (pf_metric_parse(tmp, &r->metric) < 0)
     return bad(c, C_METRIC, "valid: iteration_time_s, time_s, tflops_per_gpu, tokens_per_s, samples_per_s, "
-                            "scaling_efficiency, energy_J, avg_power_W");
+                            "scaling_efficiency, energy_J, avg_power_W, throughput_ratio");
   if ((rc = get_double(c, C_VALUE, &r->value, true)) < 0) return rc;
   if ((rc = get_double(c, C_VALUE_HI, &r->value_hi, false)) < 0) return rc;
   field_copy(c, C_UNIT, r->unit, sizeof r->unit);
@@ -224,6 +225,12 @@ static int parse_row(const ctx *c, pf_vrow *r) {
     if (r->scaling == PF_SCALING_NONE) return bad(c, C_SCALING, "scaling_efficiency needs weak or strong");
   }
   if (r->metric == PF_MET_TIME && !(r->iterations > 0)) return bad(c, C_ITERATIONS, "time_s needs iterations");
+  if (r->metric == PF_MET_BATCH_RATIO) {
+    if (r->baseline_mbs <= 0) return bad(c, C_BASE_MBS, "throughput_ratio needs baseline_mbs");
+    if (r->mbs <= 0) return bad(c, C_MBS, "throughput_ratio needs mbs");
+  } else if (r->baseline_mbs > 0) {
+    return bad(c, C_BASE_MBS, "only used with metric throughput_ratio");
+  }
 
   field_copy(c, C_SCOPE, tmp, sizeof tmp);
   r->scope = PF_SCOPE_NONE;

@@ -13,6 +13,10 @@
  *     benchmark's fixed per-GPU batch this equals t_batch(1)/t_batch(n)).
  *     weak: the baseline keeps the gradient-accumulation steps per replica;
  *     strong: the baseline keeps the global batch.
+ *   throughput_ratio: samples/s at the row's micro- and global batch over
+ *     samples/s of the same configuration at baseline_mbs (the global batch
+ *     scaled with it, dp and gradient accumulation kept): how a model's rate
+ *     follows its batch (MAELSTROM AP5, 001_dfe9b61861599094.txt:1301-1306).
  *   energy_J, avg_power_W: in the row's metering scope (vpredict.c,
  *     docs/energy.md): training iterations only (gpu, gpu_per_gpu, node:
  *     energy x iterations), or a whole job (gpu_job, node_gpus_job,
@@ -31,8 +35,8 @@
 
 static const char *metric_names[PF_MET_COUNT] = {"iteration_time_s", "time_s",           "tflops_per_gpu",
                                                  "tokens_per_s",     "samples_per_s",    "scaling_efficiency",
-                                                 "energy_J",         "avg_power_W"};
-static const char *metric_units[PF_MET_COUNT] = {"s", "s", "TFLOP/s", "tokens/s", "samples/s", "%", "J", "W"};
+                                                 "energy_J",         "avg_power_W",      "throughput_ratio"};
+static const char *metric_units[PF_MET_COUNT] = {"s", "s", "TFLOP/s", "tokens/s", "samples/s", "%", "J", "W", "x"};
 static const char *scope_names[] = {"", "gpu", "gpu_per_gpu", "gpu_job", "node", "node_job", "node_gpus_job"};
 static const char *bound_names[] = {"", "lower", "upper", "range"};
 
@@ -57,6 +61,7 @@ int pf_metric_unit_scale(pf_metric m, const char *u, double *scale) {
   static const unit_scale eff[] = {{"%", 0.01}, {"fraction", 1}, {"1", 1}, {NULL, 0}};
   static const unit_scale energy[] = {{"J", 1}, {"kJ", 1e3}, {"MJ", 1e6}, {"Wh", 3600}, {"kWh", 3.6e6}, {"MWh", 3.6e9}, {NULL, 0}};
   static const unit_scale power[] = {{"W", 1}, {"kW", 1e3}, {NULL, 0}};
+  static const unit_scale ratio[] = {{"x", 1}, {"1", 1}, {"fraction", 1}, {NULL, 0}};
   const unit_scale *t = NULL;
   switch (m) {
   case PF_MET_ITER_TIME: case PF_MET_TIME: t = times; break;
@@ -66,6 +71,7 @@ int pf_metric_unit_scale(pf_metric m, const char *u, double *scale) {
   case PF_MET_SCALING: t = eff; break;
   case PF_MET_ENERGY: t = energy; break;
   case PF_MET_POWER: t = power; break;
+  case PF_MET_BATCH_RATIO: t = ratio; break;
   default: return PF_EINVAL;
   }
   for (; t->unit; t++)

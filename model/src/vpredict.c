@@ -153,11 +153,13 @@ static double scope_energy(const pf_vrow *r, const pf_scenario *sc, const pf_pre
 }
 
 /* The scenarios a row needs: out[0] at the row's node count, out[1] the
- * baseline of a scaling row.  Returns how many (1 or 2) or a PF_E* code. */
+ * baseline of a scaling row (at baseline_nodes) or of a throughput_ratio row
+ * (at baseline_mbs, the global batch scaled with it, dp and gradient
+ * accumulation kept).  Returns how many (1 or 2) or a PF_E* code. */
 static int row_scenarios(const pf_vrow *r, const pf_scenario *sc0, const pf_fitparams *fp, pf_scenario *out) {
   out[0] = *sc0;
   pf_fitparams_apply(fp, &out[0]);
-  if (r->metric != PF_MET_SCALING) return 1;
+  if (r->metric != PF_MET_SCALING && r->metric != PF_MET_BATCH_RATIO) return 1;
   /* the plan at n decides the grad_accum (weak) or global batch (strong) the baseline keeps */
   pf_scenario *chk = malloc(sizeof *chk);
   if (!chk) return pf_error_set(PF_ENOMEM, "out of memory");
@@ -166,6 +168,13 @@ static int row_scenarios(const pf_vrow *r, const pf_scenario *sc0, const pf_fitp
   if (rc == 0) {
     pf_scenario *base = &out[1];
     *base = out[0];
+    if (r->metric == PF_MET_BATCH_RATIO) {
+      base->plan.mbs = r->baseline_mbs;
+      base->plan.gbs = chk->plan.gbs / chk->plan.mbs * r->baseline_mbs;
+      base->plan.grad_accum = 0;
+      free(chk);
+      return 2;
+    }
     base->nodes = r->baseline_nodes;
     base->gpus = 0;
     base->plan.dp = 0;
@@ -188,6 +197,7 @@ static double row_value(const pf_vrow *r, const pf_scenario *sc, const pf_predic
   case PF_MET_TOKENS: return p->tokens_per_s;
   case PF_MET_SAMPLES: return p->samples_per_s;
   case PF_MET_SCALING: return p->tflops_per_gpu / base->tflops_per_gpu;
+  case PF_MET_BATCH_RATIO: return p->samples_per_s / base->samples_per_s;
   case PF_MET_ENERGY:
   case PF_MET_POWER: {
     double win, E = scope_energy(r, sc, p, hold_training, &win);
@@ -209,7 +219,8 @@ int pf_vrow_predict(const pf_vrow *r, const pf_scenario *sc0, const pf_fitparams
   if (rc == 0 && n == 2 && (rc = pf_predict(&sc[1], &p[1])) < 0) {
     char d[PF_VTEXT];
     snprintf(d, sizeof d, "%s", pf_error_detail());
-    rc = pf_error_set(rc, "baseline %d nodes: %s", r->baseline_nodes, d);
+    rc = r->metric == PF_MET_BATCH_RATIO ? pf_error_set(rc, "baseline micro-batch %d: %s", r->baseline_mbs, d)
+                                         : pf_error_set(rc, "baseline %d nodes: %s", r->baseline_nodes, d);
   }
   if (rc == 0) rc = pf_predict(&sc[0], &p[0]);
   if (rc == 0) *value = row_value(r, &sc[0], &p[0], &p[1], false);
@@ -279,7 +290,7 @@ static void scenario_key(const pf_vrow *r, const pf_validate_opts *o, bool basel
   if (w > 0 && (size_t)w < n && o && o->build)
     w += snprintf(k + w, n - (size_t)w, "|built %p %p", (void *)o->build, o->build_arg);
   if (w > 0 && (size_t)w < n && baseline)
-    w += snprintf(k + w, n - (size_t)w, "|baseline %d %d", r->baseline_nodes, (int)r->scaling);
+    w += snprintf(k + w, n - (size_t)w, "|baseline %d %d %d", r->baseline_nodes, (int)r->scaling, r->baseline_mbs);
   if (w < 0 || (size_t)w >= n) k[0] = '\0'; /* too long to be a key: not cached */
 }
 
@@ -347,7 +358,10 @@ int pf_validate_run_cached(pf_vset *s, const pf_validate_opts *o, pf_vcache *cac
     const vcache_entry *e0 = &cache->e[slot[2 * i]], *e1 = slot[2 * i + 1] >= 0 ? &cache->e[slot[2 * i + 1]] : NULL;
     if (e1 && e1->rc < 0) {
       r->status = PF_ROW_FAILED;
-      snprintf(r->reason, sizeof r->reason, "baseline %d nodes: %.400s", r->baseline_nodes, e1->detail);
+      if (r->metric == PF_MET_BATCH_RATIO)
+        snprintf(r->reason, sizeof r->reason, "baseline micro-batch %d: %.400s", r->baseline_mbs, e1->detail);
+      else
+        snprintf(r->reason, sizeof r->reason, "baseline %d nodes: %.400s", r->baseline_nodes, e1->detail);
       continue;
     }
     if (e0->rc < 0) {

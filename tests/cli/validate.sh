@@ -58,6 +58,30 @@ expect_exit 0 $P validate "$T/job.csv" --format csv
 expect_grep "not predicted,.*needs duration_s" "$T/out"
 expect_grep "^3,juwels-booster,gpt3-1.3b,1,4,avg_power_W,W,,1500,,predicted," "$T/out"
 
+# throughput_ratio: samples/s at the row's batch over samples/s at baseline_mbs, as two predictions give it
+H="machine,model,layers,hidden,heads,seq,vocab,nodes,gpus,tp,pp,dp,mbs,gbs,precision,sp,dist_opt,recompute,schedule,metric,value,unit,baseline_nodes,source,baseline_mbs"
+printf '%s\n' "$H" "jureca-dc-a100,maelstrom-ap5-wgan,,,,,,1,1,1,1,,64,64,fp32,,,,,throughput_ratio,1.2,x,,doc:1,8" > "$T/ratio.csv"
+expect_exit 0 $P validate "$T/ratio.csv" --format json
+cp "$T/out" "$T/ratio.json"
+expect_exit 0 $P predict --machine jureca-dc-a100 --model maelstrom-ap5-wgan --gpus 1 --mbs 64 --gbs 64 --precision fp32 --format json
+cp "$T/out" "$T/b64.json"
+expect_exit 0 $P predict --machine jureca-dc-a100 --model maelstrom-ap5-wgan --gpus 1 --mbs 8 --gbs 8 --precision fp32 --format json
+python3 - "$T/ratio.json" "$T/b64.json" "$T/out" <<'PY' && ok || bad "throughput_ratio = samples/s over samples/s at baseline_mbs"
+import json, sys
+v, a, b = (json.load(open(p)) for p in sys.argv[1:4])
+r = v["rows"][0]
+assert r["status"] == "predicted" and r["baseline_mbs"] == 8, r
+want = a["samples_per_s"] / b["samples_per_s"]
+assert abs(r["predicted"] / want - 1) < 1e-5, (r["predicted"], want)  # JSON keeps 6 digits
+assert abs(r["error_pct"] / 100 - (r["predicted"] / 1.2 - 1)) < 1e-5
+PY
+printf '%s\n' "$H" "jureca-dc-a100,maelstrom-ap5-wgan,,,,,,1,1,1,1,,64,64,fp32,,,,,throughput_ratio,1.2,x,,doc:1," > "$T/bad.csv"
+expect_exit 2 $P validate "$T/bad.csv"
+expect_grep "bad.csv:2: baseline_mbs \"\": throughput_ratio needs baseline_mbs" "$T/err"
+printf '%s\n' "$H" "jureca-dc-a100,maelstrom-ap5-wgan,,,,,,1,1,1,1,,64,64,fp32,,,,,iteration_time_s,1.2,s,,doc:1,8" > "$T/bad.csv"
+expect_exit 2 $P validate "$T/bad.csv"
+expect_grep "baseline_mbs \"8\": only used with metric throughput_ratio" "$T/err"
+
 # rows that cannot be predicted are listed with the reason and left out of the summary
 expect_exit 0 $P validate "$F/small.csv" --format json
 python3 - "$T/out" <<'PY' && ok || bad "not-predicted rows excluded from the summary"

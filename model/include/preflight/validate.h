@@ -73,6 +73,7 @@ typedef enum {
   PF_MET_SCALING,     /* scaling_efficiency */
   PF_MET_ENERGY,      /* energy_J */
   PF_MET_POWER,       /* avg_power_W */
+  PF_MET_BATCH_RATIO, /* throughput_ratio: samples/s at the row's batch over samples/s at baseline_mbs */
   PF_MET_COUNT
 } pf_metric;
 
@@ -111,6 +112,7 @@ typedef struct pf_vrow {
   double measured, measured_hi; /* canonical: s, TFLOP/s, 1/s, fraction, J, W */
   pf_bound bound;
   int baseline_nodes;
+  int baseline_mbs;           /* throughput_ratio: the micro-batch of the reference run (same configuration) */
   pf_scaling scaling;
   double iterations;          /* for time_s and energy rows; 0 = 1 */
   double duration_s;          /* energy rows of a whole job: the measured runtime of what was metered; 0 = none */
