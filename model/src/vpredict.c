@@ -135,7 +135,8 @@ static double scope_energy(const pf_vrow *r, const pf_scenario *sc, const pf_pre
   pf_energy_use u = e->use;
   /* the kernels of `iterations` steps; with the training time measured too, the predicted iteration is
    * stretched (or shrunk) to it when asked (--hold-time training): the busy share and utilisation of an
-   * iteration are the model's, its length the measurement's, so only the power model is judged */
+   * iteration are the model's, its length the measurement's (a bracket with the default: the stretched
+   * iteration does proportionally more work than the model counts; docs/energy.md) */
   double k = it;
   if (hold_training && r->train_s > 0 && p->iteration_time_s > 0) k = r->train_s / p->iteration_time_s;
   u.busy_s *= k; u.tensor_util_s *= k; u.vector_util_s *= k; u.hbm_util_s *= k;
