@@ -32,7 +32,9 @@ const pf_opt pf_plan_opts[] = {
     {"tokens", "N", "training tokens to process (e.g. 3e11)"},
     {"epochs", "E", "epochs (with --samples)"},
     {"samples", "S", "samples per epoch (with --epochs)"},
-    {"overhead", "F", "other phases you run (evaluation, ...) as a fraction of training time (default 0)"},
+    {"overhead", "F", "other phases you run as a fraction of training time (default 0)"},
+    {"eval-interval", "N", "evaluate every N iterations, as Megatron's --eval-interval (default: no evaluation; 1000 with --eval-iters)"},
+    {"eval-iters", "K", "forward-only iterations per evaluation, as Megatron's --eval-iters (default 100 with --eval-interval)"},
     {"checkpoint-size", "BYTES", "checkpoint size (default 14 B per parameter: bf16 weights + fp32 Adam state)"},
     {"fs-bandwidth", "BW", "checkpoint write bandwidth of the job (default: one NIC per node, capped by the machine's file system)"},
     {"gpu-mtbf", "TIME", "mean time between failures per GPU (default 50677 h, the Llama 3 run's rate; 0: no failures)"},
@@ -85,8 +87,13 @@ static int read_budget_opts(const pf_optvals *v, pf_budget_opts *o) {
   if ((rc = pf_opts_num_range(v, "tokens", 0, true, 1e18, &o->tokens)) < 0 ||
       (rc = pf_opts_num_range(v, "epochs", 0, true, 1e9, &o->epochs)) < 0 ||
       (rc = pf_opts_num_range(v, "samples", 0, true, 1e18, &o->samples)) < 0 ||
-      (rc = pf_opts_num_range(v, "overhead", 0, false, 5, &o->other_fraction)) < 0)
+      (rc = pf_opts_num_range(v, "overhead", 0, false, 5, &o->other_fraction)) < 0 ||
+      (rc = pf_opts_num_range(v, "eval-interval", 0, true, 1e15, &o->eval_interval)) < 0 ||
+      (rc = pf_opts_num_range(v, "eval-iters", 0, true, 1e9, &o->eval_iters)) < 0)
     return rc;
+  /* Megatron-LM's defaults (arguments.py: --eval-interval 1000, --eval-iters 100) for the one not given */
+  if (o->eval_interval > 0 && !(o->eval_iters > 0)) o->eval_iters = 100;
+  if (o->eval_iters > 0 && !(o->eval_interval > 0)) o->eval_interval = 1000;
   if (!(o->tokens > 0 && isfinite(o->tokens)) && !(o->epochs > 0 && o->samples > 0 && isfinite(o->epochs * o->samples)))
     return pf_error_set(PF_EINVAL, "give --tokens N, or --epochs E with --samples S (finite, positive)");
   if (o->tokens > 0 && (o->epochs > 0 || o->samples > 0))
@@ -128,6 +135,7 @@ static int predict_scale(const pf_scenario *base, int nodes, int tune, plan_row 
   } else {
     r->ok = 1;
     r->t_iter_s = p->iteration_time_s;
+    r->eval_iter_s = p->eval_iteration_s;
     r->tflops = p->tflops_per_gpu;
     r->tokens_per_s = p->tokens_per_s;
   }

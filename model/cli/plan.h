@@ -15,6 +15,7 @@ typedef struct plan_row {
   int within_limit;              /* nodes <= the site's per-job node limit */
   pf_plan plan;
   double t_iter_s, tflops, eff, tokens_per_s;
+  double eval_iter_s;          /* one forward-only pass of the global batch (evaluation) */
   pf_budget b;
   char why[256];                 /* when !ok */
 } plan_row;

@@ -71,6 +71,11 @@ static void overheads(FILE *out, const plan_doc *d, const plan_row *r, const cha
             bullet);
   if (d->bo.other_fraction > 0) fprintf(out, "%sother phases: %.0f %% of the training time (--overhead)\n", bullet,
                                         100 * d->bo.other_fraction);
+  if (b->evaluations > 0)
+    fprintf(out, "%sevaluation: %.0f evaluations of %.0f forward-only iterations (every %.0f; --eval-interval, "
+                 "--eval-iters) at %.3g s each: %.1f h (%.1f %% of the training time)\n",
+            bullet, b->evaluations, d->bo.eval_iters, d->bo.eval_interval, r->eval_iter_s, b->eval_s / 3600,
+            100 * b->eval_s / b->compute_s);
   fprintf(out, "%senergy: %.4g MWh over %.1f h of computing at the training power, %.3g MWh over %.1f h of "
                "checkpoint writes, restarts and start-ups with the GPUs waiting\n",
           bullet, b->energy_busy_MWh, b->busy_s / 3600, b->energy_waiting_MWh, b->waiting_s / 3600);
@@ -227,6 +232,14 @@ static cJSON *row_json(const plan_doc *d, const plan_row *r) {
   cJSON_AddNumberToObject(bu, "value", b->units);
   cJSON_AddStringToObject(bu, "unit", d->unit);
   cJSON_AddNumberToObject(o, "energy_MWh", b->energy_MWh);
+  if (b->evaluations > 0) {
+    cJSON *ev = cJSON_AddObjectToObject(o, "evaluation");
+    cJSON_AddNumberToObject(ev, "interval", d->bo.eval_interval);
+    cJSON_AddNumberToObject(ev, "iters", d->bo.eval_iters);
+    cJSON_AddNumberToObject(ev, "evaluations", b->evaluations);
+    cJSON_AddNumberToObject(ev, "eval_iteration_s", r->eval_iter_s);
+    cJSON_AddNumberToObject(ev, "time_h", b->eval_s / 3600);
+  }
   cJSON *ep = cJSON_AddObjectToObject(o, "energy_phases");
   cJSON_AddNumberToObject(ep, "computing_h", b->busy_s / 3600);
   cJSON_AddNumberToObject(ep, "computing_MWh", b->energy_busy_MWh);

@@ -22,9 +22,12 @@
  *  - restart and start-up times: assumed 10 min each (job launch, container and
  *    NCCL start, loading the checkpoint; EPICURE 000:1062 notes minutes of data
  *    staging at each start); both are options.
+ * Evaluation: Megatron's --eval-interval / --eval-iters, each evaluation that
+ * many forward-only passes of the global batch (pf_prediction.eval_iteration_s).
  * Energy by phase (issue 11, docs/proposals.md): the training iterations, the
- * user's other phases and the work a failure loses (redone) draw the predicted
- * training power; checkpoint writes, restarts and job start-ups keep the nodes
+ * evaluations, the user's other phases and the work a failure loses (redone)
+ * draw the predicted training power (evaluation: forward kernels, an upper
+ * bound); checkpoint writes, restarts and job start-ups keep the nodes
  * allocated with the GPUs waiting, at the power of the same nodes whose
  * devices hold a context and run nothing (energy.c with no kernels: context_W
  * per used device, the rest of the node as in training).  Before, the whole
@@ -64,6 +67,10 @@ int pf_budget_compute(const pf_scenario *sc, const pf_prediction *p, const pf_bu
   else return pf_error_set(PF_EINVAL, "give --tokens N, or --epochs E with --samples S");
   b->compute_s = b->iterations * p->iteration_time_s;
   b->other_s = b->compute_s * o->other_fraction;
+  if (o->eval_interval > 0 && o->eval_iters > 0) { /* Megatron evaluates every eval_interval iterations */
+    b->evaluations = floor(b->iterations / o->eval_interval);
+    b->eval_s = b->evaluations * o->eval_iters * p->eval_iteration_s;
+  }
 
   /* checkpoints */
   double params = w->kind == PF_WL_TRANSFORMER ? pf_workload_params(w, sc->plan.tp) : w->params;
@@ -85,7 +92,7 @@ int pf_budget_compute(const pf_scenario *sc, const pf_prediction *p, const pf_bu
   if (isfinite(job_work)) tau = fmin(tau, job_work);
   b->interval_s = tau;
   b->checkpoint_frac = b->checkpoint_s / tau;
-  double work = (b->compute_s + b->other_s) * (1 + b->checkpoint_frac);
+  double work = (b->compute_s + b->other_s + b->eval_s) * (1 + b->checkpoint_frac);
   double per_failure = tau / 2 + o->restart_s;
   double denom = isfinite(b->mtbf_s) ? 1 - per_failure / b->mtbf_s : 1;
   if (denom <= 0.05) { b->failures_dominate = true; denom = 0.05; }
@@ -114,7 +121,7 @@ int pf_budget_compute(const pf_scenario *sc, const pf_prediction *p, const pf_bu
   memset(&waiting, 0, sizeof waiting);
   pf_energy_window(sc, &idle_use, &waiting);
   double lost_work_s = b->failures * tau / 2;
-  b->busy_s = b->compute_s + b->other_s + lost_work_s;
+  b->busy_s = b->compute_s + b->other_s + b->eval_s + lost_work_s;
   b->waiting_s = b->wall_s - b->busy_s; /* checkpoint writes, restarts, start-ups */
   if (b->waiting_s < 0) { b->waiting_s = 0; b->busy_s = b->wall_s; } /* failures dominate: the clamp above */
   b->energy_busy_MWh = train_W * b->busy_s / 3.6e9;

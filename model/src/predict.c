@@ -375,6 +375,12 @@ static int predict_once(pf_scenario *sc, pf_prediction *out) {
     cs->ops = M * (f->ops + b->ops);
   }
   out->pipeline_s = makespan;
+  { /* evaluation (Megatron's forward_only schedule): M microbatches through P stages forward, the slowest stage
+     * setting the pace, (M + P - 1) stage times, the forward half of the pipeline's p2p time */
+    double tf = 0;
+    for (int s = 0; s < P; s++) tf = fmax(tf, w[s].fwd_s + w[s].fwd_tp_s);
+    out->eval_iteration_s = (M + P - 1) * tf + 0.5 * pp_comm + input_wait;
+  }
   out->dp_comm_s = d->dp_max_s + d->ag_max_s;
   snprintf(out->dp_algorithm, sizeof out->dp_algorithm, "%s", ngpu_dp > 1 ? pf_coll_algo_name(d->info.algo) : "none");
   comm_summary(sc, &ws, pp_comm, dp_exposed, out);

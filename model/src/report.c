@@ -168,6 +168,7 @@ cJSON *pf_report_prediction_json(const pf_scenario *sc, const pf_prediction *p) 
   cJSON_AddNumberToObject(j, "tflops_per_gpu", r6(p->tflops_per_gpu));
   cJSON_AddNumberToObject(j, "mfu", r6(p->mfu));
   cJSON_AddNumberToObject(j, "hw_tflops_per_gpu", r6(p->hw_tflops_per_gpu));
+  cJSON_AddNumberToObject(j, "eval_iteration_s", r6(p->eval_iteration_s));
   cJSON *b = cJSON_AddObjectToObject(j, "breakdown_s");
   for (int i = 0; i < PF_BREAKDOWN_N; i++)
     cJSON_AddNumberToObject(b, pf_breakdown_name(i), r6(pf_breakdown_get(&p->breakdown_s, i)));

@@ -22,6 +22,23 @@ for r in d["rows"]:
     assert r["energy_MWh"] > 0
 assert d["recommended"]["fastest_nodes"] == 4
 PY
+# evaluation as Megatron runs it: K forward-only iterations every N, each a forward pass of the global batch
+expect_exit 0 $P plan --machine lumi-g $A --nodes 2 --tokens 1e10 --gpu-mtbf 0 --job-startup 0 --eval-interval 100 --eval-iters 5 --format json
+python3 - "$T/out" <<'PY' && ok || bad "plan --eval-interval/--eval-iters arithmetic"
+import json, sys
+r = json.load(open(sys.argv[1]))["rows"][0]
+ev, ck = r["evaluation"], r["checkpoint"]
+assert ev["interval"] == 100 and ev["iters"] == 5 and ev["evaluations"] == r["iterations"] // 100, ev
+# a forward pass is cheaper than a training step, and not free
+assert 0.15 * r["iteration_time_s"] < ev["eval_iteration_s"] < 0.6 * r["iteration_time_s"], (ev, r["iteration_time_s"])
+train = r["iterations"] * r["iteration_time_s"]
+assert abs(ev["time_h"] * 3600 - ev["evaluations"] * 5 * ev["eval_iteration_s"]) < 1e-6 * train
+assert abs(r["wall_time_h"] * 3600 / ((train + ev["time_h"] * 3600) * (1 + ck["overhead_fraction"])) - 1) < 1e-9
+PY
+expect_exit 0 $P plan --machine lumi-g $A --nodes 2 --tokens 1e10 --eval-interval 100
+expect_grep "evaluation: [0-9]+ evaluations of 100 forward-only iterations \(every 100;" "$T/out"
+expect_exit 2 $P plan --machine lumi-g $A --nodes 2 --tokens 1e10 --eval-iters 0
+expect_grep "eval-iters" "$T/err"
 # energy by phase: computing at the training power, checkpoint writes / restarts / start-ups with the GPUs waiting
 expect_exit 0 $P plan --machine lumi-g $A --nodes 2 --tokens 1e10 --format json
 python3 - "$T/out" <<'PY' && ok || bad "plan energy phases"

@@ -26,7 +26,9 @@
 typedef struct pf_budget_opts {
   double tokens;              /* training tokens, or */
   double epochs, samples;     /* epochs of samples */
-  double other_fraction;      /* other phases named by the user (evaluation, ...): fraction of compute time */
+  double other_fraction;      /* other phases named by the user: fraction of compute time */
+  double eval_interval;       /* evaluate every this many iterations (Megatron --eval-interval; 0 = none) */
+  double eval_iters;          /* forward-only iterations per evaluation (Megatron --eval-iters) */
   double checkpoint_B;        /* 0: 14 B per parameter */
   double fs_bw_Bps;           /* 0: min(nodes x NIC rate, the machine's storage bandwidth) */
   double gpu_mtbf_s;          /* 0: no failures */
@@ -40,6 +42,7 @@ typedef struct pf_budget {
   double checkpoint_B, checkpoint_s, interval_s, checkpoint_frac;
   double mtbf_s, failures, failure_s; /* system MTBF, expected failures, time they cost */
   double other_s;
+  double evaluations, eval_s;        /* evaluations in the run and their time (forward-only iterations) */
   double jobs, walltime_limit_s, startup_total_s;
   double wall_s;
   double gpu_h, node_h, billed_node_h, units, energy_MWh;

@@ -96,6 +96,8 @@ typedef struct pf_prediction {
   bool fits;
   pf_energy energy;
   double pipeline_s;                             /* DES makespan of the representative pipeline */
+  double eval_iteration_s;                       /* one forward-only pass of the global batch (evaluation: the
+                                                    microbatch schedule without backward, DP sync or optimizer) */
   double dp_comm_s;                              /* total DP collective time (before overlap) */
   char dp_algorithm[32];
   pf_comm_summary comm;
