@@ -173,17 +173,23 @@ static int row_scenarios(const pf_vrow *r, const pf_scenario *sc0, const pf_fitp
       base->plan.mbs = r->baseline_mbs;
       base->plan.gbs = chk->plan.gbs / chk->plan.mbs * r->baseline_mbs;
       base->plan.grad_accum = 0;
-      free(chk);
-      return 2;
+    } else {
+      base->nodes = r->baseline_nodes;
+      base->gpus = 0;
+      base->plan.dp = 0;
+      if (r->scaling == PF_SCALING_WEAK) { base->plan.gbs = 0; base->plan.grad_accum = chk->plan.grad_accum; }
+      else { base->plan.gbs = chk->plan.gbs; base->plan.grad_accum = 0; }
     }
-    base->nodes = r->baseline_nodes;
-    base->gpus = 0;
-    base->plan.dp = 0;
-    if (r->scaling == PF_SCALING_WEAK) { base->plan.gbs = 0; base->plan.grad_accum = chk->plan.grad_accum; }
-    else { base->plan.gbs = chk->plan.gbs; base->plan.grad_accum = 0; }
   }
   free(chk);
   return rc < 0 ? rc : 2;
+}
+
+/* What a row's baseline differs in, for messages: "baseline 4 nodes", "baseline micro-batch 8". */
+static const char *baseline_label(const pf_vrow *r, char *buf, size_t n) {
+  if (r->metric == PF_MET_BATCH_RATIO) snprintf(buf, n, "baseline micro-batch %d", r->baseline_mbs);
+  else snprintf(buf, n, "baseline %d nodes", r->baseline_nodes);
+  return buf;
 }
 
 /* The row's metric from the prediction at n (p, scenario sc after pf_predict)
@@ -220,8 +226,8 @@ int pf_vrow_predict(const pf_vrow *r, const pf_scenario *sc0, const pf_fitparams
   if (rc == 0 && n == 2 && (rc = pf_predict(&sc[1], &p[1])) < 0) {
     char d[PF_VTEXT];
     snprintf(d, sizeof d, "%s", pf_error_detail());
-    rc = r->metric == PF_MET_BATCH_RATIO ? pf_error_set(rc, "baseline micro-batch %d: %s", r->baseline_mbs, d)
-                                         : pf_error_set(rc, "baseline %d nodes: %s", r->baseline_nodes, d);
+    char lb[64];
+    rc = pf_error_set(rc, "%s: %s", baseline_label(r, lb, sizeof lb), d);
   }
   if (rc == 0) rc = pf_predict(&sc[0], &p[0]);
   if (rc == 0) *value = row_value(r, &sc[0], &p[0], &p[1], false);
@@ -359,10 +365,8 @@ int pf_validate_run_cached(pf_vset *s, const pf_validate_opts *o, pf_vcache *cac
     const vcache_entry *e0 = &cache->e[slot[2 * i]], *e1 = slot[2 * i + 1] >= 0 ? &cache->e[slot[2 * i + 1]] : NULL;
     if (e1 && e1->rc < 0) {
       r->status = PF_ROW_FAILED;
-      if (r->metric == PF_MET_BATCH_RATIO)
-        snprintf(r->reason, sizeof r->reason, "baseline micro-batch %d: %.400s", r->baseline_mbs, e1->detail);
-      else
-        snprintf(r->reason, sizeof r->reason, "baseline %d nodes: %.400s", r->baseline_nodes, e1->detail);
+      char lb[64];
+      snprintf(r->reason, sizeof r->reason, "%s: %.400s", baseline_label(r, lb, sizeof lb), e1->detail);
       continue;
     }
     if (e0->rc < 0) {

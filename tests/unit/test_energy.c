@@ -41,6 +41,20 @@ static int tiny(pf_scenario *sc, const char *machine, int gpus) {
   return 0;
 }
 
+/* more utilisation never draws less: each resource's sum of u's window raised in turn */
+static void check_more_util(const pf_scenario *sc, const pf_energy_use *u) {
+  pf_energy e0, e1;
+  pf_energy_window(sc, u, &e0);
+  for (int k = 0; k < 4; k++) {
+    pf_energy_use v = *u;
+    double *t = k == 0 ? &v.tensor_util_s : k == 1 ? &v.vector_util_s : k == 2 ? &v.hbm_util_s : &v.comm_s;
+    *t = *t * 1.2 + 1e-3;
+    pf_energy_window(sc, &v, &e1);
+    CHECK(e1.gpu_J >= e0.gpu_J);
+    CHECK(e1.node_J >= e0.node_J);
+  }
+}
+
 static int predict(pf_scenario *sc, pf_prediction *p) {
   int rc = pf_predict(sc, p);
   if (rc < 0) fprintf(stderr, "predict: %s\n", pf_error_detail());
@@ -67,19 +81,8 @@ int main(void) {
     CHECK_NEAR(p->energy.action_Js, p->energy.facility_J * p->iteration_time_s, 1e-12);
   }
 
-  /* more utilisation never draws less: each resource's sum raised in turn */
   pf_energy_use u = big.energy.use;
-  pf_energy e0, e1;
-  pf_energy_window(&big_sc, &u, &e0);
-  double *terms[] = {&u.tensor_util_s, &u.vector_util_s, &u.hbm_util_s, &u.comm_s};
-  for (int i = 0; i < 4; i++) {
-    pf_energy_use v = u;
-    double *t = (double *)((char *)&v + ((char *)terms[i] - (char *)&u));
-    *t = *t * 1.2 + 1e-3;
-    pf_energy_window(&big_sc, &v, &e1);
-    CHECK(e1.gpu_J >= e0.gpu_J);
-    CHECK(e1.node_J >= e0.node_J);
-  }
+  check_more_util(&big_sc, &u);
 
   /* a window shorter than the predicted kernels (a job measured faster than predicted) still pays the whole
    * work's dynamic energy, bounded by the cap on average: ctx T + work, not ctx T + work x T / busy */
@@ -162,16 +165,7 @@ int main(void) {
     CHECK_NEAR(tp.energy.node_gpus_J - tp.energy.gpu_J,
                (ts.machine.gpus_per_node - 1) * dv->idle_W * tp.iteration_time_s, 1e-9 * tp.energy.node_gpus_J);
     CHECK(tp.energy.avg_power_per_gpu_W <= dv->cap_W + 1e-9 && bp.energy.avg_power_per_gpu_W <= dv->cap_W + 1e-9);
-    pf_energy_use bu = bp.energy.use;
-    pf_energy b0, b1;
-    pf_energy_window(&bs, &bu, &b0);
-    for (int k = 0; k < 4; k++) {
-      pf_energy_use v = bu;
-      double *t = k == 0 ? &v.tensor_util_s : k == 1 ? &v.vector_util_s : k == 2 ? &v.hbm_util_s : &v.comm_s;
-      *t = *t * 1.2 + 1e-3;
-      pf_energy_window(&bs, &v, &b1);
-      CHECK(b1.gpu_J >= b0.gpu_J && b1.node_J >= b0.node_J);
-    }
+    check_more_util(&bs, &bp.energy.use);
   }
   pf_strlist_free(ids, nid);
 
