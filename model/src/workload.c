@@ -76,7 +76,7 @@ static const pf_workload builtins[] = {
     {.id = "maelstrom-ap5-wgan", .name = "MAELSTROM AP5 WGAN (U-Net generator + critic, 96x120x15)",
      .kind = PF_WL_LAYERS, .ly = pf_maelstrom_ap5_wgan, .nets = pf_maelstrom_ap5_nets, .framework = PF_FW_TENSORFLOW,
      /* a step of batch B reads (d_steps + 1) x B samples: each of the 5 critic updates and the generator update
-      * takes its own slice (001:1309, the "32/192" batch size of 001:1314); the tables' data rate says the same:
+      * takes its own slice (001:1309, the "32/192" batch size of 001:1318); the tables' data rate says the same:
       * 492.8 MB/s x 0.287 s = 141 MB a step on one A100, 412.5 MB/s x 0.351 s = 145 MB on one MI250 GCD,
       * 974.6 MB/s x 0.148 s = 144 MB on the GH200 (001:2457-2461, 2509-2513, 2535-2539): 196-201 samples
       * of 721 kB.  So one sample of the batch brings 6 samples of the training set with it. */
