@@ -61,7 +61,8 @@ static const pf_workload builtins[] = {
                "DeepLearningExamples build it (model/src/resnet.c): 25557032 parameters (torchvision), 4.09 GMAC "
                "forward at 224x224; PyTorch eager, one DDP process per GPU, as EPICURE's vision benchmark (PyTorch's ImageNet example, "
                "000_ff12095d05d26000.txt:509, 586-596)"},
-    /* MAELSTROM applications as layer lists (maelstrom.c); sample_bytes: the training set over its samples */
+    /* MAELSTROM applications as layer lists (maelstrom.c); sample_bytes: the training set over its samples, times
+     * the training-set samples one sample of the batch reads (AP5: 6, below) */
     {.id = "maelstrom-ap1-unet", .name = "MAELSTROM AP1 U-Net (256x256x17)", .kind = PF_WL_LAYERS,
      .ly = pf_maelstrom_ap1_unet, .nets = pf_maelstrom_ap1_nets, .framework = PF_FW_TENSORFLOW,
      .sample_bytes = 329.83e9 / 89208,

@@ -39,7 +39,7 @@ typedef struct pf_workload {
   double params;            /* parameter count (CNN/generic); transformers compute it */
   double flops_per_sample;  /* forward+backward FLOPs per sample (CNN/generic) */
   double act_bytes_per_sample; /* activation memory per sample kept for backward */
-  double sample_bytes;      /* input bytes per sample (loader) */
+  double sample_bytes;      /* input bytes the loader reads per sample of the batch */
   int ref_gbs;              /* global batch the model was trained with (sequences or samples; 0 unknown) */
   const char *source;       /* where the shape comes from; static */
   /* layer lists (PF_WL_LAYERS): borrowed, static for built-ins, process-lifetime for files (layers.c) */
