@@ -73,10 +73,11 @@ static void overheads(FILE *out, const plan_doc *d, const plan_row *r, const cha
                                         100 * d->bo.other_fraction);
   if (b->evaluations > 0)
     fprintf(out, "%sevaluation: %.0f evaluations of %.0f forward-only iterations (every %.0f; --eval-interval, "
-                 "--eval-iters) at %.3g s each: %.1f h (%.1f %% of the training time)\n",
+                 "--eval-iters) at %.3g s each: %.1f h (%.1f %% of the training time), %.3g MWh at the forward "
+                 "kernels' power\n",
             bullet, b->evaluations, d->bo.eval_iters, d->bo.eval_interval, r->eval_iter_s, b->eval_s / 3600,
-            100 * b->eval_s / b->compute_s);
-  fprintf(out, "%senergy: %.4g MWh over %.1f h of computing at the training power, %.3g MWh over %.1f h of "
+            100 * b->eval_s / b->compute_s, b->energy_eval_MWh);
+  fprintf(out, "%senergy: %.4g MWh over %.1f h of computing at the power of its kernels, %.3g MWh over %.1f h of "
                "checkpoint writes, restarts and start-ups with the GPUs waiting\n",
           bullet, b->energy_busy_MWh, b->busy_s / 3600, b->energy_waiting_MWh, b->waiting_s / 3600);
 }
@@ -239,6 +240,7 @@ static cJSON *row_json(const plan_doc *d, const plan_row *r) {
     cJSON_AddNumberToObject(ev, "evaluations", b->evaluations);
     cJSON_AddNumberToObject(ev, "eval_iteration_s", r->eval_iter_s);
     cJSON_AddNumberToObject(ev, "time_h", b->eval_s / 3600);
+    cJSON_AddNumberToObject(ev, "energy_MWh", b->energy_eval_MWh);
   }
   cJSON *ep = cJSON_AddObjectToObject(o, "energy_phases");
   cJSON_AddNumberToObject(ep, "computing_h", b->busy_s / 3600);

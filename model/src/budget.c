@@ -25,10 +25,10 @@
  * Evaluation: Megatron's --eval-interval / --eval-iters, each evaluation that
  * many forward-only passes of the global batch (pf_prediction.eval_iteration_s).
  * Energy by phase (issue 11, docs/proposals.md): the training iterations, the
- * evaluations, the user's other phases and the work a failure loses (redone)
- * draw the predicted training power (evaluation: forward kernels, an upper
- * bound); checkpoint writes, restarts and job start-ups keep the nodes
- * allocated with the GPUs waiting, at the power of the same nodes whose
+ * user's other phases and the work a failure loses (redone) draw the
+ * predicted training power, evaluations the power of their own forward
+ * kernels (pf_prediction.eval_energy); checkpoint writes, restarts and job
+ * start-ups keep the nodes allocated with the GPUs waiting, at the power of the same nodes whose
  * devices hold a context and run nothing (energy.c with no kernels: context_W
  * per used device, the rest of the node as in training).  Before, the whole
  * wall time was charged at training power.
@@ -124,7 +124,9 @@ int pf_budget_compute(const pf_scenario *sc, const pf_prediction *p, const pf_bu
   b->busy_s = b->compute_s + b->other_s + b->eval_s + lost_work_s;
   b->waiting_s = b->wall_s - b->busy_s; /* checkpoint writes, restarts, start-ups */
   if (b->waiting_s < 0) { b->waiting_s = 0; b->busy_s = b->wall_s; } /* failures dominate: the clamp above */
-  b->energy_busy_MWh = train_W * b->busy_s / 3.6e9;
+  double eval_W = p->eval_iteration_s > 0 ? p->eval_energy.facility_J / p->eval_iteration_s : train_W;
+  b->energy_eval_MWh = eval_W * b->eval_s / 3.6e9;
+  b->energy_busy_MWh = train_W * (b->busy_s - b->eval_s) / 3.6e9 + b->energy_eval_MWh;
   b->energy_waiting_MWh = waiting.facility_J * b->waiting_s / 3.6e9;
   b->energy_MWh = b->energy_busy_MWh + b->energy_waiting_MWh;
   return 0;

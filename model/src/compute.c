@@ -245,6 +245,14 @@ int pf_stage_work_compute(const pf_scenario *sc, int stage, pf_stage_work *out) 
     out->work = out->fwd;
     pf_step_append(&out->work, &out->bwd);
   }
+  if (out->eval.end_s <= 0) { /* evaluation: the forward kernels, or the forward third of a FLOP count */
+    if (out->fwd.end_s > 0) {
+      out->eval = out->fwd;
+    } else {
+      out->eval = out->work;
+      pf_step_scale(&out->eval, 1.0 / 3.0);
+    }
+  }
   /* optimizer step: Adam over the local parameter shard, ~30 B per parameter
    * (read fp32 grad, master, m, v; write master, m, v, low-precision weight),
    * plus the gradient-norm pass (4 B per parameter), in about 20 launches;

@@ -352,15 +352,18 @@ int pf_layers_work(const pf_scenario *sc, const pf_kernel_env *env, pf_stage_wor
   pf_layers_totals t;
   double pn[MAX_NETS] = {0};
   int rc = walk(w, sc->plan.mbs, pf_precision_bytes(sc->precision), sc->machine.dev.units, gp, cp, lists, &t, pn);
-  pf_step fs, bs;
+  pf_step fs, bs, es;
   memset(&fs, 0, sizeof fs);
   memset(&bs, 0, sizeof bs);
+  memset(&es, 0, sizeof es);
   for (int n = 0; n < nn && rc == 0; n++) { /* forward passes, then data and weight gradients */
     rc = run(&fs, env, &lists[3 * n], nets[n].fwd);
     if (rc == 0) rc = run(&bs, env, &lists[3 * n + 1], nets[n].dgrad);
     if (rc == 0) rc = run(&bs, env, &lists[3 * n + 2], nets[n].wgrad);
     out->opt_params += pn[n] * nets[n].opt;
   }
+  for (int n = 0; n < nn && rc == 0; n++) /* evaluation: each network forward once */
+    rc = run(&es, env, &lists[3 * n], nets[n].fwd > 0 ? 1 : 0);
   for (int i = 0; i < 3 * MAX_NETS; i++) pf_kernel_list_free(&lists[i]);
   if (rc < 0) return rc;
   out->fwd_s = pf_step_time(&fs);
@@ -372,6 +375,7 @@ int pf_layers_work(const pf_scenario *sc, const pf_kernel_env *env, pf_stage_wor
   out->bwd_flops = bs.flops;
   out->fwd = fs;
   out->bwd = bs;
+  out->eval = es;
   out->params = t.params;
   out->layers = t.layers;
   return 0;

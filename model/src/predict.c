@@ -240,6 +240,19 @@ static void rates_and_energy(const pf_scenario *sc, const work_set *ws, double p
   }
   u.comm_s += pp_comm + out->breakdown_s.dp_comm_exposed;
   pf_energy_window(sc, &u, &out->energy);
+  /* evaluation: the forward kernels alone over one forward-only pass (no optimizer, no DP sync) */
+  pf_energy_use ue = {.window_s = out->eval_iteration_s, .clock_ratio = u.clock_ratio};
+  for (int s = 0; s < P; s++) {
+    const pf_step *k = &w[s].eval;
+    ue.busy_s += M * k->busy_s / P;
+    ue.tensor_util_s += M * k->tensor_util_s / P;
+    ue.vector_util_s += M * k->vector_util_s / P;
+    ue.hbm_util_s += M * k->hbm_util_s / P;
+    ue.compute_bound_s += M * k->limit_s[PF_LIMIT_COMPUTE] / P;
+    ue.comm_s += M * w[s].fwd_tp_s / P;
+  }
+  ue.comm_s += 0.5 * pp_comm;
+  pf_energy_window(sc, &ue, &out->eval_energy);
   /* first pass at full clock: the clock the cap leaves (pf_predict reprices at it) */
   if (!(sc->clock_ratio > 0)) out->energy.clock_ratio = pf_energy_clock_for_cap(sc, &u);
   pf_energy_rates(&out->energy, t, p->gbs, p->gbs * pf_workload_tokens_per_sample(wl));
@@ -378,7 +391,7 @@ static int predict_once(pf_scenario *sc, pf_prediction *out) {
   { /* evaluation (Megatron's forward_only schedule): M microbatches through P stages forward, the slowest stage
      * setting the pace, (M + P - 1) stage times, the forward half of the pipeline's p2p time */
     double tf = 0;
-    for (int s = 0; s < P; s++) tf = fmax(tf, w[s].fwd_s + w[s].fwd_tp_s);
+    for (int s = 0; s < P; s++) tf = fmax(tf, pf_step_time(&w[s].eval) + w[s].fwd_tp_s);
     out->eval_iteration_s = (M + P - 1) * tf + 0.5 * pp_comm + input_wait;
   }
   out->dp_comm_s = d->dp_max_s + d->ag_max_s;

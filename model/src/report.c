@@ -117,6 +117,14 @@ static void energy_json(cJSON *e, const pf_scenario *sc, const pf_prediction *p)
   cJSON_AddNumberToObject(u, "vector_util_s", r6(en->use.vector_util_s));
   cJSON_AddNumberToObject(u, "hbm_util_s", r6(en->use.hbm_util_s));
   cJSON_AddNumberToObject(u, "comm_exposed_s", r6(en->use.comm_s));
+  /* one forward-only pass (evaluation): its own kernels' power, not training's */
+  const pf_energy *ev = &p->eval_energy;
+  cJSON *x = cJSON_AddObjectToObject(e, "eval_iteration");
+  cJSON_AddNumberToObject(x, "gpu_J", r6(ev->gpu_J));
+  cJSON_AddNumberToObject(x, "node_J", r6(ev->node_J));
+  cJSON_AddNumberToObject(x, "facility_J", r6(ev->facility_J));
+  cJSON_AddNumberToObject(x, "avg_power_per_gpu_W", r6(ev->avg_power_per_gpu_W));
+  cJSON_AddNumberToObject(x, "avg_power_per_node_W", r6(ev->avg_power_per_node_W));
   if (sc->train_iters > 0) {
     double n = sc->train_iters, t = n * p->iteration_time_s;
     cJSON *run = cJSON_AddObjectToObject(e, "run");

@@ -51,13 +51,13 @@ enum {
   C_PRECISION, C_SP, C_DIST_OPT, C_RECOMPUTE, C_SCHEDULE, C_METRIC, C_VALUE, C_UNIT, C_BASELINE, C_SOURCE,
   C_NREQUIRED,
   C_NOTES = C_NREQUIRED, C_PARAMS, C_FLOPS, C_GRAD_ACCUM, C_SCALING, C_BOUND, C_VALUE_HI, C_ITERATIONS, C_SCOPE,
-  C_USE, C_TAG, C_DURATION, C_TRAIN, C_BASE_MBS, C_NCOLS
+  C_USE, C_TAG, C_DURATION, C_TRAIN, C_BASE_MBS, C_EVAL_ITERS, C_NCOLS
 };
 static const char *col_names[C_NCOLS] = {
     "machine", "model", "layers", "hidden", "heads", "seq", "vocab", "nodes", "gpus", "tp", "pp", "dp", "mbs",
     "gbs", "precision", "sp", "dist_opt", "recompute", "schedule", "metric", "value", "unit", "baseline_nodes",
     "source", "notes", "params", "flops_per_sample", "grad_accum", "scaling", "bound", "value_hi", "iterations",
-    "scope", "use", "tag", "duration_s", "train_s", "baseline_mbs"};
+    "scope", "use", "tag", "duration_s", "train_s", "baseline_mbs", "eval_iterations"};
 
 typedef struct {
   const char *path;
@@ -160,13 +160,17 @@ static int parse_row(const ctx *c, pf_vrow *r) {
       (rc = get_double(c, C_FLOPS, &r->flops_per_sample, false)) < 0 ||
       (rc = get_double(c, C_ITERATIONS, &r->iterations, false)) < 0 ||
       (rc = get_double(c, C_DURATION, &r->duration_s, false)) < 0 ||
-      (rc = get_double(c, C_TRAIN, &r->train_s, false)) < 0)
+      (rc = get_double(c, C_TRAIN, &r->train_s, false)) < 0 ||
+      (rc = get_double(c, C_EVAL_ITERS, &r->eval_iterations, false)) < 0)
     return rc;
   if (r->train_s < 0 || (r->train_s > 0 && r->train_s > r->duration_s * 1.0001))
     return bad(c, C_TRAIN, "must be within duration_s (the training part of the metered job)");
-  if (r->params < 0 || r->flops_per_sample < 0 || r->iterations < 0 || r->duration_s < 0)
-    return bad(c, r->params < 0 ? C_PARAMS : r->flops_per_sample < 0 ? C_FLOPS : r->iterations < 0 ? C_ITERATIONS : C_DURATION,
+  if (r->params < 0 || r->flops_per_sample < 0 || r->iterations < 0 || r->duration_s < 0 || r->eval_iterations < 0)
+    return bad(c, r->params < 0 ? C_PARAMS : r->flops_per_sample < 0 ? C_FLOPS : r->iterations < 0 ? C_ITERATIONS
+                  : r->duration_s < 0 ? C_DURATION : C_EVAL_ITERS,
                "must not be negative");
+  if (r->eval_iterations > 0 && !(r->duration_s > 0))
+    return bad(c, C_EVAL_ITERS, "needs duration_s (the evaluation passes run within a metered job)");
 
   field_copy(c, C_PRECISION, r->precision, sizeof r->precision);
   if (r->precision[0]) {

@@ -120,8 +120,9 @@ static int row_predictable(const pf_vrow *r, char *why, size_t whylen) {
   return 0;
 }
 
-/* Energy of a row's scope (energy.h): a whole job of duration_s holding `iterations` predicted iterations (time
- * held at the measured value: utilisation = predicted busy time / measured duration), or the iterations alone. */
+/* Energy of a row's scope (energy.h): a whole job of duration_s holding `iterations` predicted iterations and
+ * `eval_iterations` forward-only passes (time held at the measured value: utilisation = predicted busy time /
+ * measured duration), or the iterations alone. */
 static double scope_energy(const pf_vrow *r, const pf_scenario *sc, const pf_prediction *p, bool hold_training,
                            double *window_s) {
   double it = r->iterations > 0 ? r->iterations : 1;
@@ -141,6 +142,11 @@ static double scope_energy(const pf_vrow *r, const pf_scenario *sc, const pf_pre
   if (hold_training && r->train_s > 0 && p->iteration_time_s > 0) k = r->train_s / p->iteration_time_s;
   u.busy_s *= k; u.tensor_util_s *= k; u.vector_util_s *= k; u.hbm_util_s *= k;
   u.compute_bound_s *= k; u.comm_s *= k;
+  /* the evaluation passes the row names: their own (forward) kernels, not training's */
+  const pf_energy_use *v = &p->eval_energy.use;
+  double ke = r->eval_iterations;
+  u.busy_s += ke * v->busy_s; u.tensor_util_s += ke * v->tensor_util_s; u.vector_util_s += ke * v->vector_util_s;
+  u.hbm_util_s += ke * v->hbm_util_s; u.compute_bound_s += ke * v->compute_bound_s; u.comm_s += ke * v->comm_s;
   u.window_s = r->duration_s;
   pf_energy j;
   memset(&j, 0, sizeof j);

@@ -34,12 +34,16 @@ assert 0.15 * r["iteration_time_s"] < ev["eval_iteration_s"] < 0.6 * r["iteratio
 train = r["iterations"] * r["iteration_time_s"]
 assert abs(ev["time_h"] * 3600 - ev["evaluations"] * 5 * ev["eval_iteration_s"]) < 1e-6 * train
 assert abs(r["wall_time_h"] * 3600 / ((train + ev["time_h"] * 3600) * (1 + ck["overhead_fraction"])) - 1) < 1e-9
+# the evaluations draw their own forward kernels' power: part of the computing energy, near training's power
+e = r["energy_phases"]
+eval_MW, train_MW = ev["energy_MWh"] / ev["time_h"], (e["computing_MWh"] - ev["energy_MWh"]) / (e["computing_h"] - ev["time_h"])
+assert 0.5 * train_MW < eval_MW < 1.2 * train_MW, (eval_MW, train_MW)
 PY
 expect_exit 0 $P plan --machine lumi-g $A --nodes 2 --tokens 1e10 --eval-interval 100
 expect_grep "evaluation: [0-9]+ evaluations of 100 forward-only iterations \(every 100;" "$T/out"
 expect_exit 2 $P plan --machine lumi-g $A --nodes 2 --tokens 1e10 --eval-iters 0
 expect_grep "eval-iters" "$T/err"
-# energy by phase: computing at the training power, checkpoint writes / restarts / start-ups with the GPUs waiting
+# energy by phase: computing at the power of its kernels, checkpoint writes / restarts / start-ups with the GPUs waiting
 expect_exit 0 $P plan --machine lumi-g $A --nodes 2 --tokens 1e10 --format json
 python3 - "$T/out" <<'PY' && ok || bad "plan energy phases"
 import json, sys
@@ -52,7 +56,7 @@ assert e["waiting_h"] > 0 and e["waiting_MWh"] > 0
 assert 0 < e["waiting_MWh"] / e["waiting_h"] < e["computing_MWh"] / e["computing_h"], e
 PY
 expect_exit 0 $P plan --machine lumi-g $A --nodes 2 --tokens 1e10
-expect_grep "energy: .* MWh over .* h of computing at the training power, .* MWh over .* h of checkpoint" "$T/out"
+expect_grep "energy: .* MWh over .* h of computing at the power of its kernels, .* MWh over .* h of checkpoint" "$T/out"
 expect_exit 0 $P plan --machine leonardo-booster $A --nodes 2 --tokens 1e10
 expect_grep "core-hour" "$T/out"
 expect_grep "1 node-hour = 32 core-hour" "$T/out"

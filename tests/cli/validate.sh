@@ -57,6 +57,28 @@ printf '%s\n' "machine,model,layers,hidden,heads,seq,vocab,nodes,gpus,tp,pp,dp,m
 expect_exit 0 $P validate "$T/job.csv" --format csv
 expect_grep "not predicted,.*needs duration_s" "$T/out"
 expect_grep "^3,juwels-booster,gpt3-1.3b,1,4,avg_power_W,W,,1500,,predicted," "$T/out"
+# eval_iterations: forward-only passes within the job, at their own kernels' power; they fill waiting time of
+# the fixed window, so the job's energy rises by less than the passes' own energy (docs/energy.md)
+printf '%s\n' "machine,model,layers,hidden,heads,seq,vocab,nodes,gpus,tp,pp,dp,mbs,gbs,precision,sp,dist_opt,recompute,schedule,metric,value,unit,baseline_nodes,source,iterations,scope,duration_s,eval_iterations" \
+  "juwels-booster,gpt3-1.3b,,,,,,1,4,1,1,,1,64,bf16,,,full,,energy_J,9e5,J,,doc:1,100,gpu_job,600," \
+  "juwels-booster,gpt3-1.3b,,,,,,1,4,1,1,,1,64,bf16,,,full,,energy_J,9e5,J,,doc:2,100,gpu_job,600,50" > "$T/eval.csv"
+expect_exit 0 $P validate "$T/eval.csv" --format json
+cp "$T/out" "$T/eval.json"
+expect_exit 0 $P predict --machine juwels-booster --model gpt3-1.3b --nodes 1 --gpus 4 --tp 1 --pp 1 --mbs 1 --gbs 64 --precision bf16 --recompute full --format json
+python3 - "$T/eval.json" "$T/out" <<'PY' && ok || bad "eval_iterations: the evaluation passes' energy within the window"
+import json, sys
+v, p = (json.load(open(f)) for f in sys.argv[1:3])
+a, b = v["rows"][0]["predicted"], v["rows"][1]["predicted"]
+ev = p["energy"]["eval_iteration"]["gpu_J"]
+assert 0 < b - a < 50 * ev, (a, b, ev)
+PY
+sed 's/,50$/,-1/' "$T/eval.csv" > "$T/eval-bad.csv"
+expect_exit 2 $P validate "$T/eval-bad.csv"
+expect_grep "eval_iterations.*must not be negative" "$T/err"
+printf '%s\n' "machine,model,layers,hidden,heads,seq,vocab,nodes,gpus,tp,pp,dp,mbs,gbs,precision,sp,dist_opt,recompute,schedule,metric,value,unit,baseline_nodes,source,iterations,scope,eval_iterations" \
+  "juwels-booster,gpt3-1.3b,,,,,,1,4,1,1,,1,64,bf16,,,full,,energy_J,9e5,J,,doc:1,100,gpu_job,50" > "$T/eval-bad.csv"
+expect_exit 2 $P validate "$T/eval-bad.csv"
+expect_grep "eval_iterations.*needs duration_s" "$T/err"
 
 # throughput_ratio: samples/s at the row's batch over samples/s at baseline_mbs, as two predictions give it
 H="machine,model,layers,hidden,heads,seq,vocab,nodes,gpus,tp,pp,dp,mbs,gbs,precision,sp,dist_opt,recompute,schedule,metric,value,unit,baseline_nodes,source,baseline_mbs"

@@ -100,6 +100,25 @@ int main(void) {
     CHECK(eh.avg_power_per_gpu_W <= d->cap_W + 1e-9);
   }
 
+  /* evaluation: the forward kernels alone, at their own utilisation; the backward does about twice the
+   * forward's GEMM work, so a forward-only pass is about a third of a step's busy time */
+  {
+    const pf_energy *ev = &big.eval_energy;
+    double share = ev->use.busy_s / big.energy.use.busy_s;
+    CHECK(share > 0.2 && share < 0.5);
+    CHECK_NEAR(ev->use.window_s, big.eval_iteration_s, 0);
+    CHECK(ev->avg_power_per_gpu_W > d->context_W && ev->avg_power_per_gpu_W <= d->cap_W + 1e-9);
+    CHECK(ev->gpu_J > 0 && ev->node_J > ev->gpu_J);
+    /* a GAN evaluates each network once; its training step runs the generator forward six times (AP5) */
+    static pf_scenario gan;
+    static pf_prediction gp;
+    if (setup(&gan, "jureca-dc-a100", "maelstrom-ap5-wgan", 1, 1, 1, 32) < 0) return 1;
+    gan.plan.mbs = 32;
+    gan.precision = PF_FP32;
+    if (predict(&gan, &gp) < 0) return 1;
+    CHECK(gp.eval_energy.use.busy_s > 0 && gp.eval_energy.use.busy_s < 0.2 * gp.energy.use.busy_s);
+  }
+
   /* idle devices of a used node at idle_W: 1 GPU of a 4-GPU node */
   static pf_scenario one_sc;
   static pf_prediction one;

@@ -17,14 +17,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-static double seen[3][4];
+static double seen[4][4];
 static int nseen;
 static void observe(void *ctx, const pf_kernel *k) {
   (void)ctx;
-  if (k->kind == PF_KERNEL_CONV && nseen < 3) {
+  if (k->kind != PF_KERNEL_CONV) return;
+  if (nseen < 4)
     seen[nseen][0] = k->m, seen[nseen][1] = k->n, seen[nseen][2] = k->k, seen[nseen][3] = k->batch > 0 ? k->batch : 1;
-    nseen++;
-  }
+  nseen++;
 }
 
 static const pf_net net1[] = {{.name = "x", .h = 32, .w = 32, .c = 16, .fwd = 1, .dgrad = 1, .wgrad = 1, .opt = 1},
@@ -76,7 +76,7 @@ int main(void) {
   pf_kernel_observe(observe, NULL);
   CHECK_INT(pf_stage_work_compute(&sc, 0, &out), 0);
   pf_kernel_observe(NULL, NULL);
-  CHECK_INT(nseen, 3);
+  CHECK_INT(nseen, 4); /* forward, data gradient, weight gradient, then the evaluation's forward */
   CHECK_NEAR(seen[0][0], 4.0 * 16 * 16, 1e-12); /* forward: m = N Ho Wo */
   CHECK_NEAR(seen[0][1], 64, 1e-12);            /*          n = Cout */
   CHECK_NEAR(seen[0][2], 144, 1e-12);           /*          k = Cin k k */
@@ -87,7 +87,9 @@ int main(void) {
   CHECK_NEAR(seen[2][1], 64, 1e-12);
   CHECK_NEAR(seen[2][2] * seen[2][3], 4.0 * 16 * 16, 1e-12); /* split-K: 2 tiles on 108 SMs, 4 splits of 256 */
   CHECK_NEAR(seen[2][3], 4, 1e-12);
+  for (int i = 0; i < 3; i++) CHECK_NEAR(seen[3][i], seen[0][i], 0); /* evaluation: the same forward product */
   CHECK(out.fwd_s > 0 && out.bwd_s > out.fwd_s);
+  CHECK_NEAR(pf_step_time(&out.eval), out.fwd_s, 1e-12 * out.fwd_s);
 
   /* host dispatch: eager PyTorch > TensorFlow graph > compiled > graphs (none) */
   sc.framework = PF_FW_PYTORCH;

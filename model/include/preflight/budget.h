@@ -49,6 +49,7 @@ typedef struct pf_budget {
   double busy_s, waiting_s;          /* wall time with the GPUs computing (training, other phases, lost work
                                         redone) and waiting (checkpoint writes, restarts, start-ups) */
   double energy_busy_MWh, energy_waiting_MWh; /* facility energy of each: energy_MWh is their sum */
+  double energy_eval_MWh;            /* the evaluations' share of energy_busy_MWh (forward kernels' power) */
   bool failures_dominate;            /* (tau/2 + R) >= M: the run cannot progress */
 } pf_budget;
 

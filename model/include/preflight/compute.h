@@ -22,6 +22,9 @@ typedef struct pf_stage_work {
   pf_step work;                  /* fwd + bwd of one microbatch for every workload kind (the energy model's
                                     utilisation sums; pf_stage_work_compute fills it from fwd and bwd) */
   pf_step opt;                   /* the optimizer step */
+  pf_step eval;                  /* one forward-only pass of one microbatch (evaluation): the forward kernels of
+                                    a transformer, one forward of each network of a layer list (a GAN's critic
+                                    steps are training's), the forward third of a FLOP-count workload */
 } pf_stage_work;
 
 /* Work of pipeline stage s (0..pp-1) for one microbatch.  Returns 0 or a

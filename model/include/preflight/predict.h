@@ -98,6 +98,7 @@ typedef struct pf_prediction {
   double pipeline_s;                             /* DES makespan of the representative pipeline */
   double eval_iteration_s;                       /* one forward-only pass of the global batch (evaluation: the
                                                     microbatch schedule without backward, DP sync or optimizer) */
+  pf_energy eval_energy;                         /* that pass's energy at every scope (its forward kernels) */
   double dp_comm_s;                              /* total DP collective time (before overlap) */
   char dp_algorithm[32];
   pf_comm_summary comm;

@@ -117,6 +117,7 @@ typedef struct pf_vrow {
   double iterations;          /* for time_s and energy rows; 0 = 1 */
   double duration_s;          /* energy rows of a whole job: the measured runtime of what was metered; 0 = none */
   double train_s;             /* the measured time of its training iterations (within duration_s); 0 = not given */
+  double eval_iterations;     /* forward-only passes of the global batch within duration_s (evaluation); 0 = none */
   pf_scope scope;
   char use[8];                /* "fit", "check" or "" */
   char tag[32];
