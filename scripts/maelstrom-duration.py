@@ -178,7 +178,7 @@ def main():
                 r["train_s"] = "%g" % min(epochs * ep, run)
                 r["eval_iterations"] = "%d" % round(epochs * steps * AP2_HOLDOUT)
             else:
-                r["train_s"] = "%g" % min(train, run)  # 2 AP2 cells exceed their runtime (data/README): cut at it
+                r["train_s"] = "%g" % min(train, run)  # at most the metered window
             r["iterations"] = "%d" % (epochs * steps)
         if r["scope"] == "gpu_job" and m["table"] in node_wide:
             r["scope"] = "node_gpus_job"
