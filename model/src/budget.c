@@ -28,10 +28,10 @@
  * user's other phases and the work a failure loses (redone) draw the
  * predicted training power, evaluations the power of their own forward
  * kernels (pf_prediction.eval_energy); checkpoint writes, restarts and job
- * start-ups keep the nodes allocated with the GPUs waiting, at the power of the same nodes whose
- * devices hold a context and run nothing (energy.c with no kernels: context_W
- * per used device, the rest of the node as in training).  Before, the whole
- * wall time was charged at training power.
+ * start-ups keep the nodes allocated with the GPUs waiting, at the power of
+ * the same nodes whose devices hold a context and run nothing (energy.c with
+ * no kernels: context_W per used device, the rest of the node as in
+ * training).  Before, the whole wall time was charged at training power.
  */
 #include "preflight/budget.h"
 

@@ -126,6 +126,23 @@ void pf_energy_window(const pf_scenario *sc, const pf_energy_use *u, pf_energy *
   e->use = *u;
 }
 
+void pf_energy_use_add_step(pf_energy_use *u, const pf_step *k, double f) {
+  u->busy_s += f * k->busy_s;
+  u->tensor_util_s += f * k->tensor_util_s;
+  u->vector_util_s += f * k->vector_util_s;
+  u->hbm_util_s += f * k->hbm_util_s;
+  u->compute_bound_s += f * k->limit_s[PF_LIMIT_COMPUTE];
+}
+
+void pf_energy_use_add(pf_energy_use *u, const pf_energy_use *v, double f) {
+  u->busy_s += f * v->busy_s;
+  u->tensor_util_s += f * v->tensor_util_s;
+  u->vector_util_s += f * v->vector_util_s;
+  u->hbm_util_s += f * v->hbm_util_s;
+  u->compute_bound_s += f * v->compute_bound_s;
+  u->comm_s += f * v->comm_s;
+}
+
 void pf_energy_rates(pf_energy *e, double t_iter_s, double samples, double tokens) {
   e->per_sample_J = samples > 0 ? e->facility_J / samples : 0;
   e->per_token_J = tokens > 0 ? e->facility_J / tokens : 0;

@@ -230,12 +230,8 @@ static void rates_and_energy(const pf_scenario *sc, const work_set *ws, double p
   /* energy: what one device does, averaged over the stages (energy.h) */
   pf_energy_use u = {.window_s = t, .clock_ratio = sc->clock_ratio > 0 ? sc->clock_ratio : 1.0};
   for (int s = 0; s < P; s++) {
-    const pf_step *k = &w[s].work, *o = &w[s].opt;
-    u.busy_s += (M * k->busy_s + o->busy_s) / P;
-    u.tensor_util_s += (M * k->tensor_util_s + o->tensor_util_s) / P;
-    u.vector_util_s += (M * k->vector_util_s + o->vector_util_s) / P;
-    u.hbm_util_s += (M * k->hbm_util_s + o->hbm_util_s) / P;
-    u.compute_bound_s += (M * k->limit_s[PF_LIMIT_COMPUTE] + o->limit_s[PF_LIMIT_COMPUTE]) / P;
+    pf_energy_use_add_step(&u, &w[s].work, (double)M / P);
+    pf_energy_use_add_step(&u, &w[s].opt, 1.0 / P);
     u.comm_s += M * (w[s].fwd_tp_s + w[s].bwd_tp_s) / P; /* exposed TP/CP */
   }
   u.comm_s += pp_comm + out->breakdown_s.dp_comm_exposed;
@@ -243,12 +239,7 @@ static void rates_and_energy(const pf_scenario *sc, const work_set *ws, double p
   /* evaluation: the forward kernels alone over one forward-only pass (no optimizer, no DP sync) */
   pf_energy_use ue = {.window_s = out->eval_iteration_s, .clock_ratio = u.clock_ratio};
   for (int s = 0; s < P; s++) {
-    const pf_step *k = &w[s].eval;
-    ue.busy_s += M * k->busy_s / P;
-    ue.tensor_util_s += M * k->tensor_util_s / P;
-    ue.vector_util_s += M * k->vector_util_s / P;
-    ue.hbm_util_s += M * k->hbm_util_s / P;
-    ue.compute_bound_s += M * k->limit_s[PF_LIMIT_COMPUTE] / P;
+    pf_energy_use_add_step(&ue, &w[s].eval, (double)M / P);
     ue.comm_s += M * w[s].fwd_tp_s / P;
   }
   ue.comm_s += 0.5 * pp_comm;

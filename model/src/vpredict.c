@@ -133,21 +133,16 @@ static double scope_energy(const pf_vrow *r, const pf_scenario *sc, const pf_pre
     if (r->scope == PF_SCOPE_NODE) return e->node_J * it;
     return (amd_package && r->scope == PF_SCOPE_GPU ? e->package_J : e->gpu_J) * it;
   }
-  pf_energy_use u = e->use;
   /* the kernels of `iterations` steps; with the training time measured too, the predicted iteration is
    * stretched (or shrunk) to it when asked (--hold-time training): the busy share and utilisation of an
    * iteration are the model's, its length the measurement's (a bracket with the default: the stretched
    * iteration does proportionally more work than the model counts; docs/energy.md) */
   double k = it;
   if (hold_training && r->train_s > 0 && p->iteration_time_s > 0) k = r->train_s / p->iteration_time_s;
-  u.busy_s *= k; u.tensor_util_s *= k; u.vector_util_s *= k; u.hbm_util_s *= k;
-  u.compute_bound_s *= k; u.comm_s *= k;
+  pf_energy_use u = {.window_s = r->duration_s, .clock_ratio = e->use.clock_ratio};
+  pf_energy_use_add(&u, &e->use, k);
   /* the evaluation passes the row names: their own (forward) kernels, not training's */
-  const pf_energy_use *v = &p->eval_energy.use;
-  double ke = r->eval_iterations;
-  u.busy_s += ke * v->busy_s; u.tensor_util_s += ke * v->tensor_util_s; u.vector_util_s += ke * v->vector_util_s;
-  u.hbm_util_s += ke * v->hbm_util_s; u.compute_bound_s += ke * v->compute_bound_s; u.comm_s += ke * v->comm_s;
-  u.window_s = r->duration_s;
+  pf_energy_use_add(&u, &p->eval_energy.use, r->eval_iterations);
   pf_energy j;
   memset(&j, 0, sizeof j);
   pf_energy_window(sc, &u, &j);

@@ -11,6 +11,7 @@
 #ifndef PREFLIGHT_ENERGY_H
 #define PREFLIGHT_ENERGY_H
 
+#include "preflight/kernel.h"
 #include "preflight/predict.h"
 
 /* pf_energy_use (what one used device does over a window) is declared in predict.h. */
@@ -37,6 +38,13 @@ double pf_energy_clock_for_cap(const pf_scenario *sc, const pf_energy_use *u);
  * Fills every field of *e that depends on the window; per-token/sample and
  * action fields are left to the caller (pf_energy_rates). */
 void pf_energy_window(const pf_scenario *sc, const pf_energy_use *u, pf_energy *e);
+
+/* Add f times the kernels' sums of step k (busy time, utilisation sums, compute-bound time) to u: f = M / P
+ * for a stage's microbatches averaged over the stages. */
+void pf_energy_use_add_step(pf_energy_use *u, const pf_step *k, double f);
+/* Add f times v's sums (busy, utilisation, compute-bound and exposed communication time) to u: a window
+ * holding f such windows' work; u's own window and clock are kept. */
+void pf_energy_use_add(pf_energy_use *u, const pf_energy_use *v, double f);
 
 /* Per-sample, per-token energy and action (facility J x s) of an iteration
  * of t_iter_s carrying `samples` samples and `tokens` tokens. */
