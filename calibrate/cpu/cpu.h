@@ -2,7 +2,7 @@
 #ifndef PFCAL_CPU_H
 #define PFCAL_CPU_H
 
-#include "preflight/machine.h"
+#include "machine/machine.h"
 
 #include <stddef.h>
 

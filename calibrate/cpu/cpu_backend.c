@@ -28,7 +28,7 @@
 #include "cpu.h"
 
 #include "../harness/pfcal.h"
-#include "preflight/error.h"
+#include "core/core.h"
 
 #include <errno.h>
 #include <gnu/libc-version.h>

@@ -26,7 +26,7 @@
 #include "blas.h"
 
 extern "C" {
-#include "preflight/error.h"
+#include "core/core.h"
 }
 
 #include <dlfcn.h>

@@ -47,7 +47,7 @@
 #include "gpu.h"
 #include "pfcal.h"
 extern "C" {
-#include "preflight/error.h"
+#include "core/core.h"
 }
 
 #include <chrono>

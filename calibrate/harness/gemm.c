@@ -2,7 +2,7 @@
  * library's matrix products (cuBLASLt on NVIDIA, rocBLAS on AMD, opened by the
  * back-end at run time) timed over the shapes a training step issues, with the
  * harness's protocol (warm-up, repeat to a small cv, median).  The simulator
- * reads the rows as a GEMM table (model/src/gemm.c) and takes the best row per
+ * reads the rows as a GEMM table (model/compute/gemm.c) and takes the best row per
  * precision as the library ceiling, the large-GEMM efficiency that MAMF
  * (stas00/ml-engineering) measures the same way.
  *
@@ -14,7 +14,7 @@
  */
 #include "pfcal.h"
 
-#include "preflight/error.h"
+#include "core/core.h"
 
 #include <cjson/cJSON.h>
 #include <ctype.h>

@@ -12,8 +12,7 @@
  */
 #include "harness_int.h"
 
-#include "preflight/error.h"
-#include "preflight/progress.h"
+#include "core/core.h"
 
 #include <stdio.h>
 #include <string.h>

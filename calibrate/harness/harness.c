@@ -12,12 +12,11 @@
  * document: header (tool, host, device), results, power_model, provenance.
  *
  * The output schema is documented in docs/calibration.md; its loader is
- * model/src/calibration.c.
+ * model/machine/calibration.c.
  */
 #include "harness_int.h"
 
-#include "preflight/error.h"
-#include "preflight/progress.h"
+#include "core/core.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>

@@ -3,16 +3,14 @@
  *
  * One option table drives parsing and --help (git parse-options style, see
  * shared/STYLE.md 6); help ends with copy-pasteable examples.  The JSON goes
- * out through model/src/io.c (checked before the run, written to a temporary
+ * out through model/core/file.c (checked before the run, written to a temporary
  * file beside the destination and renamed over it), so a reader sees the old
  * file or the whole new one and a failed or interrupted run leaves the user's
  * file alone.
  */
 #include "pfcal.h"
 
-#include "preflight/error.h"
-#include "preflight/interrupt.h"
-#include "preflight/progress.h"
+#include "core/core.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>

@@ -17,9 +17,6 @@
 #ifndef PFCAL_H
 #define PFCAL_H
 
-#include "preflight/io.h"      /* pf_output */
-#include "preflight/machine.h" /* pf_precision */
-
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -27,6 +24,9 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+#include "core/core.h"       /* pf_output, pf_error_set */
+#include "machine/machine.h" /* pf_precision */
 
 struct cJSON;
 
@@ -267,7 +267,7 @@ int pfcal_run_gemm(const pfcal_backend *be, const pfcal_opts *o, const pfcal_pro
  * when no device), PF_ENOMEM. */
 int pfcal_run(const pfcal_backend *be, const pfcal_opts *o, struct cJSON **doc);
 
-/* Check before a long run that path can be written (model/src/io.c's rules:
+/* Check before a long run that path can be written (model/core/file.c's rules:
  * read-only files and unwritable folders are refused, symlinks followed,
  * FIFOs streamed).  "-" and NULL mean stdout. */
 int pfcal_output_check(const char *path, pf_output *o);

@@ -30,7 +30,7 @@
  */
 #include "pfcal.h"
 
-#include "preflight/error.h"
+#include "core/core.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>

@@ -15,7 +15,7 @@
  */
 #include "pfcal.h"
 
-#include "preflight/error.h"
+#include "core/core.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -2,14 +2,13 @@
  * (or, under Slurm with one task per GPU, across nodes) with the preflight-cal-ccl back-end
  * (calibrate/ccl/ccl_main.c, which opens the library and the GPU runtime with dlopen) and writes the busbw
  * per op and size as the "collectives" section of a calibration JSON file (-o checked before the run and
- * written through model/src/io.c, as every calibration file is: calibrate/harness/output.c).  `--calibration FILE` then overlays it on the fabric (one node) or the network (several nodes):
+ * written through model/core/file.c, as every calibration file is: calibrate/harness/output.c).  `--calibration FILE` then overlays it on the fabric (one node) or the network (several nodes):
  * cclcal.c.  Exit 3 when the back-end cannot run (no executable, library, runtime or GPU), 2 on usage. */
 #include "cli.h"
 
 #ifdef PF_HAVE_CALIBRATE
-#include "preflight/error.h"
-#include "preflight/report.h"
-#include "preflight/workers.h"
+#include "core/core.h"
+#include "report/report.h"
 
 #include "pfcal.h"
 

@@ -6,7 +6,7 @@
  * so that the simulator never links a GPU runtime; they are looked up next to
  * this binary (/proc/self/exe), or in $PREFLIGHT_CAL_DIR, run with the same
  * mode options, and their JSON (stdout) is checked and written here through
- * model/src/io.c (-o checked before the run, a temporary file renamed into
+ * model/core/file.c (-o checked before the run, a temporary file renamed into
  * place), so a failed or interrupted run never touches the user's file; a
  * signal stops the back-end too (interrupt.h).
  * Exit 3 when the back-end is unavailable (no executable, no driver library,
@@ -21,10 +21,9 @@
 #include "cli.h"
 #include "options.h"
 
-#include "preflight/error.h"
-#include "preflight/gemm.h"
-#include "preflight/report.h"
-#include "preflight/workers.h"
+#include "core/core.h"
+#include "compute/compute.h"
+#include "report/report.h"
 
 #ifdef PF_HAVE_CALIBRATE
 #include "pfcal.h"

@@ -7,10 +7,9 @@
 #include "cli.h"
 #include "options.h"
 
-#include "preflight/comm.h"
-#include "preflight/error.h"
-#include "preflight/report.h"
-#include "preflight/units.h"
+#include "comm/comm.h"
+#include "core/core.h"
+#include "report/report.h"
 
 #include <cjson/cJSON.h>
 #include <ctype.h>

@@ -3,11 +3,10 @@
 #include "cli.h"
 #include "options.h"
 
-#include "preflight/error.h"
-#include "preflight/predict.h"
-#include "preflight/progress.h"
-#include "preflight/report.h"
-#include "preflight/validate.h" /* pf_csv_put */
+#include "core/core.h"
+#include "study/study.h"
+#include "report/report.h"
+#include "study/study.h" /* pf_csv_put */
 
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -58,7 +57,7 @@ int pf_cmd_compare(int argc, char **argv) {
     vp->value[idx] = strdup(id);
     rc = pf_opts_scenario(vp, sc);
     if (rc == PF_ENOENT || rc == PF_EPARSE || rc == PF_EUNIT || rc == PF_EINVAL) { status = pf_cli_fail("compare", rc); break; }
-    if (rc == 0) rc = pf_predict(sc, p);
+    if (rc == 0) rc = pf_report_predict(sc, p);
     pf_progress_item();
     if (rc < 0 && rc != PF_ENOFIT && rc != PF_EPLAN) { status = pf_cli_fail("compare", rc); break; }
     if (rc < 0) { /* an answer: the plan does not fit, or is invalid, on this machine */

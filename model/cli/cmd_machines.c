@@ -2,10 +2,9 @@
 #include "cli.h"
 #include "options.h"
 
-#include "preflight/calibration.h"
-#include "preflight/error.h"
-#include "preflight/machine.h"
-#include "preflight/report.h"
+#include "machine/machine.h"
+#include "core/core.h"
+#include "report/report.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>

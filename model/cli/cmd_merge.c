@@ -6,8 +6,8 @@
 #include "options.h"
 #include "results.h"
 
-#include "preflight/error.h"
-#include "preflight/report.h"
+#include "core/core.h"
+#include "report/report.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>

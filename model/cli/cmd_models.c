@@ -2,16 +2,15 @@
 #include "cli.h"
 #include "options.h"
 
-#include "preflight/error.h"
-#include "preflight/report.h"
-#include "preflight/workload.h"
+#include "core/core.h"
+#include "report/report.h"
+#include "workload/workload.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "preflight/layers.h"
 
 static cJSON *model_json(const pf_workload *w) {
   cJSON *j = cJSON_CreateObject();

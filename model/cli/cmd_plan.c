@@ -15,13 +15,9 @@
 #include "plan.h"
 #include "validate_cli.h"
 
-#include "preflight/batch.h"
-#include "preflight/error.h"
-#include "preflight/predict.h"
-#include "preflight/progress.h"
-#include "preflight/report.h"
-#include "preflight/tune.h"
-#include "preflight/units.h"
+#include "study/study.h"
+#include "core/core.h"
+#include "report/report.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -125,7 +121,7 @@ static int predict_scale(const pf_scenario *base, int nodes, int tune, plan_row 
     if (rc == 0) sc->plan = t.final[0].plan;
     pf_tune_result_free(&t);
   }
-  if (rc == 0) rc = pf_predict(sc, p);
+  if (rc == 0) rc = pf_report_predict(sc, p);
   r->nodes = nodes;
   r->gpus = sc->gpus;
   r->plan = sc->plan;

@@ -16,12 +16,9 @@
 #include "options.h"
 #include "results.h"
 
-#include "preflight/batch.h"
-#include "preflight/error.h"
-#include "preflight/predict.h"
-#include "preflight/progress.h"
-#include "preflight/report.h"
-#include "preflight/tune.h"
+#include "study/study.h"
+#include "core/core.h"
+#include "report/report.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -243,7 +240,7 @@ static int tune_point(pf_scenario *sc, unsigned fixed, pf_batch_item *it) {
   int rc = pf_tune(sc, &o, &r);
   if (rc == 0) {
     sc->plan = r.final[0].plan;
-    rc = pf_predict(sc, &it->pred);
+    rc = pf_report_predict(sc, &it->pred);
   }
   pf_tune_result_free(&r);
   it->rc = rc;

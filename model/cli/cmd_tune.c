@@ -6,11 +6,9 @@
 #include "options.h"
 #include "results.h"
 
-#include "preflight/error.h"
-#include "preflight/predict.h"
-#include "preflight/progress.h"
-#include "preflight/report.h"
-#include "preflight/tune.h"
+#include "core/core.h"
+#include "study/study.h"
+#include "report/report.h"
 
 #include <cjson/cJSON.h>
 #include <limits.h>
@@ -180,7 +178,7 @@ int pf_cmd_tune(int argc, char **argv) {
       *b = *base;
       b->plan = r.final[0].plan;
       snprintf(b->trace, sizeof b->trace, "%s", trace);
-      rc = pf_predict(b, p);
+      rc = pf_report_predict(b, p);
     }
     free(b);
     free(p);

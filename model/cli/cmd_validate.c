@@ -17,11 +17,9 @@
 #include "validate_cli.h"
 #include "validate_out.h"
 
-#include "preflight/collval.h"
-#include "preflight/error.h"
-#include "preflight/progress.h"
-#include "preflight/report.h"
-#include "preflight/validate.h"
+#include "study/study.h"
+#include "core/core.h"
+#include "report/report.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>

@@ -9,9 +9,9 @@
 #include "cli.h"
 #include "options.h"
 
-#include "preflight/error.h"
-#include "preflight/machine.h"
-#include "preflight/report.h"
+#include "core/core.h"
+#include "machine/machine.h"
+#include "report/report.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -2,10 +2,8 @@
  * bar switch, and dispatch to sub-commands.  Exit codes: docs/exit-codes.md. */
 #include "cli.h"
 
-#include "preflight/error.h"
-#include "preflight/interrupt.h"
-#include "preflight/progress.h"
-#include "preflight/report.h"
+#include "core/core.h"
+#include "report/report.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -7,9 +7,9 @@
 #include "options.h"
 
 #include "cli.h"
-#include "preflight/error.h"
-#include "preflight/machine.h"
-#include "preflight/report.h"
+#include "core/core.h"
+#include "machine/machine.h"
+#include "report/report.h"
 
 #include <libconfig.h>
 #include <stdlib.h>

@@ -10,8 +10,8 @@
 #ifndef PREFLIGHT_CLI_OPTIONS_H
 #define PREFLIGHT_CLI_OPTIONS_H
 
-#include "preflight/io.h"
-#include "preflight/plan.h"
+#include "core/core.h"
+#include "job/job.h"
 #include <stdbool.h>
 #include <stdio.h>
 

@@ -6,7 +6,7 @@
 
 #include "options.h"
 
-#include "preflight/budget.h"
+#include "study/study.h"
 
 #include <stdio.h>
 

@@ -5,10 +5,9 @@
  * paragraph and the table print it the same way. */
 #include "plan.h"
 
-#include "preflight/plot.h"
-#include "preflight/report.h"
-#include "preflight/tune.h"
-#include "preflight/validate.h"
+#include "io/io.h"
+#include "report/report.h"
+#include "study/study.h"
 
 #include <math.h>
 #include <stdio.h>

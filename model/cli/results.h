@@ -7,7 +7,7 @@
 
 #include "options.h"
 
-#include "preflight/tune.h"
+#include "study/study.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>

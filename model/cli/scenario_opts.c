@@ -7,10 +7,9 @@
  */
 #include "options.h"
 
-#include "preflight/error.h"
-#include "preflight/kernel.h"
-#include "preflight/machine.h"
-#include "preflight/units.h"
+#include "core/core.h"
+#include "compute/compute.h"
+#include "machine/machine.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -3,10 +3,10 @@
 #include "options.h"
 #include "results.h"
 
-#include "preflight/error.h"
-#include "preflight/plot.h"
-#include "preflight/report.h"
-#include "preflight/validate.h"
+#include "core/core.h"
+#include "io/io.h"
+#include "report/report.h"
+#include "study/study.h"
 
 #include <errno.h>
 #include <math.h>

@@ -5,7 +5,7 @@
 
 #include "options.h"
 
-#include "preflight/validate.h"
+#include "study/study.h"
 
 typedef struct pf_vrow_defaults {
   const pf_optvals *cli;   /* the command's options: defaults for the rows (borrowed) */

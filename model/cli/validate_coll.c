@@ -7,9 +7,9 @@
 #include "cli.h"
 #include "options.h"
 
-#include "preflight/collval.h"
-#include "preflight/error.h"
-#include "preflight/report.h"
+#include "study/study.h"
+#include "core/core.h"
+#include "report/report.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>

@@ -10,10 +10,9 @@
 #include "validate_cli.h"
 #include "validate_out.h"
 
-#include "preflight/error.h"
-#include "preflight/io.h"
-#include "preflight/progress.h"
-#include "preflight/report.h"
+#include "core/core.h"
+#include "core/core.h"
+#include "report/report.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>

@@ -3,8 +3,8 @@
  * statistics: validate_sum.c; the parity plot: validate_plot.c.) */
 #include "validate_out.h"
 
-#include "preflight/error.h"
-#include "preflight/report.h"
+#include "core/core.h"
+#include "report/report.h"
 
 #include <math.h>
 #include <stdlib.h>

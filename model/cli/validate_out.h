@@ -13,7 +13,7 @@
 
 #include "options.h"
 
-#include "preflight/validate.h"
+#include "study/study.h"
 
 #include <cjson/cJSON.h>
 #include <stdbool.h>

@@ -5,10 +5,10 @@
  * middle; every point carries its exact coordinates. */
 #include "validate_out.h"
 
-#include "preflight/error.h"
-#include "preflight/io.h"
-#include "preflight/plot.h"
-#include "preflight/report.h"
+#include "core/core.h"
+#include "core/core.h"
+#include "io/io.h"
+#include "report/report.h"
 
 #include <math.h>
 #include <stdio.h>

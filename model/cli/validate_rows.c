@@ -8,7 +8,7 @@
 #include "options.h"
 #include "validate_cli.h"
 
-#include "preflight/error.h"
+#include "core/core.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # one_home.sh - one home per concern (issue 13 acceptance, issue 9 item 8): in the C, C++
 # and CUDA sources of model/ and calibrate/ (comments and strings removed), rename() is
-# called in one file (model/src/io.c), fork() in one (model/src/workers.c), and the
+# called in one file (model/core/file.c), fork() in one (model/core/workers.c), and the
 # command-line prologue lives in model/cli/options.c: every sub-command but calibrate
 # starts with pf_cli_begin() and none parses options, prints help, decides the format or
 # checks an output path itself.  (calibrate shares calibrate/harness/output.c's prologue
@@ -36,13 +36,13 @@ def expect(what, got, want):
         fails.append(f"{what}: in {got}, expected only in {sorted(want)}")
 
 # ccl_main.c publishes NCCL's unique id to its peer ranks through a rendezvous file (not output)
-expect("rename()", callers(r"(?<![\w.>])rename\s*\("), ["calibrate/ccl/ccl_main.c", "model/src/io.c"])
-expect("fork()", callers(r"(?<![\w.>])fork\s*\("), ["model/src/workers.c"])
+expect("rename()", callers(r"(?<![\w.>])rename\s*\("), ["calibrate/ccl/ccl_main.c", "model/core/file.c"])
+expect("fork()", callers(r"(?<![\w.>])fork\s*\("), ["model/core/workers.c"])
 for fn in ("pf_opts_parse", "pf_opts_help", "pf_opts_format", "pf_opts_load_scenario"):
     got = [f for f in callers(r"\b%s\s*\(" % fn) if not f.endswith("options.h")]
     expect(fn + "()", got, ["model/cli/options.c"])
-expect("pf_output_check()", [f for f in callers(r"\bpf_output_check\s*\(") if not f.endswith("io.h")],
-       ["model/cli/options.c", "model/src/io.c", "calibrate/harness/output.c"])
+expect("pf_output_check()", [f for f in callers(r"\bpf_output_check\s*\(") if not f.endswith("file.h")],
+       ["model/cli/options.c", "model/core/file.c", "calibrate/harness/output.c"])
 cmds = sorted(f for f in files if re.match(r"model/cli/cmd_\w+\.c$", f) and not f.endswith("cmd_calibrate.c"))
 if len(cmds) < 8:
     fails.append(f"only {len(cmds)} sub-commands found: {cmds}")

@@ -1,6 +1,6 @@
 /* fuzz_calibration.c - calibration JSON: load and overlay any bytes without crashing. */
 #include "fuzz.h"
-#include "preflight/calibration.h"
+#include "machine/machine.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   static pf_machine base;

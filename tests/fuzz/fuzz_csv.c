@@ -1,6 +1,6 @@
 /* fuzz_csv.c - the validation CSV parser on any bytes. */
 #include "fuzz.h"
-#include "preflight/validate.h"
+#include "study/study.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   pf_csv c;

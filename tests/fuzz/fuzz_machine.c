@@ -1,6 +1,6 @@
 /* fuzz_machine.c - the machine-file loader rejects or loads any bytes, never crashes. */
 #include "fuzz.h"
-#include "preflight/machine.h"
+#include "machine/machine.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   const char *path = pf_fuzz_file(data, size, ".cfg");

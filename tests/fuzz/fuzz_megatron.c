@@ -1,6 +1,6 @@
 /* fuzz_megatron.c - the Megatron-LM log parser on any bytes. */
 #include "fuzz.h"
-#include "preflight/validate.h"
+#include "study/study.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   pf_megatron_log l;

@@ -1,6 +1,6 @@
 /* fuzz_units.c - the quantity parser never crashes and accepts only finite values. */
 #include "fuzz.h"
-#include "preflight/units.h"
+#include "core/core.h"
 
 #include <math.h>
 #include <stdlib.h>

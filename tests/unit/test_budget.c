@@ -2,8 +2,8 @@
  * checkpoint size and write time, Young's interval, failures, jobs under the
  * wall-time limit, partial-node billing. */
 #include "check.h"
-#include "preflight/budget.h"
-#include "preflight/error.h"
+#include "study/study.h"
+#include "core/core.h"
 
 int main(void) {
   static pf_scenario sc;

@@ -5,8 +5,8 @@
 #include "check.h"
 
 #include "pfcal.h"
-#include "preflight/calibration.h"
-#include "preflight/error.h"
+#include "machine/machine.h"
+#include "core/core.h"
 
 #include <dirent.h>
 #include <fcntl.h>

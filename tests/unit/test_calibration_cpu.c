@@ -12,7 +12,7 @@
 #include "check.h"
 
 #include "pfcal.h"
-#include "preflight/error.h"
+#include "core/core.h"
 
 #include <cjson/cJSON.h>
 #include <stdlib.h>

@@ -3,12 +3,10 @@
  * The synthetic fixture runs every bf16 kernel at 50 % and every fp8 kernel
  * at 40 % of the dense peak after a 3 us per-call overhead. */
 #include "check.h"
-#include "preflight/calibration.h"
-#include "preflight/compute.h"
-#include "preflight/error.h"
-#include "preflight/gemm.h"
-#include "preflight/kernel.h"
-#include "preflight/predict.h"
+#include "machine/machine.h"
+#include "compute/compute.h"
+#include "core/core.h"
+#include "study/study.h"
 
 #include <stdlib.h>
 #include <unistd.h>

@@ -3,9 +3,9 @@
  * DP), iteration = M (gemm + memory-bound + launch) + optimizer, and only the
  * GEMM part scales, by datasheet gemm_eff / 0.70. */
 #include "check.h"
-#include "preflight/compute.h"
-#include "preflight/error.h"
-#include "preflight/predict.h"
+#include "compute/compute.h"
+#include "core/core.h"
+#include "study/study.h"
 
 #include <stdlib.h>
 

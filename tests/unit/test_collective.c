@@ -3,12 +3,9 @@
  * overlap in space and in time, and the default choice follows NCCL. */
 #include "check.h"
 
-#include "preflight/ccl.h"
-#include "preflight/collective.h"
-#include "preflight/comm.h"
-#include "preflight/machine.h"
-#include "preflight/topology.h"
-#include "preflight/workload.h"
+#include "comm/comm.h"
+#include "machine/machine.h"
+#include "workload/workload.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -6,9 +6,9 @@
  *  - identical input gives identical output. */
 #include "check.h"
 
-#include "preflight/error.h"
-#include "preflight/predict.h"
-#include "preflight/workload.h"
+#include "core/core.h"
+#include "study/study.h"
+#include "workload/workload.h"
 
 #include <stdio.h>
 #include <stdlib.h>

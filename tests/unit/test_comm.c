@@ -6,10 +6,10 @@
  *    rank order; all-to-all and send/receive traffic; overlap and its cost. */
 #include "check.h"
 
-#include "preflight/comm.h"
-#include "preflight/error.h"
-#include "preflight/predict.h"
-#include "preflight/workload.h"
+#include "comm/comm.h"
+#include "core/core.h"
+#include "study/study.h"
+#include "workload/workload.h"
 
 #include <math.h>
 #include <stdio.h>

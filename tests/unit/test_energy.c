@@ -7,9 +7,9 @@
  * package share is never "GPU"; an MI250X package holds two GCDs.  The first
  * four are checked on every machine of the catalogue too. */
 #include "check.h"
-#include "preflight/energy.h"
-#include "preflight/error.h"
-#include "preflight/predict.h"
+#include "power/power.h"
+#include "core/core.h"
+#include "study/study.h"
 
 static int setup(pf_scenario *sc, const char *machine, const char *model, int nodes, int gpus, int tp, int gbs) {
   pf_scenario_init(sc);

@@ -4,11 +4,10 @@
  * errors, and writes the calibration overlay that predict applies. */
 #include "check.h"
 
-#include "preflight/calibration.h"
-#include "preflight/error.h"
-#include "preflight/plan.h"
-#include "preflight/predict.h"
-#include "preflight/validate.h"
+#include "machine/machine.h"
+#include "core/core.h"
+#include "job/job.h"
+#include "study/study.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -9,10 +9,9 @@
  *    GPT-175B on H100), from fp8's own GEMM efficiency (MAMF 70.9 % of the
  *    1979 TFLOPS dense peak against 80.3 % of 989 for bf16). */
 #include "check.h"
-#include "preflight/error.h"
-#include "preflight/kernel.h"
-#include "preflight/compute.h"
-#include "preflight/memory.h"
+#include "core/core.h"
+#include "compute/compute.h"
+#include "job/job.h"
 
 #include <stdlib.h>
 

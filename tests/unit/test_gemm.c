@@ -10,9 +10,8 @@
  * curve alone within 20 % (median).  Then the transfer rule, fp8, attention,
  * convolution, memory-bound and launch-floor terms. */
 #include "check.h"
-#include "preflight/error.h"
-#include "preflight/gemm.h"
-#include "preflight/kernel.h"
+#include "core/core.h"
+#include "compute/compute.h"
 
 #include <stdlib.h>
 

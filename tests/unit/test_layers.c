@@ -8,10 +8,10 @@
  *  - host dispatch: per-framework costs, none with CUDA graphs, x dp for
  *    single-process DataParallel, and a host-bound step is the host's chain. */
 #include "check.h"
-#include "preflight/compute.h"
-#include "preflight/error.h"
-#include "preflight/layers.h"
-#include "preflight/predict.h"
+#include "compute/compute.h"
+#include "core/core.h"
+#include "workload/workload.h"
+#include "study/study.h"
 
 #include <stdio.h>
 #include <stdlib.h>

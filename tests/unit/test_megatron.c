@@ -3,8 +3,8 @@
  * with the line number. */
 #include "check.h"
 
-#include "preflight/error.h"
-#include "preflight/validate.h"
+#include "core/core.h"
+#include "study/study.h"
 
 #include <math.h>
 #include <stdlib.h>

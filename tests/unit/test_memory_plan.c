@@ -1,8 +1,7 @@
 /* test_memory_plan.c - plan validation and the memory terms, by hand. */
 #include "check.h"
-#include "preflight/error.h"
-#include "preflight/memory.h"
-#include "preflight/plan.h"
+#include "core/core.h"
+#include "job/job.h"
 
 #define GiB (1024.0 * 1024.0 * 1024.0)
 

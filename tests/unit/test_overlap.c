@@ -22,10 +22,10 @@
  *  - identical input gives identical output. */
 #include "check.h"
 
-#include "preflight/error.h"
-#include "preflight/pipeline.h"
-#include "preflight/predict.h"
-#include "preflight/workload.h"
+#include "core/core.h"
+#include "engine/engine.h"
+#include "study/study.h"
+#include "workload/workload.h"
 
 #include <stdio.h>
 #include <stdlib.h>

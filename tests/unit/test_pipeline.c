@@ -5,7 +5,7 @@
  * (Narayanan et al. SC21, section 2.2), and the closed-form engine. */
 #include "check.h"
 
-#include "preflight/pipeline.h"
+#include "engine/engine.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -4,9 +4,8 @@
  * full-machine ring on every uplink and assert an even spread (issue 9). */
 #include "check.h"
 
-#include "preflight/collective.h"
-#include "preflight/machine.h"
-#include "preflight/topology.h"
+#include "comm/comm.h"
+#include "machine/machine.h"
 
 #include <math.h>
 #include <stdio.h>

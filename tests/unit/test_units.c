@@ -1,7 +1,6 @@
 /* test_units.c - the strict quantity parser: valid and invalid strings. */
 #include "check.h"
-#include "preflight/error.h"
-#include "preflight/units.h"
+#include "core/core.h"
 
 static double parse(const char *s, pf_unit_kind k) {
   double v = -1;

@@ -2,9 +2,8 @@
  * errors naming file:line:field) and the predictions behind each metric. */
 #include "check.h"
 
-#include "preflight/error.h"
-#include "preflight/predict.h"
-#include "preflight/validate.h"
+#include "core/core.h"
+#include "study/study.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -5,8 +5,8 @@
  * Deterministic (fixed seed); run under the sanitizer build in CI. */
 #include "check.h"
 
-#include "preflight/error.h"
-#include "preflight/validate.h"
+#include "core/core.h"
+#include "study/study.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /* test_workload.c - parameter and FLOP counts against hand-worked numbers. */
 #include "check.h"
-#include "preflight/error.h"
-#include "preflight/workload.h"
+#include "core/core.h"
+#include "workload/workload.h"
 
 int main(void) {
   pf_workload w;

@@ -1,0 +1,72 @@
+/* ccl.h - what the collective library (NCCL, RCCL, oneCCL) adds to the
+ * routes: protocols, per-call and per-step software latency, measured
+ * efficiencies, and the algorithm / protocol choice its tuner makes (ccl.c;
+ * formulas and sources in docs/communication.md section 3).
+ */
+#ifndef PREFLIGHT_CCL_H
+#define PREFLIGHT_CCL_H
+
+#include "collective.h"
+
+/* Latency classes of NCCL's tuning model: the node's NVLink-class fabric,
+ * PCIe, the network. */
+enum { PF_HW_NVLINK, PF_HW_PCI, PF_HW_NET };
+
+/* Per-call latency of (algo, proto), seconds. */
+double pf_ccl_base_lat(pf_ccl_lib lib, pf_coll_algo a, pf_coll_proto p);
+/* Per-step latency of (algo, proto) on hardware class hw, seconds. */
+double pf_ccl_step_lat(pf_ccl_lib lib, int hw, pf_coll_algo a, pf_coll_proto p);
+/* Payload share of a protocol's wire format: LL 4 of 8 bytes, LL128 120 of
+ * 128, Simple 1. */
+double pf_ccl_proto_eff(pf_coll_proto p);
+/* The library runs protocol p with algorithm a on this topology. */
+int pf_ccl_proto_ok(const pf_topology *t, pf_coll_algo a, pf_coll_proto p);
+/* The measured library efficiency (machine file ccl.efficiency) for a
+ * collective of `ranks` ranks and `bytes` per rank: the last matching row's
+ * factor, 1 when none matches. */
+double pf_ccl_lib_factor(const pf_topology *t, int ranks, double bytes);
+
+/* The "collectives" section of a calibration file (`preflight calibrate
+ * --collectives`, cclcal.c): nccl-tests-style results of one communicator of
+ * nodes x gpus_per_node ranks. */
+#define PF_CCL_CAL_MAX 256
+typedef struct pf_ccl_cal {
+  int present;             /* the file has the section */
+  int has_rates;           /* the file also has device rates, a power model or a fit (calibration.h) */
+  char library[16];
+  int nodes, gpn, n;
+  pf_coll_kind op[PF_CCL_CAL_MAX];
+  double size_B[PF_CCL_CAL_MAX], busbw_Bps[PF_CCL_CAL_MAX];
+} pf_ccl_cal;
+
+/* Read the section (present = 0 when the file has none).  PF_EPARSE names
+ * the file and field; PF_ENOENT. */
+int pf_ccl_cal_load(const char *path, pf_ccl_cal *out);
+/* Overlay the measured bus bandwidth on m: the all-gather (else all-reduce)
+ * busbw of the large messages (>= 64 MiB, else the largest) over what the
+ * model gives at line rate becomes the fabric's efficiency (one node) or the
+ * network's (several nodes, with the fabric's kept).  A section for a node
+ * shape the machine does not have is PF_EINVAL. */
+int pf_ccl_cal_apply(const pf_ccl_cal *c, pf_machine *m);
+
+/* One collective call: what it is, over which groups, and how it is chosen. */
+typedef struct pf_coll_req {
+  pf_coll_kind kind;
+  double bytes;            /* the buffer each rank holds (send/receive: the message) */
+  const int *groups;       /* ngroups x p endpoints, members in ring order */
+  int ngroups, p;
+  pf_coll_algo algo;       /* PF_COLL_AUTO: the library's tuner; PF_COLL_BEST: cheapest with contention; or forced */
+  pf_coll_proto proto;     /* PF_PROTO_AUTO or forced */
+} pf_coll_req;
+
+/* Choose the algorithm and protocol and build the pattern of all groups.
+ * auto, as NCCL/RCCL do: the cheapest (algorithm, protocol) the library
+ * offers for this collective, costed for ONE group alone (the library does
+ * not see the other groups' traffic); best: the cheapest of every algorithm
+ * preflight models, costed with every concurrent group; forced: that
+ * algorithm (the ring where it does not apply).  res->time_s is the cost of
+ * the chosen pattern with all groups.  Free out with pf_coll_pattern_free().
+ * PF_ENOMEM, PF_EINVAL. */
+int pf_coll_choose(const pf_topology *t, const pf_coll_req *rq, pf_coll_pattern *out, pf_coll_result *res);
+
+#endif

@@ -1,0 +1,369 @@
+/* comm.c - which groups talk, how much, and what overlap hides: tensor and
+ * sequence parallelism, context parallelism, pipeline P2P, data-parallel
+ * and tied-embedding collectives, all priced by the same collective layer
+ * over the job's real routes (comm.h; formulas and sources in
+ * docs/communication.md section 6).
+ *
+ * TP/SP per transformer layer and microbatch (Megatron-LM, Narayanan et al.
+ * SC21 section 3.2; Korthikanti et al. MLSys 2023 section 4.2.2), on the
+ * activation of b x s/CP x h elements: without SP two all-reduces forward and
+ * two backward; with SP two all-gathers and two reduce-scatters each way
+ * (the backward re-gathers the input for the weight gradient).  Full
+ * recomputation repeats the forward ones.  Stage 0's vocabulary-parallel
+ * embedding adds an all-reduce forward (SP: a reduce-scatter, and an
+ * all-gather backward); the last stage's output layer an all-gather forward
+ * with SP and a reduce-scatter (SP) or all-reduce backward, plus the three
+ * small all-reduces of the vocabulary-parallel cross entropy.  All TP groups
+ * of the job run at once, so groups that span nodes (--tp-across-nodes)
+ * share NICs and switches.
+ *
+ * --tp-comm-overlap (Megatron with Transformer Engine's userbuffers, needs
+ * SP): each all-gather runs under the GEMM that consumes it (QKV, FC1) and
+ * each reduce-scatter under the GEMM that produces it (projection, FC2),
+ * forward and backward; hidden = min(collective, GEMM), and while hidden the
+ * GEMM loses the compute units the collective's kernel holds.
+ *
+ * CP (Megatron / Transformer Engine ring attention): per layer CP-1 steps in
+ * which every CP rank passes its K and V chunk to the next, forward; K, V and
+ * their gradients backward; overlapped with the attention core of the chunk
+ * in hand (all but the first of CP chunks).
+ *
+ * PP: all TP x CP x DP sends of a stage boundary run at once; the boundary's
+ * bandwidth is the smallest share any of them gets on its route.
+ */
+#include "comm.h"
+
+#include "core/core.h"
+#include "compute/compute.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Compute units (SMs, CUs, Xe cores) of the devices in machines/devices, from
+ * the vendors' datasheets / whitepapers: A100 108 SMs, H100 SXM5 / GH200 /
+ * H200 132, H100 PCIe 114, A40 84, A2 10; MI250X 220 CUs per package (110 per
+ * GCD, LUMI documentation), MI250 208 (104); Max 1550 128 Xe cores (64 per
+ * tile).  A running NCCL/RCCL collective holds one CTA per channel; assumed:
+ * 16 channels (NCCL opens 2-32 by topology; NCCL_MIN/MAX_NCHANNELS). */
+#define COMM_CTAS 16.0
+static const struct { const char *prefix; int units; } compute_units[] = {
+    {"a100", 108}, {"h100-pcie", 114}, {"h100", 132}, {"gh200", 132}, {"h200", 132}, {"a40", 84}, {"a2", 10},
+    {"mi250x", 110}, {"mi250", 104}, {"max1550", 64}};
+
+double pf_comm_sm_share(const pf_machine *m) {
+  int units = 108;
+  for (size_t i = 0; i < sizeof compute_units / sizeof compute_units[0]; i++)
+    if (strncmp(m->dev.id, compute_units[i].prefix, strlen(compute_units[i].prefix)) == 0) {
+      units = compute_units[i].units;
+      break;
+    }
+  return fmin(1.0, COMM_CTAS / units);
+}
+
+int pf_comm_init(const pf_scenario *sc, pf_comm *c) {
+  memset(c, 0, sizeof *c);
+  c->sc = sc;
+  c->sm_share = pf_comm_sm_share(&sc->machine);
+  return pf_topology_build_placed(&sc->machine, sc->nodes, sc->placement, sc->seed, sc->comm_eff_scale, &c->topo);
+}
+
+void pf_comm_free(pf_comm *c) { pf_topology_free(&c->topo); }
+
+static int collective_on(const pf_scenario *sc, const pf_topology *t, pf_coll_kind kind, pf_coll_algo algo,
+                         double bytes, const int *groups, int ng, int p, pf_coll_pattern *pat, pf_coll_result *res) {
+  pf_coll_req rq = {kind, bytes, groups, ng, p, algo, sc->coll_proto};
+  pf_coll_pattern local;
+  int rc = pf_coll_choose(t, &rq, pat ? pat : &local, res);
+  if (!pat) pf_coll_pattern_free(&local);
+  return rc;
+}
+
+int pf_comm_collective(const pf_comm *c, pf_coll_kind kind, pf_coll_algo algo, double bytes, const int *groups, int ng,
+                       int p, pf_coll_pattern *pat, pf_coll_result *res) {
+  return collective_on(c->sc, &c->topo, kind, algo, bytes, groups, ng, p, pat, res);
+}
+
+/* ---------- groups ---------- */
+
+int pf_dp_groups(const pf_scenario *sc, int stage, int **gpus, int *ngroups, int *size) {
+  const pf_plan *p = &sc->plan;
+  int n = p->dp * p->cp;
+  int *g = malloc((size_t)p->tp * n * sizeof *g);
+  if (!g) return pf_error_set(PF_ENOMEM, "out of memory");
+  for (int t = 0; t < p->tp; t++) {
+    int k = 0;
+    for (int d = 0; d < p->dp; d++)
+      for (int c = 0; c < p->cp; c++) g[t * n + k++] = pf_plan_rank(p, t, c, d, stage);
+  }
+  *gpus = g;
+  *ngroups = p->tp;
+  *size = n;
+  return 0;
+}
+
+int pf_comm_tp_groups(const pf_scenario *sc, int **gpus, int *ngroups) {
+  const pf_plan *p = &sc->plan;
+  int ng = p->cp * p->dp * p->pp, k = 0;
+  int *g = malloc((size_t)ng * p->tp * sizeof *g);
+  if (!g) return pf_error_set(PF_ENOMEM, "out of memory");
+  for (int s = 0; s < p->pp; s++)
+    for (int d = 0; d < p->dp; d++)
+      for (int c = 0; c < p->cp; c++)
+        for (int t = 0; t < p->tp; t++) g[k++] = pf_plan_rank(p, t, c, d, s);
+  *gpus = g;
+  *ngroups = ng;
+  return 0;
+}
+
+int pf_comm_cp_groups(const pf_scenario *sc, int **gpus, int *ngroups) {
+  const pf_plan *p = &sc->plan;
+  int ng = p->tp * p->dp * p->pp, k = 0;
+  int *g = malloc((size_t)ng * p->cp * sizeof *g);
+  if (!g) return pf_error_set(PF_ENOMEM, "out of memory");
+  for (int s = 0; s < p->pp; s++)
+    for (int d = 0; d < p->dp; d++)
+      for (int t = 0; t < p->tp; t++)
+        for (int c = 0; c < p->cp; c++) g[k++] = pf_plan_rank(p, t, c, d, s);
+  *gpus = g;
+  *ngroups = ng;
+  return 0;
+}
+
+/* Groups that never leave a node do not contend with each other: price one. */
+static int one_node(const pf_topology *t, const int *G, int p) {
+  for (int i = 1; i < p; i++)
+    if (pf_topology_node_of(t, G[i]) != pf_topology_node_of(t, G[0])) return 0;
+  return 1;
+}
+
+/* ---------- tensor and context parallelism ---------- */
+
+typedef struct tp_costs {
+  pf_coll_result ar, ag, rs, small;
+} tp_costs;
+
+static void account(pf_stage_comm *o, const pf_coll_result *r, double times) {
+  o->fabric_bytes += times * r->fabric_bytes;
+  o->nic_bytes += times * r->nic_bytes;
+  o->busy_s += times * r->time_s;
+  o->inter |= r->inter;
+}
+
+/* One collective under a GEMM: its exposed part plus what the hidden part costs the GEMM (*hid += hidden). */
+static double overlapped(const pf_comm *c, double comm, double gemm, double *hid) {
+  double h = fmin(comm, gemm);
+  *hid += h;
+  return comm - h + h * c->sm_share;
+}
+
+static int tp_prices(const pf_comm *c, double buf, double small, tp_costs *tc) {
+  const pf_scenario *sc = c->sc;
+  int *G, ng, rc;
+  if ((rc = pf_comm_tp_groups(sc, &G, &ng)) < 0) return rc;
+  int p = sc->plan.tp;
+  if (one_node(&c->topo, G, p)) ng = 1;
+  if ((rc = pf_comm_collective(c, PF_ALLREDUCE, PF_COLL_AUTO, buf, G, ng, p, NULL, &tc->ar)) == 0 &&
+      (rc = pf_comm_collective(c, PF_ALLGATHER, PF_COLL_AUTO, buf, G, ng, p, NULL, &tc->ag)) == 0 &&
+      (rc = pf_comm_collective(c, PF_REDUCE_SCATTER, PF_COLL_AUTO, buf, G, ng, p, NULL, &tc->rs)) == 0)
+    rc = pf_comm_collective(c, PF_ALLREDUCE, PF_COLL_AUTO, small, G, ng, p, NULL, &tc->small);
+  free(G);
+  return rc;
+}
+
+/* Achieved FLOP/s of the stage's compute-bound kernels, to turn GEMM FLOPs into time. */
+static double gemm_rate(const pf_scenario *sc, const pf_stage_work *w) {
+  if (w->fwd.flops > 0 && w->fwd.limit_s[PF_LIMIT_COMPUTE] > 0) return w->fwd.flops / w->fwd.limit_s[PF_LIMIT_COMPUTE];
+  double peak = pf_kernel_peak(&sc->machine.dev, sc->precision);
+  return peak > 0 ? peak * sc->machine.dev.gemm_eff : 1e12;
+}
+
+static void tp_layer(const pf_comm *c, const pf_stage_work *w, const tp_costs *tc, int lps, pf_stage_comm *o) {
+  const pf_scenario *sc = c->sc;
+  const pf_plan *p = &sc->plan;
+  const pf_workload *wl = &sc->workload;
+  int full = p->recompute == PF_RECOMPUTE_FULL;
+  double fwd, bwd;
+  if (!p->sp) {
+    fwd = 2 * tc->ar.time_s;
+    bwd = 2 * tc->ar.time_s;
+    account(o, &tc->ar, lps * (4.0 + (full ? 2 : 0)));
+  } else if (!p->tp_comm_overlap) {
+    fwd = 2 * (tc->ag.time_s + tc->rs.time_s);
+    bwd = fwd;
+    account(o, &tc->ag, lps * (4.0 + (full ? 2 : 0)));
+    account(o, &tc->rs, lps * (4.0 + (full ? 2 : 0)));
+  } else {
+    /* GEMM budgets: QKV and FC1 consume the gathers, projection and FC2 produce the scatters */
+    double M = p->mbs * (double)wl->seq / p->cp, h = wl->hidden, t = p->tp, rate = gemm_rate(sc, w);
+    double kv = h * wl->kv_heads / wl->heads, ff = wl->ffn_hidden;
+    double g_qkv = 2 * M * (h + 2 * kv) / t * h / rate, g_proj = 2 * M * h / t * h / rate;
+    double g_fc1 = 2 * M * (wl->swiglu ? 2 : 1) * ff / t * h / rate, g_fc2 = 2 * M * ff / t * h / rate;
+    double hf = 0, hb = 0;
+    fwd = overlapped(c, tc->ag.time_s, g_qkv, &hf) + overlapped(c, tc->rs.time_s, g_proj, &hf) +
+          overlapped(c, tc->ag.time_s, g_fc1, &hf) + overlapped(c, tc->rs.time_s, g_fc2, &hf);
+    /* backward: the same collectives under the data- and weight-gradient GEMMs of the same sizes */
+    bwd = overlapped(c, tc->ag.time_s, g_qkv, &hb) + overlapped(c, tc->rs.time_s, g_proj, &hb) +
+          overlapped(c, tc->ag.time_s, g_fc1, &hb) + overlapped(c, tc->rs.time_s, g_fc2, &hb);
+    double hid = lps * (hf + hb * (full ? 2 : 1));
+    o->tp_hidden_s += hid;
+    o->interference_s += hid * c->sm_share;
+    account(o, &tc->ag, lps * (4.0 + (full ? 2 : 0)));
+    account(o, &tc->rs, lps * (4.0 + (full ? 2 : 0)));
+  }
+  o->tp_fwd_s += lps * fwd;
+  o->tp_bwd_s += lps * bwd * (full ? 2 : 1);
+}
+
+/* The ends: vocabulary-parallel embedding (stage 0), output layer and cross entropy (last stage). */
+static void tp_ends(const pf_comm *c, int stage, const tp_costs *tc, pf_stage_comm *o) {
+  const pf_plan *p = &c->sc->plan;
+  if (stage == 0) {
+    o->tp_fwd_s += p->sp ? tc->rs.time_s : tc->ar.time_s;
+    account(o, p->sp ? &tc->rs : &tc->ar, 1);
+    if (p->sp) { o->tp_bwd_s += tc->ag.time_s; account(o, &tc->ag, 1); }
+  }
+  if (stage == p->pp - 1) {
+    if (p->sp) { o->tp_fwd_s += tc->ag.time_s; account(o, &tc->ag, 1); }
+    o->tp_fwd_s += 3 * tc->small.time_s;
+    account(o, &tc->small, 3);
+    o->tp_bwd_s += p->sp ? tc->rs.time_s : tc->ar.time_s;
+    account(o, p->sp ? &tc->rs : &tc->ar, 1);
+  }
+}
+
+/* Ring attention: CP-1 exchanges of K and V per layer forward, of K, V and their gradients backward. */
+static int cp_layer(const pf_comm *c, const pf_stage_work *w, int lps, pf_stage_comm *o) {
+  const pf_scenario *sc = c->sc;
+  const pf_plan *p = &sc->plan;
+  const pf_workload *wl = &sc->workload;
+  double sl = (double)wl->seq / p->cp, el = pf_precision_bytes(sc->precision);
+  double kvh = (double)wl->hidden * wl->kv_heads / wl->heads / (wl->kv_heads >= p->tp ? p->tp : wl->kv_heads);
+  double kv = 2 * p->mbs * sl * kvh * el;
+  int *G, ng, rc;
+  if ((rc = pf_comm_cp_groups(sc, &G, &ng)) < 0) return rc;
+  pf_coll_result r;
+  if (one_node(&c->topo, G, p->cp)) ng = 1;
+  rc = pf_comm_collective(c, PF_SENDRECV, PF_COLL_AUTO, kv, G, ng, p->cp, NULL, &r);
+  free(G);
+  if (rc < 0) return rc;
+  double steps = p->cp - 1;
+  double attn = 4.0 * p->mbs * sl * wl->seq * wl->hidden / p->tp / gemm_rate(sc, w) * (p->cp - 1) / p->cp;
+  double f = steps * r.time_s, b = 2 * steps * r.time_s;
+  double hf = fmin(f, attn), hb = fmin(b, 2 * attn);
+  o->cp_hidden_s += lps * (hf + hb);
+  o->interference_s += lps * (hf + hb) * c->sm_share;
+  o->tp_fwd_s += lps * (f - hf + hf * c->sm_share);
+  o->tp_bwd_s += lps * (b - hb + hb * c->sm_share);
+  account(o, &r, lps * 3 * steps);
+  return 0;
+}
+
+int pf_comm_stage(const pf_comm *c, int stage, pf_stage_work *w, pf_stage_comm *o) {
+  const pf_scenario *sc = c->sc;
+  const pf_plan *p = &sc->plan;
+  const pf_workload *wl = &sc->workload;
+  memset(o, 0, sizeof *o);
+  o->tp_algo = PF_COLL_RING;
+  o->tp_proto = PF_PROTO_SIMPLE;
+  w->fwd_tp_s = w->bwd_tp_s = 0;
+  if (wl->kind != PF_WL_TRANSFORMER) return 0;
+  double el = pf_precision_bytes(sc->precision), sl = (double)wl->seq / p->cp;
+  double buf = p->mbs * sl * wl->hidden * el;
+  w->p2p_bytes = buf / p->tp; /* Megatron scatters the activation over TP for the send */
+  int lps = wl->layers / p->pp, rc;
+  if (p->tp > 1) {
+    tp_costs tc;
+    if ((rc = tp_prices(c, buf, 3 * p->mbs * sl * 4.0, &tc)) < 0) return rc;
+    tp_layer(c, w, &tc, lps, o);
+    tp_ends(c, stage, &tc, o);
+    const pf_coll_result *main = p->sp ? &tc.ag : &tc.ar;
+    o->tp_algo = main->algo;
+    o->tp_proto = main->proto;
+  }
+  if (p->cp > 1 && (rc = cp_layer(c, w, lps, o)) < 0) return rc;
+  w->fwd_tp_s = o->tp_fwd_s;
+  w->bwd_tp_s = o->tp_bwd_s;
+  return 0;
+}
+
+/* ---------- pipeline P2P ---------- */
+
+int pf_pipeline_net(const pf_scenario *sc, const pf_topology *t, pf_pipe_net *net) {
+  const pf_plan *p = &sc->plan;
+  int P = p->pp;
+  memset(net, 0, sizeof *net);
+  if (sc->free_p2p || P < 2) {
+    for (int s = 0; s < P && s < PF_MAXSTAGE; s++) { net->bw_Bps[s] = 1e18; net->lat_s[s] = 0; }
+    return 0;
+  }
+  int nflows = p->tp * p->cp * p->dp;
+  int *cnt = calloc((size_t)(t->nlinks > 0 ? t->nlinks : 1), sizeof *cnt);
+  pf_route *rt = malloc((size_t)nflows * sizeof *rt);
+  if (!cnt || !rt) { free(cnt); free(rt); return pf_error_set(PF_ENOMEM, "out of memory"); }
+  for (int s = 0; s < P; s++) {
+    int nx = (s + 1) % P, f = 0;
+    for (int d = 0; d < p->dp; d++)
+      for (int c = 0; c < p->cp; c++)
+        for (int tp = 0; tp < p->tp; tp++, f++) {
+          pf_topology_route(t, pf_plan_rank(p, tp, c, d, s), pf_plan_rank(p, tp, c, d, nx), &rt[f]);
+          for (int k = 0; k < rt[f].n; k++) cnt[rt[f].link[k]]++;
+        }
+    double bw = INFINITY, lat = 0;
+    for (f = 0; f < nflows; f++) {
+      for (int k = 0; k < rt[f].n; k++) {
+        int l = rt[f].link[k];
+        bw = fmin(bw, t->links[l].bw_Bps / cnt[l]);
+      }
+      lat = fmax(lat, rt[f].lat_s);
+    }
+    for (f = 0; f < nflows; f++)
+      for (int k = 0; k < rt[f].n; k++) cnt[rt[f].link[k]] = 0;
+    net->bw_Bps[s] = isfinite(bw) ? bw : 1e18;
+    net->lat_s[s] = lat;
+  }
+  free(cnt);
+  free(rt);
+  /* Megatron's scatter-gather P2P (no SP): the receiver all-gathers the TP pieces over its TP group */
+  if (p->tp > 1 && !p->sp) {
+    int *G, ng, rc;
+    if ((rc = pf_comm_tp_groups(sc, &G, &ng)) < 0) return rc;
+    if (one_node(t, G, p->tp)) ng = 1;
+    pf_coll_result r;
+    double buf = sc->workload.seq * (double)p->mbs * sc->workload.hidden * pf_precision_bytes(sc->precision) / p->cp;
+    rc = collective_on(sc, t, PF_ALLGATHER, PF_COLL_AUTO, buf, G, ng, p->tp, NULL, &r);
+    free(G);
+    if (rc < 0) return rc;
+    net->recv_s = r.time_s;
+  }
+  return 0;
+}
+
+/* ---------- data parallelism and tied embeddings ---------- */
+
+int pf_dp_collective_pattern(const pf_scenario *sc, const pf_topology *t, pf_coll_kind kind, double bytes, int stage,
+                             pf_coll_pattern *pat, pf_coll_result *info) {
+  memset(pat, 0, sizeof *pat);
+  int *G, ng, p, rc;
+  if ((rc = pf_dp_groups(sc, stage, &G, &ng, &p)) < 0) return rc;
+  rc = collective_on(sc, t, kind, sc->collective, bytes, G, ng, p, pat, info);
+  free(G);
+  return rc;
+}
+
+int pf_comm_embedding(const pf_comm *c, double bytes, pf_coll_pattern *pat, pf_coll_result *res) {
+  const pf_plan *p = &c->sc->plan;
+  int npairs = p->tp * p->cp * p->dp;
+  int *pairs = malloc((size_t)2 * npairs * sizeof *pairs);
+  if (!pairs) return pf_error_set(PF_ENOMEM, "out of memory");
+  int k = 0;
+  for (int d = 0; d < p->dp; d++)
+    for (int cc = 0; cc < p->cp; cc++)
+      for (int t = 0; t < p->tp; t++, k++) {
+        pairs[2 * k] = pf_plan_rank(p, t, cc, d, 0);
+        pairs[2 * k + 1] = pf_plan_rank(p, t, cc, d, p->pp - 1);
+      }
+  int rc = pf_comm_collective(c, PF_ALLREDUCE, PF_COLL_AUTO, bytes, pairs, npairs, 2, pat, res);
+  free(pairs);
+  return rc;
+}

@@ -1,0 +1,127 @@
+/* comm.h - the communication module's front door: every byte a training
+ * step moves between GPUs is priced here (DESIGN 5.3).
+ *
+ * Layers, one concern per file:
+ *   topology.c              links, capacities, placement (topology.h)
+ *   toproute.c, topoxml.c   routes; the same as SimGrid platform XML
+ *   collective.c            algorithms as flow patterns (collective.h)
+ *   collcost.c              pattern cost with contention, overlap in time
+ *   ccl.c                   the library: protocols, latencies, measured
+ *                           efficiencies, the tuner's choice (ccl.h)
+ *   comm.c                  this file's functions: which groups talk, how
+ *                           much, and what overlap hides (TP/SP, CP, PP,
+ *                           embedding, DP patterns)
+ *   dpsync.c                the gradient / parameter synchronisation of an
+ *                           iteration in time (buckets, overlap; dpsync.h)
+ *
+ * Every group is given by its ranks; the topology turns ranks into nodes,
+ * GPUs and NIC rails (placement and rank order are inputs: --placement,
+ * --rank-order), and the collective is priced over the links that placement
+ * uses, with the contention of every group that runs at the same time.
+ * Formulas and sources: docs/communication.md.
+ */
+#ifndef PREFLIGHT_COMM_H
+#define PREFLIGHT_COMM_H
+
+#include "ccl.h"
+#include "collective.h"
+#include "compute/compute.h"
+#include "topology.h"
+
+/* The job's communication environment. */
+typedef struct pf_comm {
+  const pf_scenario *sc;   /* borrowed */
+  pf_topology topo;        /* owned */
+  double sm_share;         /* share of the GPU's compute units a running collective kernel holds */
+} pf_comm;
+
+/* Build the topology of sc's job (placement, seed, fit overlay's comm
+ * efficiency).  Free with pf_comm_free().  PF_EINVAL, PF_ENOMEM. */
+int pf_comm_init(const pf_scenario *sc, pf_comm *c);
+void pf_comm_free(pf_comm *c);
+
+/* One collective call over ngroups concurrent groups of p ranks (members in
+ * ring order): the algorithm algo (PF_COLL_AUTO: the library's tuner) and the
+ * scenario's --coll-proto.  pat (may be NULL) keeps the pattern (caller
+ * frees with pf_coll_pattern_free()). */
+int pf_comm_collective(const pf_comm *c, pf_coll_kind kind, pf_coll_algo algo, double bytes, const int *groups, int ng,
+                       int p, pf_coll_pattern *pat, pf_coll_result *res);
+
+/* Groups, as malloc'ed rank arrays (caller frees): the data-parallel groups
+ * of pipeline stage `stage` (one per TP rank, members the DP x CP ranks in
+ * rank order; Megatron reduces gradients over DP x CP); all TP groups of the
+ * job; all CP groups of the job. */
+int pf_dp_groups(const pf_scenario *sc, int stage, int **gpus, int *ngroups, int *size);
+int pf_comm_tp_groups(const pf_scenario *sc, int **gpus, int *ngroups);
+int pf_comm_cp_groups(const pf_scenario *sc, int **gpus, int *ngroups);
+
+/* What tensor and context parallelism cost one GPU of a stage per
+ * microbatch. */
+typedef struct pf_stage_comm {
+  double tp_fwd_s, tp_bwd_s;   /* exposed TP/SP and CP time, forward / backward (incl. interference) */
+  double tp_hidden_s;          /* TP time hidden behind GEMMs (--tp-comm-overlap) */
+  double cp_hidden_s;          /* CP exchange hidden behind the attention core */
+  double interference_s;       /* compute slowed by the overlapped comm kernels (part of tp_fwd_s + tp_bwd_s) */
+  double busy_s;               /* time communication kernels run (exposed + hidden) */
+  double fabric_bytes, nic_bytes; /* bytes this GPU sends over the node fabric / out of the node */
+  int inter;                   /* the TP (or CP) group spans nodes */
+  pf_coll_algo tp_algo;
+  pf_coll_proto tp_proto;
+} pf_stage_comm;
+
+/* Price the TP/SP (and CP) collectives of stage s and fill w->fwd_tp_s,
+ * w->bwd_tp_s (exposed) and w->p2p_bytes; *out gets the detail. */
+int pf_comm_stage(const pf_comm *c, int stage, pf_stage_work *w, pf_stage_comm *out);
+
+/* The data-parallel collective of stage `stage` (reduce-scatter / all-reduce
+ * of gradients, all-gather of parameters) with the scenario's --coll-algo. */
+int pf_dp_collective_pattern(const pf_scenario *sc, const pf_topology *t, pf_coll_kind kind, double bytes, int stage,
+                             pf_coll_pattern *pat, pf_coll_result *info);
+
+/* The tied-embedding all-reduce between the first and the last stage. */
+int pf_comm_embedding(const pf_comm *c, double bytes, pf_coll_pattern *pat, pf_coll_result *res);
+
+/* One collective alone on `nodes` nodes with `gpn` GPUs each (local GPUs
+ * 0..gpn-1), ranks node by node: what nccl-tests / rccl-tests measure
+ * (`preflight collective`, collective validation rows; collbench.c). */
+typedef struct pf_coll_bench {
+  pf_topology topo;        /* owned */
+  int nodes, gpn, ranks;
+  int *group;              /* owned: the ranks' GPUs */
+} pf_coll_bench;
+
+/* PF_EINVAL when nodes or gpn do not fit the machine. */
+int pf_coll_bench_init(const pf_machine *m, int nodes, int gpn, pf_placement pl, unsigned long seed,
+                       pf_coll_bench *b);
+/* bytes as nccl-tests' "size" column: all-reduce and reduce-scatter the
+ * input of a rank, all-gather its output, all-to-all the data a rank sends,
+ * send/receive the message. */
+int pf_coll_bench_run(const pf_coll_bench *b, pf_coll_kind kind, pf_coll_algo algo, pf_coll_proto proto, double bytes,
+                      pf_coll_result *res);
+void pf_coll_bench_free(pf_coll_bench *b);
+
+/* Share of the compute units a collective kernel occupies while it runs
+ * (its CTAs over the device's SMs / CUs; docs/communication.md 6). */
+double pf_comm_sm_share(const pf_machine *m);
+
+#define PF_MAXSTAGE 1024 /* pipeline stages at most */
+
+/* The P2P network as the pipeline sees it.  Boundary s carries stage s ->
+ * s+1 (index pp-1: the last stage back to the first, for the interleaved
+ * schedule's next chunk).  All TP x CP x DP sends of a boundary run at once,
+ * so bw_Bps[s] is the smallest, over those flows, of min over the flow's
+ * route of capacity / flows on that link (pf_topology routes), and lat_s[s]
+ * the largest route latency.  recv_s is the receiver's work after each
+ * receive: the TP all-gather of Megatron's scatter-gather P2P optimisation
+ * (TP > 1 without sequence parallelism); 0 otherwise. */
+typedef struct pf_pipe_net {
+  double bw_Bps[PF_MAXSTAGE];
+  double lat_s[PF_MAXSTAGE];
+  double recv_s;
+} pf_pipe_net;
+
+/* Fill net for sc's placement on topology t (free transfers when
+ * sc->free_p2p).  PF_ENOMEM. */
+int pf_pipeline_net(const pf_scenario *sc, const pf_topology *t, pf_pipe_net *net);
+
+#endif

@@ -1,0 +1,158 @@
+/* topology.h - the machine's links and routes, built in C from the machine
+ * file and the job's node allocation (part of the communication module, see
+ * comm.h).
+ *
+ * Every GPU of the job is an endpoint; every link is DIRECTED (one per
+ * direction, as InfiniBand, Slingshot, NVLink and Infinity Fabric are full
+ * duplex) with a capacity in B/s (the achievable share of the line rate, one
+ * table in topology.c) and a latency.  Besides the GPUs there are virtual
+ * endpoints where collectives reduce in the network: one per node for the
+ * NVSwitch (NVLink SHARP, "NVLS"), and one per node and NIC rail for the
+ * first network switch (InfiniBand SHARP / CollNet).
+ *
+ * Placement: the job's node j sits on the partition's node slot[j] (in the
+ * order the network numbers its endpoints): contiguous (slot[j] = j) or
+ * scattered by a seeded draw over the whole partition (a busy machine), kept
+ * in ascending order as Slurm's host list is.  Rank r of the job runs on job
+ * node r / GPUs-per-node, local GPU r % GPUs-per-node (block distribution).
+ *
+ * Inside a node: NVLink/Infinity Fabric/Xe Link meshes are a per-GPU port
+ * (all its links together) plus one link per GPU pair; an NVSwitch or a PCIe
+ * switch is a per-GPU port up and down; PCIe cards joined by NVLink bridges
+ * (JURECA-DC H100) add a bridge link between the GPUs of a bridged group.
+ * NICs: GPU l of a node is closest to NIC affinity[l] (machine file, default
+ * l x NICs / GPUs); several NICs per GPU are bonded into one.  With NCCL's PXN
+ * (NCCL >= 2.12) a transfer to another node leaves through the NIC of the
+ * destination's rail, reached over the node's fabric when it is not the
+ * sender's own; without PXN each side uses its own NIC.
+ * Networks: fat tree (2 or 3 levels, leaf and core taper, rail-optimised
+ * leaves, static D-mod-k routing on leaf-ordered endpoint numbers), dragonfly
+ * (Slingshot), dragonfly+ (leaf-spine groups joined at the spines), with
+ * minimal or adaptive (UGAL-like) routing between groups, 3-D torus, and a
+ * single switch.  Formulas and sources: docs/engine.md "Topology" and
+ * docs/communication.md.
+ *
+ * Routes are computed on demand in O(hops), so the layer works at 25,000
+ * GPUs; small instances can be written as SimGrid platform XML with explicit
+ * routes (topoxml.c).
+ */
+#ifndef PREFLIGHT_TOPOLOGY_H
+#define PREFLIGHT_TOPOLOGY_H
+
+#include "machine/machine.h"
+#include "job/job.h"
+
+#include <stdio.h>
+
+typedef enum {
+  PF_LINK_PORT_UP,    /* GPU -> intra-node fabric (all its fabric links) */
+  PF_LINK_PORT_DOWN,  /* intra-node fabric -> GPU */
+  PF_LINK_PAIR,       /* direct GPU -> GPU link group of a mesh, or an NVLink bridge */
+  PF_LINK_NIC_UP,     /* NIC -> first switch */
+  PF_LINK_NIC_DOWN,   /* last switch -> NIC */
+  PF_LINK_UP,         /* fat tree / dragonfly+: towards the spines / core */
+  PF_LINK_DOWN,       /* fat tree / dragonfly+: towards the leaves */
+  PF_LINK_LOCAL,      /* dragonfly: a switch's ports into its group (out or in) */
+  PF_LINK_GLOBAL,     /* dragonfly(+): a switch's global ports, or a group pair */
+  PF_LINK_TORUS,      /* torus neighbour link */
+  PF_LINK_NKINDS
+} pf_link_kind;
+
+typedef struct pf_link {
+  double bw_Bps;       /* achievable capacity in this direction; 0 = unused slot */
+  double lat_s;        /* latency added by traversing it (switch or NIC share) */
+  int kind;            /* pf_link_kind */
+} pf_link;
+
+#define PF_ROUTE_MAX 64
+
+typedef struct pf_route {
+  int n;                    /* links on the route */
+  int link[PF_ROUTE_MAX];   /* link ids, in order */
+  double lat_s;             /* sum of the links' latencies */
+  int inter;                /* 1 when the route leaves the node (the network), else 0 */
+} pf_route;
+
+typedef struct pf_topology {
+  pf_topology_kind kind;
+  pf_fabric_kind fabric;
+  int nodes, gpn, gpus;     /* job's nodes, GPUs per node, GPUs */
+  int nics;                 /* NICs per node as routed (bonded when > GPUs per node) */
+  int phys_nics;            /* NIC ports per node in the machine file */
+  int nlinks;
+  pf_link *links;           /* owned */
+  int *slot;                /* owned: partition node slot of each job node (ascending) */
+  int span;                 /* largest slot + 1: the part of the network the layout covers */
+  int affinity[PF_MAX_GPN]; /* routed NIC of each local GPU */
+  int rail_gpu[PF_MAX_GPN]; /* first local GPU on each routed NIC (PXN proxy) */
+  int pxn;                  /* inter-node transfers use the destination's rail (NCCL PXN) */
+  int adaptive;             /* adaptive routing between dragonfly groups */
+  int nvls;                 /* the NVSwitch reduces (NVLink SHARP) */
+  double nvls_scale;        /* NVLS traffic's share of the port line rate over the NVLink share (<= 1) */
+  int innet;                /* the first switch reduces (InfiniBand SHARP, CollNet) */
+  /* the collective library of the machine (ccl.c) */
+  pf_ccl_lib lib;
+  int ll128;                /* the library runs the LL128 protocol on this device */
+  int neff;
+  pf_ccl_eff eff[PF_CCL_MAX_EFF]; /* measured library efficiencies (machine file) */
+  /* layout (private to topology.c) */
+  int b_pu, b_pd, b_pair, b_br, b_nu, b_nd, b_net;
+  int mesh;                 /* intra-node links are a mesh (pair links) */
+  int bridge;               /* GPUs per NVLink-bridged group (0: none) */
+  int E, U, C, leaves, lpp, pods, lpr; /* fat tree */
+  int S, eps, groups_total, ngroups, nsw; /* dragonfly(+): switches/leaves per group, endpoints per switch */
+  int K;                    /* dragonfly+: spines per group */
+  int dims[3];              /* torus */
+  int b_lu, b_ld, b_au, b_ad, b_lo, b_li, b_go, b_gi, b_gp;
+  /* per-link scratch of collcost.c, allocated on first use and kept zero between uses (owned; a topology
+   * is used by one thread at a time) */
+  double *scratch_acc;
+  int *scratch_cnt, *scratch_touched;
+} pf_topology;
+
+/* Build the links of a job of `nodes` nodes of machine m placed as pl (seed
+ * for the scattered draw); capacities are multiplied by bw_scale (the fit
+ * overlay's comm efficiency, 1 = none).  Free with pf_topology_free().
+ * PF_EINVAL for impossible shapes, PF_ENOMEM. */
+int pf_topology_build_placed(const pf_machine *m, int nodes, pf_placement pl, unsigned long seed, double bw_scale,
+                             pf_topology *t);
+/* Contiguous placement. */
+int pf_topology_build(const pf_machine *m, int nodes, double bw_scale, pf_topology *t);
+void pf_topology_free(pf_topology *t);
+
+/* Endpoints: GPUs 0..gpus-1, then one NVSwitch endpoint per node, then one
+ * in-network endpoint per node and routed NIC. */
+static inline int pf_topology_endpoints(const pf_topology *t) { return t->gpus + t->nodes + t->nodes * t->nics; }
+static inline int pf_topology_switch_ep(const pf_topology *t, int node) { return t->gpus + node; }
+static inline int pf_topology_net_ep(const pf_topology *t, int node, int rail) {
+  return t->gpus + t->nodes + node * t->nics + rail;
+}
+
+/* Route from endpoint a to endpoint b; r->n = 0 when a == b.  GPU to GPU
+ * on one node: the fabric; on different nodes: PXN hop (if any), NIC,
+ * network, NIC.  GPU <-> its node's NVSwitch endpoint: its port; GPU of rail
+ * k <-> its node's in-network endpoint k: the NIC link. */
+void pf_topology_route(const pf_topology *t, int a, int b, pf_route *r);
+
+/* Smallest capacity on the route (infinity for an empty route). */
+double pf_route_bw(const pf_topology *t, const pf_route *r);
+
+static inline int pf_topology_node_of(const pf_topology *t, int gpu) { return gpu / t->gpn; }
+static inline int pf_topology_rail_of(const pf_topology *t, int gpu) { return t->affinity[gpu % t->gpn]; }
+
+/* "nic_up", "local", ...; static. */
+const char *pf_link_kind_name(int kind);
+
+/* Achievable share of the line rate of an intra-node fabric (the one table;
+ * sources in topology.c and docs/communication.md). */
+double pf_fabric_efficiency(pf_fabric_kind k);
+
+/* SimGrid platform XML (DTD 4.1): one host "g<i>" per endpoint used at
+ * host_flops, the links as SHARED one-direction links "l<id>", and a
+ * Full-routing zone with one explicit route per (src, dst) pair in
+ * pairs[2k], pairs[2k+1] (every ordered GPU pair when pairs == NULL: only for
+ * small jobs).  Only links that some route uses are written, and only the
+ * virtual endpoints some pair names.  Returns 0 or PF_EIO / PF_ENOMEM. */
+int pf_topology_write_xml(const pf_topology *t, FILE *f, const int *pairs, long npairs, double host_flops);
+
+#endif

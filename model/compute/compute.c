@@ -1,0 +1,272 @@
+/* compute.c - time of the work on one GPU: the kernels of each layer kind,
+ * priced and laid on the host/GPU timeline by kernel.c.
+ *
+ * A transformer layer is the list of GEMMs of Megatron-LM's layer with shapes
+ * divided by TP (Narayanan et al. SC21, section 3.2), plus the memory-bound
+ * element-wise kernels between them (norms, bias-dropout-add, activation,
+ * softmax) whose bytes follow the activation sizes of Korthikanti et al. 2023.
+ * Backward costs two GEMMs (data and weight gradient) per forward GEMM and
+ * twice the element-wise traffic.  Recomputation re-runs the attention core
+ * (selective) or the whole forward (full) inside backward.
+ *
+ * Defaults for efficiencies live in the device files, each with its source:
+ * gemm_eff from measured BF16 GEMM shares (MAMF; research notes 2.5), hbm_eff
+ * from stream benchmarks.
+ */
+#include "compute.h"
+
+#include "kernel.h"
+#include "workload/workload.h"
+
+#include <math.h>
+#include <string.h>
+
+/* ---- kernel lists of one layer ---- */
+
+static int gemm(pf_kernel_list *l, const pf_scenario *sc, const char *name, double m, double n, double k,
+                double batch) {
+  pf_kernel x = {.kind = PF_KERNEL_GEMM, .name = name, .prec = sc->precision, .layout = PF_GEMM_NN,
+                 .m = m, .n = n, .k = k, .batch = batch, .host_ops = 1};
+  return pf_kernel_list_add(l, &x);
+}
+
+static int mem(pf_kernel_list *l, const char *name, double bytes) {
+  pf_kernel x = {.kind = PF_KERNEL_MEMORY, .name = name, .bytes = bytes, .host_ops = 1};
+  return pf_kernel_list_add(l, &x);
+}
+
+/* Forward kernels of one transformer layer (one microbatch) into *f, the
+ * attention core into *core (so selective recomputation can repeat it). */
+static int layer_forward(const pf_scenario *sc, pf_kernel_list *f, pf_kernel_list *core) {
+  const pf_workload *w = &sc->workload;
+  const pf_plan *p = &sc->plan;
+  double b = p->mbs, t = p->tp, c = p->cp;
+  double s = w->seq, sl = s / c, h = w->hidden, a = w->heads, dh = h / a;
+  double kv = h * w->kv_heads / w->heads, ff = w->ffn_hidden;
+  double M = b * sl;
+  double el = pf_precision_bytes(sc->precision);
+  double x = b * sl * h / (p->sp ? t : 1.0);        /* elements of the replicated-or-split hidden state */
+  double y = b * sl * ff / t;                       /* elements of the MLP intermediate */
+  int rc = 0;
+  rc |= gemm(f, sc, "qkv", M, (h + 2 * kv) / t, h, 1);
+  rc |= gemm(f, sc, "proj", M, h, h / t, 1);
+  rc |= gemm(f, sc, "fc1", M, (w->swiglu ? 2 : 1) * ff / t, h, 1); /* gate + up for SwiGLU */
+  rc |= gemm(f, sc, "fc2", M, h, ff / t, 1);
+  /* norms (read + write), two bias-dropout-add (read 2, write 1 + mask), activation, rotary on q and k */
+  rc |= mem(f, "norm1", 2 * el * x);
+  rc |= mem(f, "norm2", 2 * el * x);
+  rc |= mem(f, "bias-dropout-add1", (3 * el + 1) * x);
+  rc |= mem(f, "bias-dropout-add2", (3 * el + 1) * x);
+  rc |= mem(f, "activation", (w->swiglu ? 3.0 : 2.0) * el * y);
+  rc |= mem(f, "rotary", w->learned_pos ? 0.0 : 2 * el * (b * sl * (h + kv) / t));
+  rc |= mem(f, "bias", 0.0);
+
+  /* attention core over a/t heads: scores, softmax, dropout, weighted sum */
+  double heads = a / t;
+  if (p->flash_attn) {
+    pf_kernel fa = {.kind = PF_KERNEL_ATTENTION, .name = "flash-attention", .prec = sc->precision,
+                    .m = sl, .n = s, .k = dh, .batch = b * heads, .host_ops = 1};
+    rc |= pf_kernel_list_add(core, &fa);
+  } else {
+    double z = b * heads * sl * s;
+    rc |= gemm(core, sc, "scores", sl, s, dh, b * heads);
+    rc |= gemm(core, sc, "context", sl, dh, s, b * heads);
+    rc |= mem(core, "scale-mask-softmax", z * (4 * el + 1));
+    rc |= mem(core, "attention-dropout", z * 2 * el);
+  }
+  return rc;
+}
+
+/* The same kernels, each run `times` as often (backward: 2 x forward). */
+static int repeat_into(pf_kernel_list *dst, const pf_kernel_list *src, double times) {
+  int rc = 0;
+  for (int i = 0; i < src->n; i++) {
+    pf_kernel k = src->k[i];
+    k.count = (k.count > 0 ? k.count : 1.0) * times;
+    rc |= pf_kernel_list_add(dst, &k);
+  }
+  return rc;
+}
+
+/* Time of a kernel list run `repeat` times, with the step's totals added to *acc. */
+static double run_list(const pf_kernel_env *env, const pf_kernel_list *l, int repeat, pf_step *acc) {
+  pf_step st;
+  memset(&st, 0, sizeof st);
+  pf_step_run(&st, env, l, repeat);
+  pf_step_append(acc, &st);
+  return pf_step_time(&st);
+}
+
+/* gemm_s, mem_s, launch_s of a step (energy.c's states). */
+static void add_states(pf_stage_work *out, const pf_step *st) {
+  out->gemm_s += st->limit_s[PF_LIMIT_COMPUTE];
+  out->mem_s += st->limit_s[PF_LIMIT_MEMORY];
+  out->launch_s += st->limit_s[PF_LIMIT_FLOOR];
+}
+
+/* Generic (--params/--flops-per-sample, no layers): FLOPs at the GEMM ceiling
+ * as for large convolutions; memory-bound traffic of about 6 passes over the
+ * kept activations (norms, activations, residual adds forward and backward)
+ * when the activation size is known; ~160 kernels per forward, three passes
+ * (a ResNet-50-sized CNN: 53 conv + BN + ReLU).  The built-in ResNet-50 is a
+ * layer list (resnet.c) priced kernel by kernel. */
+static int generic_work(const pf_scenario *sc, const pf_kernel_env *env, pf_stage_work *out) {
+  const pf_workload *w = &sc->workload;
+  const pf_plan *p = &sc->plan;
+  const pf_device *d = &sc->machine.dev;
+  double el = pf_precision_bytes(sc->precision);
+  pf_precision prec = sc->precision;
+  if (prec == PF_FP32 && d->peak_flops[PF_TF32] > 0) prec = PF_TF32; /* cuDNN allows TF32 by default */
+  double flops = w->flops_per_sample * p->mbs;
+  double act = w->act_bytes_per_sample * p->mbs * (el < 4 ? 0.5 : 1.0);
+  pf_kernel_list l = {0};
+  /* one large product at the top of the curve (shape far above gemm_half_dim) */
+  pf_kernel conv = {.kind = PF_KERNEL_GEMM, .name = "convolutions", .prec = prec, .m = 1e12, .n = 1e12, .k = 1e12,
+                    .flops = flops, .host_ops = 1};
+  pf_kernel ew = {.kind = PF_KERNEL_MEMORY, .name = "elementwise", .bytes = 6.0 * act, .host_ops = 1};
+  pf_kernel rest = {.kind = PF_KERNEL_MEMORY, .name = "other kernels", .count = 3 * 160 - 2, .host_ops = 1};
+  int rc = pf_kernel_list_add(&l, &conv);
+  if (rc == 0) rc = pf_kernel_list_add(&l, &ew);
+  if (rc == 0) rc = pf_kernel_list_add(&l, &rest);
+  pf_step st;
+  memset(&st, 0, sizeof st);
+  if (rc == 0) rc = pf_step_run(&st, env, &l, 1);
+  pf_kernel_list_free(&l);
+  if (rc < 0) return rc;
+  double tot = pf_step_time(&st);
+  out->work = st; /* fwd and bwd stay zero: comm.c reads the transformer's GEMM rate from them */
+  out->fwd_s = tot / 3.0;
+  out->bwd_s = tot * 2.0 / 3.0;
+  add_states(out, &st);
+  out->fwd_flops = flops / 3.0;
+  out->bwd_flops = flops * 2.0 / 3.0;
+  out->params = w->params;
+  return 0;
+}
+
+static int transformer_work(const pf_scenario *sc, const pf_kernel_env *env, int stage, pf_stage_work *out) {
+  const pf_workload *w = &sc->workload;
+  const pf_plan *p = &sc->plan;
+  double el = pf_precision_bytes(sc->precision);
+  int lps = w->layers / p->pp;
+  out->layers = lps;
+  pf_kernel_list lf = {0}, core = {0}, fwd = {0}, bwd = {0}, ends_f = {0}, ends_b = {0};
+  int rc = layer_forward(sc, &lf, &core);
+  rc |= repeat_into(&fwd, &lf, 1);
+  rc |= repeat_into(&fwd, &core, 1);
+  rc |= repeat_into(&bwd, &fwd, 2);
+  if (p->recompute == PF_RECOMPUTE_FULL) rc |= repeat_into(&bwd, &fwd, 1);
+  else if (p->recompute == PF_RECOMPUTE_SELECTIVE && !p->flash_attn) rc |= repeat_into(&bwd, &core, 1);
+
+  double b = p->mbs, sl = (double)w->seq / p->cp, h = w->hidden, t = p->tp;
+  double V = pf_workload_padded_vocab(w, p->tp);
+  if (stage == 0) /* embedding lookup (+ position), dropout */
+    rc |= mem(&ends_f, "embedding", 3 * el * b * sl * h / (p->sp ? t : 1) / 2) |
+          mem(&ends_f, "embedding-dropout", 3 * el * b * sl * h / (p->sp ? t : 1) / 2);
+  if (stage == p->pp - 1) { /* final norm, logits, cross-entropy in fp32 */
+    rc |= gemm(&ends_f, sc, "logits", b * sl, V / t, h, 1);
+    double bytes = 4 * el * b * sl * h / (p->sp ? t : 1) + 12.0 * b * sl * V / t;
+    rc |= mem(&ends_f, "final-norm", bytes / 3) | mem(&ends_f, "softmax", bytes / 3) |
+          mem(&ends_f, "cross-entropy", bytes / 3);
+  }
+  rc |= repeat_into(&ends_b, &ends_f, 2);
+  if (rc < 0) goto done;
+
+  pf_step fs, bs;
+  memset(&fs, 0, sizeof fs);
+  memset(&bs, 0, sizeof bs);
+  out->fwd_s = run_list(env, &fwd, lps, &fs) + run_list(env, &ends_f, 1, &fs);
+  out->bwd_s = run_list(env, &bwd, lps, &bs) + run_list(env, &ends_b, 1, &bs);
+  add_states(out, &fs);
+  add_states(out, &bs);
+  out->fwd_flops = fs.flops;
+  out->bwd_flops = bs.flops;
+  out->fwd = fs;
+  out->bwd = bs;
+
+  out->params = (lps * pf_workload_layer_params(w) + (stage == 0 ? pf_workload_embedding_params(w, p->tp) : 0) +
+                 (stage == p->pp - 1 ? pf_workload_output_params(w, p->tp) : 0)) / p->tp;
+done:
+  pf_kernel_list_free(&lf);
+  pf_kernel_list_free(&core);
+  pf_kernel_list_free(&fwd);
+  pf_kernel_list_free(&bwd);
+  pf_kernel_list_free(&ends_f);
+  pf_kernel_list_free(&ends_b);
+  return rc < 0 ? rc : 0;
+}
+
+/* ---- host dispatch per framework operator ----
+ *
+ * Eager PyTorch: Python, the dispatcher, autograd recording and
+ * cudaLaunchKernel cost the host about 10-20 us per operator on current
+ * server CPUs (Fernandez et al. 2023, "The Framework Tax", EMNLP: eager
+ * frameworks are overhead-bound below a few ms of GPU work per layer; the
+ * PyTorch CUDA-graphs blog, Nguyen et al. 2021, gives CPU launch overheads of
+ * this order as the reason to capture graphs): 12 us assumed.  TensorFlow
+ * graph mode (tf.function / Keras fit) runs the C++ executor without Python:
+ * 5 us per operator assumed.  torch.compile (Ansel et al. 2024, ASPLOS,
+ * PyTorch 2) keeps one generated wrapper call per fused kernel: 4 us assumed.
+ * CUDA/HIP graphs replay a captured step: no per-operator host cost.
+ * Megatron-LM runs eager PyTorch by default (CUDA graphs are opt-in). */
+#define HOST_EAGER_S 12e-6
+#define HOST_TF_GRAPH_S 5e-6
+#define HOST_COMPILED_S 4e-6
+
+double pf_host_op_s(const pf_scenario *sc) {
+  pf_framework fw = sc->framework != PF_FW_AUTO ? sc->framework
+                    : sc->workload.kind == PF_WL_LAYERS ? sc->workload.framework : PF_FW_AUTO;
+  double h;
+  switch (sc->host_mode) {
+  case PF_HOST_EAGER: h = HOST_EAGER_S; break;
+  case PF_HOST_GRAPHS: h = 0; break;
+  case PF_HOST_COMPILED: h = HOST_COMPILED_S; break;
+  default: h = fw == PF_FW_TENSORFLOW ? HOST_TF_GRAPH_S : HOST_EAGER_S; break;
+  }
+  /* single-process DataParallel: one interpreter dispatches every replica's operators under one lock
+   * (PyTorch documentation, "Comparison between DataParallel and DistributedDataParallel": GIL contention
+   * across threads makes DataParallel slower than DDP even on one machine) */
+  if (sc->workload.dp_impl == PF_DPIMPL_DATAPARALLEL && sc->plan.dp > 1) h *= sc->plan.dp;
+  return h;
+}
+
+int pf_stage_work_compute(const pf_scenario *sc, int stage, pf_stage_work *out) {
+  const pf_plan *p = &sc->plan;
+  const pf_machine *m = &sc->machine;
+  memset(out, 0, sizeof *out);
+  double clk = sc->clock_ratio > 0 ? sc->clock_ratio : 1.0;
+  pf_kernel_env env = {.dev = &m->dev, .host_op_s = pf_host_op_s(sc), .eff_scale = sc->compute_eff_scale,
+                       .clock_ratio = clk};
+  int rc = sc->workload.kind == PF_WL_TRANSFORMER ? transformer_work(sc, &env, stage, out)
+           : sc->workload.kind == PF_WL_LAYERS    ? pf_layers_work(sc, &env, out)
+                                                  : generic_work(sc, &env, out);
+  if (rc < 0) return rc;
+  if (out->work.busy_s <= 0) { /* any kind that lays out fwd and bwd (transformers, layer lists) */
+    out->work = out->fwd;
+    pf_step_append(&out->work, &out->bwd);
+  }
+  if (out->eval.end_s <= 0) { /* evaluation: the forward kernels, or the forward third of a FLOP count */
+    if (out->fwd.end_s > 0) {
+      out->eval = out->fwd;
+    } else {
+      out->eval = out->work;
+      pf_step_scale(&out->eval, 1.0 / 3.0);
+    }
+  }
+  /* optimizer step: Adam over the local parameter shard, ~30 B per parameter
+   * (read fp32 grad, master, m, v; write master, m, v, low-precision weight),
+   * plus the gradient-norm pass (4 B per parameter), in about 20 launches;
+   * a GAN updates its critic several times per step (opt_params). */
+  double upd = out->opt_params > 0 ? out->opt_params : out->params;
+  double shard = upd / (p->dist_opt ? (double)p->dp * p->cp : 1.0);
+  pf_kernel_env oenv = {.dev = &m->dev, .host_op_s = env.host_op_s, .eff_scale = 1, .clock_ratio = clk};
+  pf_kernel opt = {.kind = PF_KERNEL_OPTIMIZER, .name = "adam", .bytes = shard * 30.0 + upd * 4.0,
+                   .host_ops = 1};
+  pf_kernel more = {.kind = PF_KERNEL_MEMORY, .name = "optimizer launches", .count = 19, .host_ops = 1};
+  pf_step st;
+  memset(&st, 0, sizeof st);
+  if ((rc = pf_step_add(&st, &oenv, &opt)) < 0 || (rc = pf_step_add(&st, &oenv, &more)) < 0) return rc;
+  out->optimizer_s = pf_step_time(&st);
+  out->opt = st;
+  return 0;
+}

@@ -1,0 +1,47 @@
+/* compute.h - the work of one GPU per pipeline stage and microbatch: the
+ * kernels of each layer kind (compute.c), priced and laid on the host/GPU
+ * timeline by kernel.h.
+ */
+#ifndef PREFLIGHT_COMPUTE_H
+#define PREFLIGHT_COMPUTE_H
+
+#include "kernel.h"
+#include "job/job.h"
+
+typedef struct pf_stage_work {
+  double fwd_s, bwd_s;           /* per microbatch, compute only (incl. recompute in bwd) */
+  double fwd_tp_s, bwd_tp_s;     /* per microbatch, exposed TP/CP collectives (filled by comm.c) */
+  double gemm_s, mem_s, launch_s;/* breakdown of fwd+bwd compute per microbatch */
+  double fwd_flops, bwd_flops;   /* hardware FLOPs per microbatch (incl. recompute) */
+  double p2p_bytes;              /* activation bytes sent to the next stage per microbatch (comm.c) */
+  double params;                 /* parameters held by one GPU of this stage */
+  double optimizer_s;            /* optimizer step */
+  double opt_params;             /* parameter updates per iteration (0 = params; a GAN's critic steps count) */
+  int layers;
+  pf_step fwd, bwd;              /* kernel timelines of one microbatch (transformers; zero otherwise) */
+  pf_step work;                  /* fwd + bwd of one microbatch for every workload kind (the energy model's
+                                    utilisation sums; pf_stage_work_compute fills it from fwd and bwd) */
+  pf_step opt;                   /* the optimizer step */
+  pf_step eval;                  /* one forward-only pass of one microbatch (evaluation): the forward kernels of
+                                    a transformer, one forward of each network of a layer list (a GAN's critic
+                                    steps are training's), the forward third of a FLOP-count workload */
+} pf_stage_work;
+
+/* Work of pipeline stage s (0..pp-1) for one microbatch.  Returns 0 or a
+ * negative PF_E* code (a kernel the device cannot run, out of memory). */
+/* Host dispatch time per framework operator for the scenario's framework,
+ * --host-overhead mode and data-parallel implementation (compute.c). */
+double pf_host_op_s(const pf_scenario *sc);
+
+int pf_stage_work_compute(const pf_scenario *sc, int stage, pf_stage_work *w);
+
+/* Kernels of one training step of a layer-list workload on one GPU (mbs
+ * samples) priced on the host/GPU timeline; fills fwd_s, bwd_s, the
+ * compute/memory/launch split, the FLOPs, params and opt_params of *out
+ * (layerwork.c). */
+int pf_layers_work(const pf_scenario *sc, const pf_kernel_env *env, pf_stage_work *out);
+
+/* The rest of the module's public API (docs/architecture.md). */
+#include "gemm.h"
+
+#endif

@@ -1,0 +1,245 @@
+/* kernel.c - price of one kernel launch and the host/GPU step timeline (see kernel.h).
+ *
+ * Rates (docs/model.md, "Compute rates"; constants below carry their sources):
+ *  GEMM       the device's measured table or fallback curve (gemm.c).
+ *  CONV       its implicit GEMM (m = N Ho Wo, n = Cout, k = Cin kh kw) at the
+ *             GEMM rate of that shape x conv_eff (device file, sourced there).
+ *  ATTENTION  fused flash kernel: top(pass) x S(key length) x D(head dim) x
+ *             wave utilisation of its batch x heads x ceil(m/128) query blocks.
+ *             top: the device's attention_fwd / attention_bwd, else
+ *             FLASH_FWD_OF_GEMM x large-GEMM efficiency and FLASH_BWD_OF_FWD x
+ *             that: Dao (2023, FlashAttention-2) reaches up to 73 % of A100
+ *             peak forward and 63 % backward, against 86.9 % for large GEMMs
+ *             on the same part (MAMF, research notes 2.5): 0.84 and 0.86.
+ *             FLOPs: forward 4 m n k per head (two products), backward 2.5x
+ *             that (five products, the scores recomputed; Dao 2023).
+ *  MEMORY     bytes / (HBM x hbm_eff) + MEM_RAMP_S: a kernel moving B bytes
+ *             waits one memory latency before its stream runs at full rate
+ *             (Little's law: ~2 MB must be in flight to fill an H100's HBM),
+ *             so small kernels do not reach stream bandwidth.
+ *  floor      the device's kernel_launch_s: minimum GPU time of a launch
+ *             (H100: 2.84 us measured back to back, data/h100-calibrate).
+ * An fp8 kernel on a device without fp8 tensor cores is an error naming the
+ * device (it is not run at another precision's rate).
+ */
+#include "kernel.h"
+
+#include "core/core.h"
+#include "gemm.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FLASH_FWD_OF_GEMM 0.84 /* 0.73 / 0.869, FlashAttention-2 on A100 vs MAMF A100 */
+#define FLASH_BWD_OF_FWD 0.86  /* 0.63 / 0.73, FlashAttention-2 backward vs forward */
+/* assumed: throughput rises with key length and saturates beyond a few
+ * thousand tokens (FlashAttention-2, Figs. 4-7: the "up to" figures are at
+ * 8k-16k); half of the saturated rate at 512 keys, normalised at 16k. */
+#define FLASH_S_HALF 512.0
+#define FLASH_S_REF 16384.0
+/* assumed: head dim 64 runs ~10 % below 128 in the same figures; d/(d+16) normalised at 128 */
+#define FLASH_D_HALF 16.0
+#define FLASH_D_REF 128.0
+#define FLASH_BLOCK_M 128.0
+/* assumed: HBM load-to-use latency of A100/H100/MI250X-class parts is several
+ * hundred ns in pointer-chase tests (gpu-benches latency, research notes 2.2);
+ * 0.6 us of ramp per memory-bound kernel */
+#define MEM_RAMP_S 0.6e-6
+
+const char *pf_limit_name(pf_limit l) {
+  static const char *names[] = {"compute", "memory", "launch", "fixed"};
+  return l >= 0 && l < PF_LIMIT_N ? names[l] : "?";
+}
+
+double pf_kernel_peak(const pf_device *d, pf_precision p) {
+  double pk = pf_device_peak(d, p);
+  if (pk <= 0 && p != PF_FP8) pk = d->peak_flops[PF_FP16] > 0 ? d->peak_flops[PF_FP16] : d->vector_flops[PF_FP32];
+  return pk;
+}
+
+int pf_device_precision_check(const pf_device *d, pf_precision p) {
+  if (p == PF_FP8 && !(d->peak_flops[PF_FP8] > 0))
+    return pf_error_set(PF_EINVAL,
+                        "--precision fp8: %s (%s) has no FP8 tensor cores (its device file has no peak.fp8); "
+                        "use --precision bf16 or fp16 on this machine",
+                        d->id, d->name);
+  return 0;
+}
+
+double pf_mem_time(const pf_device *d, double bytes) {
+  return bytes > 0 ? bytes / (d->memory_bw_Bps * d->hbm_eff) + MEM_RAMP_S : 0.0;
+}
+
+
+double pf_attention_eff(const pf_device *d, pf_precision p, pf_pass pass, double m, double n, double dh,
+                        double batch) {
+  double fwd = d->attn_eff_fwd > 0 ? d->attn_eff_fwd : FLASH_FWD_OF_GEMM * pf_gemm_top(d, p);
+  double top = pass == PF_PASS_BWD ? (d->attn_eff_bwd > 0 ? d->attn_eff_bwd : FLASH_BWD_OF_FWD * fwd) : fwd;
+  if (p == PF_FP8 && d->attn_eff_fwd > 0 && d->gemm_eff_fp8 > 0) top *= d->gemm_eff_fp8 / d->gemm_eff;
+  double S = (n / (n + FLASH_S_HALF)) / (FLASH_S_REF / (FLASH_S_REF + FLASH_S_HALF));
+  double D = (dh / (dh + FLASH_D_HALF)) / (FLASH_D_REF / (FLASH_D_REF + FLASH_D_HALF));
+  double blocks = ceil(m / FLASH_BLOCK_M) * (batch > 0 ? batch : 1.0);
+  double util = d->units > 0 ? blocks / (ceil(blocks / d->units) * d->units) : 1.0;
+  double eff = top * fmin(S, 1.0) * D * util;
+  return eff < 1.0 ? eff : 1.0;
+}
+
+int pf_kernel_cost_eval(const pf_kernel_env *env, const pf_kernel *k, pf_kernel_cost *c) {
+  const pf_device *d = env->dev;
+  double scale = env->eff_scale > 0 ? env->eff_scale : 1.0;
+  double batch = k->batch > 0 ? k->batch : 1.0;
+  memset(c, 0, sizeof *c);
+  c->floor_s = d->kernel_launch_s;
+  switch (k->kind) {
+  case PF_KERNEL_GEMM:
+  case PF_KERNEL_CONV:
+  case PF_KERNEL_ATTENTION: {
+    double flops = pf_kernel_flops(k);
+    double peak = pf_kernel_peak(d, k->prec);
+    if (!(peak > 0))
+      return pf_error_set(PF_EINVAL, "%s (%s) has no %s tensor cores: kernel %s cannot run in %s", d->id, d->name,
+                          pf_precision_name(k->prec), k->name ? k->name : "(unnamed)", pf_precision_name(k->prec));
+    double eff = k->kind == PF_KERNEL_ATTENTION ? pf_attention_eff(d, k->prec, k->pass, k->m, k->n, k->k, batch)
+                                                : pf_gemm_eff_batched(d, k->prec, k->layout, k->m, k->n, k->k, batch);
+    if (k->kind == PF_KERNEL_CONV) eff *= d->conv_eff > 0 ? d->conv_eff : 1.0;
+    if (!(eff > 0))
+      return pf_error_set(PF_EINVAL, "device %s has no rate for %s kernel %s", d->id, pf_precision_name(k->prec),
+                          k->name ? k->name : "(unnamed)");
+    c->rate_flops = peak * eff * scale * (env->clock_ratio > 0 ? env->clock_ratio : 1.0);
+    c->compute_s = flops / c->rate_flops;
+    c->u_tensor = fmin(1.0, c->rate_flops / peak);
+    break;
+  }
+  case PF_KERNEL_MEMORY:
+  case PF_KERNEL_OPTIMIZER:
+    break;
+  case PF_KERNEL_FIXED:
+    c->time_s = k->fixed_s;
+    c->floor_s = 0;
+    c->limit = PF_LIMIT_FIXED;
+    return 0;
+  case PF_KERNEL_NKINDS:
+    return pf_error_set(PF_EINVAL, "invalid kernel kind");
+  }
+  if (k->bytes > 0) c->memory_s = pf_mem_time(d, k->bytes) / scale;
+  double body = fmax(c->compute_s, c->memory_s);
+  c->time_s = body + c->floor_s;
+  c->limit = body <= 0 ? PF_LIMIT_FLOOR : c->compute_s >= c->memory_s ? PF_LIMIT_COMPUTE : PF_LIMIT_MEMORY;
+  if (c->time_s > 0) {
+    /* utilisation over the whole launch: the floor draws no tensor or HBM work */
+    c->u_tensor *= c->compute_s / c->time_s;
+    if (k->bytes > 0 && d->memory_bw_Bps > 0) c->u_hbm = fmin(1.0, k->bytes / c->time_s / d->memory_bw_Bps);
+  }
+  return 0;
+}
+
+/* ---- lists ---- */
+
+
+
+/* ---- the step timeline ---- */
+
+static pf_kernel_observer observer;
+static void *observer_ctx;
+
+void pf_kernel_observe(pf_kernel_observer fn, void *ctx) {
+  observer = fn;
+  observer_ctx = ctx;
+}
+
+int pf_step_add(pf_step *s, const pf_kernel_env *env, const pf_kernel *k) {
+  if (observer) observer(observer_ctx, k);
+  pf_kernel_cost c;
+  int rc = pf_kernel_cost_eval(env, k, &c);
+  if (rc < 0) return rc;
+  double n = k->count > 0 ? k->count : 1.0;
+  double h = k->host_ops * env->host_op_s, t = c.time_s;
+  /* n identical launches: G_n = max(G_0 + n t, H_0 + max over j of (j h + (n - j + 1) t)),
+   * the max at j = n when h >= t (host-bound) and at j = 1 otherwise */
+  double gpu_chain = s->end_s + n * t;
+  double host_chain = h >= t ? s->host_s + n * h + t : s->host_s + h + n * t;
+  s->end_s = fmax(gpu_chain, host_chain);
+  s->host_s += n * h;
+  s->busy_s += n * t;
+  s->dispatch_s += n * h;
+  if (c.limit != PF_LIMIT_FLOOR) s->limit_s[c.limit] += n * (t - c.floor_s);
+  s->limit_s[PF_LIMIT_FLOOR] += n * c.floor_s;
+  s->flops += n * pf_kernel_flops(k);
+  s->bytes += n * k->bytes;
+  s->tensor_util_s += n * t * c.u_tensor;
+  s->vector_util_s += n * t * c.u_vector;
+  s->hbm_util_s += n * t * c.u_hbm;
+  s->kernels += n;
+  s->ops += n * k->host_ops;
+  return 0;
+}
+
+static int run_once(pf_step *s, const pf_kernel_env *env, const pf_kernel_list *l) {
+  for (int i = 0; i < l->n; i++) {
+    int rc = pf_step_add(s, env, &l->k[i]);
+    if (rc < 0) return rc;
+  }
+  return 0;
+}
+
+/* a += f x (b - c), field by field */
+static void step_axpy(pf_step *a, double f, const pf_step *b, const pf_step *c) {
+  a->host_s += f * (b->host_s - c->host_s);
+  a->end_s += f * (b->end_s - c->end_s);
+  a->busy_s += f * (b->busy_s - c->busy_s);
+  a->dispatch_s += f * (b->dispatch_s - c->dispatch_s);
+  for (int i = 0; i < PF_LIMIT_N; i++) a->limit_s[i] += f * (b->limit_s[i] - c->limit_s[i]);
+  a->flops += f * (b->flops - c->flops);
+  a->bytes += f * (b->bytes - c->bytes);
+  a->tensor_util_s += f * (b->tensor_util_s - c->tensor_util_s);
+  a->vector_util_s += f * (b->vector_util_s - c->vector_util_s);
+  a->hbm_util_s += f * (b->hbm_util_s - c->hbm_util_s);
+  a->kernels += f * (b->kernels - c->kernels);
+  a->ops += f * (b->ops - c->ops);
+}
+
+int pf_step_run(pf_step *s, const pf_kernel_env *env, const pf_kernel_list *l, int repeat) {
+  if (repeat <= 0 || l->n == 0) return 0;
+  /* step the first periods exactly; the max-plus recurrence is periodic after
+   * one period (its cycle time is max(sum t, sum h)), so the remaining
+   * repetitions each add the last period's increment */
+  int exact = repeat < 3 ? repeat : 3, rc = 0;
+  for (int r = 0; r < exact - 1 && rc == 0; r++) rc = run_once(s, env, l);
+  pf_step prev = *s;
+  if (rc == 0) rc = run_once(s, env, l);
+  if (rc < 0 || repeat == exact) return rc;
+  pf_step last = *s;
+  step_axpy(s, repeat - exact, &last, &prev);
+  return 0;
+}
+
+void pf_step_append(pf_step *a, const pf_step *b) {
+  a->host_s = a->end_s + b->host_s;
+  a->end_s += b->end_s;
+  a->busy_s += b->busy_s;
+  a->dispatch_s += b->dispatch_s;
+  for (int i = 0; i < PF_LIMIT_N; i++) a->limit_s[i] += b->limit_s[i];
+  a->flops += b->flops;
+  a->bytes += b->bytes;
+  a->tensor_util_s += b->tensor_util_s;
+  a->vector_util_s += b->vector_util_s;
+  a->hbm_util_s += b->hbm_util_s;
+  a->kernels += b->kernels;
+  a->ops += b->ops;
+}
+
+void pf_step_scale(pf_step *s, double f) {
+  s->host_s *= f;
+  s->end_s *= f;
+  s->busy_s *= f;
+  s->dispatch_s *= f;
+  for (int i = 0; i < PF_LIMIT_N; i++) s->limit_s[i] *= f;
+  s->flops *= f;
+  s->bytes *= f;
+  s->tensor_util_s *= f;
+  s->vector_util_s *= f;
+  s->hbm_util_s *= f;
+  s->kernels *= f;
+  s->ops *= f;
+}

@@ -1,0 +1,78 @@
+/* layerwork.c - a layer-list workload's training step on one GPU: the
+ * kernels workload/layers.c expands each network into, in the precisions its
+ * framework runs them at, priced on the host/GPU timeline (kernel.c).
+ *
+ * Math precision at fp32 follows the frameworks' defaults, with their sources
+ * in workload/layers.c's header comment. */
+#include "compute.h"
+
+#include "core/core.h"
+
+#include <string.h>
+
+/* fp32 math precision of products and convolutions by framework (header comment) */
+static void math_precisions(const pf_scenario *sc, pf_precision *gemm_p, pf_precision *conv_p) {
+  *gemm_p = *conv_p = sc->precision;
+  if (sc->precision != PF_FP32 || !(sc->machine.dev.peak_flops[PF_TF32] > 0)) return;
+  pf_framework fw = sc->framework != PF_FW_AUTO ? sc->framework : sc->workload.framework;
+  *conv_p = PF_TF32;
+  if (fw == PF_FW_TENSORFLOW || sc->workload.tf32_matmul) *gemm_p = PF_TF32;
+}
+
+/* Run list l `times` over (each kernel's launches multiplied) after what *acc holds. */
+static int run(pf_step *acc, const pf_kernel_env *env, const pf_kernel_list *l, double times) {
+  if (!(times > 0) || l->n == 0) return 0;
+  pf_kernel_list tmp = {0};
+  int rc = 0;
+  for (int i = 0; i < l->n && rc == 0; i++) {
+    pf_kernel k = l->k[i];
+    k.count = (k.count > 0 ? k.count : 1.0) * times;
+    rc = pf_kernel_list_add(&tmp, &k);
+  }
+  pf_step st;
+  memset(&st, 0, sizeof st);
+  if (rc == 0) rc = pf_step_run(&st, env, &tmp, 1);
+  pf_kernel_list_free(&tmp);
+  if (rc == 0) pf_step_append(acc, &st);
+  return rc;
+}
+
+int pf_layers_work(const pf_scenario *sc, const pf_kernel_env *env, pf_stage_work *out) {
+  const pf_workload *w = &sc->workload;
+  int nn;
+  const pf_net *nets = pf_layers_nets(w, &nn);
+  pf_precision gp, cp;
+  math_precisions(sc, &gp, &cp);
+  pf_kernel_list lists[3 * PF_LAYERS_MAX_NETS];
+  memset(lists, 0, sizeof lists);
+  pf_layers_totals t;
+  double pn[PF_LAYERS_MAX_NETS] = {0};
+  int rc = pf_layers_walk(w, sc->plan.mbs, pf_precision_bytes(sc->precision), sc->machine.dev.units, gp, cp, lists, &t, pn);
+  pf_step fs, bs, es;
+  memset(&fs, 0, sizeof fs);
+  memset(&bs, 0, sizeof bs);
+  memset(&es, 0, sizeof es);
+  for (int n = 0; n < nn && rc == 0; n++) { /* forward passes, then data and weight gradients */
+    rc = run(&fs, env, &lists[3 * n], nets[n].fwd);
+    if (rc == 0) rc = run(&bs, env, &lists[3 * n + 1], nets[n].dgrad);
+    if (rc == 0) rc = run(&bs, env, &lists[3 * n + 2], nets[n].wgrad);
+    out->opt_params += pn[n] * nets[n].opt;
+  }
+  for (int n = 0; n < nn && rc == 0; n++) /* evaluation: each network forward once */
+    rc = run(&es, env, &lists[3 * n], nets[n].fwd > 0 ? 1 : 0);
+  for (int i = 0; i < 3 * PF_LAYERS_MAX_NETS; i++) pf_kernel_list_free(&lists[i]);
+  if (rc < 0) return rc;
+  out->fwd_s = pf_step_time(&fs);
+  out->bwd_s = pf_step_time(&bs);
+  out->gemm_s = fs.limit_s[PF_LIMIT_COMPUTE] + bs.limit_s[PF_LIMIT_COMPUTE];
+  out->mem_s = fs.limit_s[PF_LIMIT_MEMORY] + bs.limit_s[PF_LIMIT_MEMORY];
+  out->launch_s = fs.limit_s[PF_LIMIT_FLOOR] + bs.limit_s[PF_LIMIT_FLOOR];
+  out->fwd_flops = fs.flops;
+  out->bwd_flops = bs.flops;
+  out->fwd = fs;
+  out->bwd = bs;
+  out->eval = es;
+  out->params = t.params;
+  out->layers = t.layers;
+  return 0;
+}

@@ -1,0 +1,454 @@
+/* dpsync.c - the data-parallel synchronisation of an iteration in time (see
+ * dpsync.h; formulas in docs/engine.md section 5).
+ *
+ * Without --overlap-grad-reduce each stage's gradient collective starts when
+ * the DES says the stage's last backward ends (Megatron's
+ * finalize_model_grads), all stages' collectives sharing links while they
+ * overlap in time (pf_coll_timeline), then the tied-embedding all-reduce
+ * between first and last stage; the gradient-norm / inf-check all-reduce
+ * synchronises every GPU; each stage's optimizer step follows, and with the
+ * distributed optimizer its parameter all-gather (again sharing links).
+ * With --overlap-grad-reduce (Megatron-LM's DDP buckets, see stage_buckets)
+ * the gradient collectives are per bucket, each launched when the last
+ * microbatch's backward has produced its gradients, and run while the rest of
+ * the backward computes; with --overlap-param-gather the parameter all-gather
+ * hides behind the next step's first forward of each stage.  A collective
+ * that runs under compute holds some of the GPU's compute units (comm.h
+ * pf_comm_sm_share): the hidden time costs the compute it hides behind that
+ * share (docs/communication.md 6).
+ */
+#include "dpsync.h"
+
+#include "core/core.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---------- --overlap-grad-reduce: Megatron-LM's gradient buckets ---------- */
+
+typedef struct grad_bucket {
+  double params;  /* parameters of one GPU in this bucket */
+  double ready_s; /* when its reduction can start */
+} grad_bucket;
+
+/* Parameters per bucket.  Megatron-LM (training.py get_model /
+ * core/distributed/distributed_data_parallel.py): --ddp-bucket-size, else
+ * max(40e6, 1e6 x data-parallel size) "to ensure that chunks used in NCCL
+ * ring-reduce implementations are large enough to remain bandwidth-bound";
+ * we take the group the gradients are reduced over, DP x CP. */
+static double bucket_size(const pf_plan *p) {
+  return p->ddp_bucket_size > 0 ? p->ddp_bucket_size : fmax(40e6, 1e6 * p->dp * p->cp);
+}
+
+/* The gradient buckets of stage s in launch order.  Megatron-LM's DDP
+ * (distributed_data_parallel.py, param_and_grad_buffer.py):
+ *  - parameters are assigned to buckets in reverse definition order, i.e. the
+ *    order the backward produces them; a bucket closes at bucket_size()
+ *    parameters (modelled as exactly that many, the last one smaller);
+ *  - "Turn off bucketing if we are on a pipeline stage that is not the first
+ *    ... or ... for model chunks after the first in the interleaved
+ *    schedule": only chunk 0 of stage 0 is split, every other chunk is one
+ *    bucket, launched when that chunk's last backward ends;
+ *  - a bucket's reduction starts when all its gradients are ready, during the
+ *    LAST microbatch's backward (no_sync on the others).
+ * Readiness inside a chunk's last backward [b0, b1]: transformer-layer
+ * parameters become ready in proportion to the backward time elapsed (uniform
+ * layers); the untied output layer on the last stage at b0 (first in the
+ * backward), the input embedding on stage 0 at b1 (last).  The DES gives the
+ * start of the stage's first last-microbatch backward (stage_first_bwd_s) and
+ * the stage's end; with V interleaved chunks the V chunk backwards of the last
+ * microbatch are spread evenly over that interval (the cool-down runs them
+ * one per P backward slots), the last one ending at the stage's end. */
+static int stage_buckets(const pf_scenario *sc, const pf_stage_work *w, const pf_pipeline_result *r, int s,
+                         grad_bucket **out) {
+  const pf_plan *p = &sc->plan;
+  const pf_workload *wl = &sc->workload;
+  int P = p->pp, V = p->schedule == PF_SCHED_INTERLEAVED ? p->vstages : 1;
+  double B = bucket_size(p);
+  double t_end = r->stage_end_s[s];
+  double t0 = fmin(fmax(r->stage_first_bwd_s[s], 0.0), t_end);
+  double tbc = (w[s].bwd_s + w[s].bwd_tp_s) / V; /* one chunk's backward of one microbatch */
+  int tr = wl->kind == PF_WL_TRANSFORMER;
+  double emb = tr && s == 0 ? pf_workload_embedding_params(wl, p->tp) / p->tp : 0;
+  double outp = tr && s == P - 1 ? pf_workload_output_params(wl, p->tp) / p->tp : 0;
+  double lay = fmax(0.0, w[s].params - emb - outp) / V;
+  /* upper bound on the count: V chunks plus the split of chunk 0 of stage 0 */
+  double split = s == 0 ? ceil((lay + emb + outp) / B) : 0;
+  if (split > 10000)
+    return pf_error_set(PF_EINVAL, "--ddp-bucket-size %.6g gives %.0f gradient buckets on stage 0; at most 10000 are "
+                        "modelled", B, split);
+  int cap = V + (int)split;
+  grad_bucket *b = malloc((size_t)cap * sizeof *b);
+  if (!b) return pf_error_set(PF_ENOMEM, "out of memory");
+  int n = 0;
+  for (int j = 0; j < V; j++) { /* backward order: chunk V-1 first */
+    int c = V - 1 - j;
+    double c0 = V > 1 ? t0 + j * fmax(0.0, t_end - tbc - t0) / (V - 1) : t0;
+    double c1 = j == V - 1 ? t_end : fmin(c0 + tbc, t_end);
+    double first = c == V - 1 ? outp : 0, last = c == 0 ? emb : 0, cp = first + lay + last;
+    if (cp <= 0) continue;
+    if (s != 0 || c != 0 || cp <= B) { b[n++] = (grad_bucket){cp, c1}; continue; }
+    int nb = (int)ceil(cp / B * (1 - 1e-12));
+    for (int k = 0; k < nb && n < cap; k++) {
+      double cum = fmin(cp, (k + 1) * B);
+      double f = lay > 0 ? fmin(1.0, fmax(0.0, (cum - first) / lay)) : 1.0;
+      b[n++] = (grad_bucket){fmin(B, cp - k * B), k == nb - 1 ? c1 : c0 + f * (c1 - c0)};
+    }
+  }
+  *out = b;
+  return n;
+}
+
+/* Queue src after dst: the collectives of one stage run one after another on
+ * its communicator (NCCL executes the calls of a stream in order).  Buckets
+ * of one algorithm have the same phases (links, repetitions) with bytes in
+ * proportion to their size; then the queue is kept as one collective of the
+ * summed bytes and summed latency terms (alone it costs the sum of the
+ * buckets' costs, exactly), so that under contention it shares links as the
+ * whole-stage collective does: pf_coll_timeline advances all active phases in
+ * lockstep, which would hold a small bucket back to the pace of a large
+ * collective it meets on one link.  Other phases are appended (and later
+ * buckets like them merged into them). */
+static int same_tail(const pf_coll_job *a, const pf_coll_job *b) { /* a's last phases are b's */
+  int off = a->nphase - b->nphase;
+  if (off < 0 || b->nphase == 0) return 0;
+  for (int i = 0; i < b->nphase; i++) {
+    const pf_coll_phase *x = &a->ph[off + i], *y = &b->ph[i];
+    if (x->reps != y->reps || x->n != y->n || memcmp(x->link, y->link, (size_t)x->n * sizeof *x->link) != 0)
+      return 0;
+  }
+  return 1;
+}
+
+static int job_append(pf_coll_job *dst, const pf_coll_job *src) {
+  if (same_tail(dst, src)) {
+    int off = dst->nphase - src->nphase;
+    for (int i = 0; i < src->nphase; i++) {
+      pf_coll_phase *d = &dst->ph[off + i];
+      d->lat_s += src->ph[i].lat_s;
+      for (int k = 0; k < src->ph[i].n; k++) d->bytes[k] += src->ph[i].bytes[k];
+    }
+    dst->solo_s += src->solo_s;
+    return 0;
+  }
+  pf_coll_phase *ph = realloc(dst->ph, (size_t)(dst->nphase + src->nphase + 1) * sizeof *ph);
+  if (!ph) return pf_error_set(PF_ENOMEM, "out of memory");
+  dst->ph = ph;
+  for (int i = 0; i < src->nphase; i++) {
+    const pf_coll_phase *a = &src->ph[i];
+    pf_coll_phase *d = &dst->ph[dst->nphase];
+    size_t n = (size_t)(a->n > 0 ? a->n : 1);
+    *d = *a;
+    d->link = malloc(n * sizeof *d->link);
+    d->bytes = malloc(n * sizeof *d->bytes);
+    if (!d->link || !d->bytes) {
+      free(d->link);
+      free(d->bytes);
+      return pf_error_set(PF_ENOMEM, "out of memory");
+    }
+    memcpy(d->link, a->link, (size_t)a->n * sizeof *d->link);
+    memcpy(d->bytes, a->bytes, (size_t)a->n * sizeof *d->bytes);
+    dst->nphase++;
+  }
+  dst->solo_s += src->solo_s;
+  return 0;
+}
+
+/* The collective job of one bucket (bytes per GPU) over the DP groups of a
+ * stage, built once per distinct size.  All buckets of a stage use the
+ * algorithm chosen for its whole gradient (as without overlap): NCCL's tuner
+ * picks per call, but ring and tree are close at bucket sizes, and
+ * pf_coll_timeline's lockstep sharing assumes collectives of one shape (it
+ * adds the bytes per repetition of a 1-step tree to every one of a ring's
+ * 2(p-1) repetitions); the protocol is the whole gradient's too. */
+typedef struct job_cache {
+  int n;
+  double bytes[8];
+  pf_coll_job job[8];
+} job_cache;
+
+static void job_cache_free(job_cache *c) {
+  for (int i = 0; i < c->n; i++) pf_coll_job_free(&c->job[i]);
+  c->n = 0;
+}
+
+static int bucket_job(const pf_topology *topo, pf_coll_kind kind, const pf_coll_pattern *like, double bytes,
+                      const int *groups, int ngroups, int size, job_cache *c, const pf_coll_job **job) {
+  for (int i = 0; i < c->n; i++)
+    if (c->bytes[i] == bytes) { *job = &c->job[i]; return 0; }
+  if (c->n == 8) job_cache_free(c); /* at most 4 sizes per stage in practice */
+  pf_coll_pattern pat;
+  int k = c->n, rc = pf_coll_pattern_build(topo, kind, like->algo, bytes, groups, ngroups, size, &pat);
+  pat.proto = like->proto;
+  if (rc == 0) rc = pf_coll_job_build(topo, &pat, &c->job[k]);
+  pf_coll_pattern_free(&pat);
+  if (rc < 0) return rc;
+  c->bytes[k] = bytes;
+  c->n++;
+  *job = &c->job[k];
+  return 0;
+}
+
+
+/* Working storage of one synchronisation, freed in one place. */
+typedef struct dp_ws {
+  int P;
+  pf_coll_job *gjob, *ajob, ejob;
+  pf_coll_job **jp;
+  double *t0, *t1;
+  /* --overlap-grad-reduce: per stage its buckets, and the jobs of all stages' bucket runs */
+  grad_bucket **bk;
+  int *nbk;
+  pf_coll_job *bjob;
+  pf_coll_job **bjp;
+  int nbjob;
+  double *bt0, *bt1, *gbusy;
+  int *bstage;
+} dp_ws;
+
+static void ws_free(dp_ws *ws) {
+  for (int s = 0; s < ws->P; s++) {
+    if (ws->gjob) pf_coll_job_free(&ws->gjob[s]);
+    if (ws->ajob) pf_coll_job_free(&ws->ajob[s]);
+  }
+  pf_coll_job_free(&ws->ejob);
+  for (int s = 0; ws->bk && s < ws->P; s++) free(ws->bk[s]);
+  for (int i = 0; i < ws->nbjob; i++) pf_coll_job_free(&ws->bjob[i]);
+  free(ws->gjob); free(ws->ajob); free(ws->jp); free(ws->t0); free(ws->t1);
+  free(ws->bk); free(ws->nbk); free(ws->bjob); free(ws->bjp); free(ws->bt0); free(ws->bt1); free(ws->bstage);
+  free(ws->gbusy);
+}
+
+void pf_dpsync_free(pf_dpsync *d, int pp) {
+  for (int s = 0; s < pp; s++) {
+    if (d->grad) pf_coll_pattern_free(&d->grad[s]);
+    if (d->ag) pf_coll_pattern_free(&d->ag[s]);
+  }
+  pf_coll_pattern_free(&d->emb);
+  free(d->grad);
+  free(d->ag);
+  d->grad = d->ag = NULL;
+}
+
+/* --overlap-grad-reduce: the buckets of each stage (stage_buckets) in runs
+ * that execute back to back on the stage's communicator: a bucket ready
+ * before the run so far would end (costed alone) joins it and starts when the
+ * previous bucket ends; a bucket ready later starts a new run at its ready
+ * time.  Each run is one job of pf_coll_timeline, so the runs of all stages
+ * share links while they overlap in time (if contention makes a run end after
+ * the next one's ready time, the two share the links for that tail instead of
+ * queueing: the same bytes, one latency term fewer).  Fills ws->t0/t1 with each
+ * stage's first start and last end and ws->gbusy with its time in collectives;
+ * with the distributed optimizer the parameter all-gather becomes one
+ * all-gather per bucket, back to back (Megatron's start_param_sync). */
+static int overlapped_grad_sync(const pf_scenario *sc, const pf_topology *topo, const pf_stage_work *w,
+                                const pf_pipeline_result *r, dp_ws *ws, const pf_dpsync *d, double grad_bytes,
+                                double param_bytes) {
+  int P = sc->plan.pp, total = 0, rc = 0;
+  ws->bk = calloc((size_t)P, sizeof *ws->bk);
+  ws->nbk = calloc((size_t)P, sizeof *ws->nbk);
+  ws->gbusy = calloc((size_t)P, sizeof *ws->gbusy);
+  if (!ws->bk || !ws->nbk || !ws->gbusy) return pf_error_set(PF_ENOMEM, "out of memory");
+  for (int s = 0; s < P; s++) {
+    int n = stage_buckets(sc, w, r, s, &ws->bk[s]);
+    if (n < 0) return n;
+    ws->nbk[s] = n;
+    total += n;
+  }
+  size_t nt = (size_t)(total > 0 ? total : 1);
+  ws->bjob = calloc(nt, sizeof *ws->bjob);
+  ws->bjp = calloc(nt, sizeof *ws->bjp);
+  ws->bt0 = calloc(nt, sizeof *ws->bt0);
+  ws->bt1 = calloc(nt, sizeof *ws->bt1);
+  ws->bstage = calloc(nt, sizeof *ws->bstage);
+  if (!ws->bjob || !ws->bjp || !ws->bt0 || !ws->bt1 || !ws->bstage) return pf_error_set(PF_ENOMEM, "out of memory");
+  job_cache cache;
+  memset(&cache, 0, sizeof cache);
+  for (int s = 0; s < P && rc == 0; s++) {
+    int *G, ng, gp;
+    if ((rc = pf_dp_groups(sc, s, &G, &ng, &gp)) < 0) break;
+    double est_end = -INFINITY;
+    for (int k = 0; k < ws->nbk[s] && rc == 0; k++) {
+      const grad_bucket *b = &ws->bk[s][k];
+      const pf_coll_job *j;
+      if ((rc = bucket_job(topo, d->kind, &d->grad[s], b->params * grad_bytes, G, ng, gp, &cache, &j)) < 0) break;
+      if (b->ready_s > est_end) { /* a new run */
+        int g = ws->nbjob++;
+        ws->bstage[g] = s;
+        ws->bt0[g] = est_end = b->ready_s;
+      }
+      rc = job_append(&ws->bjob[ws->nbjob - 1], j);
+      est_end += j->solo_s;
+    }
+    job_cache_free(&cache);
+    if (rc == 0 && d->has_ag) {
+      pf_coll_job_free(&ws->ajob[s]);
+      for (int k = 0; k < ws->nbk[s] && rc == 0; k++) {
+        const pf_coll_job *j;
+        rc = bucket_job(topo, PF_ALLGATHER, &d->ag[s], ws->bk[s][k].params * param_bytes, G, ng, gp, &cache, &j);
+        if (rc == 0) rc = job_append(&ws->ajob[s], j);
+      }
+      job_cache_free(&cache);
+    }
+    free(G);
+  }
+  if (rc < 0) return rc;
+  for (int g = 0; g < ws->nbjob; g++) ws->bjp[g] = &ws->bjob[g];
+  if ((rc = pf_coll_timeline(topo, ws->bjp, ws->nbjob, ws->bt0, ws->bt1)) < 0) return rc;
+  for (int s = 0; s < P; s++) ws->t0[s] = ws->t1[s] = r->stage_end_s[s];
+  for (int g = 0; g < ws->nbjob; g++) {
+    int s = ws->bstage[g];
+    ws->t0[s] = fmin(ws->t0[s], ws->bt0[g]);
+    ws->t1[s] = fmax(ws->t1[s], ws->bt1[g]);
+    ws->gbusy[s] += ws->bt1[g] - ws->bt0[g];
+  }
+  return 0;
+}
+
+/* Patterns and jobs: gradients and parameters per stage, tied embeddings. */
+static int build(const pf_comm *c, const pf_stage_work *w, dp_ws *ws, pf_dpsync *d, double gbytes, double pbytes) {
+  const pf_scenario *sc = c->sc;
+  const pf_plan *p = &sc->plan;
+  const pf_workload *wl = &sc->workload;
+  const pf_topology *topo = &c->topo;
+  int P = p->pp, rc = 0, ndp = p->dp * p->cp;
+  for (int s = 0; s < P && rc == 0 && ndp > 1; s++) {
+    pf_coll_result gi, ai;
+    rc = pf_dp_collective_pattern(sc, topo, d->kind, w[s].params * gbytes, s, &d->grad[s], &gi);
+    if (s == 0) d->info = gi;
+    d->fabric_bytes += gi.fabric_bytes / P;
+    d->nic_bytes += gi.nic_bytes / P;
+    if (rc == 0 && d->has_ag) {
+      rc = pf_dp_collective_pattern(sc, topo, PF_ALLGATHER, w[s].params * pbytes, s, &d->ag[s], &ai);
+      d->fabric_bytes += ai.fabric_bytes / P;
+      d->nic_bytes += ai.nic_bytes / P;
+    }
+  }
+  if (rc == 0 && d->has_emb) {
+    pf_coll_result ei;
+    rc = pf_comm_embedding(c, pf_workload_embedding_params(wl, p->tp) / p->tp * gbytes, &d->emb, &ei);
+    d->fabric_bytes += 2.0 / P * ei.fabric_bytes;
+    d->nic_bytes += 2.0 / P * ei.nic_bytes;
+  }
+  for (int s = 0; s < P && rc == 0; s++) {
+    rc = pf_coll_job_build(topo, &d->grad[s], &ws->gjob[s]);
+    if (rc == 0) rc = pf_coll_job_build(topo, &d->ag[s], &ws->ajob[s]);
+  }
+  if (rc == 0) rc = pf_coll_job_build(topo, &d->emb, &ws->ejob);
+  return rc;
+}
+
+/* Gradient sync per stage (whole or in buckets), embeddings, the global sync. */
+static int gradients(const pf_comm *c, const pf_stage_work *w, const pf_pipeline_result *r, dp_ws *ws, pf_dpsync *d,
+                     pf_iter_timeline *tl, double gbytes, double pbytes) {
+  const pf_plan *p = &c->sc->plan;
+  int P = p->pp, rc;
+  int ovl = p->overlap_grad_reduce && p->dp * p->cp > 1;
+  if (ovl) {
+    rc = overlapped_grad_sync(c->sc, &c->topo, w, r, ws, d, gbytes, pbytes);
+  } else {
+    for (int s = 0; s < P; s++) { ws->jp[s] = &ws->gjob[s]; ws->t0[s] = r->stage_end_s[s]; }
+    rc = pf_coll_timeline(&c->topo, ws->jp, P, ws->t0, ws->t1);
+  }
+  if (rc < 0) return rc;
+  double sync = 0, emb = d->has_emb ? ws->ejob.solo_s : 0;
+  for (int s = 0; s < P; s++) {
+    double busy = ovl ? ws->gbusy[s] : ws->t1[s] - ws->t0[s];
+    d->dp_max_s = fmax(d->dp_max_s, busy + (s == 0 || s == P - 1 ? emb : 0));
+    /* what ran before the stage's backward ended hid behind it, and slowed that backward (pf_predict adds it) */
+    double hid = fmax(0.0, fmin(busy, r->stage_end_s[s] - ws->t0[s]));
+    d->grad_hidden_s = fmax(d->grad_hidden_s, hid);
+    d->interference_s = fmax(d->interference_s, hid * c->sm_share);
+    tl->grad_start_s[s] = ws->t0[s];
+    tl->grad_end_s[s] = ws->t1[s];
+  }
+  if (d->has_emb) { /* after both ends' own gradient sync */
+    tl->emb_start_s = fmax(tl->grad_end_s[0], tl->grad_end_s[P - 1]);
+    tl->emb_end_s = tl->emb_start_s + emb;
+    sync = tl->emb_end_s;
+  }
+  for (int s = 0; s < P; s++) {
+    sync = fmax(sync, tl->grad_end_s[s]);
+    d->opt_max_s = fmax(d->opt_max_s, w[s].optimizer_s);
+  }
+  d->sync_s = sync;
+  return 0;
+}
+
+/* Optimizer after the global gradient-norm sync, then the parameter all-gather. */
+static int parameters(const pf_comm *c, const pf_stage_work *w, dp_ws *ws, pf_dpsync *d, pf_iter_timeline *tl) {
+  const pf_plan *p = &c->sc->plan;
+  int P = p->pp, rc;
+  for (int s = 0; s < P; s++) {
+    tl->opt_start_s[s] = d->sync_s;
+    tl->opt_end_s[s] = d->sync_s + w[s].optimizer_s;
+    ws->jp[s] = &ws->ajob[s];
+    ws->t0[s] = tl->opt_end_s[s];
+  }
+  if ((rc = pf_coll_timeline(&c->topo, ws->jp, P, ws->t0, ws->t1)) < 0) return rc;
+  double core_end = d->sync_s, hid_cost = 0;
+  int V = p->schedule == PF_SCHED_INTERLEAVED ? p->vstages : 1;
+  for (int s = 0; s < P; s++) {
+    tl->ag_start_s[s] = ws->t0[s];
+    tl->ag_end_s[s] = ws->t1[s];
+    if (p->overlap_param_gather) {
+      /* Megatron-LM launches the all-gather in the next step's zero_grad and waits for it in the
+       * forward pre-hooks; modelled as hidden behind the stage's first forward (chunk 0 of
+       * microbatch 0): exposed = max(0, all-gather - that forward); the forward is slowed by the
+       * hidden part's share of the compute units (pf_predict adds it).  The exposed part stays at the
+       * end of this step; the hidden part is drawn at the start of the trace. */
+      double dur = ws->t1[s] - ws->t0[s], hid = fmin(dur, (w[s].fwd_s + w[s].fwd_tp_s) / V);
+      tl->ag_hidden_s[s] = hid;
+      tl->ag_end_s[s] = ws->t0[s] + (dur - hid);
+      d->ag_hidden_s = fmax(d->ag_hidden_s, hid);
+      hid_cost = fmax(hid_cost, hid * c->sm_share);
+    }
+    core_end = fmax(core_end, tl->ag_end_s[s]);
+    d->ag_max_s = fmax(d->ag_max_s, ws->t1[s] - ws->t0[s]);
+  }
+  d->interference_s += hid_cost;
+  d->core_end_s = core_end;
+  return 0;
+}
+
+int pf_dpsync_run(const pf_comm *c, const pf_stage_work *w, const pf_pipeline_result *r, pf_iter_timeline *tl,
+                  pf_dpsync *d) {
+  const pf_scenario *sc = c->sc;
+  const pf_plan *p = &sc->plan;
+  const pf_workload *wl = &sc->workload;
+  int P = p->pp, rc;
+  memset(d, 0, sizeof *d);
+  d->kind = p->dist_opt ? PF_REDUCE_SCATTER : PF_ALLREDUCE;
+  d->has_ag = p->dist_opt && p->dp * p->cp > 1;
+  d->has_emb = P > 1 && wl->kind == PF_WL_TRANSFORMER && wl->tied_embeddings;
+  d->grad = calloc((size_t)P, sizeof *d->grad);
+  d->ag = calloc((size_t)P, sizeof *d->ag);
+  dp_ws ws;
+  memset(&ws, 0, sizeof ws);
+  ws.P = P;
+  ws.gjob = calloc((size_t)P, sizeof *ws.gjob);
+  ws.ajob = calloc((size_t)P, sizeof *ws.ajob);
+  ws.jp = calloc((size_t)P, sizeof *ws.jp);
+  ws.t0 = calloc((size_t)P, sizeof *ws.t0);
+  ws.t1 = calloc((size_t)P, sizeof *ws.t1);
+  if (!d->grad || !d->ag || !ws.gjob || !ws.ajob || !ws.jp || !ws.t0 || !ws.t1) {
+    ws_free(&ws);
+    pf_dpsync_free(d, P);
+    return pf_error_set(PF_ENOMEM, "out of memory");
+  }
+  /* fp16 gradients are reduced in fp16; bf16 (and fp32) in fp32, Megatron's defaults */
+  double gbytes = sc->precision == PF_FP16 ? 2.0 : 4.0;
+  double pbytes = sc->precision == PF_FP32 || sc->precision == PF_TF32 ? 4.0 : 2.0;
+  tl->pp = P;
+  rc = build(c, w, &ws, d, gbytes, pbytes);
+  if (rc == 0) rc = gradients(c, w, r, &ws, d, tl, gbytes, pbytes);
+  if (rc == 0) rc = parameters(c, w, &ws, d, tl);
+  ws_free(&ws);
+  if (rc < 0) { pf_dpsync_free(d, P); return rc; }
+  snprintf(tl->grad_name, sizeof tl->grad_name, "gradient %s (%s, %s)%s", pf_coll_kind_name(d->kind),
+           pf_coll_algo_name(d->info.algo), pf_coll_proto_name(d->info.proto),
+           p->overlap_grad_reduce ? ", overlapped" : "");
+  snprintf(tl->ag_name, sizeof tl->ag_name, "parameter all-gather%s", p->overlap_param_gather ? ", exposed part" : "");
+  return 0;
+}

@@ -1,0 +1,81 @@
+/* pipeline.h - the pipeline engine: one representative pipeline of PP stages
+ * x M microbatches under 1F1B, interleaved (V chunks) or GPipe, simulated as a
+ * SimGrid discrete-event run (one actor per stage, P2P sends over the links the
+ * placement implies), or evaluated in closed form for cross-checks.
+ *
+ * SimGrid keeps one engine per process and cannot unload a platform, so each
+ * simulation runs in a fork()ed child that writes its results to a pipe.
+ */
+#ifndef PREFLIGHT_PIPELINE_H
+#define PREFLIGHT_PIPELINE_H
+
+#include "compute/compute.h"
+#include "job/job.h"
+#include "comm/comm.h"
+#include "core/core.h"
+
+#include <stddef.h>
+
+
+typedef struct pf_pipe_event {  /* one compute or send interval, for traces */
+  float start_s, end_s;
+  short stage, chunk;
+  int microbatch;
+  char kind;                    /* 'F' forward, 'B' backward, 'S' send fwd, 'R' send bwd */
+} pf_pipe_event;
+
+typedef struct pf_pipeline_result {
+  double makespan_s;            /* first forward start to last backward end */
+  double stage_busy_s[PF_MAXSTAGE];    /* compute time per stage (incl. TP) */
+  double stage_end_s[PF_MAXSTAGE];     /* last backward end per stage */
+  double stage_first_bwd_s[PF_MAXSTAGE];/* when each stage's last microbatch backward starts (bucket readiness) */
+  double p2p_exposed_s;         /* makespan - ideal with free P2P */
+  int events;                   /* DES activities */
+  pf_pipe_event *trace;         /* NULL unless asked; caller frees */
+  int ntrace;
+} pf_pipeline_result;
+
+
+/* One schedule operation of a stage. */
+typedef struct pf_sched_op {
+  char kind;  /* 'F' or 'B' */
+  int mb;     /* microbatch */
+  int chunk;  /* model chunk (interleaved) */
+} pf_sched_op;
+
+/* The operations stage s runs, in order (Megatron's 1F1B, interleaved 1F1B
+ * or GPipe); ops must hold 2 x microbatches x V entries.  Returns the count. */
+int pf_pipeline_schedule(const pf_plan *p, int s, pf_sched_op *ops);
+
+/* Simulate.  work[] has pp entries, net the P2P links (pf_pipeline_net).
+ * want_trace asks for per-interval events.  Engine PF_ENGINE_ANALYTIC uses
+ * the closed form (no SimGrid). */
+int pf_pipeline_run(const pf_scenario *sc, const pf_stage_work *work, const pf_pipe_net *net, int want_trace,
+                    pf_pipeline_result *r);
+
+
+/* Where the DP collectives, the optimizer and the parameter all-gather of
+ * each stage fall in the iteration (filled by pf_predict for traces). */
+typedef struct pf_iter_timeline {
+  int pp;
+  double grad_start_s[PF_MAXSTAGE], grad_end_s[PF_MAXSTAGE];   /* gradient RS / AR (+ tied embeddings) */
+  double opt_start_s[PF_MAXSTAGE], opt_end_s[PF_MAXSTAGE];     /* optimizer step */
+  double ag_start_s[PF_MAXSTAGE], ag_end_s[PF_MAXSTAGE];       /* parameter all-gather (dist-opt) */
+  double ag_hidden_s[PF_MAXSTAGE]; /* --overlap-param-gather: part hidden behind the next step's first forward */
+  double emb_start_s, emb_end_s;   /* tied-embedding all-reduce, first and last stage (equal if none) */
+  double slow_start_s, slow_end_s; /* compute slowed by DP collectives hidden under it, drawn at the end (dpsync.h) */
+  char grad_name[64], ag_name[64];
+} pf_iter_timeline;
+
+/* One simulated iteration as a timeline (pf_predict_traced fills it): the
+ * pipeline's compute and send intervals and, per stage, when its DP
+ * collectives and optimizer ran. */
+typedef struct pf_trace {
+  double iteration_s;
+  pf_pipe_event *events; /* owned */
+  int nevents;
+  pf_iter_timeline tl;
+} pf_trace;
+void pf_trace_free(pf_trace *t);
+
+#endif

@@ -1,0 +1,9 @@
+/* job/job.h - the public header of module job: what is asked: the scenario (machine, workload, parallel plan, run length), its defaults and checks, and the memory each GPU needs.
+ * Other modules include this file only (docs/architecture.md). */
+#ifndef PREFLIGHT_JOB_MODULE_H
+#define PREFLIGHT_JOB_MODULE_H
+
+#include "plan.h"
+#include "memory.h"
+
+#endif

@@ -1,0 +1,169 @@
+/* memory.c - memory per GPU (see memory.h for the model and its sources).
+ *
+ * Activation bytes per layer per microbatch, b = mbs, s = seq, h = hidden,
+ * a = heads, t = TP, kv = KV width (h g/a), f = FFN width, 2-byte activations:
+ *   attention   7 sbh + 4 sb kv  + 5 a s^2 b   (QKV input, Q, K, V, proj input,
+ *               dropout mask; softmax output, its dropout mask and output)
+ *   MLP         3 sbh + 4 sbf    (GPT: fc1 input, GeLU in/out, dropout mask)
+ *               3 sbh + 6 sbf    (SwiGLU: the two fc1 halves and their product)
+ *   norms       4 sbh
+ * which for GPT (kv = h, f = 4h) is Korthikanti's sbh (34 + 5 a s / h).
+ * Tensor parallelism divides everything except 10 sbh (norm inputs, the
+ * inputs of QKV and fc1, dropout masks) unless sequence parallelism is on.
+ * Selective recomputation drops the 5 a s^2 b term (as does FlashAttention);
+ * full recomputation keeps only each layer's input, 2 sbh (/t with SP).
+ *
+ * FP8 (Transformer Engine): the Linear, LayerNormLinear and LayerNormMLP
+ * modules keep the FP8-cast input of each GEMM (1 byte per element) for the
+ * weight-gradient GEMM instead of the bf16 tensor, so the inputs of QKV and
+ * fc1 (2 sbh, replicated unless SP) and of proj and fc2 (sbh + sbf, split by
+ * TP) are halved; the attention core (Q, K, V, softmax) and the activation
+ * function's input stay bf16 (TE runs them in bf16), as does the full
+ * recomputation checkpoint.
+ */
+#include "memory.h"
+
+#include "core/core.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#define GiB (1024.0 * 1024.0 * 1024.0)
+
+/* Framework overhead per GPU: CUDA/HIP context, NCCL/RCCL buffers, allocator
+ * fragmentation.  Measured contexts take 0.5-1 GiB; NCCL reserves a few
+ * hundred MiB per communicator; PyTorch's caching allocator typically leaves
+ * 5-10 % unused.  We charge 2 GiB + 5 % of the rest (assumption, documented
+ * in docs/model.md). */
+static double overhead_bytes(double rest) { return 2.0 * GiB + 0.05 * rest; }
+
+double pf_memory_act_per_layer(const pf_scenario *sc) {
+  const pf_workload *w = &sc->workload;
+  const pf_plan *p = &sc->plan;
+  double b = p->mbs, s = (double)w->seq / p->cp, h = w->hidden, a = w->heads, t = p->tp;
+  double kv = h * w->kv_heads / w->heads, f = w->ffn_hidden;
+  double el = pf_precision_bytes(sc->precision) / 2.0; /* formulas count 2-byte activations */
+  if (p->recompute == PF_RECOMPUTE_FULL) return el * 2.0 * s * b * h / (p->sp ? t : 1.0);
+  double sbh = s * b * h;
+  double attn_lin = 7 * sbh + 4 * s * b * kv;
+  double mlp = 3 * sbh + (w->swiglu ? 6.0 : 4.0) * s * b * f;
+  double norms = 4 * sbh;
+  double scores = 5.0 * a * s * s * b;
+  if (p->recompute == PF_RECOMPUTE_SELECTIVE || p->flash_attn) scores = 0;
+  double replicated = p->sp ? 0.0 : 10.0 * sbh;
+  double split = attn_lin + mlp + norms - replicated;
+  if (sc->precision == PF_FP8) { /* GEMM inputs kept in FP8: half of their 2-byte count */
+    double rep_in = 2.0 * sbh, split_in = sbh + s * b * f;
+    if (p->sp) split -= rep_in + split_in;
+    else replicated -= rep_in, split -= split_in;
+  }
+  return el * (replicated + (split + scores) / t);
+}
+
+static double inflight(const pf_plan *p) {
+  double m = p->grad_accum;
+  switch (p->schedule) {
+  case PF_SCHED_GPIPE: return m;
+  case PF_SCHED_INTERLEAVED: {
+    double x = p->pp * (1.0 + (p->pp - 1.0) / (p->pp * (double)p->vstages));
+    return x < m ? x : m;
+  }
+  case PF_SCHED_1F1B: break;
+  }
+  return p->pp < m ? p->pp : m;
+}
+
+void pf_memory_estimate(const pf_scenario *sc, pf_memory *m) {
+  const pf_workload *w = &sc->workload;
+  const pf_plan *p = &sc->plan;
+  memset(m, 0, sizeof *m);
+  m->capacity_B = sc->machine.dev.memory_B;
+  double wbytes = pf_precision_bytes(sc->precision);
+  if (sc->precision == PF_FP8) wbytes = 2.0; /* FP8 training keeps bf16 weights (Transformer Engine) */
+  double opt_bytes = 12.0; /* fp32 master weights + Adam m and v */
+  if (sc->precision == PF_FP32 || sc->precision == PF_TF32) opt_bytes = 8.0; /* no separate master copy */
+  double grad_bytes = 4.0; /* fp32 main grads */
+
+  if (w->kind != PF_WL_TRANSFORMER) {
+    double P = w->params;
+    m->weights_B = P * wbytes;
+    m->gradients_B = P * grad_bytes;
+    m->optimizer_B = P * opt_bytes / (p->dist_opt ? p->dp : 1);
+    double act = w->act_bytes_per_sample * p->mbs;
+    if (sc->precision != PF_FP32 && sc->precision != PF_TF32) act *= 0.55; /* AMP: fp16 activations, fp32 master copies of some */
+    m->act_per_layer_B = act;
+    m->activations_B = act;
+    m->inflight_microbatches = 1;
+  } else {
+    /* worst stage: the one with the largest parameters + activations. Stage 0 holds the
+     * embedding and the most in-flight microbatches; the last stage holds the output layer. */
+    int tp = p->tp, pp = p->pp;
+    double layer = pf_workload_layer_params(w) / tp;
+    int lps = w->layers / pp;
+    double emb = pf_workload_embedding_params(w, tp) / tp;
+    double out = pf_workload_output_params(w, tp) / tp;
+    double apl = pf_memory_act_per_layer(sc);
+    double infl = inflight(p);
+    double best = -1;
+    for (int s = 0; s < (pp > 1 ? 2 : 1); s++) {
+      int stage = s == 0 ? 0 : pp - 1;
+      double P = lps * layer + (stage == 0 ? emb : 0) + (stage == pp - 1 ? out : 0);
+      if (pp > 1 && stage == pp - 1 && w->tied_embeddings) P += emb; /* Megatron keeps a copy for the tied output */
+      double mb_inflight = stage == 0 ? infl : 1.0;
+      double act = apl * lps * mb_inflight;
+      /* stage 0 also keeps the embedding output; the last stage the logits in fp32 (4 s b V / t) */
+      double sbh = (double)w->seq / p->cp * p->mbs * w->hidden;
+      if (stage == 0) act += mb_inflight * 2.0 * sbh / (p->sp ? tp : 1);
+      if (stage == pp - 1)
+        act += 4.0 * w->seq / p->cp * p->mbs * (double)pf_workload_padded_vocab(w, tp) / tp;
+      double opt = P * opt_bytes / (p->dist_opt ? p->dp * p->cp : 1);
+      double total = P * (wbytes + grad_bytes) + opt + act;
+      if (total > best) {
+        best = total;
+        m->weights_B = P * wbytes;
+        m->gradients_B = P * grad_bytes;
+        m->optimizer_B = opt;
+        m->activations_B = act;
+        m->act_per_layer_B = apl;
+        m->inflight_microbatches = mb_inflight;
+        m->worst_stage = stage;
+      }
+    }
+  }
+  double rest = m->weights_B + m->gradients_B + m->optimizer_B + m->activations_B;
+  m->overhead_B = overhead_bytes(rest);
+  m->total_B = rest + m->overhead_B;
+}
+
+int pf_memory_check(const pf_scenario *sc, const pf_memory *m) {
+  if (m->total_B <= m->capacity_B) return 0;
+  const pf_plan *p = &sc->plan;
+  /* what would save memory, leaving out what is already set */
+  char hint[256] = "";
+  if (sc->workload.kind == PF_WL_TRANSFORMER) {
+    const char *tries[6];
+    int n = 0;
+    if (!p->dist_opt && p->dp * p->cp > 1) tries[n++] = "--dist-opt";
+    if (p->recompute == PF_RECOMPUTE_NONE) tries[n++] = "--recompute selective or full";
+    else if (p->recompute == PF_RECOMPUTE_SELECTIVE) tries[n++] = "--recompute full";
+    if (!p->sp && p->tp > 1) tries[n++] = "--sp";
+    if (!p->flash_attn) tries[n++] = "--flash-attn";
+    if (p->mbs > 1) tries[n++] = "a smaller --mbs";
+    tries[n++] = "more --pp/--tp or more GPUs";
+    snprintf(hint, sizeof hint, "; try ");
+    for (int i = 0; i < n; i++) {
+      size_t l = strlen(hint);
+      snprintf(hint + l, sizeof hint - l, "%s%s", i ? (i == n - 1 ? " or " : ", ") : "", tries[i]);
+    }
+  } else if (p->mbs > 1) {
+    snprintf(hint, sizeof hint, "; try a smaller --mbs");
+  } else {
+    snprintf(hint, sizeof hint, "; more memory per GPU is needed");
+  }
+  return pf_error_set(PF_ENOFIT,
+                      "does not fit: needs %.1f GiB per GPU (weights %.1f, gradients %.1f, optimizer %.1f, "
+                      "activations %.1f, overhead %.1f) but %s has %.1f GiB%s",
+                      m->total_B / GiB, m->weights_B / GiB, m->gradients_B / GiB, m->optimizer_B / GiB,
+                      m->activations_B / GiB, m->overhead_B / GiB, sc->machine.dev.id, m->capacity_B / GiB, hint);
+}

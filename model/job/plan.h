@@ -1,0 +1,119 @@
+/* plan.h - a scenario (machine + workload + parallel plan + options) and its
+ * validation, with Megatron-LM's rules and wording:
+ *   world = TP x PP x DP x CP;  num_microbatches = GBS / (MBS x DP)
+ *   layers % PP == 0 (or % (PP x V) for the interleaved schedule)
+ * Ranks are placed as Megatron orders them (tp fastest, then cp, dp, pp):
+ *   rank = tp_r + TP (cp_r + CP (dp_r + DP pp_r)),  node = rank / GPUs per node,
+ * or with --rank-order tp-cp-pp-dp (Megatron's --use-tp-pp-dp-mapping)
+ *   rank = tp_r + TP (cp_r + CP (pp_r + PP dp_r)).
+ */
+#ifndef PREFLIGHT_PLAN_H
+#define PREFLIGHT_PLAN_H
+
+#include "machine/machine.h"
+#include "workload/workload.h"
+#include <stdbool.h>
+
+typedef enum { PF_SCHED_1F1B, PF_SCHED_INTERLEAVED, PF_SCHED_GPIPE } pf_schedule;
+typedef enum { PF_RECOMPUTE_NONE, PF_RECOMPUTE_SELECTIVE, PF_RECOMPUTE_FULL } pf_recompute;
+typedef enum { PF_ENGINE_DES, PF_ENGINE_FULL, PF_ENGINE_ANALYTIC } pf_engine;
+/* Collective algorithm (--coll-algo): auto is the choice NCCL's/RCCL's tuner
+ * makes (comm.h), best the cheapest by preflight's own cost with every
+ * concurrent group, the others a named algorithm. */
+typedef enum { PF_COLL_AUTO, PF_COLL_RING, PF_COLL_TREE, PF_COLL_HIERARCHICAL, PF_COLL_RABENSEIFNER, PF_COLL_NVLS,
+               PF_COLL_COLLNET, PF_COLL_DIRECT, PF_COLL_BEST, PF_COLL_NALGO } pf_coll_algo;
+/* NCCL/RCCL protocol (--coll-proto): LL (8-byte lines, 4 of data), LL128
+ * (128-byte lines, 120 of data), Simple; auto as the tuner picks. */
+typedef enum { PF_PROTO_LL, PF_PROTO_LL128, PF_PROTO_SIMPLE, PF_PROTO_AUTO } pf_coll_proto;
+/* Node allocation (--placement): contiguous nodes in network order, or a
+ * seeded draw over the whole partition. */
+typedef enum { PF_PLACE_CONTIGUOUS, PF_PLACE_SCATTERED } pf_placement;
+/* Rank order (--rank-order): Megatron's default tp-cp-dp-pp, or tp-cp-pp-dp
+ * (--use-tp-pp-dp-mapping). */
+typedef enum { PF_ORDER_TP_CP_DP_PP, PF_ORDER_TP_CP_PP_DP } pf_rank_order;
+/* Who dispatches the kernels and how (kernel.h: host cost per framework operator).
+ * auto: the framework's usual mode (eager PyTorch for Megatron-LM and PyTorch,
+ * graph mode for TensorFlow); graphs: CUDA/HIP graphs replay a captured step;
+ * compiled: torch.compile / XLA fuse element-wise kernels and launch fewer. */
+typedef enum { PF_HOST_AUTO, PF_HOST_EAGER, PF_HOST_GRAPHS, PF_HOST_COMPILED } pf_host_mode;
+
+typedef struct pf_plan {
+  int tp, pp, dp, cp;
+  int mbs, gbs, grad_accum;     /* grad_accum = microbatches per iteration per pipeline */
+  pf_schedule schedule;
+  int vstages;                  /* V for interleaved (1 otherwise) */
+  bool sp, dist_opt;
+  /* Megatron-LM's --overlap-grad-reduce / --overlap-param-gather (default off, as there) and
+   * --ddp-bucket-size in parameters (0: Megatron's default max(40e6, 1e6 x DP x CP)) */
+  bool overlap_grad_reduce, overlap_param_gather;
+  double ddp_bucket_size;
+  pf_recompute recompute;
+  bool flash_attn;
+  bool tp_across_nodes;         /* allow TP groups larger than a node */
+  bool tp_comm_overlap;         /* Megatron/TE --tp-comm-overlap: TP all-gather / reduce-scatter behind GEMMs */
+  pf_rank_order rank_order;
+} pf_plan;
+
+typedef struct pf_scenario {
+  pf_machine machine;
+  pf_workload workload;
+  pf_plan plan;
+  pf_precision precision;
+  int nodes, gpus;              /* gpus = nodes x gpus_per_node unless --gpus was given */
+  pf_engine engine;
+  pf_coll_algo collective;      /* --coll-algo: auto (the library's tuner), best, or forced */
+  pf_coll_proto coll_proto;     /* --coll-proto: auto or forced */
+  pf_placement placement;       /* --placement (the scattered draw uses seed) */
+  pf_host_mode host_mode;       /* --host-overhead */
+  pf_framework framework;       /* --framework */
+  unsigned long seed;
+  char calibration[PF_PATH_MAX];/* overlay file, "" if none */
+  bool calibration_force;       /* apply it even to another machine or device */
+  char trace[PF_PATH_MAX];      /* Chrome trace output, "" if none */
+  /* efficiency overrides from a fit overlay (1, 1, 0 = none) */
+  double compute_eff_scale, comm_eff_scale, step_overhead_s;
+  double jitter_cv;             /* per-step compute jitter (0 = deterministic timing) */
+  double train_iters;           /* --train-iters: iterations of the run (per-run energy; 0 = not given) */
+  double power_cap_W;           /* --power-cap: per device (with its package share); 0 = the device's cap */
+  double clock_ratio;           /* internal: SM clock / full clock after the cap (0 = 1; pf_predict sets it) */
+  /* input pipeline (predict.c; 0 = off): what one node's storage and loaders deliver, the loader time per
+   * sample of one GPU's loader, and the bytes of one sample (0: the workload's sample_bytes) */
+  double input_rate_Bps, input_sample_s, sample_bytes;
+  bool free_p2p;                /* internal: P2P transfers cost nothing (bubble/comm split) */
+} pf_scenario;
+
+/* Defaults: tp=pp=cp=1, mbs=1, schedule 1f1b, precision bf16, seed 1. */
+void pf_scenario_init(pf_scenario *sc);
+
+/* Complete and check the plan against machine and workload: derive gpus,
+ * dp, grad_accum/gbs; check divisibility and placement.  PF_EPLAN with a
+ * message that names the constraint and what would be valid. */
+int pf_plan_check(pf_scenario *sc);
+
+const char *pf_schedule_name(pf_schedule s);
+const char *pf_recompute_name(pf_recompute r);
+const char *pf_coll_algo_name(pf_coll_algo a);
+const char *pf_coll_proto_name(pf_coll_proto p);
+const char *pf_placement_name(pf_placement p);
+const char *pf_rank_order_name(pf_rank_order o);
+int pf_schedule_parse(const char *s, pf_schedule *out, int *vstages);
+int pf_recompute_parse(const char *s, pf_recompute *out);
+int pf_coll_algo_parse(const char *s, pf_coll_algo *out);
+int pf_coll_proto_parse(const char *s, pf_coll_proto *out);
+int pf_placement_parse(const char *s, pf_placement *out);
+int pf_rank_order_parse(const char *s, pf_rank_order *out);
+const char *pf_host_mode_name(pf_host_mode m);
+const char *pf_framework_name(pf_framework f);
+int pf_host_mode_parse(const char *s, pf_host_mode *out);
+int pf_framework_parse(const char *s, pf_framework *out);
+
+/* Global rank of (tp, cp, dp, pp) coordinates (in the plan's rank order) and
+ * the node that holds it; pf_plan_coords is the inverse. */
+int pf_plan_rank(const pf_plan *p, int tp_r, int cp_r, int dp_r, int pp_r);
+void pf_plan_coords(const pf_plan *p, int rank, int *tp_r, int *cp_r, int *dp_r, int *pp_r);
+static inline int pf_plan_node_of(const pf_scenario *sc, int rank) { return rank / sc->machine.gpus_per_node; }
+
+/* Layers held by pipeline stage s (uniform: layers / pp). */
+int pf_plan_layers_per_stage(const pf_scenario *sc);
+
+#endif

@@ -1,0 +1,277 @@
+/* report.c - results as JSON documents and text tables (see report.h). */
+#include "report.h"
+
+#include "core/core.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define GiB (1024.0 * 1024.0 * 1024.0)
+
+/* Round to 6 significant digits so outputs stay stable and readable. */
+static double r6(double x) {
+  if (x == 0 || !isfinite(x)) return isfinite(x) ? x : 0;
+  double mag = pow(10.0, 5 - (int)floor(log10(fabs(x))));
+  return round(x * mag) / mag;
+}
+
+/* The configuration part of a prediction document: machine, model, plan. */
+static cJSON *scenario_json(const pf_scenario *sc) {
+  const pf_plan *pl = &sc->plan;
+  cJSON *j = pf_report_root_json();
+  cJSON_AddStringToObject(j, "machine", sc->machine.id);
+  cJSON_AddStringToObject(j, "device", sc->machine.dev.id);
+  cJSON_AddStringToObject(j, "model", sc->workload.id);
+  cJSON_AddNumberToObject(j, "nodes", sc->nodes);
+  cJSON_AddNumberToObject(j, "gpus", sc->gpus);
+  cJSON *par = cJSON_AddObjectToObject(j, "parallel");
+  cJSON_AddNumberToObject(par, "tp", pl->tp);
+  cJSON_AddNumberToObject(par, "pp", pl->pp);
+  cJSON_AddNumberToObject(par, "dp", pl->dp);
+  cJSON_AddNumberToObject(par, "cp", pl->cp);
+  cJSON_AddNumberToObject(par, "mbs", pl->mbs);
+  cJSON_AddNumberToObject(par, "gbs", pl->gbs);
+  cJSON_AddNumberToObject(par, "grad_accum", pl->grad_accum);
+  cJSON_AddNumberToObject(par, "microbatches", pl->grad_accum);
+  char sched[32];
+  if (pl->schedule == PF_SCHED_INTERLEAVED) snprintf(sched, sizeof sched, "interleaved:%d", pl->vstages);
+  else snprintf(sched, sizeof sched, "%s", pf_schedule_name(pl->schedule));
+  cJSON_AddStringToObject(par, "schedule", sched);
+  cJSON_AddBoolToObject(par, "sp", pl->sp);
+  cJSON_AddBoolToObject(par, "dist_opt", pl->dist_opt);
+  /* only when set, so that default outputs stay as they were */
+  if (pl->overlap_grad_reduce || pl->overlap_param_gather) {
+    cJSON_AddBoolToObject(par, "overlap_grad_reduce", pl->overlap_grad_reduce);
+    cJSON_AddBoolToObject(par, "overlap_param_gather", pl->overlap_param_gather);
+  }
+  if (pl->ddp_bucket_size > 0) cJSON_AddNumberToObject(par, "ddp_bucket_size", pl->ddp_bucket_size);
+  cJSON_AddStringToObject(par, "recompute", pf_recompute_name(pl->recompute));
+  cJSON_AddBoolToObject(par, "flash_attn", pl->flash_attn);
+  cJSON_AddStringToObject(j, "precision", pf_precision_name(sc->precision));
+  return j;
+}
+
+/* The energy fields beyond DESIGN 4.2's: scopes, powers, rates, the cap and the run (docs/energy.md). */
+static void energy_json(cJSON *e, const pf_scenario *sc, const pf_prediction *p) {
+  const pf_energy *en = &p->energy;
+  cJSON_AddNumberToObject(e, "package_J", r6(en->package_J));
+  cJSON_AddNumberToObject(e, "node_gpus_J", r6(en->node_gpus_J));
+  cJSON_AddNumberToObject(e, "avg_power_per_package_W", r6(en->avg_power_per_package_W));
+  cJSON_AddNumberToObject(e, "gpu_busy_W", r6(en->gpu_busy_W));
+  cJSON_AddNumberToObject(e, "per_sample_J", r6(en->per_sample_J));
+  cJSON_AddNumberToObject(e, "per_token_J", r6(en->per_token_J));
+  cJSON_AddNumberToObject(e, "action_Js", r6(en->action_Js));
+  cJSON_AddNumberToObject(e, "power_cap_W", r6(en->cap_W));
+  cJSON_AddNumberToObject(e, "clock_ratio", r6(en->clock_ratio));
+  cJSON *u = cJSON_AddObjectToObject(e, "per_gpu_iteration"); /* what the power comes from (docs/energy.md) */
+  cJSON_AddNumberToObject(u, "busy_s", r6(en->use.busy_s));
+  cJSON_AddNumberToObject(u, "tensor_util_s", r6(en->use.tensor_util_s));
+  cJSON_AddNumberToObject(u, "vector_util_s", r6(en->use.vector_util_s));
+  cJSON_AddNumberToObject(u, "hbm_util_s", r6(en->use.hbm_util_s));
+  cJSON_AddNumberToObject(u, "comm_exposed_s", r6(en->use.comm_s));
+  /* one forward-only pass (evaluation): its own kernels' power, not training's */
+  const pf_energy *ev = &p->eval_energy;
+  cJSON *x = cJSON_AddObjectToObject(e, "eval_iteration");
+  cJSON_AddNumberToObject(x, "gpu_J", r6(ev->gpu_J));
+  cJSON_AddNumberToObject(x, "node_J", r6(ev->node_J));
+  cJSON_AddNumberToObject(x, "facility_J", r6(ev->facility_J));
+  cJSON_AddNumberToObject(x, "avg_power_per_gpu_W", r6(ev->avg_power_per_gpu_W));
+  cJSON_AddNumberToObject(x, "avg_power_per_node_W", r6(ev->avg_power_per_node_W));
+  if (sc->train_iters > 0) {
+    double n = sc->train_iters, t = n * p->iteration_time_s;
+    cJSON *run = cJSON_AddObjectToObject(e, "run");
+    cJSON_AddNumberToObject(run, "iterations", n);
+    cJSON_AddNumberToObject(run, "wall_s", r6(t));
+    cJSON_AddNumberToObject(run, "gpu_J", r6(n * en->gpu_J));
+    cJSON_AddNumberToObject(run, "node_J", r6(n * en->node_J));
+    cJSON_AddNumberToObject(run, "facility_J", r6(n * en->facility_J));
+    cJSON_AddNumberToObject(run, "action_Js", r6(n * en->facility_J * t));
+  }
+}
+
+static void memory_json(cJSON *j, const pf_memory *m) {
+  cJSON *mem = cJSON_AddObjectToObject(j, "memory_per_gpu_GiB");
+  cJSON_AddNumberToObject(mem, "weights", r6(m->weights_B / GiB));
+  cJSON_AddNumberToObject(mem, "gradients", r6(m->gradients_B / GiB));
+  cJSON_AddNumberToObject(mem, "optimizer", r6(m->optimizer_B / GiB));
+  cJSON_AddNumberToObject(mem, "activations", r6(m->activations_B / GiB));
+  cJSON_AddNumberToObject(mem, "overhead", r6(m->overhead_B / GiB));
+  cJSON_AddNumberToObject(mem, "total", r6(m->total_B / GiB));
+  cJSON_AddNumberToObject(mem, "capacity", r6(m->capacity_B / GiB));
+}
+
+cJSON *pf_report_nofit_json(const pf_scenario *sc, const pf_prediction *p, const char *reason) {
+  cJSON *j = scenario_json(sc);
+  cJSON_AddBoolToObject(j, "fits", false);
+  cJSON_AddStringToObject(j, "reason", reason ? reason : "");
+  memory_json(j, &p->memory);
+  if (sc->calibration[0]) cJSON_AddStringToObject(j, "calibration", sc->calibration);
+  cJSON_AddArrayToObject(j, "warnings");
+  return j;
+}
+
+cJSON *pf_report_invalid_json(const pf_scenario *sc, int nodes, const char *reason) {
+  cJSON *j = pf_report_root_json();
+  cJSON_AddStringToObject(j, "machine", sc->machine.id);
+  cJSON_AddStringToObject(j, "model", sc->workload.id);
+  cJSON_AddNumberToObject(j, "nodes", nodes);
+  cJSON_AddBoolToObject(j, "valid", false);
+  cJSON_AddStringToObject(j, "reason", reason ? reason : "");
+  return j;
+}
+
+cJSON *pf_report_prediction_json(const pf_scenario *sc, const pf_prediction *p) {
+  cJSON *j = scenario_json(sc);
+  cJSON_AddNumberToObject(j, "iteration_time_s", r6(p->iteration_time_s));
+  cJSON_AddNumberToObject(j, "tokens_per_s", r6(p->tokens_per_s));
+  cJSON_AddNumberToObject(j, "samples_per_s", r6(p->samples_per_s));
+  cJSON_AddNumberToObject(j, "tflops_per_gpu", r6(p->tflops_per_gpu));
+  cJSON_AddNumberToObject(j, "mfu", r6(p->mfu));
+  cJSON_AddNumberToObject(j, "hw_tflops_per_gpu", r6(p->hw_tflops_per_gpu));
+  cJSON_AddNumberToObject(j, "eval_iteration_s", r6(p->eval_iteration_s));
+  cJSON *b = cJSON_AddObjectToObject(j, "breakdown_s");
+  for (int i = 0; i < PF_BREAKDOWN_N; i++)
+    cJSON_AddNumberToObject(b, pf_breakdown_name(i), r6(pf_breakdown_get(&p->breakdown_s, i)));
+  const pf_compute_split *xs = &p->compute_split_s;
+  cJSON *x = cJSON_AddObjectToObject(j, "compute_split_s");
+  cJSON_AddNumberToObject(x, "compute_bound", r6(xs->compute_bound));
+  cJSON_AddNumberToObject(x, "memory_bound", r6(xs->memory_bound));
+  cJSON_AddNumberToObject(x, "launch", r6(xs->launch));
+  cJSON_AddNumberToObject(x, "host_bound", r6(xs->host_bound));
+  cJSON_AddNumberToObject(x, "host_op_s", r6(xs->host_op_s * 1e6) / 1e6);
+  cJSON_AddNumberToObject(x, "operators", r6(xs->ops));
+  /* communication per GPU and iteration (comm.h, predict.h pf_comm_summary) */
+  const pf_comm_summary *cs = &p->comm;
+  cJSON *c = cJSON_AddObjectToObject(j, "communication");
+  cJSON_AddNumberToObject(c, "exposed_s", r6(cs->exposed_s));
+  cJSON_AddNumberToObject(c, "hidden_s", r6(cs->hidden_s));
+  cJSON_AddNumberToObject(c, "tp_hidden_s", r6(cs->tp_hidden_s));
+  cJSON_AddNumberToObject(c, "dp_hidden_s", r6(cs->dp_hidden_s));
+  cJSON_AddNumberToObject(c, "interference_s", r6(cs->interference_s));
+  cJSON_AddNumberToObject(c, "tp_kernel_s", r6(cs->tp_s));
+  cJSON_AddNumberToObject(c, "pp_kernel_s", r6(cs->pp_s));
+  cJSON_AddNumberToObject(c, "dp_kernel_s", r6(cs->dp_s));
+  cJSON_AddNumberToObject(c, "intra_node_s", r6(cs->intra_s));
+  cJSON_AddNumberToObject(c, "inter_node_s", r6(cs->inter_s));
+  cJSON_AddNumberToObject(c, "fabric_bytes", r6(cs->fabric_bytes));
+  cJSON_AddNumberToObject(c, "nic_bytes", r6(cs->nic_bytes));
+  cJSON_AddStringToObject(c, "tp_algorithm", cs->tp_algorithm);
+  cJSON_AddStringToObject(c, "dp_protocol", cs->dp_protocol);
+  cJSON_AddNumberToObject(c, "dp_busbw_GBps", r6(cs->dp_busbw_Bps / 1e9));
+  cJSON_AddStringToObject(c, "placement", cs->placement);
+  memory_json(j, &p->memory);
+  cJSON_AddBoolToObject(j, "fits", p->fits);
+  cJSON *e = cJSON_AddObjectToObject(j, "energy");
+  cJSON_AddNumberToObject(e, "gpu_J", r6(p->energy.gpu_J));
+  cJSON_AddNumberToObject(e, "node_J", r6(p->energy.node_J));
+  cJSON_AddNumberToObject(e, "network_J", r6(p->energy.network_J));
+  cJSON_AddNumberToObject(e, "facility_J", r6(p->energy.facility_J));
+  cJSON_AddNumberToObject(e, "avg_power_per_node_W", r6(p->energy.avg_power_per_node_W));
+  cJSON_AddNumberToObject(e, "avg_power_per_gpu_W", r6(p->energy.avg_power_per_gpu_W));
+  cJSON_AddNumberToObject(e, "per_iteration_J", r6(p->energy.per_iteration_J));
+  energy_json(e, sc, p);
+  cJSON *eng = cJSON_AddObjectToObject(j, "engine");
+  cJSON_AddStringToObject(eng, "pipeline", p->engine);
+  cJSON_AddNumberToObject(eng, "pipeline_s", r6(p->pipeline_s));
+  cJSON_AddNumberToObject(eng, "des_events", p->des_events);
+  cJSON_AddStringToObject(eng, "dp_algorithm", p->dp_algorithm);
+  cJSON_AddNumberToObject(eng, "dp_comm_s", r6(p->dp_comm_s));
+  cJSON_AddNumberToObject(eng, "seed", (double)sc->seed);
+  if (sc->calibration[0]) cJSON_AddStringToObject(j, "calibration", sc->calibration);
+  cJSON *w = cJSON_AddArrayToObject(j, "warnings");
+  for (int i = 0; i < p->nwarnings; i++) cJSON_AddItemToArray(w, cJSON_CreateString(p->warnings[i]));
+  return j;
+}
+
+static void human_time(double s, char *buf, size_t n) {
+  if (s >= 1) snprintf(buf, n, "%.3f s", s);
+  else if (s >= 1e-3) snprintf(buf, n, "%.2f ms", s * 1e3);
+  else snprintf(buf, n, "%.1f us", s * 1e6);
+}
+
+static void plan_line(FILE *f, const pf_scenario *sc) {
+  const pf_plan *pl = &sc->plan;
+  fprintf(f, "%s on %s (%s): %d nodes, %d GPUs\n", sc->workload.id, sc->machine.id, sc->machine.dev.id, sc->nodes,
+          sc->gpus);
+  fprintf(f, "plan        TP %d x PP %d x DP %d x CP %d, mbs %d, gbs %d, %d microbatches, %s%s%s%s%s%s, recompute %s, %s\n",
+          pl->tp, pl->pp, pl->dp, pl->cp, pl->mbs, pl->gbs, pl->grad_accum, pf_schedule_name(pl->schedule),
+          pl->sp ? ", SP" : "", pl->dist_opt ? ", dist-opt" : "",
+          pl->overlap_grad_reduce ? ", overlap-grad-reduce" : "", pl->overlap_param_gather ? ", overlap-param-gather" : "",
+          pl->flash_attn ? ", flash-attn" : "",
+          pf_recompute_name(pl->recompute), pf_precision_name(sc->precision));
+}
+
+static void memory_line(FILE *f, const pf_memory *m, bool fits) {
+  fprintf(f, "memory/GPU  %.1f of %.1f GiB (weights %.1f, gradients %.1f, optimizer %.1f, activations %.1f, "
+             "overhead %.1f)%s\n",
+          m->total_B / GiB, m->capacity_B / GiB, m->weights_B / GiB, m->gradients_B / GiB, m->optimizer_B / GiB,
+          m->activations_B / GiB, m->overhead_B / GiB, fits ? "" : "  DOES NOT FIT");
+}
+
+void pf_report_nofit_table(FILE *f, const pf_scenario *sc, const pf_prediction *p, const char *reason) {
+  plan_line(f, sc);
+  fprintf(f, "fits        no: %s\n", reason ? reason : "");
+  memory_line(f, &p->memory, false);
+}
+
+void pf_report_prediction_table(FILE *f, const pf_scenario *sc, const pf_prediction *p) {
+  char t[32];
+  plan_line(f, sc);
+  human_time(p->iteration_time_s, t, sizeof t);
+  fprintf(f, "iteration   %s   %.4g tokens/s   %.4g samples/s\n", t, p->tokens_per_s, p->samples_per_s);
+  fprintf(f, "throughput  %.1f TFLOP/s/GPU (model), MFU %.1f %%\n", p->tflops_per_gpu, 100 * p->mfu);
+  fprintf(f, "breakdown  ");
+  for (int i = 0; i < PF_BREAKDOWN_N; i++) {
+    double v = pf_breakdown_get(&p->breakdown_s, i);
+    if (v <= 0 && i >= 6) continue; /* overhead, interference and input only when present */
+    human_time(v, t, sizeof t);
+    fprintf(f, "%s %s %s (%.1f %%)", i > 0 ? "," : "", pf_breakdown_name(i), t, 100 * v / p->iteration_time_s);
+  }
+  fprintf(f, "\n");
+  const pf_compute_split *xs = &p->compute_split_s;
+  if (xs->compute_bound + xs->memory_bound + xs->launch + xs->host_bound > 0) {
+    char a[32], m[32], l[32], h[32];
+    human_time(xs->compute_bound, a, sizeof a);
+    human_time(xs->memory_bound, m, sizeof m);
+    human_time(xs->launch, l, sizeof l);
+    human_time(xs->host_bound, h, sizeof h);
+    fprintf(f, "compute     compute-bound %s, memory-bound %s, launch %s, host-bound %s (%.4g operators at %.3g us)\n",
+            a, m, l, h, xs->ops, xs->host_op_s * 1e6);
+  }
+  const pf_comm_summary *cs = &p->comm;
+  if (cs->tp_s + cs->pp_s + cs->dp_s > 0) {
+    char e[32], h[32], in[32], x[32];
+    human_time(cs->exposed_s, e, sizeof e);
+    human_time(cs->hidden_s, h, sizeof h);
+    human_time(cs->intra_s, in, sizeof in);
+    human_time(cs->inter_s, x, sizeof x);
+    fprintf(f, "comm/GPU    exposed %s, hidden %s; kernels %s in the node, %s across nodes; %.3g GB over the fabric, "
+               "%.3g GB through the NIC\n", e, h, in, x, cs->fabric_bytes / 1e9, cs->nic_bytes / 1e9);
+  }
+  memory_line(f, &p->memory, p->fits);
+  const pf_energy *en = &p->energy;
+  fprintf(f, "energy      %.4g kJ per iteration (facility), %.0f W per node, %.0f W per GPU\n",
+          en->facility_J / 1e3, en->avg_power_per_node_W, en->avg_power_per_gpu_W);
+  fprintf(f, "energy/iter GPU %.4g kJ, node %.4g kJ, facility %.4g kJ; %.3g J per sample, %.3g mJ per token; "
+             "action %.4g kJ s; cap %.0f W, clock %.0f %%\n",
+          en->gpu_J / 1e3, en->node_J / 1e3, en->facility_J / 1e3, en->per_sample_J, 1e3 * en->per_token_J,
+          en->action_Js / 1e3, en->cap_W, 100 * en->clock_ratio);
+  if (sc->train_iters > 0) {
+    double n = sc->train_iters, run_s = n * p->iteration_time_s;
+    fprintf(f, "energy/run  %.0f iterations in %.4g h: GPU %.4g kWh, node %.4g kWh, facility %.4g kWh; action %.4g MJ s\n",
+            n, run_s / 3600, n * en->gpu_J / 3.6e6, n * en->node_J / 3.6e6, n * en->facility_J / 3.6e6,
+            n * en->facility_J * run_s / 1e6);
+  }
+  for (int i = 0; i < p->nwarnings; i++) fprintf(f, "warning     %s\n", p->warnings[i]);
+}
+
+int pf_report_predict(pf_scenario *sc, pf_prediction *p) {
+  if (!sc->trace[0]) return pf_predict(sc, p);
+  pf_trace t;
+  int rc = pf_predict_traced(sc, p, &t);
+  if (rc == 0) rc = pf_trace_write(sc, &t, sc->trace);
+  pf_trace_free(&t);
+  return rc;
+}

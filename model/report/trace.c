@@ -1,0 +1,121 @@
+/* trace.c - Chrome / Perfetto trace of one simulated iteration.
+ *
+ * The Trace Event Format (Google, "Trace Event Format" document, the JSON
+ * object form with a traceEvents array) read by chrome://tracing and
+ * ui.perfetto.dev.  Processes group the tracks by kind, threads are the
+ * pipeline stages:
+ *   pid 0 "compute (incl. TP)"   one track per stage: F<mb>[.<chunk>] / B<mb> from the DES
+ *   pid 1 "P2P sends"            per stage a forward-send and a backward-send track
+ *   pid 2 "DP collectives"       per stage: gradient reduce-scatter / all-reduce and the
+ *                                parameter all-gather, with the start and end of the
+ *                                contention timeline (pf_coll_timeline); with
+ *                                --overlap-grad-reduce the gradient span runs from
+ *                                the first bucket's start to the last one's end, with
+ *                                --overlap-param-gather the hidden part of the
+ *                                all-gather sits at the start, the exposed part at
+ *                                the end
+ *   pid 3 "optimizer"            per stage: the optimizer step
+ * Times are microseconds with nanosecond resolution; every X event has name,
+ * cat, ph, ts, dur, pid and tid.
+ */
+#include "engine/engine.h"
+
+#include "core/core.h"
+#include "report.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void meta(cJSON *ev, const char *what, int pid, int tid, const char *name) {
+  cJSON *m = cJSON_CreateObject();
+  cJSON_AddStringToObject(m, "name", what);
+  cJSON_AddStringToObject(m, "ph", "M");
+  cJSON_AddNumberToObject(m, "pid", pid);
+  cJSON_AddNumberToObject(m, "tid", tid);
+  cJSON *a = cJSON_AddObjectToObject(m, "args");
+  cJSON_AddStringToObject(a, "name", name);
+  cJSON_AddItemToArray(ev, m);
+}
+
+static void span(cJSON *ev, int pid, int tid, const char *name, const char *cat, double t0, double t1) {
+  if (!(t1 >= t0)) return;
+  cJSON *e = cJSON_CreateObject();
+  cJSON_AddStringToObject(e, "name", name);
+  cJSON_AddStringToObject(e, "cat", cat);
+  cJSON_AddStringToObject(e, "ph", "X");
+  cJSON_AddNumberToObject(e, "ts", round(t0 * 1e9) / 1e3);
+  cJSON_AddNumberToObject(e, "dur", round((t1 - t0) * 1e9) / 1e3);
+  cJSON_AddNumberToObject(e, "pid", pid);
+  cJSON_AddNumberToObject(e, "tid", tid);
+  cJSON_AddItemToArray(ev, e);
+}
+
+int pf_trace_write(const pf_scenario *sc, const pf_trace *t, const char *path) {
+  const pf_iter_timeline *tl = &t->tl;
+  cJSON *root = cJSON_CreateObject();
+  cJSON *ev = cJSON_AddArrayToObject(root, "traceEvents");
+  int P = sc->plan.pp;
+  meta(ev, "process_name", 0, 0, "compute (incl. TP)");
+  meta(ev, "process_name", 1, 0, "P2P sends");
+  meta(ev, "process_name", 2, 0, "DP collectives");
+  meta(ev, "process_name", 3, 0, "optimizer");
+  for (int s = 0; s < P; s++) {
+    char nm[64];
+    snprintf(nm, sizeof nm, "stage %d", s);
+    meta(ev, "thread_name", 0, s, nm);
+    meta(ev, "thread_name", 2, s, nm);
+    meta(ev, "thread_name", 3, s, nm);
+    snprintf(nm, sizeof nm, "stage %d activations ->", s);
+    meta(ev, "thread_name", 1, 2 * s, nm);
+    snprintf(nm, sizeof nm, "stage %d <- gradients", s);
+    meta(ev, "thread_name", 1, 2 * s + 1, nm);
+  }
+  int interleaved = sc->plan.schedule == PF_SCHED_INTERLEAVED;
+  for (int i = 0; i < t->nevents; i++) {
+    const pf_pipe_event *e = &t->events[i];
+    char nm[48];
+    char k = e->kind == 'S' ? 'F' : e->kind == 'R' ? 'B' : e->kind;
+    if (interleaved) snprintf(nm, sizeof nm, "%c%d.%d", k, e->microbatch, e->chunk);
+    else snprintf(nm, sizeof nm, "%c%d", k, e->microbatch);
+    if (e->kind == 'F' || e->kind == 'B')
+      span(ev, 0, e->stage, nm, e->kind == 'F' ? "forward" : "backward", e->start_s, e->end_s);
+    else
+      span(ev, 1, 2 * e->stage + (e->kind == 'R'), nm, e->kind == 'S' ? "p2p_fwd" : "p2p_bwd", e->start_s, e->end_s);
+  }
+  for (int s = 0; tl && s < P; s++) {
+    if (tl->grad_end_s[s] > tl->grad_start_s[s])
+      span(ev, 2, s, tl->grad_name, "dp_comm", tl->grad_start_s[s], tl->grad_end_s[s]);
+    if (tl->opt_end_s[s] > tl->opt_start_s[s])
+      span(ev, 3, s, "optimizer step", "optimizer", tl->opt_start_s[s], tl->opt_end_s[s]);
+    if ((s == 0 || s == P - 1) && tl->emb_end_s > tl->emb_start_s)
+      span(ev, 2, s, "tied-embedding all-reduce", "dp_comm", tl->emb_start_s, tl->emb_end_s);
+    if (tl->ag_end_s[s] > tl->ag_start_s[s])
+      span(ev, 2, s, tl->ag_name, "dp_comm", tl->ag_start_s[s], tl->ag_end_s[s]);
+    if (tl->ag_hidden_s[s] > 0) /* steady state: the previous step's all-gather under the first forward */
+      span(ev, 2, s, "parameter all-gather (overlapped with the first forward)", "dp_comm", 0, tl->ag_hidden_s[s]);
+  }
+  if (tl && tl->slow_end_s > tl->slow_start_s)
+    span(ev, 3, 0, "compute slowed by hidden DP collectives (all stages)", "interference", tl->slow_start_s,
+         tl->slow_end_s);
+  cJSON_AddStringToObject(root, "displayTimeUnit", "ms");
+  cJSON *m = cJSON_AddObjectToObject(root, "metadata");
+  cJSON_AddStringToObject(m, "machine", sc->machine.id);
+  cJSON_AddStringToObject(m, "model", sc->workload.id);
+  cJSON_AddNumberToObject(m, "iteration_time_s", t->iteration_s);
+  char *txt = cJSON_PrintUnformatted(root);
+  cJSON_Delete(root);
+  if (!txt) return pf_error_set(PF_ENOMEM, "out of memory");
+  size_t n = strlen(txt);
+  char *withnl = malloc(n + 2);
+  if (!withnl) { free(txt); return pf_error_set(PF_ENOMEM, "out of memory"); }
+  memcpy(withnl, txt, n);
+  withnl[n] = '\n';
+  withnl[n + 1] = '\0';
+  free(txt);
+  int rc = pf_write_file_atomic(path, withnl);
+  free(withnl);
+  return rc;
+}

@@ -1,0 +1,348 @@
+/* collval.c - measured collectives against the communication model (see
+ * collval.h): collective CSV rows and nccl-tests / rccl-tests output, read
+ * strictly (errors name file:line:field), predicted with the same model
+ * `preflight collective` prints (collbench.c). */
+#include "collval.h"
+
+#include "comm/comm.h"
+#include "core/core.h"
+#include "validate.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define MAX_FILE_B (16L << 20)
+
+static const char *cmetric_names[] = {"busbw", "algbw", "time_us"};
+const char *pf_cmetric_name(pf_cmetric m) { return m <= PF_CMET_TIME ? cmetric_names[m] : "?"; }
+
+void pf_cvset_free(pf_cvset *s) {
+  free(s->rows);
+  s->rows = NULL;
+  s->n = 0;
+}
+
+int pf_collval_kind(const char *path) {
+  /* only a regular file is sniffed: a pipe or FIFO can be read once, and is a run CSV */
+  struct stat st;
+  if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return 0;
+  FILE *f = fopen(path, "r");
+  if (!f) return 0;
+  int kind = 0;
+  char line[1024];
+  /* the header or the nccl-tests banner lies in the first lines: never read the whole of a large file */
+  for (int n = 0; n < 256 && kind == 0 && fgets(line, sizeof line, f); n++) {
+    if (!strncmp(line, "machine,", 8)) { /* a CSV header: collective rows name op and size_B */
+      kind = strstr(line, ",op,") && strstr(line, "size_B") ? 1 : -1;
+      break;
+    }
+    if (line[0] != '#') continue;
+    const char *q = line + 1;
+    while (*q == ' ') q++;
+    if (strstr(line, "nThread") || strstr(line, "Collective test starting") ||
+        (!strncmp(q, "size", 4) && strstr(q, "count") && strstr(q, "busbw")))
+      kind = 2;
+  }
+  fclose(f);
+  return kind > 0 ? kind : 0;
+}
+
+/* ---------- collective CSV ---------- */
+
+enum { C_MACHINE, C_OP, C_NODES, C_GPN, C_SIZE, C_ALGO, C_METRIC, C_VALUE, C_UNIT, C_BOUND, C_VALUE_HI, C_USE,
+       C_SOURCE, C_NOTES, C_N };
+static const char *col_names[C_N] = {"machine", "op", "nodes", "gpus_per_node", "size_B", "algorithm", "metric",
+                                     "value", "unit", "bound", "value_hi", "use", "source", "notes"};
+static const int col_required[C_N] = {1, 1, 1, 0, 1, 0, 1, 1, 0, 0, 0, 0, 1, 0};
+
+static int field_err(const char *path, int line, const char *col, const char *what, const char *v) {
+  return pf_error_set(PF_EPARSE, "%s:%d: %s \"%s\": %s", path, line, col, v, what);
+}
+
+static int parse_num(const char *path, int line, const char *col, const char *v, double *out) {
+  char *end;
+  errno = 0;
+  double x = strtod(v, &end);
+  while (*end == ' ') end++;
+  if (end == v || *end || errno || !isfinite(x)) return field_err(path, line, col, "expected a number", v);
+  *out = x;
+  return 0;
+}
+
+static int parse_row(const char *path, const pf_csv_row *rec, const int *idx, pf_cvrow *r) {
+  memset(r, 0, sizeof *r);
+  r->line = rec->line;
+  const char *f[C_N];
+  for (int c = 0; c < C_N; c++) f[c] = idx[c] >= 0 ? rec->fields[idx[c]] : "";
+  for (int c = 0; c < C_N; c++)
+    if (col_required[c] && !f[c][0]) return field_err(path, r->line, col_names[c], "required", f[c]);
+  snprintf(r->machine, sizeof r->machine, "%s", f[C_MACHINE]);
+  pf_machine *m = malloc(sizeof *m);
+  if (!m) return pf_error_set(PF_ENOMEM, "out of memory");
+  int rc = pf_machine_load(r->machine, m);
+  int gpn_max = m->gpus_per_node, nodes_max = m->nodes;
+  free(m);
+  if (rc < 0) {
+    char why[512];
+    snprintf(why, sizeof why, "%s", pf_error_detail());
+    return pf_error_set(rc, "%s:%d: machine \"%s\": %s", path, r->line, r->machine, why);
+  }
+  if (pf_coll_kind_parse(f[C_OP], &r->op) < 0)
+    return field_err(path, r->line, "op", "valid: all_reduce, all_gather, reduce_scatter, alltoall, sendrecv", f[C_OP]);
+  double x;
+  if ((rc = parse_num(path, r->line, "nodes", f[C_NODES], &x)) < 0) return rc;
+  if (x < 1 || x > nodes_max || x != floor(x))
+    return field_err(path, r->line, "nodes", "a whole number of nodes the machine has", f[C_NODES]);
+  r->nodes = (int)x;
+  r->gpn = gpn_max;
+  if (f[C_GPN][0]) {
+    if ((rc = parse_num(path, r->line, "gpus_per_node", f[C_GPN], &x)) < 0) return rc;
+    if (x < 1 || x > gpn_max || x != floor(x))
+      return field_err(path, r->line, "gpus_per_node", "a whole number up to the node's GPUs", f[C_GPN]);
+    r->gpn = (int)x;
+  }
+  if (parse_num(path, r->line, "size_B", f[C_SIZE], &r->size_B) < 0 &&
+      pf_units_parse(f[C_SIZE], PF_UNIT_BYTES, &r->size_B) < 0)
+    return field_err(path, r->line, "size_B", "a size in bytes", f[C_SIZE]);
+  if (!(r->size_B >= 1)) return field_err(path, r->line, "size_B", "must be at least 1 byte", f[C_SIZE]);
+  r->algo = PF_COLL_AUTO;
+  if (f[C_ALGO][0] && pf_coll_algo_parse(f[C_ALGO], &r->algo) < 0)
+    return field_err(path, r->line, "algorithm", "valid: empty (the library's choice), ring, tree, nvls, collnet, ...",
+                     f[C_ALGO]);
+  int mi = -1;
+  for (int k = 0; k <= PF_CMET_TIME; k++)
+    if (!strcmp(f[C_METRIC], cmetric_names[k])) mi = k;
+  if (mi < 0) return field_err(path, r->line, "metric", "valid: busbw, algbw, time_us", f[C_METRIC]);
+  r->metric = (pf_cmetric)mi;
+  const char *want = r->metric == PF_CMET_TIME ? "us" : "GB/s";
+  if (f[C_UNIT][0] && strcmp(f[C_UNIT], want))
+    return field_err(path, r->line, "unit", r->metric == PF_CMET_TIME ? "time_us is in us" : "bandwidths are in GB/s",
+                     f[C_UNIT]);
+  if ((rc = parse_num(path, r->line, "value", f[C_VALUE], &r->measured)) < 0) return rc;
+  if (!(r->measured > 0)) return field_err(path, r->line, "value", "must be positive", f[C_VALUE]);
+  r->bound = PF_BOUND_EXACT;
+  if (!strcmp(f[C_BOUND], "lower")) r->bound = PF_BOUND_LOWER;
+  else if (!strcmp(f[C_BOUND], "upper")) r->bound = PF_BOUND_UPPER;
+  else if (!strcmp(f[C_BOUND], "range")) r->bound = PF_BOUND_RANGE;
+  else if (f[C_BOUND][0]) return field_err(path, r->line, "bound", "valid: empty, lower, upper, range", f[C_BOUND]);
+  if (r->bound == PF_BOUND_RANGE) {
+    if ((rc = parse_num(path, r->line, "value_hi", f[C_VALUE_HI], &r->measured_hi)) < 0) return rc;
+    if (r->measured_hi < r->measured) return field_err(path, r->line, "value_hi", "below value", f[C_VALUE_HI]);
+  }
+  if (f[C_USE][0] && strcmp(f[C_USE], "fit") && strcmp(f[C_USE], "check"))
+    return field_err(path, r->line, "use", "valid: fit, check", f[C_USE]);
+  snprintf(r->use, sizeof r->use, "%s", f[C_USE]);
+  snprintf(r->source, sizeof r->source, "%s", f[C_SOURCE]);
+  snprintf(r->notes, sizeof r->notes, "%s", f[C_NOTES]);
+  return 0;
+}
+
+int pf_collval_read_csv(const char *path, pf_cvset *out) {
+  memset(out, 0, sizeof *out);
+  snprintf(out->path, sizeof out->path, "%s", path);
+  pf_csv csv;
+  int rc = pf_csv_read(path, &csv);
+  if (rc < 0) return rc;
+  if (csv.nrows < 1) { pf_csv_free(&csv); return pf_error_set(PF_EPARSE, "%s: no header line", path); }
+  int idx[C_N];
+  for (int c = 0; c < C_N; c++) idx[c] = -1;
+  const pf_csv_row *h = &csv.rows[0];
+  for (int i = 0; i < h->nfields; i++) {
+    int c = 0;
+    while (c < C_N && strcmp(h->fields[i], col_names[c])) c++;
+    if (c == C_N) {
+      rc = pf_error_set(PF_EPARSE, "%s:%d: unknown column \"%s\"", path, h->line, h->fields[i]);
+      pf_csv_free(&csv);
+      return rc;
+    }
+    idx[c] = i;
+  }
+  for (int c = 0; c < C_N; c++)
+    if (col_required[c] && idx[c] < 0) {
+      rc = pf_error_set(PF_EPARSE, "%s:%d: missing column \"%s\"", path, h->line, col_names[c]);
+      pf_csv_free(&csv);
+      return rc;
+    }
+  out->rows = calloc((size_t)(csv.nrows > 1 ? csv.nrows - 1 : 1), sizeof *out->rows);
+  if (!out->rows) { pf_csv_free(&csv); return pf_error_set(PF_ENOMEM, "out of memory"); }
+  for (int i = 1; i < csv.nrows && rc == 0; i++) {
+    const pf_csv_row *rec = &csv.rows[i];
+    if (rec->nfields != h->nfields)
+      rc = pf_error_set(PF_EPARSE, "%s:%d: %d fields, expected %d", path, rec->line, rec->nfields, h->nfields);
+    else if ((rc = parse_row(path, rec, idx, &out->rows[out->n])) == 0)
+      out->n++;
+  }
+  pf_csv_free(&csv);
+  if (rc < 0) pf_cvset_free(out);
+  return rc;
+}
+
+/* ---------- nccl-tests / rccl-tests output ---------- */
+
+static int op_from_text(const char *s, pf_coll_kind *op) {
+  static const struct { const char *key; pf_coll_kind k; } keys[] = {
+      {"all_reduce", PF_ALLREDUCE}, {"all_gather", PF_ALLGATHER}, {"reduce_scatter", PF_REDUCE_SCATTER},
+      {"alltoall", PF_ALLTOALL}, {"sendrecv", PF_SENDRECV}};
+  for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+    if (strstr(s, keys[i].key)) { *op = keys[i].k; return 1; }
+  return 0;
+}
+
+/* One result line: size count type [redop root] time algbw busbw ...; 1 when it is one. */
+static int result_line(const char *line, double *size, double *time_us, double *busbw) {
+  char buf[512];
+  snprintf(buf, sizeof buf, "%s", line);
+  char *tok[16], *save = NULL;
+  int n = 0;
+  for (char *t = strtok_r(buf, " \t\r", &save); t && n < 16; t = strtok_r(NULL, " \t\r", &save)) tok[n++] = t;
+  if (n < 6) return 0;
+  char *end;
+  double sz = strtod(tok[0], &end);
+  if (*end || end == tok[0] || sz < 0) return 0;
+  strtod(tok[1], &end);
+  if (*end || end == tok[1] || isdigit((unsigned char)tok[2][0])) return 0;
+  int k = 3;
+  while (k < n && !strchr(tok[k], '.')) k++; /* skip redop and root: the time is the first decimal */
+  if (k + 2 >= n) return 0;
+  double v[3];
+  for (int i = 0; i < 3; i++) {
+    v[i] = strtod(tok[k + i], &end);
+    if (*end || end == tok[k + i]) return 0;
+  }
+  *size = sz;
+  *time_us = v[0];
+  *busbw = v[2];
+  return 1;
+}
+
+int pf_collval_read_nccltests(const char *path, const char *machine, int nodes, int gpn, pf_cvset *out) {
+  memset(out, 0, sizeof *out);
+  snprintf(out->path, sizeof out->path, "%s", path);
+  pf_machine *m = malloc(sizeof *m);
+  if (!m) return pf_error_set(PF_ENOMEM, "out of memory");
+  int rc = machine ? pf_machine_load(machine, m) : pf_error_set(PF_EINVAL, "validating nccl-tests output needs --machine");
+  int m_gpn = m->gpus_per_node;
+  free(m);
+  if (rc < 0) return rc;
+  char *buf;
+  size_t len;
+  if ((rc = pf_read_file(path, MAX_FILE_B, &buf, &len)) < 0) return rc;
+  pf_coll_kind op = PF_ALLREDUCE;
+  int have_op = op_from_text(path, &op), ranks = 0, nhosts = 0, cap = 0, line = 0;
+  char hosts[64][64];
+  for (char *p = buf, *e; *p; p = e ? e + 1 : p + strlen(p)) {
+    e = strchr(p, '\n');
+    if (e) *e = '\0';
+    line++;
+    if (p[0] == '#') {
+      if (strstr(p, "Collective test starting")) have_op = op_from_text(p, &op) || have_op;
+      const char *on = strstr(p, " on ");
+      if (strstr(p, "Rank") && strstr(p, "Pid") && on) { /* "#  Rank  0 Group  0 Pid 1 on host device 0 ..." */
+        ranks++;
+        char h[64] = "";
+        sscanf(on + 4, "%63s", h);
+        int seen = 0;
+        for (int i = 0; i < nhosts; i++) seen |= !strcmp(hosts[i], h);
+        if (!seen && nhosts < 64) snprintf(hosts[nhosts++], sizeof hosts[0], "%s", h);
+      }
+      continue;
+    }
+    double size, time_us, busbw;
+    if (!result_line(p, &size, &time_us, &busbw) || size <= 0 || time_us <= 0) continue;
+    if (out->n == cap) {
+      cap = cap ? 2 * cap : 64;
+      pf_cvrow *g = realloc(out->rows, (size_t)cap * sizeof *g);
+      if (!g) { free(buf); pf_cvset_free(out); return pf_error_set(PF_ENOMEM, "out of memory"); }
+      out->rows = g;
+    }
+    pf_cvrow *r = &out->rows[out->n++];
+    memset(r, 0, sizeof *r);
+    r->line = line;
+    snprintf(r->machine, sizeof r->machine, "%s", machine);
+    r->size_B = size;
+    /* busbw is printed to 0.01 GB/s: below 1 GB/s compare the time (printed to 0.01 us) instead */
+    r->metric = busbw >= 1.0 ? PF_CMET_BUSBW : PF_CMET_TIME;
+    r->measured = busbw >= 1.0 ? busbw : time_us;
+    r->algo = PF_COLL_AUTO;
+    snprintf(r->source, sizeof r->source, "%s:%d", path, line);
+  }
+  free(buf);
+  if (out->n == 0) return pf_error_set(PF_EPARSE, "%s: no nccl-tests / rccl-tests result line (size count type ... "
+                                       "time algbw busbw)", path);
+  if (!have_op) {
+    pf_cvset_free(out);
+    return pf_error_set(PF_EPARSE, "%s: which collective? name the file after it (all_reduce_perf.txt) or keep the "
+                        "\"# Collective test starting: all_reduce_perf\" header", path);
+  }
+  if (nodes <= 0) nodes = nhosts > 0 ? nhosts : 1;
+  if (gpn <= 0) gpn = ranks > 0 && ranks % nodes == 0 ? ranks / nodes : m_gpn;
+  for (int i = 0; i < out->n; i++) {
+    out->rows[i].op = op;
+    out->rows[i].nodes = nodes;
+    out->rows[i].gpn = gpn;
+  }
+  return 0;
+}
+
+/* ---------- predictions ---------- */
+
+static double rel_error(const pf_cvrow *r, double p) { return pf_bound_error(r->bound, r->measured, r->measured_hi, p); }
+
+int pf_collval_run(pf_cvset *s) {
+  pf_machine *m = malloc(sizeof *m);
+  pf_coll_bench b;
+  memset(&b, 0, sizeof b);
+  char have[PF_ID_MAX] = "";
+  int bn = 0, bg = 0;
+  if (!m) return pf_error_set(PF_ENOMEM, "out of memory");
+  for (int i = 0; i < s->n; i++) {
+    pf_cvrow *r = &s->rows[i];
+    int rc = 0;
+    if (strcmp(have, r->machine) || bn != r->nodes || bg != r->gpn) {
+      pf_coll_bench_free(&b);
+      have[0] = '\0';
+      if ((rc = pf_machine_load(r->machine, m)) == 0 &&
+          (rc = pf_coll_bench_init(m, r->nodes, r->gpn, PF_PLACE_CONTIGUOUS, 1, &b)) == 0) {
+        snprintf(have, sizeof have, "%s", r->machine);
+        bn = r->nodes;
+        bg = r->gpn;
+      }
+    }
+    pf_coll_result res;
+    if (rc == 0) rc = pf_coll_bench_run(&b, r->op, r->algo, PF_PROTO_AUTO, r->size_B, &res);
+    if (rc < 0) {
+      snprintf(r->reason, sizeof r->reason, "%s", pf_error_detail());
+      continue;
+    }
+    r->ok = 1;
+    r->pred_algo = res.algo;
+    r->pred_proto = res.proto;
+    r->predicted = r->metric == PF_CMET_BUSBW ? res.bus_bw_Bps / 1e9
+                   : r->metric == PF_CMET_ALGBW ? res.alg_bw_Bps / 1e9 : res.time_s * 1e6;
+    r->error = rel_error(r, r->predicted);
+  }
+  pf_coll_bench_free(&b);
+  free(m);
+  return 0;
+}
+
+pf_vstats pf_collval_stats(const pf_cvset *s, double min_size) {
+  pf_vstats st = {0};
+  double *x = malloc((size_t)(s->n > 0 ? s->n : 1) * sizeof *x);
+  if (!x) return st;
+  for (int i = 0; i < s->n; i++)
+    if (s->rows[i].ok && s->rows[i].size_B >= min_size) {
+      double e = fabs(s->rows[i].error) * 100;
+      x[st.n++] = e;
+      st.mean_abs_pct += e;
+      st.max_abs_pct = fmax(st.max_abs_pct, e);
+    }
+  if (st.n > 0) st.mean_abs_pct /= st.n;
+  st.median_abs_pct = pf_median(x, st.n);
+  free(x);
+  return st;
+}

@@ -1,0 +1,443 @@
+/* predict.c - one prediction (see predict.h).
+ *
+ * iteration = pipeline (SimGrid DES of one representative pipeline; stage
+ *             work = compute (compute.c) + exposed TP/SP/CP communication
+ *             (comm.c); P2P links from the topology's routes with all
+ *             replicas' flows)
+ *           + the data-parallel synchronisation after it (dpsync.c:
+ *             gradient collectives per stage or per bucket sharing links in
+ *             time, tied embeddings, global sync, optimizer, parameter
+ *             all-gather)
+ *           + the fitted per-step overhead.
+ * Every byte is priced by the communication module (comm.h); this file only
+ * composes the iteration.
+ * Breakdown (per GPU on the critical stage): compute and tp_comm are the
+ * stage's busy time; pp_comm is the DES makespan minus the same DES with free
+ * P2P transfers; pp_bubble is the rest of the pipeline makespan;
+ * dp_comm_exposed is everything between the pipeline's end and the end of
+ * the iteration except the optimizer.  The communication summary adds what
+ * ran hidden under compute and what that cost (pf_comm_summary).
+ *
+ * Long pipelines are periodic once the schedule reaches steady state, so the
+ * DES simulates two shorter runs (M1 and M1 + P microbatches) and extends the
+ * makespan linearly to M; this is exact for a periodic steady state and keeps
+ * GBS 1536 runs in milliseconds.  A trace simulates every microbatch.
+ * `--engine full` replaces the pipeline and the collectives by one SimGrid
+ * run of every GPU (fullsim.c) on the same topology and patterns.
+ */
+#include "predict.h"
+#include "compute/compute.h"
+
+#include "machine/machine.h"
+#include "comm/comm.h"
+#include "engine/engine.h"
+#include "power/power.h"
+#include "core/core.h"
+#include "engine/engine.h"
+
+#include <math.h>
+#include <stddef.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void pf_prediction_warn(pf_prediction *p, const char *fmt, ...) {
+  if (p->nwarnings >= PF_MAX_WARNINGS) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(p->warnings[p->nwarnings++], sizeof p->warnings[0], fmt, ap);
+  va_end(ap);
+}
+
+/* Run the pipeline engine, extrapolating long steady-state runs. */
+static int run_pipeline(pf_scenario *sc, const pf_stage_work *w, const pf_pipe_net *net, int want_trace,
+                        pf_pipeline_result *r) {
+  pf_plan *p = &sc->plan;
+  int M = p->grad_accum, P = p->pp;
+  int M1 = p->schedule == PF_SCHED_INTERLEAVED ? 3 * P : 2 * P + 2, M2 = M1 + P;
+  if (P == 1 && !want_trace && sc->engine == PF_ENGINE_DES) {
+    /* one stage has no pipeline to simulate: M (forward + backward) is exact */
+    sc->engine = PF_ENGINE_ANALYTIC;
+    int rc = pf_pipeline_run(sc, w, net, 0, r);
+    sc->engine = PF_ENGINE_DES;
+    return rc;
+  }
+  if (want_trace || sc->engine == PF_ENGINE_ANALYTIC || M <= M2 + P || P == 1)
+    return pf_pipeline_run(sc, w, net, want_trace, r);
+  pf_pipeline_result *r2 = malloc(sizeof *r2);
+  if (!r2) return pf_error_set(PF_ENOMEM, "out of memory");
+  p->grad_accum = M1;
+  int rc = pf_pipeline_run(sc, w, net, 0, r);
+  p->grad_accum = M2;
+  if (rc == 0) rc = pf_pipeline_run(sc, w, net, 0, r2);
+  p->grad_accum = M;
+  if (rc == 0) {
+    double k = (double)(M - M1) / (M2 - M1);
+    r->makespan_s += k * (r2->makespan_s - r->makespan_s);
+    for (int s = 0; s < P; s++) {
+      r->stage_end_s[s] += k * (r2->stage_end_s[s] - r->stage_end_s[s]);
+      r->stage_busy_s[s] += k * (r2->stage_busy_s[s] - r->stage_busy_s[s]);
+      r->stage_first_bwd_s[s] += k * (r2->stage_first_bwd_s[s] - r->stage_first_bwd_s[s]);
+    }
+    r->events += r2->events;
+  }
+  free(r2);
+  return rc;
+}
+
+
+/* Everything one prediction allocates, freed in one place. */
+typedef struct work_set {
+  pf_stage_work *w, *w0;
+  pf_stage_comm *sc_comm;
+  pf_pipeline_result *r, *r0;
+  pf_pipe_net *net, *net0;
+  pf_scenario *free_sc;
+  pf_comm comm;
+  pf_dpsync dp;
+  pf_iter_timeline *tl;
+  pf_fullsim_result *full;
+  int P;
+  bool want_trace; /* the pipeline keeps its intervals (pf_predict_traced) */
+} work_set;
+
+static void ws_free(work_set *ws) {
+  if (ws->r) free(ws->r->trace);
+  pf_dpsync_free(&ws->dp, ws->P);
+  pf_comm_free(&ws->comm);
+  free(ws->w); free(ws->w0); free(ws->sc_comm); free(ws->r); free(ws->r0); free(ws->net); free(ws->net0);
+  free(ws->free_sc); free(ws->tl); free(ws->full);
+}
+
+static int ws_alloc(work_set *ws, int P, bool want_trace) {
+  memset(ws, 0, sizeof *ws);
+  ws->P = P;
+  ws->want_trace = want_trace;
+  ws->w = calloc((size_t)P, sizeof *ws->w);
+  ws->w0 = calloc((size_t)P, sizeof *ws->w0);
+  ws->sc_comm = calloc((size_t)P, sizeof *ws->sc_comm);
+  ws->r = calloc(1, sizeof *ws->r);
+  ws->r0 = calloc(1, sizeof *ws->r0);
+  ws->net = calloc(1, sizeof *ws->net);
+  ws->net0 = calloc(1, sizeof *ws->net0);
+  ws->free_sc = malloc(sizeof *ws->free_sc);
+  ws->tl = calloc(1, sizeof *ws->tl);
+  if (!ws->w || !ws->w0 || !ws->sc_comm || !ws->r || !ws->r0 || !ws->net || !ws->net0 || !ws->free_sc || !ws->tl)
+    return pf_error_set(PF_ENOMEM, "out of memory");
+  return 0;
+}
+
+/* Stage work: compute, then the TP/SP/CP communication priced over the job's routes. */
+static int stage_work(pf_scenario *sc, work_set *ws) {
+  int P = ws->P, rc;
+  for (int s = 0; s < P; s++) {
+    if (s > 1 && s < P - 1) { ws->w[s] = ws->w[1]; ws->sc_comm[s] = ws->sc_comm[1]; continue; } /* middle stages */
+    if ((rc = pf_stage_work_compute(sc, s, &ws->w[s])) < 0) return rc;
+    if ((rc = pf_comm_stage(&ws->comm, s, &ws->w[s], &ws->sc_comm[s])) < 0) return rc;
+  }
+  return 0;
+}
+
+/* The pipeline, and the same pipeline with free transfers (bubble vs P2P). */
+static int pipelines(pf_scenario *sc, work_set *ws) {
+  int P = ws->P, rc;
+  const pf_topology *topo = &ws->comm.topo;
+  *ws->free_sc = *sc;
+  ws->free_sc->free_p2p = true;
+  if (ws->free_sc->engine == PF_ENGINE_FULL) ws->free_sc->engine = PF_ENGINE_DES;
+  memcpy(ws->w0, ws->w, (size_t)P * sizeof *ws->w);
+  for (int s = 0; s < P; s++) ws->w0[s].p2p_bytes = 0;
+  pf_engine eng = sc->engine;
+  if (eng == PF_ENGINE_FULL) sc->engine = PF_ENGINE_DES; /* the representative pipeline is still needed */
+  rc = pf_pipeline_net(sc, topo, ws->net);
+  if (rc == 0) rc = pf_pipeline_net(ws->free_sc, topo, ws->net0);
+  if (rc == 0) rc = run_pipeline(sc, ws->w, ws->net, ws->want_trace, ws->r);
+  if (rc == 0) rc = run_pipeline(ws->free_sc, ws->w0, ws->net0, 0, ws->r0);
+  sc->engine = eng;
+  return rc;
+}
+
+/* Per GPU, averaged over the stages: communication kernel time, exposed and hidden, inside and across
+ * nodes, and bytes over the fabric and the NICs (for the energy model and the breakdown). */
+static void comm_summary(const pf_scenario *sc, const work_set *ws, double pp_comm, double dp_exposed,
+                         pf_prediction *out) {
+  const pf_plan *p = &sc->plan;
+  const pf_topology *t = &ws->comm.topo;
+  int P = ws->P, M = p->grad_accum;
+  pf_comm_summary *cs = &out->comm;
+  double tp_busy = 0, tp_inter = 0;
+  for (int s = 0; s < P; s++) {
+    const pf_stage_comm *c = &ws->sc_comm[s];
+    tp_busy += M * c->busy_s / P;
+    if (c->inter) tp_inter += M * c->busy_s / P;
+    cs->tp_hidden_s += M * (c->tp_hidden_s + c->cp_hidden_s) / P;
+    cs->interference_s += M * c->interference_s / P;
+    cs->fabric_bytes += M * c->fabric_bytes / P;
+    cs->nic_bytes += M * c->nic_bytes / P;
+  }
+  /* P2P: each GPU of a middle stage sends an activation forward and a gradient backward per microbatch */
+  double sends = P > 1 ? 2.0 * M * (P - 1) / P : 0, pp_busy = 0;
+  if (P > 1) {
+    double bytes = ws->w[0].p2p_bytes;
+    pp_busy = sends * (ws->net->lat_s[0] + bytes / ws->net->bw_Bps[0]);
+    int a = pf_plan_rank(p, 0, 0, 0, 0), b = pf_plan_rank(p, 0, 0, 0, 1);
+    if (pf_topology_node_of(t, a) != pf_topology_node_of(t, b)) cs->nic_bytes += sends * bytes;
+    else cs->fabric_bytes += sends * bytes;
+  }
+  const pf_dpsync *d = &ws->dp;
+  double dp_busy = d->dp_max_s + d->ag_max_s;
+  cs->tp_s = tp_busy;
+  cs->pp_s = pp_busy;
+  cs->dp_s = dp_busy;
+  cs->dp_hidden_s = d->grad_hidden_s + d->ag_hidden_s;
+  cs->interference_s += d->interference_s;
+  cs->fabric_bytes += d->fabric_bytes;
+  cs->nic_bytes += d->nic_bytes;
+  cs->inter_s = tp_inter + (d->info.inter ? dp_busy : 0) + (cs->nic_bytes > 0 ? pp_busy : 0);
+  cs->intra_s = tp_busy + dp_busy + pp_busy - cs->inter_s;
+  cs->hidden_s = cs->tp_hidden_s + cs->dp_hidden_s;
+  cs->exposed_s = out->breakdown_s.tp_comm + pp_comm + dp_exposed;
+  cs->dp_busbw_Bps = d->info.bus_bw_Bps;
+  snprintf(cs->tp_algorithm, sizeof cs->tp_algorithm, "%s",
+           p->tp > 1 ? pf_coll_algo_name(ws->sc_comm[0].tp_algo) : "none");
+  snprintf(cs->dp_protocol, sizeof cs->dp_protocol, "%s", p->dp * p->cp > 1 ? pf_coll_proto_name(d->info.proto) : "none");
+  snprintf(cs->placement, sizeof cs->placement, "%s", pf_placement_name(sc->placement));
+}
+
+/* Throughput, MFU and energy from the iteration time. */
+static void rates_and_energy(const pf_scenario *sc, const work_set *ws, double pp_comm, pf_prediction *out) {
+  const pf_plan *p = &sc->plan;
+  const pf_workload *wl = &sc->workload;
+  const pf_machine *m = &sc->machine;
+  int P = ws->P, M = p->grad_accum;
+  const pf_stage_work *w = ws->w;
+  double t = out->iteration_time_s;
+  out->samples_per_s = p->gbs / t;
+  out->tokens_per_s = out->samples_per_s * pf_workload_tokens_per_sample(wl);
+  out->model_flops_per_iter = p->gbs * pf_workload_model_flops_per_sample(wl, p->tp);
+  out->tflops_per_gpu = out->model_flops_per_iter / (t * sc->gpus) / 1e12;
+  double peak = pf_device_peak(&m->dev, sc->precision);
+  /* fp32 convolutions run on TF32 tensor cores (cuDNN's default, as compute.c models): MFU against that */
+  if (sc->precision == PF_FP32 && wl->kind != PF_WL_TRANSFORMER && m->dev.peak_flops[PF_TF32] > 0)
+    peak = m->dev.peak_flops[PF_TF32];
+  out->mfu = peak > 0 ? out->tflops_per_gpu * 1e12 / peak : 0;
+  double hw = 0;
+  for (int s = 0; s < P; s++) hw += M * (w[s].fwd_flops + w[s].bwd_flops);
+  out->hw_tflops_per_gpu = hw / P / t / 1e12; /* per GPU: stages hold the same number of GPUs */
+
+  /* energy: what one device does, averaged over the stages (energy.h) */
+  pf_energy_use u = {.window_s = t, .clock_ratio = sc->clock_ratio > 0 ? sc->clock_ratio : 1.0};
+  for (int s = 0; s < P; s++) {
+    pf_energy_use_add_step(&u, &w[s].work, (double)M / P);
+    pf_energy_use_add_step(&u, &w[s].opt, 1.0 / P);
+    u.comm_s += M * (w[s].fwd_tp_s + w[s].bwd_tp_s) / P; /* exposed TP/CP */
+  }
+  u.comm_s += pp_comm + out->breakdown_s.dp_comm_exposed;
+  pf_energy_window(sc, &u, &out->energy);
+  /* evaluation: the forward kernels alone over one forward-only pass (no optimizer, no DP sync) */
+  pf_energy_use ue = {.window_s = out->eval_iteration_s, .clock_ratio = u.clock_ratio};
+  for (int s = 0; s < P; s++) {
+    pf_energy_use_add_step(&ue, &w[s].eval, (double)M / P);
+    ue.comm_s += M * w[s].fwd_tp_s / P;
+  }
+  ue.comm_s += 0.5 * pp_comm;
+  pf_energy_window(sc, &ue, &out->eval_energy);
+  /* first pass at full clock: the clock the cap leaves (pf_predict reprices at it) */
+  if (!(sc->clock_ratio > 0)) out->energy.clock_ratio = pf_energy_clock_for_cap(sc, &u);
+  pf_energy_rates(&out->energy, t, p->gbs, p->gbs * pf_workload_tokens_per_sample(wl));
+}
+
+static const struct {
+  const char *name;
+  size_t off;
+} breakdown_terms[PF_BREAKDOWN_N] = {
+    {"compute", offsetof(pf_breakdown, compute)},
+    {"tp_comm", offsetof(pf_breakdown, tp_comm)},
+    {"pp_bubble", offsetof(pf_breakdown, pp_bubble)},
+    {"pp_comm", offsetof(pf_breakdown, pp_comm)},
+    {"dp_comm_exposed", offsetof(pf_breakdown, dp_comm_exposed)},
+    {"optimizer", offsetof(pf_breakdown, optimizer)},
+    {"overhead", offsetof(pf_breakdown, overhead)},
+    {"dp_interference", offsetof(pf_breakdown, dp_interference)},
+    {"input", offsetof(pf_breakdown, input)},
+};
+
+const char *pf_breakdown_name(int i) { return i >= 0 && i < PF_BREAKDOWN_N ? breakdown_terms[i].name : "?"; }
+
+double pf_breakdown_get(const pf_breakdown *b, int i) {
+  return i >= 0 && i < PF_BREAKDOWN_N ? *(const double *)((const char *)b + breakdown_terms[i].off) : 0.0;
+}
+
+/* Input pipeline per iteration (off unless --input-rate or --input-sample-time is given): a node's loaders
+ * read the samples of its GPUs at input_rate_Bps, and each GPU's loader prepares its replica's samples at
+ * input_sample_s each; prefetching overlaps it with the step, so the step waits only for what is longer
+ * (tf.data / DataLoader with prefetch: the consumer blocks only when the queue is empty). */
+double pf_input_time(const pf_scenario *sc) {
+  const pf_plan *p = &sc->plan;
+  if (!(sc->input_rate_Bps > 0) && !(sc->input_sample_s > 0)) return 0;
+  double bytes = sc->sample_bytes > 0 ? sc->sample_bytes : sc->workload.sample_bytes;
+  double gpn = sc->gpus < sc->machine.gpus_per_node ? sc->gpus : sc->machine.gpus_per_node;
+  double per_node = (double)p->gbs * gpn / sc->gpus; /* samples a node's GPUs consume per iteration */
+  double read = sc->input_rate_Bps > 0 && bytes > 0 ? per_node * bytes / sc->input_rate_Bps : 0;
+  double prep = sc->input_sample_s * p->gbs / ((double)p->dp * p->cp);
+  return read > prep ? read : prep;
+}
+
+static int predict_once(pf_scenario *sc, pf_prediction *out, pf_trace *trace) {
+  memset(out, 0, sizeof *out);
+  int rc;
+  if (sc->calibration[0]) {
+    pf_calibration cal;
+    pf_ccl_cal cc; /* measured collectives (calibrate --collectives): the links' achievable shares */
+    memset(&cal, 0, sizeof cal);
+    if ((rc = pf_ccl_cal_load(sc->calibration, &cc)) < 0) return rc;
+    if (!cc.present || cc.has_rates) { /* device rates, power model, fit */
+      if ((rc = pf_calibration_load(sc->calibration, &cal)) < 0) return rc;
+      char why[1024];
+      if (!pf_calibration_matches(&cal, &sc->machine, why, sizeof why)) {
+        if (!sc->calibration_force)
+          return pf_error_set(PF_EINVAL, "%s; --force-calibration applies it anyway", why);
+        pf_prediction_warn(out, "%s (applied with --force-calibration)", why);
+      }
+      if ((rc = pf_calibration_apply(&cal, &sc->machine)) < 0) return rc;
+    }
+    if ((rc = pf_ccl_cal_apply(&cc, &sc->machine)) < 0) return rc;
+    if (cal.has_fit) {
+      if (cal.fit_compute_eff > 0) sc->compute_eff_scale = cal.fit_compute_eff;
+      if (cal.fit_comm_eff > 0) sc->comm_eff_scale = cal.fit_comm_eff;
+      sc->step_overhead_s = cal.fit_step_overhead_s;
+      /* a rate the command gave (--input-rate, a row's input_rate column) is the user's statement: it wins */
+      if (cal.fit_input_rate_Bps > 0 && !(sc->input_rate_Bps > 0)) sc->input_rate_Bps = cal.fit_input_rate_Bps;
+    }
+  }
+  if ((rc = pf_device_precision_check(&sc->machine.dev, sc->precision)) < 0) return rc;
+  if ((rc = pf_plan_check(sc)) < 0) return rc;
+  const pf_plan *p = &sc->plan;
+  if (sc->engine == PF_ENGINE_FULL && (p->overlap_grad_reduce || p->overlap_param_gather))
+    return pf_error_set(PF_EINVAL, "--engine full does not model --overlap-grad-reduce or --overlap-param-gather; "
+                        "use the default engine (simgrid)");
+  pf_memory_estimate(sc, &out->memory);
+  out->fits = out->memory.total_B <= out->memory.capacity_B;
+  if ((rc = pf_memory_check(sc, &out->memory)) < 0) return rc;
+
+  int P = p->pp, M = p->grad_accum, ngpu_dp = p->dp * p->cp;
+  work_set ws;
+  if ((rc = ws_alloc(&ws, P, trace != NULL)) < 0 || (rc = pf_comm_init(sc, &ws.comm)) < 0 || (rc = stage_work(sc, &ws)) < 0 ||
+      (rc = pipelines(sc, &ws)) < 0 || (rc = pf_dpsync_run(&ws.comm, ws.w, ws.r, ws.tl, &ws.dp)) < 0) {
+    ws_free(&ws);
+    return rc;
+  }
+  const pf_stage_work *w = ws.w;
+  const pf_pipeline_result *r = ws.r, *r0 = ws.r0;
+  const pf_dpsync *d = &ws.dp;
+
+  /* critical stage: the one with the largest busy time */
+  int crit = 0;
+  for (int s = 1; s < P; s++)
+    if (w[s].fwd_s + w[s].bwd_s + w[s].fwd_tp_s + w[s].bwd_tp_s >
+        w[crit].fwd_s + w[crit].bwd_s + w[crit].fwd_tp_s + w[crit].bwd_tp_s) crit = s;
+  double compute = M * (w[crit].fwd_s + w[crit].bwd_s);
+  double tp = M * (w[crit].fwd_tp_s + w[crit].bwd_tp_s);
+  double pp_comm = fmax(0.0, r->makespan_s - r0->makespan_s);
+  double makespan = r->makespan_s, sync = d->sync_s, core_end = d->core_end_s;
+  out->des_events = r->events + r0->events;
+  snprintf(out->engine, sizeof out->engine, "%s",
+           sc->engine == PF_ENGINE_ANALYTIC ? "analytic" : P == 1 && !trace ? "single-stage" : "simgrid");
+
+  if (sc->engine == PF_ENGINE_FULL) {
+    ws.full = calloc(1, sizeof *ws.full);
+    if (!ws.full) { ws_free(&ws); return pf_error_set(PF_ENOMEM, "out of memory"); }
+    pf_fullsim_input in = {sc, w, &ws.comm.topo, ws.net, d->grad, d->has_emb ? &d->emb : NULL, d->has_ag ? d->ag : NULL};
+    if ((rc = pf_fullsim_run(&in, ws.full)) < 0) { ws_free(&ws); return rc; }
+    makespan = ws.full->makespan_s;
+    sync = ws.full->opt_start_s;
+    core_end = ws.full->iteration_s;
+    out->des_events = (int)fmin(ws.full->events, 2e9);
+    snprintf(out->engine, sizeof out->engine, "full");
+  }
+  double bubble = fmax(0.0, makespan - pp_comm - compute - tp);
+  double dp_exposed = fmax(0.0, sync - makespan) + fmax(0.0, core_end - sync - d->opt_max_s);
+
+  double dpi = sc->engine == PF_ENGINE_FULL ? 0 : d->interference_s;
+  ws.tl->slow_start_s = core_end;
+  ws.tl->slow_end_s = core_end + dpi;
+  out->iteration_time_s = core_end + dpi + sc->step_overhead_s;
+  double input = pf_input_time(sc), input_wait = fmax(0.0, input - out->iteration_time_s);
+  out->iteration_time_s += input_wait;
+  out->breakdown_s = (pf_breakdown){compute, tp, bubble, pp_comm, dp_exposed, d->opt_max_s, sc->step_overhead_s, dpi,
+                                    input_wait};
+  { /* what bounds the critical stage's compute (kernel timelines: transformers and layer lists) */
+    const pf_step *f = &w[crit].fwd, *b = &w[crit].bwd;
+    pf_compute_split *cs = &out->compute_split_s;
+    cs->compute_bound = M * (f->limit_s[PF_LIMIT_COMPUTE] + b->limit_s[PF_LIMIT_COMPUTE]);
+    cs->memory_bound = M * (f->limit_s[PF_LIMIT_MEMORY] + b->limit_s[PF_LIMIT_MEMORY]);
+    cs->launch = M * (f->limit_s[PF_LIMIT_FLOOR] + b->limit_s[PF_LIMIT_FLOOR]);
+    cs->host_bound = M * (pf_step_host_bound_s(f) + pf_step_host_bound_s(b));
+    cs->host_op_s = pf_host_op_s(sc);
+    cs->ops = M * (f->ops + b->ops);
+  }
+  out->pipeline_s = makespan;
+  { /* evaluation (Megatron's forward_only schedule): M microbatches through P stages forward, the slowest stage
+     * setting the pace, (M + P - 1) stage times, the forward half of the pipeline's p2p time */
+    double tf = 0;
+    for (int s = 0; s < P; s++) tf = fmax(tf, pf_step_time(&w[s].eval) + w[s].fwd_tp_s);
+    out->eval_iteration_s = (M + P - 1) * tf + 0.5 * pp_comm + input_wait;
+  }
+  out->dp_comm_s = d->dp_max_s + d->ag_max_s;
+  snprintf(out->dp_algorithm, sizeof out->dp_algorithm, "%s", ngpu_dp > 1 ? pf_coll_algo_name(d->info.algo) : "none");
+  comm_summary(sc, &ws, pp_comm, dp_exposed, out);
+  rates_and_energy(sc, &ws, pp_comm, out);
+
+  rc = 0;
+  if (trace) { /* the timeline leaves as data: the caller writes it (report/trace.c) */
+    trace->iteration_s = out->iteration_time_s;
+    trace->events = ws.r->trace;
+    trace->nevents = ws.r->ntrace;
+    trace->tl = *ws.tl;
+    ws.r->trace = NULL;
+    ws.r->ntrace = 0;
+  }
+  if (p->grad_accum < P && P > 1)
+    pf_prediction_warn(out, "only %d microbatches for %d pipeline stages: the bubble dominates", p->grad_accum, P);
+  if (out->memory.total_B > 0.92 * out->memory.capacity_B)
+    pf_prediction_warn(out, "memory per GPU is within 8 %% of capacity; fragmentation may cause OOM");
+  ws_free(&ws);
+  return rc;
+}
+
+/* A cap below what the iteration draws at full clock lowers the clock
+ * (energy.c): the whole iteration is priced again at that clock, from the
+ * scenario as given. */
+int pf_predict_traced(pf_scenario *sc, pf_prediction *out, pf_trace *trace) {
+  if (trace) memset(trace, 0, sizeof *trace);
+  /* a cap below what the device draws with a live context and nothing running cannot be met at any clock */
+  const pf_device *dv = &sc->machine.dev;
+  double cap = pf_energy_cap_W(sc), floor_W = dv->context_W + dv->package_W;
+  if (cap < floor_W)
+    return pf_error_set(PF_EINVAL, "%s %.0f W is below what %s draws with a live context and nothing running (%.0f W%s):"
+                        " no clock meets it", sc->power_cap_W > 0 ? "--power-cap" : "the device's power cap", cap,
+                        dv->id, floor_W, dv->package_W > 0 ? ", its package share included" : "");
+  if (sc->clock_ratio > 0) return predict_once(sc, out, trace);
+  pf_scenario *orig = malloc(sizeof *orig);
+  if (!orig) return pf_error_set(PF_ENOMEM, "out of memory");
+  *orig = *sc;
+  int rc = predict_once(sc, out, trace);
+  double r = out->energy.clock_ratio;
+  if (rc == 0 && r < 1.0 - 1e-9) {
+    *sc = *orig;
+    sc->clock_ratio = r;
+    if (trace) pf_trace_free(trace);
+    rc = predict_once(sc, out, trace);
+    sc->clock_ratio = 0; /* the scenario stays reusable (sweep, tune copy it) */
+    if (rc == 0)
+      pf_prediction_warn(out, "power cap %.0f W per device: the SM clock falls to %.0f %% (compute-bound kernels "
+                         "slow by %.0f %%)", out->energy.cap_W, 100 * r, 100 * (1 / r - 1));
+  } else if (rc == 0) {
+    out->energy.clock_ratio = 1.0;
+  }
+  free(orig);
+  return rc;
+}
+
+int pf_predict(pf_scenario *sc, pf_prediction *out) { return pf_predict_traced(sc, out, NULL); }

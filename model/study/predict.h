@@ -1,0 +1,95 @@
+/* predict.h - one prediction: the simulated iteration and what follows from it.
+ *
+ * pf_predict() checks the plan and memory, computes per-stage work, runs the
+ * pipeline engine (SimGrid DES of one representative pipeline by default),
+ * adds data-parallel collectives started when the DES says their gradient
+ * buckets are ready, the optimizer step, and the energy over the timeline.
+ */
+#ifndef PREFLIGHT_PREDICT_H
+#define PREFLIGHT_PREDICT_H
+
+#include "job/job.h"
+#include "power/power.h"
+#include "engine/engine.h"
+
+#define PF_MAX_WARNINGS 8
+
+/* The iteration, split (sums to iteration_time_s): tp_comm is the exposed TP/SP/CP time on the critical
+ * stage (with what overlapped TP collectives cost the GEMMs they hide behind); dp_interference what the DP
+ * collectives hidden behind backward / forward cost that compute. */
+typedef struct pf_breakdown {
+  double compute, tp_comm, pp_bubble, pp_comm, dp_comm_exposed, optimizer, overhead, dp_interference;
+  double input;                  /* the step waits for the input pipeline (prefetching hides the rest) */
+} pf_breakdown;
+
+/* The breakdown's terms in the order every report prints them (prediction JSON and table, tune's why-not):
+ * name ("compute", "tp_comm", ...; static) and value of term i < PF_BREAKDOWN_N. */
+enum { PF_BREAKDOWN_N = 9 };
+const char *pf_breakdown_name(int i);
+double pf_breakdown_get(const pf_breakdown *b, int i);
+
+
+/* The compute of the critical stage per iteration split by what bounds it
+ * (kernel.h): kernel bodies bound by math or by memory, launch floors, and the
+ * time the GPU waits for the host to dispatch (host-bound); host_op_s is the
+ * dispatch cost per framework operator the prediction used. */
+typedef struct pf_compute_split {
+  double compute_bound, memory_bound, launch, host_bound, host_op_s, ops;
+} pf_compute_split;
+
+/* Input pipeline time per iteration (0 when off), the longer of the node's read and a GPU's loader work. */
+struct pf_scenario;
+double pf_input_time(const struct pf_scenario *sc);
+
+
+/* Communication per GPU and iteration, averaged over the pipeline stages
+ * (comm.h, dpsync.h): what communication kernels run, where, and what they
+ * cost the compute they hide behind. */
+typedef struct pf_comm_summary {
+  double exposed_s;              /* on the critical path: tp_comm + pp_comm + dp_comm_exposed of the breakdown */
+  double hidden_s;               /* under compute: TP/CP behind GEMMs and attention, DP behind backward / forward */
+  double tp_hidden_s, dp_hidden_s;
+  double interference_s;         /* compute slowed by the hidden collectives' kernels (part of the iteration) */
+  double tp_s, pp_s, dp_s;       /* time communication kernels run, by kind (TP includes CP) */
+  double intra_s, inter_s;       /* the same, inside the node / across nodes */
+  double fabric_bytes, nic_bytes;/* bytes one GPU sends over the node's fabric / through its NIC */
+  double dp_busbw_Bps;           /* bus bandwidth of stage 0's gradient collective (nccl-tests' definition) */
+  char tp_algorithm[16], dp_protocol[16], placement[16];
+} pf_comm_summary;
+
+typedef struct pf_prediction {
+  double iteration_time_s, tokens_per_s, samples_per_s;
+  double tflops_per_gpu, mfu;                    /* model FLOPs (Megatron's count) */
+  double hw_tflops_per_gpu;                      /* including recomputation */
+  double model_flops_per_iter;
+  pf_breakdown breakdown_s;
+  pf_compute_split compute_split_s;
+  pf_memory memory;
+  bool fits;
+  pf_energy energy;
+  double pipeline_s;                             /* DES makespan of the representative pipeline */
+  double eval_iteration_s;                       /* one forward-only pass of the global batch (evaluation: the
+                                                    microbatch schedule without backward, DP sync or optimizer) */
+  pf_energy eval_energy;                         /* that pass's energy at every scope (its forward kernels) */
+  double dp_comm_s;                              /* total DP collective time (before overlap) */
+  char dp_algorithm[32];
+  pf_comm_summary comm;
+  char engine[16];
+  int des_events;                                /* simulated activities (0 for analytic) */
+  int nwarnings;
+  char warnings[PF_MAX_WARNINGS][256];
+} pf_prediction;
+
+/* Predict one scenario (pf_plan_check() is called). Returns 0, or PF_EPLAN /
+ * PF_ENOFIT / PF_ESIM with detail; on PF_ENOFIT *out is filled (memory, fits
+ * = false) so callers can print the numbers. */
+int pf_predict(pf_scenario *sc, pf_prediction *out);
+/* pf_predict, and the iteration's timeline as data in *trace (the pipeline's
+ * intervals, the DP collectives and optimizer of each stage) for a Chrome /
+ * Perfetto trace (report/trace.c writes it).  Free with pf_trace_free(). */
+int pf_predict_traced(pf_scenario *sc, pf_prediction *out, pf_trace *trace);
+
+/* Add a warning (truncated to fit). */
+void pf_prediction_warn(pf_prediction *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif

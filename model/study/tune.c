@@ -1,0 +1,451 @@
+/* tune.c - search for the best parallel plan (see tune.h).
+ *
+ * Megatron-LM's rules for what is a valid plan are pf_plan_check()'s; the
+ * enumeration here only proposes plans in the order (TP, CP, PP, schedule,
+ * micro-batch, recompute, distributed optimizer, overlap flags), so that the
+ * order - and with it sharding - is deterministic.  Ties in the objective are
+ * broken by the plan's fields in that order, never by memory layout.
+ */
+#include "tune.h"
+
+#include "batch.h"
+#include "core/core.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static const char *obj_names[] = {"time", "energy", "billing", "action"};
+
+const char *pf_objective_name(pf_objective o) { return o <= PF_OBJ_ACTION ? obj_names[o] : "?"; }
+
+int pf_objective_parse(const char *s, pf_objective *out) {
+  for (int i = 0; i <= PF_OBJ_ACTION; i++)
+    if (strcmp(s, obj_names[i]) == 0) { *out = (pf_objective)i; return 0; }
+  return pf_error_set(PF_EINVAL, "--objective \"%s\": valid: time, energy, billing, action", s);
+}
+
+/* Per iteration: time (s), facility energy (J), billing units, action (J s).
+ * With the GPU count fixed, billing follows time; it differs across scales. */
+double pf_tune_score(const pf_scenario *sc, const pf_prediction *p, pf_objective o) {
+  double t = p->iteration_time_s;
+  switch (o) {
+  case PF_OBJ_TIME: return t;
+  case PF_OBJ_ENERGY: return p->energy.facility_J;
+  case PF_OBJ_BILLING: return sc->nodes * t / 3600.0 * sc->machine.billing_per_node_hour;
+  case PF_OBJ_ACTION: return p->energy.facility_J * t;
+  }
+  return t;
+}
+
+void pf_tune_plan_text(const pf_plan *p, char *buf, size_t n) {
+  char sched[24];
+  if (p->schedule == PF_SCHED_INTERLEAVED) snprintf(sched, sizeof sched, "interleaved:%d", p->vstages);
+  else snprintf(sched, sizeof sched, "%s", pf_schedule_name(p->schedule));
+  snprintf(buf, n, "--tp %d --pp %d%s%.0d --mbs %d --recompute %s --schedule %s%s%s%s%s", p->tp, p->pp,
+           p->cp > 1 ? " --cp " : "", p->cp > 1 ? p->cp : 0, p->mbs, pf_recompute_name(p->recompute), sched,
+           p->sp ? " --sp" : "", p->dist_opt ? " --dist-opt" : "", p->overlap_grad_reduce ? " --overlap-grad-reduce" : "",
+           p->overlap_param_gather ? " --overlap-param-gather" : "");
+}
+
+/* ---- ordering ---- */
+
+static int plan_cmp(const pf_plan *a, const pf_plan *b) {
+  const int x[] = {a->tp, a->cp, a->pp, a->schedule, a->vstages, a->mbs, a->recompute, a->sp, a->dist_opt,
+                   a->overlap_grad_reduce, a->overlap_param_gather};
+  const int y[] = {b->tp, b->cp, b->pp, b->schedule, b->vstages, b->mbs, b->recompute, b->sp, b->dist_opt,
+                   b->overlap_grad_reduce, b->overlap_param_gather};
+  for (size_t i = 0; i < sizeof x / sizeof *x; i++)
+    if (x[i] != y[i]) return x[i] < y[i] ? -1 : 1;
+  return 0;
+}
+
+static int by_screen(const void *a, const void *b) {
+  const pf_tune_cand *x = a, *y = b;
+  if (x->screen != y->screen) return x->screen < y->screen ? -1 : 1;
+  if (x->memory_GiB != y->memory_GiB) return x->memory_GiB < y->memory_GiB ? -1 : 1;
+  return plan_cmp(&x->plan, &y->plan);
+}
+
+static int by_score(const void *a, const void *b) {
+  const pf_tune_cand *x = a, *y = b;
+  if (x->score != y->score) return x->score < y->score ? -1 : 1;
+  return by_screen(a, b);
+}
+
+/* ---- enumeration ---- */
+
+typedef struct {
+  int n, cap;
+  pf_tune_cand *c;   /* the best `keep` by screening, kept sorted lazily */
+  int keep;
+} pool;
+
+static int pool_add(pool *p, const pf_tune_cand *c) {
+  if (p->n == p->cap) {
+    /* keep the pool small: sort and cut to `keep` before growing past 4 x keep */
+    if (p->cap >= 4 * p->keep) {
+      qsort(p->c, (size_t)p->n, sizeof *p->c, by_screen);
+      p->n = p->keep;
+    } else {
+      int cap = p->cap ? 2 * p->cap : 64;
+      pf_tune_cand *g = realloc(p->c, (size_t)cap * sizeof *g);
+      if (!g) return pf_error_set(PF_ENOMEM, "out of memory");
+      p->c = g;
+      p->cap = cap;
+    }
+  }
+  p->c[p->n++] = *c;
+  return 0;
+}
+
+static void add_unique(int *v, int *n, int x) {
+  for (int i = 0; i < *n; i++) if (v[i] == x) return;
+  v[(*n)++] = x;
+}
+
+typedef struct {
+  const pf_scenario *base;
+  const pf_tune_config *o;
+  pf_scenario *sc;
+  pf_prediction *p;
+  pool pool;
+  long index;        /* position in the enumeration */
+  long enumerated, pruned, evaluated;
+  bool counting;     /* a first pass that only counts this shard's plans (the progress bar's total) */
+} search;
+
+static int try_plan(search *s, const pf_plan *pl) {
+  long idx = s->index++;
+  if (s->o->nshards > 1 && idx % s->o->nshards != s->o->shard - 1) return 0;
+  s->enumerated++;
+  if (s->counting) return 0;
+  pf_progress_item(); /* one plan looked at, evaluated or pruned */
+  pf_scenario *sc = s->sc;
+  *sc = *s->base;
+  sc->plan = *pl;
+  sc->engine = PF_ENGINE_ANALYTIC;
+  sc->trace[0] = '\0';
+  if (pf_plan_check(sc) < 0) { s->pruned++; return 0; }
+  pf_memory m;
+  pf_memory_estimate(sc, &m);
+  if (m.total_B > m.capacity_B) { s->pruned++; return 0; }
+  s->evaluated++;
+  if (pf_predict(sc, s->p) < 0) return 0;
+  pf_tune_cand c = {.plan = sc->plan, .t_iter_s = s->p->iteration_time_s, .tokens_per_s = s->p->tokens_per_s,
+                    .tflops_per_gpu = s->p->tflops_per_gpu, .memory_GiB = m.total_B / (1024.0 * 1024 * 1024),
+                    .energy_J = s->p->energy.facility_J, .breakdown_s = s->p->breakdown_s};
+  c.screen = c.score = pf_tune_score(sc, s->p, s->o->objective);
+  return pool_add(&s->pool, &c);
+}
+
+/* Everything after the shape (TP, CP, PP, schedule) is fixed. */
+static int enumerate_rest(search *s, pf_plan pl) {
+  const pf_scenario *b = s->base;
+  unsigned fx = s->o->fixed;
+  static const int mbs_set[] = {1, 2, 4, 8};
+  int nm = fx & PF_FIX_MBS ? 1 : 4;
+  int dp_gt1 = b->gpus / (pl.tp * pl.pp * pl.cp) > 1 || pl.cp > 1;
+  for (int mi = 0; mi < nm; mi++) {
+    pl.mbs = fx & PF_FIX_MBS ? b->plan.mbs : mbs_set[mi];
+    for (int rec = 0; rec <= PF_RECOMPUTE_FULL; rec++) {
+      if (fx & PF_FIX_RECOMPUTE) { if (rec > 0) break; pl.recompute = b->plan.recompute; }
+      else pl.recompute = (pf_recompute)rec;
+      for (int dopt = 1; dopt >= 0; dopt--) {
+        if (fx & PF_FIX_DIST_OPT) { if (dopt == 0) break; pl.dist_opt = b->plan.dist_opt; }
+        else if (!dp_gt1 && dopt == 0) break; /* without DP the optimizer is not sharded either way */
+        else pl.dist_opt = dopt;
+        for (int og = 0; og <= 1; og++) {
+          if (fx & PF_FIX_OVERLAP_GRAD) { if (og) break; pl.overlap_grad_reduce = b->plan.overlap_grad_reduce; }
+          else if (og && !dp_gt1) break;
+          else pl.overlap_grad_reduce = og;
+          for (int op = 0; op <= 1; op++) {
+            if (fx & PF_FIX_OVERLAP_PARAM) { if (op) break; pl.overlap_param_gather = b->plan.overlap_param_gather; }
+            else if (op && (!pl.dist_opt || !dp_gt1)) break;
+            else pl.overlap_param_gather = op;
+            int rc = try_plan(s, &pl);
+            if (rc < 0) return rc;
+          }
+        }
+      }
+    }
+  }
+  return 0;
+}
+
+static int enumerate(search *s) {
+  const pf_scenario *b = s->base;
+  const pf_workload *w = &b->workload;
+  unsigned fx = s->o->fixed;
+  int gpn = b->machine.gpus_per_node, gpus = b->gpus;
+  int tr = w->kind == PF_WL_TRANSFORMER;
+  int tps[64], ntp = 0, cps[8], ncp = 0, pps[256], npp = 0;
+  if (fx & PF_FIX_TP || !tr) add_unique(tps, &ntp, tr ? b->plan.tp : 1);
+  else
+    for (int t = 1; t <= (b->plan.tp_across_nodes ? gpus : gpn) && ntp < 64; t++) {
+      if (!b->plan.tp_across_nodes && gpn % t) continue;
+      if (w->heads % t || (w->kv_heads % t && t % w->kv_heads)) continue;
+      add_unique(tps, &ntp, t);
+    }
+  if (fx & PF_FIX_CP || !tr) add_unique(cps, &ncp, tr ? b->plan.cp : 1);
+  else
+    for (int c = 1; c <= 16; c *= 2)
+      if (c == 1 || w->seq % (2 * c) == 0) add_unique(cps, &ncp, c);
+  if (fx & PF_FIX_PP || !tr) add_unique(pps, &npp, tr ? b->plan.pp : 1);
+  else
+    for (int q = 1; q <= w->layers && q <= 512 && npp < 256; q++)
+      if (w->layers % q == 0) add_unique(pps, &npp, q);
+  for (int i = 0; i < ntp; i++)
+    for (int j = 0; j < ncp; j++)
+      for (int k = 0; k < npp; k++) {
+        pf_plan pl = b->plan;
+        pl.tp = tps[i];
+        pl.cp = cps[j];
+        pl.pp = pps[k];
+        pl.dp = 0;
+        pl.grad_accum = 0;
+        if (gpus % (pl.tp * pl.cp * pl.pp)) continue;
+        pl.sp = fx & PF_FIX_SP ? b->plan.sp : pl.tp > 1;
+        /* schedules: the user's, or 1F1B and every interleaving degree Megatron accepts */
+        if (fx & PF_FIX_SCHEDULE) {
+          int rc = enumerate_rest(s, pl);
+          if (rc < 0) return rc;
+          continue;
+        }
+        int lpp = tr ? w->layers / pl.pp : 1;
+        for (int v = 1; v <= lpp; v++) {
+          if (v > 1 && (pl.pp == 1 || lpp % v)) continue;
+          pl.schedule = v == 1 ? PF_SCHED_1F1B : PF_SCHED_INTERLEAVED;
+          pl.vstages = v;
+          int rc = enumerate_rest(s, pl);
+          if (rc < 0) return rc;
+        }
+      }
+  return 0;
+}
+
+int pf_tune(const pf_scenario *base_in, const pf_tune_config *o, pf_tune_result *out) {
+  memset(out, 0, sizeof *out);
+  int keep = 2 * (o->top > 0 ? o->top : 10);
+  search s = {0};
+  pf_scenario *base = malloc(sizeof *base);
+  s.sc = malloc(sizeof *s.sc);
+  s.p = malloc(sizeof *s.p);
+  if (!base || !s.sc || !s.p) { free(base); free(s.sc); free(s.p); return pf_error_set(PF_ENOMEM, "out of memory"); }
+  *base = *base_in;
+  int gpn = base->machine.gpus_per_node;
+  if (base->gpus <= 0) base->gpus = base->nodes * gpn;
+  base->nodes = (base->gpus + gpn - 1) / gpn;
+  s.base = base;
+  s.o = o;
+  s.pool.keep = keep;
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  int rc = 0;
+  if (o->progress) { /* the plans this shard will look at, counted without evaluating them */
+    s.counting = true;
+    rc = enumerate(&s);
+    pf_progress_begin("tune", s.enumerated, false);
+    s.counting = false;
+    s.index = s.enumerated = 0;
+  }
+  if (rc == 0) rc = enumerate(&s);
+  if (o->progress) pf_progress_end();
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  out->eval_s = (t1.tv_sec - t0.tv_sec) + 1e-9 * (t1.tv_nsec - t0.tv_nsec);
+  out->enumerated = s.enumerated;
+  out->pruned = s.pruned;
+  out->evaluated = s.evaluated;
+  if (rc == 0 && s.pool.n == 0 && o->nshards <= 1)
+    rc = pf_error_set(PF_ENOFIT, "no parallel configuration of %s fits on %d GPUs of %s with global batch %d "
+                      "(%ld plans tried, %ld pruned as invalid or too large); more GPUs or a smaller model are needed",
+                      base->workload.id, base->gpus, base->machine.id, base->plan.gbs, s.enumerated, s.pruned);
+  /* finalists: the best `keep` by screening, simulated with the scenario's engine */
+  if (rc == 0) {
+    qsort(s.pool.c, (size_t)s.pool.n, sizeof *s.pool.c, by_screen);
+    int k = s.pool.n < keep ? s.pool.n : keep;
+    pf_scenario *scs = calloc((size_t)(k ? k : 1), sizeof *scs);
+    pf_batch_item *items = calloc((size_t)(k ? k : 1), sizeof *items);
+    if (!scs || !items) rc = pf_error_set(PF_ENOMEM, "out of memory");
+    for (int i = 0; i < k && rc == 0; i++) {
+      scs[i] = *base;
+      scs[i].plan = s.pool.c[i].plan;
+      scs[i].trace[0] = '\0';
+      items[i].sc = &scs[i];
+    }
+    if (rc == 0) rc = pf_predict_batch(items, k, o->jobs);
+    for (int i = 0; i < k && rc == 0; i++) {
+      if (items[i].rc < 0) { rc = pf_error_set(items[i].rc, "%s", items[i].detail); break; }
+      pf_tune_cand *c = &s.pool.c[i];
+      const pf_prediction *p = &items[i].pred;
+      c->t_iter_s = p->iteration_time_s;
+      c->tokens_per_s = p->tokens_per_s;
+      c->tflops_per_gpu = p->tflops_per_gpu;
+      c->energy_J = p->energy.facility_J;
+      c->breakdown_s = p->breakdown_s;
+      c->score = pf_tune_score(&scs[i], p, o->objective);
+      c->simulated = true;
+    }
+    free(scs);
+    free(items);
+    if (rc == 0) {
+      qsort(s.pool.c, (size_t)k, sizeof *s.pool.c, by_score);
+      out->final = s.pool.c;
+      out->nfinal = k;
+      s.pool.c = NULL;
+    }
+  }
+  free(s.pool.c);
+  free(base);
+  free(s.sc);
+  free(s.p);
+  return rc;
+}
+
+void pf_tune_result_free(pf_tune_result *r) {
+  free(r->final);
+  memset(r, 0, sizeof *r);
+}
+
+void pf_tune_why(const pf_tune_cand *c, const pf_tune_cand *b, pf_objective o, char *buf, size_t n) {
+  if (c == b || c->score <= b->score) { snprintf(buf, n, "best"); return; }
+  /* the first six terms of the breakdown (compute ... optimizer): the ones a plan choice moves */
+  int worst = 0;
+  double d = pf_breakdown_get(&c->breakdown_s, 0) - pf_breakdown_get(&b->breakdown_s, 0);
+  for (int i = 1; i < 6; i++) {
+    double di = pf_breakdown_get(&c->breakdown_s, i) - pf_breakdown_get(&b->breakdown_s, i);
+    if (di > d) worst = i, d = di;
+  }
+  snprintf(buf, n, "+%.1f %% %s: %s %+.3g s", 100 * (c->score / b->score - 1), pf_objective_name(o),
+           pf_breakdown_name(worst), d);
+}
+
+/* ---- JSON (shards and merge) ---- */
+
+static cJSON *cand_json(const pf_tune_cand *c) {
+  cJSON *o = cJSON_CreateObject();
+  const pf_plan *p = &c->plan;
+  char txt[192];
+  pf_tune_plan_text(p, txt, sizeof txt);
+  cJSON_AddNumberToObject(o, "tp", p->tp);
+  cJSON_AddNumberToObject(o, "pp", p->pp);
+  cJSON_AddNumberToObject(o, "dp", p->dp);
+  cJSON_AddNumberToObject(o, "cp", p->cp);
+  cJSON_AddNumberToObject(o, "mbs", p->mbs);
+  cJSON_AddNumberToObject(o, "gbs", p->gbs);
+  cJSON_AddNumberToObject(o, "microbatches", p->grad_accum);
+  cJSON_AddStringToObject(o, "schedule", pf_schedule_name(p->schedule));
+  cJSON_AddNumberToObject(o, "vstages", p->vstages);
+  cJSON_AddStringToObject(o, "recompute", pf_recompute_name(p->recompute));
+  cJSON_AddBoolToObject(o, "sp", p->sp);
+  cJSON_AddBoolToObject(o, "dist_opt", p->dist_opt);
+  cJSON_AddBoolToObject(o, "overlap_grad_reduce", p->overlap_grad_reduce);
+  cJSON_AddBoolToObject(o, "overlap_param_gather", p->overlap_param_gather);
+  cJSON_AddStringToObject(o, "options", txt);
+  cJSON_AddNumberToObject(o, "iteration_time_s", c->t_iter_s);
+  cJSON_AddNumberToObject(o, "tokens_per_s", c->tokens_per_s);
+  cJSON_AddNumberToObject(o, "tflops_per_gpu", c->tflops_per_gpu);
+  cJSON_AddNumberToObject(o, "memory_GiB", c->memory_GiB);
+  cJSON_AddNumberToObject(o, "energy_J", c->energy_J);
+  cJSON *b = cJSON_AddObjectToObject(o, "breakdown_s");
+  cJSON_AddNumberToObject(b, "compute", c->breakdown_s.compute);
+  cJSON_AddNumberToObject(b, "tp_comm", c->breakdown_s.tp_comm);
+  cJSON_AddNumberToObject(b, "pp_bubble", c->breakdown_s.pp_bubble);
+  cJSON_AddNumberToObject(b, "pp_comm", c->breakdown_s.pp_comm);
+  cJSON_AddNumberToObject(b, "dp_comm_exposed", c->breakdown_s.dp_comm_exposed);
+  cJSON_AddNumberToObject(b, "optimizer", c->breakdown_s.optimizer);
+  cJSON_AddNumberToObject(o, "screen", c->screen);
+  cJSON_AddNumberToObject(o, "score", c->score);
+  return o;
+}
+
+cJSON *pf_tune_json(const pf_tune_result *r, const pf_tune_config *o) {
+  cJSON *d = cJSON_CreateObject();
+  cJSON_AddStringToObject(d, "objective", pf_objective_name(o->objective));
+  cJSON_AddNumberToObject(d, "plans_enumerated", (double)r->enumerated);
+  cJSON_AddNumberToObject(d, "plans_pruned", (double)r->pruned);
+  cJSON_AddNumberToObject(d, "plans_evaluated", (double)r->evaluated);
+  cJSON_AddNumberToObject(d, "plans_simulated", r->nfinal);
+  cJSON *arr = cJSON_AddArrayToObject(d, "finalists");
+  for (int i = 0; i < r->nfinal; i++) cJSON_AddItemToArray(arr, cand_json(&r->final[i]));
+  return d;
+}
+
+static double num(const cJSON *o, const char *k, int *bad) {
+  const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, k);
+  if (!cJSON_IsNumber(x)) { *bad = 1; return 0; }
+  return x->valuedouble;
+}
+
+static int flag(const cJSON *o, const char *k, int *bad) {
+  const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, k);
+  if (!cJSON_IsBool(x)) { *bad = 1; return 0; }
+  return cJSON_IsTrue(x);
+}
+
+static int cand_parse(const cJSON *o, pf_tune_cand *c) {
+  int bad = 0;
+  memset(c, 0, sizeof *c);
+  pf_plan *p = &c->plan;
+  p->tp = (int)num(o, "tp", &bad); p->pp = (int)num(o, "pp", &bad); p->dp = (int)num(o, "dp", &bad);
+  p->cp = (int)num(o, "cp", &bad); p->mbs = (int)num(o, "mbs", &bad); p->gbs = (int)num(o, "gbs", &bad);
+  p->grad_accum = (int)num(o, "microbatches", &bad); p->vstages = (int)num(o, "vstages", &bad);
+  p->sp = flag(o, "sp", &bad); p->dist_opt = flag(o, "dist_opt", &bad);
+  p->overlap_grad_reduce = flag(o, "overlap_grad_reduce", &bad);
+  p->overlap_param_gather = flag(o, "overlap_param_gather", &bad);
+  const cJSON *s = cJSON_GetObjectItemCaseSensitive(o, "schedule");
+  const cJSON *r = cJSON_GetObjectItemCaseSensitive(o, "recompute");
+  int v;
+  if (!cJSON_IsString(s) || pf_schedule_parse(s->valuestring, &p->schedule, &v) < 0) bad = 1;
+  if (!cJSON_IsString(r) || pf_recompute_parse(r->valuestring, &p->recompute) < 0) bad = 1;
+  c->t_iter_s = num(o, "iteration_time_s", &bad);
+  c->tokens_per_s = num(o, "tokens_per_s", &bad);
+  c->tflops_per_gpu = num(o, "tflops_per_gpu", &bad);
+  c->memory_GiB = num(o, "memory_GiB", &bad);
+  c->energy_J = num(o, "energy_J", &bad);
+  const cJSON *b = cJSON_GetObjectItemCaseSensitive(o, "breakdown_s");
+  c->breakdown_s.compute = num(b, "compute", &bad);
+  c->breakdown_s.tp_comm = num(b, "tp_comm", &bad);
+  c->breakdown_s.pp_bubble = num(b, "pp_bubble", &bad);
+  c->breakdown_s.pp_comm = num(b, "pp_comm", &bad);
+  c->breakdown_s.dp_comm_exposed = num(b, "dp_comm_exposed", &bad);
+  c->breakdown_s.optimizer = num(b, "optimizer", &bad);
+  c->screen = num(o, "screen", &bad);
+  c->score = num(o, "score", &bad);
+  c->simulated = true;
+  return bad ? -1 : 0;
+}
+
+int pf_tune_merge(cJSON *const *docs, int n, const pf_tune_config *o, pf_tune_result *out) {
+  memset(out, 0, sizeof *out);
+  int total = 0;
+  for (int i = 0; i < n; i++) total += cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(docs[i], "finalists"));
+  pf_tune_cand *all = calloc((size_t)(total ? total : 1), sizeof *all);
+  if (!all) return pf_error_set(PF_ENOMEM, "out of memory");
+  int k = 0, bad = 0;
+  for (int i = 0; i < n; i++) {
+    out->enumerated += (long)num(docs[i], "plans_enumerated", &bad);
+    out->pruned += (long)num(docs[i], "plans_pruned", &bad);
+    out->evaluated += (long)num(docs[i], "plans_evaluated", &bad);
+    const cJSON *f, *arr = cJSON_GetObjectItemCaseSensitive(docs[i], "finalists");
+    cJSON_ArrayForEach(f, arr) {
+      if (cand_parse(f, &all[k]) < 0) { free(all); return pf_error_set(PF_EPARSE, "shard %d: malformed finalist", i + 1); }
+      k++;
+    }
+    if (bad) { free(all); return pf_error_set(PF_EPARSE, "shard %d: missing plan counters", i + 1); }
+  }
+  int keep = 2 * (o->top > 0 ? o->top : 10);
+  qsort(all, (size_t)k, sizeof *all, by_screen);
+  if (k > keep) k = keep;
+  qsort(all, (size_t)k, sizeof *all, by_score);
+  if (k == 0) {
+    free(all);
+    return pf_error_set(PF_ENOFIT, "no parallel configuration fits (%ld plans tried over %d shards)", out->enumerated, n);
+  }
+  out->final = all;
+  out->nfinal = k;
+  return 0;
+}

@@ -1,0 +1,83 @@
+/* tune.h - the best parallel configuration of a job on a fixed number of GPUs.
+ *
+ * The search space is every plan Megatron-LM accepts for the workload: TP
+ * (dividing the node's GPUs, or beyond with --tp-across-nodes, and the
+ * attention and KV heads), CP, PP (dividing the layers), the micro-batch size,
+ * the schedule (1F1B and every interleaving degree V with layers divisible by
+ * PP x V), recomputation, sequence parallelism, the distributed optimizer and
+ * the overlap flags; what the user fixed is not searched (pf_tune_fixed).
+ * Each plan is checked (pf_plan_check, memory) - a plan that fails is PRUNED
+ * and not priced - and the rest are EVALUATED with the closed-form pipeline
+ * engine; the best 2 x top by the objective are then simulated with the
+ * scenario's engine (SimGrid DES by default) for the final ranking.
+ *
+ * Sharding (--shard i/n) evaluates the plans whose index in the enumeration is
+ * i - 1 modulo n; the union of the shards' finalists holds every finalist of
+ * the unsharded search, so pf_tune_merge() gives the same result.
+ */
+#ifndef PREFLIGHT_TUNE_H
+#define PREFLIGHT_TUNE_H
+
+#include "predict.h"
+
+#include <cjson/cJSON.h>
+
+typedef enum { PF_OBJ_TIME, PF_OBJ_ENERGY, PF_OBJ_BILLING, PF_OBJ_ACTION } pf_objective;
+const char *pf_objective_name(pf_objective o);
+int pf_objective_parse(const char *s, pf_objective *out);
+
+/* What the user fixed (not searched). */
+enum {
+  PF_FIX_TP = 1 << 0, PF_FIX_PP = 1 << 1, PF_FIX_CP = 1 << 2, PF_FIX_MBS = 1 << 3, PF_FIX_RECOMPUTE = 1 << 4,
+  PF_FIX_SCHEDULE = 1 << 5, PF_FIX_SP = 1 << 6, PF_FIX_DIST_OPT = 1 << 7, PF_FIX_OVERLAP_GRAD = 1 << 8,
+  PF_FIX_OVERLAP_PARAM = 1 << 9
+};
+
+typedef struct pf_tune_cand {
+  pf_plan plan;
+  double t_iter_s, tokens_per_s, tflops_per_gpu, memory_GiB, energy_J; /* per iteration (facility energy) */
+  pf_breakdown breakdown_s;
+  double screen;          /* objective value from the closed-form screening (lower is better) */
+  double score;           /* objective value of the final simulation (finalists; else = screen) */
+  bool simulated;         /* re-simulated with the scenario's engine (finalist) */
+} pf_tune_cand;
+
+typedef struct pf_tune_result {
+  long enumerated, pruned, evaluated;
+  int nfinal;             /* finalists: the best 2 x top by screening, simulated, sorted by score */
+  pf_tune_cand *final;    /* owned */
+  double eval_s;          /* wall time of the evaluation phase (for rates; not in the output) */
+} pf_tune_result;
+
+typedef struct pf_tune_config {
+  unsigned fixed;         /* PF_FIX_* */
+  pf_objective objective;
+  int top;                /* shown; 2 x top finalists are simulated */
+  int shard, nshards;     /* 1-based shard of nshards (1/1 = all) */
+  int jobs;               /* workers for the finalists (0: all cores) */
+  bool progress;          /* draw the progress bar over the plans looked at (progress.h) */
+} pf_tune_config;
+
+/* Search.  base holds the machine, workload, GPU count, global batch and every
+ * option the user gave.  Returns 0, PF_ENOFIT (no plan fits: detail says how
+ * many were tried) or another PF_E* code.  Free with pf_tune_result_free(). */
+int pf_tune(const pf_scenario *base, const pf_tune_config *o, pf_tune_result *out);
+void pf_tune_result_free(pf_tune_result *r);
+
+/* Objective value of a prediction (lower is better). */
+double pf_tune_score(const pf_scenario *sc, const pf_prediction *p, pf_objective o);
+
+/* Why candidate c loses to the best b, e.g. "+4.1 % time: pp_bubble +1.2 s". */
+void pf_tune_why(const pf_tune_cand *c, const pf_tune_cand *b, pf_objective o, char *buf, size_t n);
+
+/* "--tp 4 --pp 8 ..." for a plan. */
+void pf_tune_plan_text(const pf_plan *p, char *buf, size_t n);
+
+/* JSON of a (possibly sharded) result: counters and the finalists with every
+ * plan field, enough for pf_tune_merge.  Caller frees. */
+cJSON *pf_tune_json(const pf_tune_result *r, const pf_tune_config *o);
+/* Join shard documents (as pf_tune_json wrote them) into the result the
+ * unsharded search gives.  PF_EPARSE names the shard that does not fit. */
+int pf_tune_merge(cJSON *const *docs, int n, const pf_tune_config *o, pf_tune_result *out);
+
+#endif

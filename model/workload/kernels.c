@@ -1,0 +1,35 @@
+/* kernels.c - FLOPs of a described kernel and the kernel list (see kernels.h). */
+#include "kernels.h"
+
+#include "core/core.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+double pf_kernel_flops(const pf_kernel *k) {
+  if (k->flops > 0) return k->flops;
+  double batch = k->batch > 0 ? k->batch : 1.0;
+  switch (k->kind) {
+  case PF_KERNEL_GEMM:
+  case PF_KERNEL_CONV: return 2.0 * k->m * k->n * k->k * batch;
+  case PF_KERNEL_ATTENTION: return (k->pass == PF_PASS_BWD ? 10.0 : 4.0) * k->m * k->n * k->k * batch;
+  default: return 0.0;
+  }
+}
+
+int pf_kernel_list_add(pf_kernel_list *l, const pf_kernel *k) {
+  if (l->n == l->cap) {
+    int cap = l->cap ? 2 * l->cap : 32;
+    pf_kernel *p = realloc(l->k, (size_t)cap * sizeof *p);
+    if (!p) return pf_error_set(PF_ENOMEM, "out of memory");
+    l->k = p;
+    l->cap = cap;
+  }
+  l->k[l->n++] = *k;
+  return 0;
+}
+
+void pf_kernel_list_free(pf_kernel_list *l) {
+  free(l->k);
+  memset(l, 0, sizeof *l);
+}

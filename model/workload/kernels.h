@@ -1,0 +1,53 @@
+/* kernels.h - the kernels a training step launches, described (kind, shape,
+ * bytes, pass, host operators) but not priced: workloads build them
+ * (layers.c here, the transformer's in compute/compute.c) and compute/kernel.c
+ * prices them on a device (DESIGN 5.2). */
+#ifndef PREFLIGHT_KERNELS_H
+#define PREFLIGHT_KERNELS_H
+
+#include "machine/machine.h"
+
+typedef enum {
+  PF_KERNEL_GEMM,      /* dense matrix product C[m,n] = A[m,k] B[k,n]; `batch` of them per launch */
+  PF_KERNEL_CONV,      /* convolution priced as its implicit GEMM (m = N Ho Wo, n = Cout, k = Cin kh kw / groups) */
+  PF_KERNEL_ATTENTION, /* fused (flash) attention core: m = query length, n = key length, k = head dim, batch = b x heads */
+  PF_KERNEL_MEMORY,    /* element-wise, normalisation, softmax, reductions, copies: bytes-bound */
+  PF_KERNEL_OPTIMIZER, /* multi-tensor optimizer apply: bytes-bound */
+  PF_KERNEL_FIXED,     /* a kernel whose time is known (fixed_s), e.g. a collective priced by the comm module */
+  PF_KERNEL_NKINDS
+} pf_kernel_kind;
+
+/* Which pass a kernel belongs to (a fused attention backward is a different kernel from its forward). */
+typedef enum { PF_PASS_FWD, PF_PASS_BWD, PF_PASS_OPT } pf_pass;
+
+typedef struct pf_kernel {
+  pf_kernel_kind kind;
+  const char *name;     /* static label ("qkv", "fc1.dgrad", "softmax"); may be NULL */
+  pf_precision prec;    /* data type of the math */
+  pf_gemm_layout layout;
+  pf_pass pass;
+  double m, n, k;       /* shape of one product (GEMM, CONV, ATTENTION) */
+  double batch;         /* products per launch; 0 means 1 */
+  double flops;         /* FLOPs of one launch; 0 = pf_kernel_flops() (2 m n k batch for GEMM and CONV; attention
+                           4 m n k batch forward, 10 m n k batch backward) */
+  double bytes;         /* HBM bytes read + written by one launch */
+  double count;         /* identical launches back to back; 0 means 1 */
+  double host_ops;      /* framework operators the host dispatches per launch (0: fused into the previous one) */
+  double fixed_s;       /* PF_KERNEL_FIXED: time of one launch */
+} pf_kernel;
+
+/* FLOPs of one launch of k (k->flops when set, else the kind's count). */
+double pf_kernel_flops(const pf_kernel *k);
+
+/* ---- lists ---- */
+
+typedef struct pf_kernel_list {
+  int n, cap;
+  pf_kernel *k;         /* owned */
+} pf_kernel_list;
+
+/* Append a copy of *k.  Returns 0 or PF_ENOMEM. */
+int pf_kernel_list_add(pf_kernel_list *l, const pf_kernel *k);
+void pf_kernel_list_free(pf_kernel_list *l);
+
+#endif

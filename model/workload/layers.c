@@ -1,0 +1,314 @@
+/* layers.c - layer-list workloads: shapes, parameters, FLOPs and the kernels
+ * of a training step (see layers.h).
+ *
+ * Each layer expands into the kernels a framework launches for it, forward
+ * and backward, priced by kernel.c on the host/GPU timeline:
+ *  conv2d       implicit GEMM (NVIDIA Deep Learning Performance Guide,
+ *               "Convolutional layers": M = N P Q, N = K, K = C R S):
+ *               forward m = B Ho Wo, n = Cout, k = Cin k k; data gradient
+ *               m = B H W, n = Cin, k = Cout k k; weight gradient m = Cin k k,
+ *               n = Cout, k = B Ho Wo.
+ *  conv_transpose2d  the data gradient of a convolution: forward
+ *               m = B Ho Wo, n = Cout, k = Cin k k / s^2 (each output pixel
+ *               sees k^2 / s^2 input taps), gradients the transposed shapes.
+ *  linear       GEMM m = B tokens, n = out, k = c; gradients NT and TN.
+ *  attention    HF-style eager attention: q, k, v and output projections,
+ *               scores and context as batched GEMMs over B x heads, softmax
+ *               and dropout over B heads T^2 elements; DeBERTa's disentangled
+ *               attention (He et al. 2021, section 3.1) adds the projections
+ *               of the relative-position embeddings and the content-to-position
+ *               and position-to-content score GEMMs with their gathers.
+ *  norm, activation, pool, upsample, concat, embedding
+ *               bytes-bound: forward reads and writes the tensor (norm reads
+ *               it twice: statistics, then normalisation), backward reads the
+ *               input and the incoming gradient and writes the outgoing one;
+ *               an embedding's weight gradient is dense (PyTorch's default),
+ *               so its backward writes the whole table.
+ * Backward: one data-gradient pass and one weight-gradient pass per network
+ * as its pf_net says (a GAN critic runs several per step).  Each framework
+ * operator costs the host one dispatch (host.c); the backward node of an
+ * operator is one dispatch for its data and weight gradients together.
+ *
+ * fp32 math follows the frameworks' defaults on tensor-core parts:
+ * TensorFlow >= 2.4 runs fp32 matmuls and convolutions in TF32
+ * (tf.config.experimental.enable_tensor_float_32_execution, default on);
+ * PyTorch >= 1.12 runs matmuls in fp32 (torch.backends.cuda.matmul.allow_tf32
+ * default False) and convolutions in TF32 (torch.backends.cudnn.allow_tf32
+ * default True), except in NVIDIA's NGC PyTorch containers, which set
+ * TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1 (NGC PyTorch release notes) so that
+ * matmuls run in TF32 too (pf_workload.tf32_matmul).  Parts without TF32 run
+ * fp32.
+ */
+#include "layers.h"
+
+#include "core/core.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+
+const char *pf_layer_kind_name(pf_layer_kind k) {
+  static const char *n[] = {"end", "conv2d", "conv_transpose2d", "linear", "attention", "norm", "pool",
+                            "upsample", "concat", "activation", "embedding"};
+  return k >= 0 && k < PF_LY_NKINDS ? n[k] : "?";
+}
+
+/* default eager operators per forward of each kind (attention: projections, reshapes, scores, mask, softmax,
+ * dropout, context, output; +25 for DeBERTa's relative-position terms) */
+static int default_ops(const pf_layer *L) {
+  switch (L->kind) {
+  case PF_LY_ATTENTION: return 20 + (L->rel_pos > 0 ? 25 : 0);
+  case PF_LY_END: case PF_LY_NKINDS: return 0;
+  default: return 1;
+  }
+}
+
+static const pf_net one_net[] = {{.name = "model", .fwd = 1, .dgrad = 1, .wgrad = 1, .opt = 1}, {.name = NULL}};
+
+const pf_net *pf_layers_nets(const pf_workload *w, int *n) {
+  const pf_net *nets = w->nets ? w->nets : one_net;
+  for (*n = 0; nets[*n].name && *n < PF_LAYERS_MAX_NETS; (*n)++) {}
+  return nets;
+}
+
+/* ---- expansion of one layer ---- */
+
+typedef struct {
+  double B, el;              /* samples on the GPU, bytes per activation element */
+  int units;                 /* SMs / CUs (split-K of weight gradients) */
+  pf_precision gemm_p, conv_p;
+  pf_kernel_list *fwd, *dg, *wg; /* NULL: count only */
+  double params, nontrainable, flops_f, flops_b, act, ops, mult;
+  bool frozen;
+} expand_ctx;
+
+static int add(pf_kernel_list *l, const pf_kernel *k, double mult) {
+  if (!l) return 0;
+  pf_kernel x = *k;
+  x.count = (x.count > 0 ? x.count : 1.0) * mult;
+  return pf_kernel_list_add(l, &x);
+}
+
+/* forward product C[m,n] = A[m,k] B[k,n] (batch of them) and its two gradients; weight: B is a parameter
+ * (its gradient is a weight gradient, skipped when frozen), else both gradients are data gradients */
+static int product_a(expand_ctx *x, pf_kernel_kind kind, const char *name, double m, double n, double k,
+                     double batch, bool weight, double host_ops, double a_elems) {
+  pf_precision p = kind == PF_KERNEL_CONV ? x->conv_p : x->gemm_p;
+  double el = x->el, bb = batch > 0 ? batch : 1;
+  /* HBM bytes of each of the three products: A (or dA), B (or dB) and C (or dC) once each */
+  double a = a_elems > 0 ? a_elems : bb * m * k;
+  pf_kernel f = {.kind = kind, .name = name, .prec = p, .layout = PF_GEMM_NN, .pass = PF_PASS_FWD, .m = m, .n = n,
+                 .k = k, .batch = batch, .bytes = el * (a + bb * (k * n + m * n)), .host_ops = host_ops};
+  pf_kernel d = f, g = f;
+  d.layout = PF_GEMM_NT, d.pass = PF_PASS_BWD, d.n = k, d.k = n; /* dA[m,k] = dC[m,n] B^T */
+  g.layout = PF_GEMM_TN, g.pass = PF_PASS_BWD, g.m = k, g.k = m, g.host_ops = 0; /* dB[k,n] = A^T dC */
+  /* a weight gradient has a small output (k x n) and a long reduction (m): the libraries split the reduction
+   * over the idle SMs and add the partial sums (cuBLAS/cuDNN split-K), S splits of at least 256 each */
+  double tiles = ceil(k / 128) * ceil(n / 128) * bb, S = 1;
+  if (x->units > 0 && tiles < x->units) S = fmax(1, fmin(floor(x->units / tiles), floor(m / 256)));
+  if (S > 1) g.batch = bb * S, g.k = m / S, g.bytes += 4.0 * S * k * n * bb, g.flops = 2 * m * n * k * bb;
+  double fl = 2 * m * n * k * bb * x->mult;
+  x->flops_f += fl;
+  x->flops_b += fl * ((weight && x->frozen) ? 1 : 2);
+  int rc = add(x->fwd, &f, x->mult);
+  if (rc == 0) rc = add(x->dg, &d, x->mult);
+  if (rc == 0 && !(weight && x->frozen)) rc = add(weight ? x->wg : x->dg, &g, x->mult);
+  return rc;
+}
+
+static int product(expand_ctx *x, pf_kernel_kind kind, const char *name, double m, double n, double k, double batch,
+                   bool weight, double host_ops) {
+  return product_a(x, kind, name, m, n, k, batch, weight, host_ops, 0);
+}
+
+static int memk(expand_ctx *x, const char *name, double fwd_bytes, double bwd_bytes, double host_ops) {
+  pf_kernel f = {.kind = PF_KERNEL_MEMORY, .name = name, .pass = PF_PASS_FWD, .bytes = fwd_bytes, .host_ops = host_ops};
+  pf_kernel b = f;
+  b.pass = PF_PASS_BWD, b.bytes = bwd_bytes;
+  int rc = add(x->fwd, &f, x->mult);
+  if (rc == 0 && bwd_bytes > 0) rc = add(x->dg, &b, x->mult);
+  return rc;
+}
+
+static int shape_err(const pf_workload *w, int i, const pf_layer *L, const char *what) {
+  char where[64] = "";
+  if (L->line > 0) snprintf(where, sizeof where, " (line %d)", L->line);
+  return pf_error_set(PF_EINVAL, "model %s: layers[%d] %s%s: %s", w->id, i, pf_layer_kind_name(L->kind), where, what);
+}
+
+/* Expand layer L on input shape *h, *w, *c (updated to its output). */
+static int expand_layer(const pf_workload *wl, int i, const pf_layer *L, expand_ctx *x, double *h, double *w,
+                        double *c) {
+  double B = x->B, el = x->el, E = B * *h * *w * *c, hw = B * *h * *w;
+  double ops = L->ops > 0 ? L->ops : default_ops(L);
+  double kk = L->kernel > 0 ? L->kernel : (L->kind == PF_LY_POOL ? 2 : 3);
+  double s = L->stride > 0 ? L->stride : (L->kind == PF_LY_CONVT2D || L->kind == PF_LY_UPSAMPLE ? 2 : 1);
+  double p0 = 0;
+  int rc = 0;
+  x->ops += ops * x->mult;
+  if (!L->no_saved_input) x->act += el * E * x->mult / B; /* the layer's input is kept for backward */
+  switch (L->kind) {
+  case PF_LY_CONV2D:
+  case PF_LY_CONVT2D: {
+    if (L->out <= 0) return shape_err(wl, i, L, "out (output channels) must be positive");
+    double ho = L->kind == PF_LY_CONV2D ? ceil(*h / s) : *h * s, wo = L->kind == PF_LY_CONV2D ? ceil(*w / s) : *w * s;
+    double k = *c * kk * kk / (L->kind == PF_LY_CONVT2D ? s * s : 1);
+    p0 = kk * kk * *c * L->out + (L->no_bias ? 0 : L->out);
+    /* implicit GEMM (cuDNN, MIOpen) gathers the im2col matrix A [B Ho Wo, Cin kh kw] from the input tensor
+     * on the fly: HBM sees the input once (B H W Cin), not the k^2-times larger matrix */
+    rc = product_a(x, PF_KERNEL_CONV, L->kind == PF_LY_CONV2D ? "conv" : "conv-transpose", B * ho * wo, L->out, k,
+                   1, true, ops, E);
+    /* the bias is its own element-wise pass after cuDNN's convolution (TensorFlow's BiasAdd, PyTorch's add after
+     * cudnn_convolution), and its gradient a reduction over the output */
+    double Eo = B * ho * wo * L->out;
+    if (rc == 0 && !L->no_bias) rc = memk(x, "bias-add", 2 * el * Eo, el * Eo, 1);
+    *h = ho, *w = wo, *c = L->out;
+    break;
+  }
+  case PF_LY_LINEAR:
+    if (L->out <= 0) return shape_err(wl, i, L, "out (features) must be positive");
+    p0 = *c * L->out + (L->no_bias ? 0 : L->out);
+    rc = product(x, PF_KERNEL_GEMM, "linear", hw, L->out, *c, 1, true, ops);
+    *c = L->out;
+    break;
+  case PF_LY_ATTENTION: {
+    double a = L->heads, T = *h * *w, d = *c;
+    if (a <= 0 || fmod(d, a) != 0) return shape_err(wl, i, L, "heads must be positive and divide the features");
+    double dh = d / a, z = B * a * T * T, P = L->rel_pos;
+    p0 = 4 * d * d + 4 * d;
+    double op = ops / (P > 0 ? 14.0 : 8.0); /* operators spread over the kernels below */
+    rc = product(x, PF_KERNEL_GEMM, "q-proj", B * T, d, d, 1, true, op);
+    rc = rc < 0 ? rc : product(x, PF_KERNEL_GEMM, "k-proj", B * T, d, d, 1, true, op);
+    rc = rc < 0 ? rc : product(x, PF_KERNEL_GEMM, "v-proj", B * T, d, d, 1, true, op);
+    rc = rc < 0 ? rc : product(x, PF_KERNEL_GEMM, "scores", T, T, dh, B * a, false, op);
+    if (P > 0) { /* relative-position keys and queries (shared projections), c2p and p2c scores and gathers */
+      rc = rc < 0 ? rc : product(x, PF_KERNEL_GEMM, "pos-key", P, d, d, 1, true, op);
+      rc = rc < 0 ? rc : product(x, PF_KERNEL_GEMM, "pos-query", P, d, d, 1, true, op);
+      rc = rc < 0 ? rc : product(x, PF_KERNEL_GEMM, "c2p", T, P, dh, B * a, false, op);
+      rc = rc < 0 ? rc : product(x, PF_KERNEL_GEMM, "p2c", T, P, dh, B * a, false, op);
+      rc = rc < 0 ? rc : memk(x, "c2p-gather", 3 * el * z, 3 * el * z, op);
+      rc = rc < 0 ? rc : memk(x, "p2c-gather", 3 * el * z, 3 * el * z, op);
+      x->act += 2 * el * z * x->mult / B;
+    }
+    rc = rc < 0 ? rc : memk(x, "mask-softmax", 3 * el * z, 3 * el * z, op);
+    rc = rc < 0 ? rc : memk(x, "attention-dropout", el * z * 2 + z, el * z * 2 + z, op);
+    rc = rc < 0 ? rc : product(x, PF_KERNEL_GEMM, "context", T, dh, T, B * a, false, op);
+    rc = rc < 0 ? rc : memk(x, "head-reshapes", 8 * el * B * T * d, 8 * el * B * T * d, op);
+    rc = rc < 0 ? rc : product(x, PF_KERNEL_GEMM, "out-proj", B * T, d, d, 1, true, op);
+    x->act += (3 * el * B * T * d + 2 * el * z + z) * x->mult / B;
+    break;
+  }
+  case PF_LY_NORM:
+    p0 = 2 * *c;
+    if (L->batch_stats) x->nontrainable += 2 * *c * x->mult;
+    rc = memk(x, L->batch_stats ? "batch-norm" : "norm", 3 * el * E, 4 * el * E, ops);
+    break;
+  case PF_LY_ACT: /* each further unfused operator (Swish = sigmoid, multiply) reads two tensors, writes one */
+    rc = memk(x, "activation", el * E * (2 + 3 * (ops - 1)), 1.5 * el * E * (2 + 3 * (ops - 1)), ops);
+    break;
+  case PF_LY_POOL:
+    *h = ceil(*h / kk), *w = ceil(*w / kk);
+    rc = memk(x, "pool", el * (E + E / (kk * kk)), el * (2 * E + E / (kk * kk)), ops);
+    break;
+  case PF_LY_UPSAMPLE: {
+    double co = L->out > 0 ? L->out : L->subpixel ? *c / (s * s) : *c;
+    if (L->subpixel && fmod(*c, s * s) != 0) return shape_err(wl, i, L, "sub-pixel upsampling needs channels divisible by factor^2");
+    double Eo = B * *h * s * *w * s * co;
+    rc = memk(x, L->subpixel ? "depth-to-space" : "upsample", el * (E + Eo), el * (E + Eo), ops);
+    *h *= s, *w *= s, *c = co;
+    break;
+  }
+  case PF_LY_CONCAT: {
+    if (L->out <= 0) return shape_err(wl, i, L, "out (channels added by the skip connection) must be positive");
+    double Eo = hw * (*c + L->out);
+    rc = memk(x, "concat", 2 * el * Eo, 2 * el * Eo, ops);
+    *c += L->out;
+    break;
+  }
+  case PF_LY_EMBEDDING: {
+    if (L->vocab <= 0 || L->out <= 0) return shape_err(wl, i, L, "vocab and out must be positive");
+    double T = B * *h * *w;
+    p0 = (double)L->vocab * L->out;
+    /* forward gathers rows; backward zeroes the dense gradient and scatter-adds into it */
+    rc = memk(x, "embedding", 2 * el * T * L->out, x->frozen ? 0 : el * (p0 + 3 * T * L->out), ops);
+    *c = L->out;
+    break;
+  }
+  case PF_LY_END:
+  case PF_LY_NKINDS: return shape_err(wl, i, L, "invalid layer kind");
+  }
+  if (rc < 0) return (int)rc;
+  x->params += p0 * x->mult;
+  if (!(*h > 0 && *w > 0 && *c > 0)) return shape_err(wl, i, L, "the shape vanishes");
+  return 0;
+}
+
+/* Walk the list: shapes, totals, and the kernels of each network when lists is non-NULL
+ * (lists[3 n + 0..2]: forward, data gradient, weight gradient of network n). */
+int pf_layers_walk(const pf_workload *w, double B, double el, int units, pf_precision gp, pf_precision cp,
+                pf_kernel_list *lists, pf_layers_totals *t, double *params_net) {
+  int nn;
+  const pf_net *nets = pf_layers_nets(w, &nn);
+  memset(t, 0, sizeof *t);
+  if (!w->ly) return pf_error_set(PF_EINVAL, "model %s: no layer list", w->id);
+  double h = 0, wd = 0, c = 0;
+  int prev_net = -1;
+  for (int i = 0; w->ly[i].kind != PF_LY_END; i++) {
+    const pf_layer *L = &w->ly[i];
+    if (L->net < 0 || L->net >= nn) return shape_err(w, i, L, "net index out of range");
+    if (L->net != prev_net) h = nets[L->net].h, wd = nets[L->net].w, c = nets[L->net].c, prev_net = L->net;
+    if (L->h > 0) h = L->h;
+    if (L->w > 0) wd = L->w;
+    if (L->c > 0) c = L->c;
+    if (!(h > 0 && wd > 0 && c > 0)) return shape_err(w, i, L, "no input shape (give h, w, c or the network's input)");
+    int R = L->repeat > 1 ? L->repeat : 1, S = L->span > 1 ? L->span : 1;
+    double h0 = h, w0 = wd, c0 = c;
+    for (int j = 0; j < S; j++) {
+      const pf_layer *M = &w->ly[i + j];
+      if (M->kind == PF_LY_END || (j > 0 && (M->net != L->net || M->repeat > 1)))
+        return shape_err(w, i, L, "span runs past the end of its network or into another repeated block");
+      expand_ctx x = {.B = B, .el = el, .units = units, .gemm_p = gp, .conv_p = cp, .mult = R, .frozen = M->frozen};
+      if (lists) x.fwd = &lists[3 * L->net], x.dg = &lists[3 * L->net + 1], x.wg = &lists[3 * L->net + 2];
+      int rc = expand_layer(w, i + j, M, &x, &h, &wd, &c);
+      if (rc < 0) return rc;
+      const pf_net *N = &nets[L->net];
+      t->params += M->frozen ? 0 : x.params;
+      if (params_net && !M->frozen) params_net[L->net] += x.params;
+      t->nontrainable += x.nontrainable + (M->frozen ? x.params : 0);
+      t->fwd_flops += x.flops_f / B;
+      t->step_flops += (N->fwd * x.flops_f + N->dgrad * x.flops_f + N->wgrad * (x.flops_b - x.flops_f)) / B;
+      t->act_bytes += x.act;
+      t->fwd_ops += x.ops;
+      t->layers += R;
+    }
+    if (R > 1 && (h != h0 || wd != w0 || c != c0))
+      return shape_err(w, i, L, "a repeated block must keep its shape (output differs from input)");
+    i += S - 1;
+  }
+  return 0;
+}
+
+/* FLOPs per sample are what one more sample adds: F(2 samples) - F(1 sample), so work done once per batch
+ * (DeBERTa's relative-position projections) is not counted as a sample's */
+int pf_layers_summary(const pf_workload *w, pf_layers_totals *t) {
+  pf_layers_totals t2;
+  int rc = pf_layers_walk(w, 1.0, 4.0, 0, PF_FP32, PF_FP32, NULL, t, NULL);
+  if (rc == 0) rc = pf_layers_walk(w, 2.0, 4.0, 0, PF_FP32, PF_FP32, NULL, &t2, NULL);
+  if (rc < 0) return rc;
+  if (2 * t2.fwd_flops - t->fwd_flops > 0) t->fwd_flops = 2 * t2.fwd_flops - t->fwd_flops;
+  if (2 * t2.step_flops - t->step_flops > 0) t->step_flops = 2 * t2.step_flops - t->step_flops;
+  return 0;
+}
+
+int pf_layers_check(pf_workload *w) {
+  pf_layers_totals t;
+  int rc = pf_layers_summary(w, &t);
+  if (rc < 0) return rc;
+  if (!(t.params > 0)) return pf_error_set(PF_EINVAL, "model %s: the layer list has no trainable parameters", w->id);
+  w->params = t.params;
+  w->nontrainable = t.nontrainable;
+  w->flops_per_sample = t.step_flops;
+  w->act_bytes_per_sample = t.act_bytes;
+  return 0;
+}

@@ -1,0 +1,193 @@
+/* workload.c - built-in workloads, parameter and FLOP counts.
+ *
+ * Transformer FLOPs per sample are Megatron-LM's model FLOPs (training.py,
+ * num_floating_point_operations), which reduce for GPT (f = 4h, no GQA) to
+ * Narayanan et al. SC21 eq. (3) without the recomputation pass:
+ *   F = 72 s l h^2 (1 + s/(6h) + V/(12 l h))
+ * General form used here, per sample of s tokens:
+ *   F = 12 s l h^2 [ (1 + g/a + s/h) + (f/h)(3/2 if SwiGLU else 1) + V/(2 l h) ]
+ * where g = KV heads (GQA), a = heads, f = FFN hidden size, V = padded vocab.
+ * Parameters per layer: QKV h(h + 2 h g/a), projection h^2, MLP (2 or 3) h f,
+ * biases and norms as the architecture has them.
+ */
+#include "spec.h"
+
+#include "core/core.h"
+#include "layers.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* ref_gbs: the global batch of the published training run, in sequences:
+ * GPT-3 (Brown et al. 2020, Table 2.1) gives tokens per batch (175B 3.2M, 13B and
+ * 6.7B 2M, 1.3B 1M at 2048 tokens: Megatron's GPT-3 175B example uses 1536);
+ * Llama 2 (Touvron et al. 2023, section 2.2) 4M tokens at 4096; Llama 3 (Dubey
+ * et al. 2024, section 3.4.1) ends at 16M tokens at 8192. */
+#define GPT(id_, name_, l, h, a, gbs, src)                                                         \
+  { .id = id_, .name = name_, .kind = PF_WL_TRANSFORMER, .layers = l, .hidden = h, .heads = a,     \
+    .kv_heads = a, .ffn_hidden = 4 * (h), .seq = 2048, .vocab = 50257, .learned_pos = true,        \
+    .tied_embeddings = true, .ref_gbs = gbs, .source = src }
+#define LLAMA(id_, name_, l, h, a, g, f, s, v, gbs, src)                                           \
+  { .id = id_, .name = name_, .kind = PF_WL_TRANSFORMER, .layers = l, .hidden = h, .heads = a,     \
+    .kv_heads = g, .ffn_hidden = f, .seq = s, .vocab = v, .swiglu = true, .learned_pos = false,    \
+    .tied_embeddings = false, .ref_gbs = gbs, .source = src }
+
+static const pf_workload builtins[] = {
+    GPT("gpt3-175b", "GPT-3 175B", 96, 12288, 96, 1536,
+        "Brown et al. 2020, Table 2.1 (96 layers, d 12288, 96 heads, context 2048); GPT-2 BPE vocabulary 50257; "
+        "EPICURE language benchmark (000_ff12095d05d26000.txt:126-132)"),
+    GPT("gpt3-13b", "GPT-3 13B", 40, 5120, 40, 1024,
+        "Brown et al. 2020, Table 2.1 (40 layers, 40 heads of 128; d written 5140 there, 5120 = 40 x 128 used as "
+        "Megatron configs do)"),
+    GPT("gpt3-6.7b", "GPT-3 6.7B", 32, 4096, 32, 1024, "Brown et al. 2020, Table 2.1 (32 layers, d 4096, 32 heads)"),
+    GPT("gpt3-1.3b", "GPT-3 XL 1.3B", 24, 2048, 16, 512, "Brown et al. 2020, Table 2.1 (24 layers, d 2048, 16 heads)"),
+    GPT("gpt-857m", "GPT 857M (EPICURE small model)", 25, 1600, 25, 512,
+        "EPICURE states 857 million parameters only (000_ff12095d05d26000.txt:128, 600); assumed shape 25 layers x "
+        "d 1600 x 25 heads, GPT-3 vocabulary and context, which gives 852 M (-0.6 %)"),
+    LLAMA("llama2-7b", "Llama 2 7B", 32, 4096, 32, 32, 11008, 4096, 32000, 1024,
+          "Touvron et al. 2023 (Llama 2), Table 1 and the released config.json"),
+    LLAMA("llama2-13b", "Llama 2 13B", 40, 5120, 40, 40, 13824, 4096, 32000, 1024,
+          "Touvron et al. 2023 (Llama 2), released config.json"),
+    LLAMA("llama2-70b", "Llama 2 70B", 80, 8192, 64, 8, 28672, 4096, 32000, 1024,
+          "Touvron et al. 2023 (Llama 2), GQA with 8 KV heads, released config.json"),
+    LLAMA("llama3-8b", "Llama 3 8B", 32, 4096, 32, 8, 14336, 8192, 128256, 2048,
+          "Llama 3 model card and config.json (8 KV heads, vocabulary 128256, context 8192)"),
+    LLAMA("llama3-70b", "Llama 3 70B", 80, 8192, 64, 8, 28672, 8192, 128256, 2048,
+          "Llama 3 model card and config.json (8 KV heads, vocabulary 128256, context 8192)"),
+    /* sample_bytes: an ImageNet training JPEG, ~110 kB (ILSVRC-2012 train: ~140 GB over 1 281 167 images) */
+    {.id = "resnet50", .name = "ResNet-50 v1.5 (ImageNet, 224x224)", .kind = PF_WL_LAYERS, .ly = pf_resnet50,
+     .nets = pf_resnet50_nets, .framework = PF_FW_PYTORCH, .sample_bytes = 110e3,
+     .source = "He et al. 2016, Table 1 (50-layer); v1.5 stride on the 3x3 convolution as torchvision and NVIDIA "
+               "DeepLearningExamples build it (model/workload/resnet.c): 25557032 parameters (torchvision), 4.09 GMAC "
+               "forward at 224x224; PyTorch eager, one DDP process per GPU, as EPICURE's vision benchmark (PyTorch's ImageNet example, "
+               "000_ff12095d05d26000.txt:509, 586-596)"},
+    /* MAELSTROM applications as layer lists (maelstrom.c); sample_bytes: the training set over its samples, times
+     * the training-set samples one sample of the batch reads (AP5: 6, below) */
+    {.id = "maelstrom-ap1-unet", .name = "MAELSTROM AP1 U-Net (256x256x17)", .kind = PF_WL_LAYERS,
+     .ly = pf_maelstrom_ap1_unet, .nets = pf_maelstrom_ap1_nets, .framework = PF_FW_TENSORFLOW,
+     .sample_bytes = 329.83e9 / 89208,
+     .source = "MAELSTROM D3.7, 001_dfe9b61861599094.txt:582-593 (U-Net, 1314019 parameters, input 256x256x17, "
+               "329.83 GB for 89208 samples); layers reconstructed (model/workload/maelstrom.c)"},
+    {.id = "maelstrom-ap2-deberta-v3-small", .name = "MAELSTROM AP2 DeBERTa-v3-small classifier", .kind = PF_WL_LAYERS,
+     .ly = pf_maelstrom_ap2_deberta, .nets = pf_maelstrom_ap2_nets, .framework = PF_FW_PYTORCH,
+     .dp_impl = PF_DPIMPL_DATAPARALLEL, .tf32_matmul = true,
+     .source = "MAELSTROM D3.7, 001_dfe9b61861599094.txt:742-760 (141896450 parameters, PyTorch, one process for "
+               "several GPUs; its versions 2.1.0a0+32f93b1 and 2.2.0a0+81ea7a4 are NVIDIA NGC container builds, which run fp32 "
+               "matmuls in TF32); deberta-v3-small config (He et al. 2021); 64 tokens assumed"},
+    {.id = "maelstrom-ap5-wgan", .name = "MAELSTROM AP5 WGAN (U-Net generator + critic, 96x120x15)",
+     .kind = PF_WL_LAYERS, .ly = pf_maelstrom_ap5_wgan, .nets = pf_maelstrom_ap5_nets, .framework = PF_FW_TENSORFLOW,
+     /* a step of batch B reads (d_steps + 1) x B samples: each of the 5 critic updates and the generator update
+      * takes its own slice (001:1309, the "32/192" batch size of 001:1318); the tables' data rate says the same:
+      * 492.8 MB/s x 0.287 s = 141 MB a step on one A100, 412.5 MB/s x 0.351 s = 145 MB on one MI250 GCD,
+      * 974.6 MB/s x 0.148 s = 144 MB on the GH200 (001:2457-2461, 2509-2513, 2535-2539): 196-201 samples
+      * of 721 kB.  So one sample of the batch brings 6 samples of the training set with it. */
+     .sample_bytes = 6 * 69.43e9 / 96296,
+     .source = "MAELSTROM D3.7, 001_dfe9b61861599094.txt:1284-1322 (WGAN, 9332299 parameters, 5 critic updates per "
+               "generator update, each on its own slice of the data, TensorFlow 2.6 + Horovod); layers reconstructed "
+               "(model/workload/maelstrom.c)"},
+};
+
+#define NBUILTIN ((int)(sizeof builtins / sizeof builtins[0]))
+
+int pf_workload_builtin_count(void) { return NBUILTIN; }
+const pf_workload *pf_workload_builtin_at(int i) { return (i >= 0 && i < NBUILTIN) ? &builtins[i] : NULL; }
+
+int pf_workload_builtin(const char *id, pf_workload *out) {
+  for (int i = 0; i < NBUILTIN; i++)
+    if (id && strcmp(id, builtins[i].id) == 0) {
+      *out = builtins[i];
+      return pf_workload_check(out);
+    }
+  char valid[1024] = "";
+  for (int i = 0; i < NBUILTIN; i++) {
+    strncat(valid, builtins[i].id, sizeof valid - strlen(valid) - 1);
+    if (i + 1 < NBUILTIN) strncat(valid, ", ", sizeof valid - strlen(valid) - 1);
+  }
+  return pf_error_set(PF_ENOENT, "unknown model id \"%s\"; valid ids: %s (or --layers/--hidden/... or "
+                      "--params/--flops-per-sample)", id ? id : "", valid);
+}
+
+int pf_workload_get(const char *id_or_path, pf_workload *out) {
+  size_t n = id_or_path ? strlen(id_or_path) : 0;
+  if (n > 4 && (strchr(id_or_path, '/') || strcmp(id_or_path + n - 4, ".cfg") == 0))
+    return pf_layers_load(id_or_path, out);
+  return pf_workload_builtin(id_or_path, out);
+}
+
+int pf_workload_check(pf_workload *w) {
+  if (w->kind == PF_WL_LAYERS) return pf_layers_check(w);
+  if (w->kind != PF_WL_TRANSFORMER) {
+    if (!(w->params > 0)) return pf_error_set(PF_EINVAL, "model %s: --params must be positive", w->id);
+    if (!(w->flops_per_sample > 0))
+      return pf_error_set(PF_EINVAL, "model %s: --flops-per-sample must be positive", w->id);
+    if (w->act_bytes_per_sample <= 0) w->act_bytes_per_sample = 0;
+    return 0;
+  }
+  if (w->layers <= 0) return pf_error_set(PF_EINVAL, "model %s: --layers must be positive", w->id);
+  if (w->hidden <= 0) return pf_error_set(PF_EINVAL, "model %s: --hidden must be positive", w->id);
+  if (w->heads <= 0) return pf_error_set(PF_EINVAL, "model %s: --heads must be positive", w->id);
+  if (w->hidden % w->heads != 0)
+    return pf_error_set(PF_EINVAL, "model %s: --hidden %d is not divisible by --heads %d", w->id, w->hidden, w->heads);
+  if (w->kv_heads <= 0) w->kv_heads = w->heads;
+  if (w->heads % w->kv_heads != 0)
+    return pf_error_set(PF_EINVAL, "model %s: --heads %d is not divisible by --kv-heads %d", w->id, w->heads,
+                        w->kv_heads);
+  if (w->ffn_hidden <= 0) {
+    /* Llama's rule: 2/3 of 4h rounded up to a multiple of 256; GPT: 4h */
+    if (w->swiglu) w->ffn_hidden = ((8 * w->hidden / 3 + 255) / 256) * 256;
+    else w->ffn_hidden = 4 * w->hidden;
+  }
+  if (w->seq <= 0) return pf_error_set(PF_EINVAL, "model %s: --seq must be positive", w->id);
+  if (w->vocab <= 0) return pf_error_set(PF_EINVAL, "model %s: --vocab must be positive", w->id);
+  return 0;
+}
+
+int pf_workload_padded_vocab(const pf_workload *w, int tp) {
+  long m = 128L * (tp > 0 ? tp : 1);
+  return (int)(((long)w->vocab + m - 1) / m * m);
+}
+
+double pf_workload_layer_params(const pf_workload *w) {
+  if (w->kind != PF_WL_TRANSFORMER) return 0;
+  double h = w->hidden, f = w->ffn_hidden, kv = (double)w->hidden * w->kv_heads / w->heads;
+  double attn = h * (h + 2 * kv) + h * h;
+  double mlp = (w->swiglu ? 3.0 : 2.0) * h * f;
+  double extra;
+  if (w->swiglu) extra = 2 * h;                    /* two RMSNorm weights, no biases (Llama) */
+  else extra = (h + 2 * kv) + h + f + h + 4 * h;   /* biases + two LayerNorms (weight, bias) */
+  return attn + mlp + extra;
+}
+
+double pf_workload_embedding_params(const pf_workload *w, int tp) {
+  if (w->kind != PF_WL_TRANSFORMER) return 0;
+  double e = (double)pf_workload_padded_vocab(w, tp) * w->hidden;
+  if (w->learned_pos) e += (double)w->seq * w->hidden;
+  return e;
+}
+
+double pf_workload_output_params(const pf_workload *w, int tp) {
+  if (w->kind != PF_WL_TRANSFORMER) return 0;
+  double final_norm = w->swiglu ? w->hidden : 2.0 * w->hidden;
+  return final_norm + (w->tied_embeddings ? 0.0 : (double)pf_workload_padded_vocab(w, tp) * w->hidden);
+}
+
+double pf_workload_params(const pf_workload *w, int tp) {
+  if (w->kind != PF_WL_TRANSFORMER) return w->params;
+  return w->layers * pf_workload_layer_params(w) + pf_workload_embedding_params(w, tp) +
+         pf_workload_output_params(w, tp);
+}
+
+double pf_workload_model_flops_per_sample(const pf_workload *w, int tp) {
+  if (w->kind != PF_WL_TRANSFORMER) return w->flops_per_sample;
+  double s = w->seq, l = w->layers, h = w->hidden, f = w->ffn_hidden;
+  double ga = (double)w->kv_heads / w->heads;
+  double V = pf_workload_padded_vocab(w, tp);
+  double attn = 1.0 + ga + s / h;
+  double mlp = (f / h) * (w->swiglu ? 1.5 : 1.0);
+  double logit = V / (2.0 * l * h);
+  return 12.0 * s * l * h * h * (attn + mlp + logit);
+}
+
+double pf_workload_tokens_per_sample(const pf_workload *w) {
+  return w->kind == PF_WL_TRANSFORMER ? (double)w->seq : 1.0;
+}
