@@ -65,5 +65,14 @@ for t in "leonardo-booster|llama2-13b|16|512" "lumi-g|gpt3-175b|64|1536" "mn5-ac
   printf 'tune %s %s on %s nodes, one worker: %s plans evaluated in %.2f s = %.0f evaluated plans/s per core (%s pruned; whole command %.2f s)\n' \
     "$tmod" "$tm" "$tn" "$ev" "$es" "$(echo "$ev / ($es + 0.0001)" | bc -l)" "$pr" "$tw"
 done
+# the proposal sizing a user runs first: plan picks the node counts and tunes each (all cores)
+for pl in "lumi-g|llama2-13b|1024|2e11"; do
+  IFS='|' read -r pm pmod pg ptok <<<"$pl"
+  /usr/bin/time -f "%e" -o "$tmp/time" "$bin" plan --machine "$pm" --model "$pmod" --gbs "$pg" --tokens "$ptok" \
+    --format json >"$tmp/plan.json" 2>"$tmp/plan.err" || continue
+  read -r pw <"$tmp/time"
+  printf 'plan %s on %s, global batch %s, %s tokens: %.2f s (whole command)\n' "$pmod" "$pm" "$pg" "$ptok" "$pw"
+done
 echo
+echo "Paired comparison against another binary (a refactor's speed check): bench/compare.sh OLD NEW"
 echo "Machine: $(nproc) cores, $(awk '/MemTotal/{printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -sr); binary: $bin"
