@@ -57,7 +57,7 @@ int pf_cmd_compare(int argc, char **argv) {
     vp->value[idx] = strdup(id);
     rc = pf_opts_scenario(vp, sc);
     if (rc == PF_ENOENT || rc == PF_EPARSE || rc == PF_EUNIT || rc == PF_EINVAL) { status = pf_cli_fail("compare", rc); break; }
-    if (rc == 0) rc = pf_report_predict(sc, p);
+    if (rc == 0) rc = pf_report_predict(sc, pf_opts_get(vp, "trace"), p);
     pf_progress_item();
     if (rc < 0 && rc != PF_ENOFIT && rc != PF_EPLAN) { status = pf_cli_fail("compare", rc); break; }
     if (rc < 0) { /* an answer: the plan does not fit, or is invalid, on this machine */

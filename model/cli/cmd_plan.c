@@ -121,7 +121,7 @@ static int predict_scale(const pf_scenario *base, int nodes, int tune, plan_row 
     if (rc == 0) sc->plan = t.final[0].plan;
     pf_tune_result_free(&t);
   }
-  if (rc == 0) rc = pf_report_predict(sc, p);
+  if (rc == 0) rc = pf_report_predict(sc, NULL, p);
   r->nodes = nodes;
   r->gpus = sc->gpus;
   r->plan = sc->plan;
@@ -210,6 +210,9 @@ int pf_cmd_plan(int argc, char **argv) {
   pf_cli cli;
   int rc = pf_cli_begin(&spec, argc, argv, &cli);
   if (rc != 0) return pf_cli_end(&cli, rc > 0 ? 0 : pf_cli_fail("plan", rc));
+  if (pf_opts_get(&cli.v, "trace")) /* many predictions, one file: each would replace the last */
+    return pf_cli_end(&cli, pf_cli_fail("plan", pf_error_set(PF_EINVAL, "--trace writes the timeline of one "
+                                                              "prediction: use predict, or tune for its best plan")));
   pf_optvals *vp = &cli.v;
   plan_doc *d = calloc(1, sizeof *d);
   pf_scenario *base = malloc(sizeof *base);

@@ -61,7 +61,7 @@ int pf_cmd_predict(int argc, char **argv) {
   int status = 0;
   if (!sc || !p) rc = pf_error_set(PF_ENOMEM, "out of memory");
   if (rc == 0) rc = pf_opts_scenario(&cli.v, sc);
-  if (rc == 0) rc = pf_report_predict(sc, p);
+  if (rc == 0) rc = pf_report_predict(sc, pf_opts_get(&cli.v, "trace"), p);
   if (rc == 0 || rc == PF_ENOFIT) {
     char reason[2048];
     snprintf(reason, sizeof reason, "%s", rc == PF_ENOFIT ? pf_error_detail() : "");

@@ -240,7 +240,7 @@ static int tune_point(pf_scenario *sc, unsigned fixed, pf_batch_item *it) {
   int rc = pf_tune(sc, &o, &r);
   if (rc == 0) {
     sc->plan = r.final[0].plan;
-    rc = pf_report_predict(sc, &it->pred);
+    rc = pf_report_predict(sc, NULL, &it->pred);
   }
   pf_tune_result_free(&r);
   it->rc = rc;
@@ -259,6 +259,9 @@ int pf_cmd_sweep(int argc, char **argv) {
   pf_cli cli;
   int rc = pf_cli_begin(&spec, argc, argv, &cli);
   if (rc != 0) return pf_cli_end(&cli, rc > 0 ? 0 : pf_cli_fail("sweep", rc));
+  if (pf_opts_get(&cli.v, "trace")) /* many predictions, one file: each would replace the last */
+    return pf_cli_end(&cli, pf_cli_fail("sweep", pf_error_set(PF_EINVAL, "--trace writes the timeline of one "
+                                                              "prediction: use predict, or tune for its best plan")));
   pf_optvals *vp = &cli.v;
   space s;
   memset(&s, 0, sizeof s);

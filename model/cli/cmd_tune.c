@@ -157,9 +157,7 @@ int pf_cmd_tune(int argc, char **argv) {
     rc = pf_error_set(PF_EINVAL, "--shard writes JSON for `preflight merge`: add --format json or -o FILE.json");
     goto done;
   }
-  char trace[PF_PATH_MAX];
-  snprintf(trace, sizeof trace, "%s", base->trace);
-  base->trace[0] = '\0';
+  const char *trace = pf_opts_get(vp, "trace"); /* the best plan's timeline, once the search is done */
   o.progress = true;
   if ((rc = pf_tune(base, &o, &r)) < 0) goto done;
   if (getenv("PREFLIGHT_TIMING")) /* diagnostics for bench/run.sh; never part of a result */
@@ -171,14 +169,13 @@ int pf_cmd_tune(int argc, char **argv) {
   cJSON_AddNumberToObject(ctx, "gpus", base->gpus);
   cJSON_AddNumberToObject(ctx, "gbs", base->plan.gbs);
   cJSON_AddNumberToObject(ctx, "top", o.top);
-  if (trace[0] && r.nfinal > 0 && o.nshards == 1) { /* the best plan's timeline */
+  if (trace && trace[0] && r.nfinal > 0 && o.nshards == 1) { /* the best plan's timeline */
     pf_scenario *b = malloc(sizeof *b);
     pf_prediction *p = malloc(sizeof *p);
     if (b && p) {
       *b = *base;
       b->plan = r.final[0].plan;
-      snprintf(b->trace, sizeof b->trace, "%s", trace);
-      rc = pf_report_predict(b, p);
+      rc = pf_report_predict(b, trace, p);
     }
     free(b);
     free(p);

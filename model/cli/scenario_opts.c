@@ -10,6 +10,7 @@
 #include "core/core.h"
 #include "compute/compute.h"
 #include "machine/machine.h"
+#include "study/study.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -211,7 +212,6 @@ int pf_opts_scenario(const pf_optvals *v, pf_scenario *sc) {
   sc->seed = (unsigned long)seed;
   if ((s = pf_opts_get(v, "calibration"))) snprintf(sc->calibration, sizeof sc->calibration, "%s", s);
   sc->calibration_force = flag(v, "force-calibration");
-  if ((s = pf_opts_get(v, "trace"))) snprintf(sc->trace, sizeof sc->trace, "%s", s);
   if ((s = pf_opts_get(v, "power-cap"))) { /* "500 W", "0.5 kW" or a plain number of watts */
     char *end;
     double cap = strtod(s, &end);
@@ -221,5 +221,5 @@ int pf_opts_scenario(const pf_optvals *v, pf_scenario *sc) {
     sc->power_cap_W = cap;
   }
   if ((rc = pf_opts_num_range(v, "train-iters", 0, true, 1e12, &sc->train_iters)) < 0) return rc;
-  return 0;
+  return pf_scenario_apply_calibration(sc); /* the overlay read once, where the scenario is built */
 }

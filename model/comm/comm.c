@@ -293,7 +293,7 @@ int pf_pipeline_net(const pf_scenario *sc, const pf_topology *t, pf_pipe_net *ne
   const pf_plan *p = &sc->plan;
   int P = p->pp;
   memset(net, 0, sizeof *net);
-  if (sc->free_p2p || P < 2) {
+  if (P < 2) {
     for (int s = 0; s < P && s < PF_MAXSTAGE; s++) { net->bw_Bps[s] = 1e18; net->lat_s[s] = 0; }
     return 0;
   }
@@ -366,4 +366,9 @@ int pf_comm_embedding(const pf_comm *c, double bytes, pf_coll_pattern *pat, pf_c
   int rc = pf_comm_collective(c, PF_ALLREDUCE, PF_COLL_AUTO, bytes, pairs, npairs, 2, pat, res);
   free(pairs);
   return rc;
+}
+
+void pf_pipeline_net_free(int pp, pf_pipe_net *net) {
+  memset(net, 0, sizeof *net);
+  for (int s = 0; s < pp && s < PF_MAXSTAGE; s++) net->bw_Bps[s] = 1e18;
 }

@@ -120,8 +120,10 @@ typedef struct pf_pipe_net {
   double recv_s;
 } pf_pipe_net;
 
-/* Fill net for sc's placement on topology t (free transfers when
- * sc->free_p2p).  PF_ENOMEM. */
+/* Fill net for sc's placement on topology t.  PF_ENOMEM. */
 int pf_pipeline_net(const pf_scenario *sc, const pf_topology *t, pf_pipe_net *net);
+/* A P2P network whose transfers cost nothing, for pp stages (the pipeline
+ * without its P2P time: the bubble apart from the transfers). */
+void pf_pipeline_net_free(int pp, pf_pipe_net *net);
 
 #endif

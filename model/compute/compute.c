@@ -231,10 +231,14 @@ double pf_host_op_s(const pf_scenario *sc) {
 }
 
 int pf_stage_work_compute(const pf_scenario *sc, int stage, pf_stage_work *out) {
+  return pf_stage_work_at(sc, 1.0, stage, out);
+}
+
+int pf_stage_work_at(const pf_scenario *sc, double clock_ratio, int stage, pf_stage_work *out) {
   const pf_plan *p = &sc->plan;
   const pf_machine *m = &sc->machine;
   memset(out, 0, sizeof *out);
-  double clk = sc->clock_ratio > 0 ? sc->clock_ratio : 1.0;
+  double clk = clock_ratio > 0 ? clock_ratio : 1.0;
   pf_kernel_env env = {.dev = &m->dev, .host_op_s = pf_host_op_s(sc), .eff_scale = sc->compute_eff_scale,
                        .clock_ratio = clk};
   int rc = sc->workload.kind == PF_WL_TRANSFORMER ? transformer_work(sc, &env, stage, out)

@@ -27,13 +27,17 @@ typedef struct pf_stage_work {
                                     steps are training's), the forward third of a FLOP-count workload */
 } pf_stage_work;
 
-/* Work of pipeline stage s (0..pp-1) for one microbatch.  Returns 0 or a
- * negative PF_E* code (a kernel the device cannot run, out of memory). */
 /* Host dispatch time per framework operator for the scenario's framework,
  * --host-overhead mode and data-parallel implementation (compute.c). */
 double pf_host_op_s(const pf_scenario *sc);
 
+/* Work of pipeline stage s (0..pp-1) for one microbatch at full clock, or
+ * (pf_stage_work_at) with the SM clock at clock_ratio of full under a power
+ * cap (the math of each kernel slows, its HBM stream does not: kernel.h).
+ * Returns 0 or a negative PF_E* code (a kernel the device cannot run, out of
+ * memory). */
 int pf_stage_work_compute(const pf_scenario *sc, int stage, pf_stage_work *w);
+int pf_stage_work_at(const pf_scenario *sc, double clock_ratio, int stage, pf_stage_work *w);
 
 /* Kernels of one training step of a layer-list workload on one GPU (mbs
  * samples) priced on the host/GPU timeline; fills fwd_s, bwd_s, the

@@ -67,19 +67,18 @@ typedef struct pf_scenario {
   pf_host_mode host_mode;       /* --host-overhead */
   pf_framework framework;       /* --framework */
   unsigned long seed;
-  char calibration[PF_PATH_MAX];/* overlay file, "" if none */
+  char calibration[PF_PATH_MAX];/* overlay file, "" if none (applied by pf_scenario_apply_calibration) */
   bool calibration_force;       /* apply it even to another machine or device */
-  char trace[PF_PATH_MAX];      /* Chrome trace output, "" if none */
+  char calibration_note[512];   /* what applying it said (a mismatch applied with --force-calibration), "" if
+                                   nothing: every prediction of the scenario repeats it as a warning */
   /* efficiency overrides from a fit overlay (1, 1, 0 = none) */
   double compute_eff_scale, comm_eff_scale, step_overhead_s;
   double jitter_cv;             /* per-step compute jitter (0 = deterministic timing) */
   double train_iters;           /* --train-iters: iterations of the run (per-run energy; 0 = not given) */
   double power_cap_W;           /* --power-cap: per device (with its package share); 0 = the device's cap */
-  double clock_ratio;           /* internal: SM clock / full clock after the cap (0 = 1; pf_predict sets it) */
   /* input pipeline (predict.c; 0 = off): what one node's storage and loaders deliver, the loader time per
    * sample of one GPU's loader, and the bytes of one sample (0: the workload's sample_bytes) */
   double input_rate_Bps, input_sample_s, sample_bytes;
-  bool free_p2p;                /* internal: P2P transfers cost nothing (bubble/comm split) */
 } pf_scenario;
 
 /* Defaults: tp=pp=cp=1, mbs=1, schedule 1f1b, precision bf16, seed 1. */

@@ -267,11 +267,14 @@ void pf_report_prediction_table(FILE *f, const pf_scenario *sc, const pf_predict
   for (int i = 0; i < p->nwarnings; i++) fprintf(f, "warning     %s\n", p->warnings[i]);
 }
 
-int pf_report_predict(pf_scenario *sc, pf_prediction *p) {
-  if (!sc->trace[0]) return pf_predict(sc, p);
+int pf_report_predict(pf_scenario *sc, const char *trace_path, pf_prediction *p) {
+  if (!trace_path || !trace_path[0]) return pf_resolve_predict(sc, p);
+  memset(p, 0, sizeof *p);
+  int rc = pf_job_resolve(sc);
+  if (rc < 0) return rc;
   pf_trace t;
-  int rc = pf_predict_traced(sc, p, &t);
-  if (rc == 0) rc = pf_trace_write(sc, &t, sc->trace);
+  rc = pf_predict_traced(sc, p, &t);
+  if (rc == 0) rc = pf_trace_write(sc, &t, trace_path);
   pf_trace_free(&t);
   return rc;
 }

@@ -32,8 +32,9 @@ void pf_report_prediction_table(FILE *f, const pf_scenario *sc, const pf_predict
  * pid, tid.  Written atomically to path.  Returns 0 or PF_EIO / PF_ENOMEM. */
 int pf_trace_write(const pf_scenario *sc, const pf_trace *t, const char *path);
 
-/* pf_predict, and when sc->trace names a file the iteration's trace written
- * there (the commands that predict one configuration call this). */
-int pf_report_predict(pf_scenario *sc, pf_prediction *p);
+/* pf_resolve_predict, and when trace_path names a file (not NULL or "") the
+ * iteration's trace written there (the commands that predict one
+ * configuration call this). */
+int pf_report_predict(pf_scenario *sc, const char *trace_path, pf_prediction *p);
 
 #endif

@@ -17,7 +17,7 @@ typedef struct {
 } wire;
 
 static void run_one(pf_batch_item *it) {
-  it->rc = pf_predict(it->sc, &it->pred);
+  it->rc = pf_resolve_predict(it->sc, &it->pred);
   snprintf(it->detail, sizeof it->detail, "%s", it->rc < 0 ? pf_error_detail() : "");
 }
 

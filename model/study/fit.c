@@ -65,7 +65,7 @@ static void configurations(pf_fitdata *d) {
     *a = d->gsc[g];
     *b = d->gsc[g];
     b->engine = PF_ENGINE_ANALYTIC;
-    if (pf_predict(a, pa) == 0 && pf_predict(b, pb) == 0 &&
+    if (pf_resolve_predict(a, pa) == 0 && pf_resolve_predict(b, pb) == 0 &&
         fabs(pa->iteration_time_s - pb->iteration_time_s) <= 1e-9 * pa->iteration_time_s)
       d->gsc[g].engine = PF_ENGINE_ANALYTIC;
   }
@@ -83,7 +83,7 @@ static double time_scale(pf_fitdata *d, const double *tm) {
     pf_scenario *sc = malloc(sizeof *sc);
     for (int g = 0; p && sc && g < d->ngroups; g++) {
       *sc = d->gsc[g];
-      if (pf_predict(sc, p) == 0) x[k++] = p->iteration_time_s;
+      if (pf_resolve_predict(sc, p) == 0) x[k++] = p->iteration_time_s;
     }
     free(p); free(sc);
   }
@@ -149,7 +149,7 @@ static int leave_one_out(pf_fitdata *d, const double u[NPAR], pf_loo by, pf_fit_
       if (fold[g] != f) continue;
       *sc = d->gsc[g];
       pf_fitparams_apply(&fp, sc);
-      if (pf_predict(sc, p) < 0) continue;
+      if (pf_resolve_predict(sc, p) < 0) continue;
       for (int k = 0; k < d->n; k++) {
         if (d->grp[k] != g) continue;
         pf_vrow *r = &d->s->rows[d->row[k]];

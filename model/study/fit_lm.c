@@ -1,6 +1,6 @@
 /* fit_lm.c - the least-squares engine of `validate --fit` (fit.c drives it).
  *
- * Four parameters, applied by pf_predict() through the scenario
+ * Four parameters, applied by pf_resolve_predict() through the scenario
  * (pf_fitparams_apply; the "fit" section of a calibration overlay,
  * docs/calibration.md):
  *   compute_eff      multiplies the achievable compute and HBM rates
@@ -123,7 +123,7 @@ int pf_fit_residuals(pf_fitdata *d, const double u[NPAR], double *res) {
     pf_fitparams_apply(&fp, &sc[g]);
     d->evals++;
     if (sc[g].engine == PF_ENGINE_ANALYTIC) {
-      rc = pf_predict(&sc[g], &cache[g]);
+      rc = pf_resolve_predict(&sc[g], &cache[g]);
     } else {
       items[nb].sc = &sc[g];
       item_of[g] = nb++;

@@ -99,6 +99,7 @@ typedef struct work_set {
   pf_iter_timeline *tl;
   pf_fullsim_result *full;
   int P;
+  double clock;   /* SM clock / full clock the kernels run at (0: full, and find the clock the cap leaves) */
   bool want_trace; /* the pipeline keeps its intervals (pf_predict_traced) */
 } work_set;
 
@@ -110,9 +111,10 @@ static void ws_free(work_set *ws) {
   free(ws->free_sc); free(ws->tl); free(ws->full);
 }
 
-static int ws_alloc(work_set *ws, int P, bool want_trace) {
+static int ws_alloc(work_set *ws, int P, double clock, bool want_trace) {
   memset(ws, 0, sizeof *ws);
   ws->P = P;
+  ws->clock = clock;
   ws->want_trace = want_trace;
   ws->w = calloc((size_t)P, sizeof *ws->w);
   ws->w0 = calloc((size_t)P, sizeof *ws->w0);
@@ -133,7 +135,7 @@ static int stage_work(pf_scenario *sc, work_set *ws) {
   int P = ws->P, rc;
   for (int s = 0; s < P; s++) {
     if (s > 1 && s < P - 1) { ws->w[s] = ws->w[1]; ws->sc_comm[s] = ws->sc_comm[1]; continue; } /* middle stages */
-    if ((rc = pf_stage_work_compute(sc, s, &ws->w[s])) < 0) return rc;
+    if ((rc = pf_stage_work_at(sc, ws->clock, s, &ws->w[s])) < 0) return rc;
     if ((rc = pf_comm_stage(&ws->comm, s, &ws->w[s], &ws->sc_comm[s])) < 0) return rc;
   }
   return 0;
@@ -144,14 +146,13 @@ static int pipelines(pf_scenario *sc, work_set *ws) {
   int P = ws->P, rc;
   const pf_topology *topo = &ws->comm.topo;
   *ws->free_sc = *sc;
-  ws->free_sc->free_p2p = true;
   if (ws->free_sc->engine == PF_ENGINE_FULL) ws->free_sc->engine = PF_ENGINE_DES;
   memcpy(ws->w0, ws->w, (size_t)P * sizeof *ws->w);
   for (int s = 0; s < P; s++) ws->w0[s].p2p_bytes = 0;
   pf_engine eng = sc->engine;
   if (eng == PF_ENGINE_FULL) sc->engine = PF_ENGINE_DES; /* the representative pipeline is still needed */
   rc = pf_pipeline_net(sc, topo, ws->net);
-  if (rc == 0) rc = pf_pipeline_net(ws->free_sc, topo, ws->net0);
+  if (rc == 0) pf_pipeline_net_free(P, ws->net0);
   if (rc == 0) rc = run_pipeline(sc, ws->w, ws->net, ws->want_trace, ws->r);
   if (rc == 0) rc = run_pipeline(ws->free_sc, ws->w0, ws->net0, 0, ws->r0);
   sc->engine = eng;
@@ -227,7 +228,7 @@ static void rates_and_energy(const pf_scenario *sc, const work_set *ws, double p
   out->hw_tflops_per_gpu = hw / P / t / 1e12; /* per GPU: stages hold the same number of GPUs */
 
   /* energy: what one device does, averaged over the stages (energy.h) */
-  pf_energy_use u = {.window_s = t, .clock_ratio = sc->clock_ratio > 0 ? sc->clock_ratio : 1.0};
+  pf_energy_use u = {.window_s = t, .clock_ratio = ws->clock > 0 ? ws->clock : 1.0};
   for (int s = 0; s < P; s++) {
     pf_energy_use_add_step(&u, &w[s].work, (double)M / P);
     pf_energy_use_add_step(&u, &w[s].opt, 1.0 / P);
@@ -244,7 +245,7 @@ static void rates_and_energy(const pf_scenario *sc, const work_set *ws, double p
   ue.comm_s += 0.5 * pp_comm;
   pf_energy_window(sc, &ue, &out->eval_energy);
   /* first pass at full clock: the clock the cap leaves (pf_predict reprices at it) */
-  if (!(sc->clock_ratio > 0)) out->energy.clock_ratio = pf_energy_clock_for_cap(sc, &u);
+  if (!(ws->clock > 0)) out->energy.clock_ratio = pf_energy_clock_for_cap(sc, &u);
   pf_energy_rates(&out->energy, t, p->gbs, p->gbs * pf_workload_tokens_per_sample(wl));
 }
 
@@ -284,46 +285,19 @@ double pf_input_time(const pf_scenario *sc) {
   return read > prep ? read : prep;
 }
 
-static int predict_once(pf_scenario *sc, pf_prediction *out, pf_trace *trace) {
+static int predict_once(pf_scenario *sc, double clock, pf_prediction *out, pf_trace *trace) {
   memset(out, 0, sizeof *out);
   int rc;
-  if (sc->calibration[0]) {
-    pf_calibration cal;
-    pf_ccl_cal cc; /* measured collectives (calibrate --collectives): the links' achievable shares */
-    memset(&cal, 0, sizeof cal);
-    if ((rc = pf_ccl_cal_load(sc->calibration, &cc)) < 0) return rc;
-    if (!cc.present || cc.has_rates) { /* device rates, power model, fit */
-      if ((rc = pf_calibration_load(sc->calibration, &cal)) < 0) return rc;
-      char why[1024];
-      if (!pf_calibration_matches(&cal, &sc->machine, why, sizeof why)) {
-        if (!sc->calibration_force)
-          return pf_error_set(PF_EINVAL, "%s; --force-calibration applies it anyway", why);
-        pf_prediction_warn(out, "%s (applied with --force-calibration)", why);
-      }
-      if ((rc = pf_calibration_apply(&cal, &sc->machine)) < 0) return rc;
-    }
-    if ((rc = pf_ccl_cal_apply(&cc, &sc->machine)) < 0) return rc;
-    if (cal.has_fit) {
-      if (cal.fit_compute_eff > 0) sc->compute_eff_scale = cal.fit_compute_eff;
-      if (cal.fit_comm_eff > 0) sc->comm_eff_scale = cal.fit_comm_eff;
-      sc->step_overhead_s = cal.fit_step_overhead_s;
-      /* a rate the command gave (--input-rate, a row's input_rate column) is the user's statement: it wins */
-      if (cal.fit_input_rate_Bps > 0 && !(sc->input_rate_Bps > 0)) sc->input_rate_Bps = cal.fit_input_rate_Bps;
-    }
-  }
-  if ((rc = pf_device_precision_check(&sc->machine.dev, sc->precision)) < 0) return rc;
-  if ((rc = pf_plan_check(sc)) < 0) return rc;
+  if (sc->calibration_note[0]) pf_prediction_warn(out, "%s", sc->calibration_note);
+  if ((rc = pf_job_resolve(sc)) < 0) return rc;
   const pf_plan *p = &sc->plan;
-  if (sc->engine == PF_ENGINE_FULL && (p->overlap_grad_reduce || p->overlap_param_gather))
-    return pf_error_set(PF_EINVAL, "--engine full does not model --overlap-grad-reduce or --overlap-param-gather; "
-                        "use the default engine (simgrid)");
   pf_memory_estimate(sc, &out->memory);
   out->fits = out->memory.total_B <= out->memory.capacity_B;
   if ((rc = pf_memory_check(sc, &out->memory)) < 0) return rc;
 
   int P = p->pp, M = p->grad_accum, ngpu_dp = p->dp * p->cp;
   work_set ws;
-  if ((rc = ws_alloc(&ws, P, trace != NULL)) < 0 || (rc = pf_comm_init(sc, &ws.comm)) < 0 || (rc = stage_work(sc, &ws)) < 0 ||
+  if ((rc = ws_alloc(&ws, P, clock, trace != NULL)) < 0 || (rc = pf_comm_init(sc, &ws.comm)) < 0 || (rc = stage_work(sc, &ws)) < 0 ||
       (rc = pipelines(sc, &ws)) < 0 || (rc = pf_dpsync_run(&ws.comm, ws.w, ws.r, ws.tl, &ws.dp)) < 0) {
     ws_free(&ws);
     return rc;
@@ -408,36 +382,37 @@ static int predict_once(pf_scenario *sc, pf_prediction *out, pf_trace *trace) {
 
 /* A cap below what the iteration draws at full clock lowers the clock
  * (energy.c): the whole iteration is priced again at that clock, from the
- * scenario as given. */
-int pf_predict_traced(pf_scenario *sc, pf_prediction *out, pf_trace *trace) {
+ * job as given.  The model works on its own copy of the job: the caller's is
+ * read, never written. */
+int pf_predict_traced(const pf_scenario *job, pf_prediction *out, pf_trace *trace) {
   if (trace) memset(trace, 0, sizeof *trace);
-  /* a cap below what the device draws with a live context and nothing running cannot be met at any clock */
-  const pf_device *dv = &sc->machine.dev;
-  double cap = pf_energy_cap_W(sc), floor_W = dv->context_W + dv->package_W;
-  if (cap < floor_W)
-    return pf_error_set(PF_EINVAL, "%s %.0f W is below what %s draws with a live context and nothing running (%.0f W%s):"
-                        " no clock meets it", sc->power_cap_W > 0 ? "--power-cap" : "the device's power cap", cap,
-                        dv->id, floor_W, dv->package_W > 0 ? ", its package share included" : "");
-  if (sc->clock_ratio > 0) return predict_once(sc, out, trace);
-  pf_scenario *orig = malloc(sizeof *orig);
-  if (!orig) return pf_error_set(PF_ENOMEM, "out of memory");
-  *orig = *sc;
-  int rc = predict_once(sc, out, trace);
+  pf_scenario *sc = malloc(sizeof *sc);
+  if (!sc) return pf_error_set(PF_ENOMEM, "out of memory");
+  *sc = *job;
+  /* the job comes resolved: resolving the copy again derives nothing new (the plan's bytes are the copy's,
+   * padding included, so memcmp compares the fields pf_plan_check may write) */
+  int rc = pf_job_resolve(sc);
+  if (rc == 0 && (memcmp(&sc->plan, &job->plan, sizeof sc->plan) || sc->gpus != job->gpus || sc->nodes != job->nodes))
+    rc = pf_error_set(PF_EINVAL, "internal: pf_predict() was given a scenario that pf_job_resolve() has not resolved");
+  if (rc < 0) {
+    memset(out, 0, sizeof *out);
+    free(sc);
+    return rc;
+  }
+  rc = predict_once(sc, 0, out, trace);
   double r = out->energy.clock_ratio;
   if (rc == 0 && r < 1.0 - 1e-9) {
-    *sc = *orig;
-    sc->clock_ratio = r;
+    *sc = *job;
     if (trace) pf_trace_free(trace);
-    rc = predict_once(sc, out, trace);
-    sc->clock_ratio = 0; /* the scenario stays reusable (sweep, tune copy it) */
+    rc = predict_once(sc, r, out, trace);
     if (rc == 0)
       pf_prediction_warn(out, "power cap %.0f W per device: the SM clock falls to %.0f %% (compute-bound kernels "
                          "slow by %.0f %%)", out->energy.cap_W, 100 * r, 100 * (1 / r - 1));
   } else if (rc == 0) {
     out->energy.clock_ratio = 1.0;
   }
-  free(orig);
+  free(sc);
   return rc;
 }
 
-int pf_predict(pf_scenario *sc, pf_prediction *out) { return pf_predict_traced(sc, out, NULL); }
+int pf_predict(const pf_scenario *job, pf_prediction *out) { return pf_predict_traced(job, out, NULL); }

@@ -83,11 +83,28 @@ typedef struct pf_prediction {
 /* Predict one scenario (pf_plan_check() is called). Returns 0, or PF_EPLAN /
  * PF_ENOFIT / PF_ESIM with detail; on PF_ENOFIT *out is filled (memory, fits
  * = false) so callers can print the numbers. */
-int pf_predict(pf_scenario *sc, pf_prediction *out);
+int pf_predict(const pf_scenario *job, pf_prediction *out);
 /* pf_predict, and the iteration's timeline as data in *trace (the pipeline's
  * intervals, the DP collectives and optimizer of each stage) for a Chrome /
  * Perfetto trace (report/trace.c writes it).  Free with pf_trace_free(). */
-int pf_predict_traced(pf_scenario *sc, pf_prediction *out, pf_trace *trace);
+int pf_predict_traced(const pf_scenario *job, pf_prediction *out, pf_trace *trace);
+
+/* A scenario made into the job pf_predict() reads (resolve.c), in two steps:
+ * pf_scenario_apply_calibration() reads the calibration overlay sc names
+ * (once, where the scenario is built: its machine then holds the measured
+ * rates; sc->calibration_note keeps a --force-calibration mismatch, which
+ * every prediction repeats as a warning), and pf_job_resolve() checks every
+ * constraint that crosses fields (the power cap against the device's context
+ * draw, the precision on the device, the parallel plan, deriving its free
+ * fields, the engine against the overlap options) in the order a prediction
+ * meets them.  Call pf_job_resolve() again after changing the plan (tune,
+ * sweep).  0 or a negative PF_E* code with the message. */
+int pf_scenario_apply_calibration(pf_scenario *sc);
+int pf_job_resolve(pf_scenario *sc);
+/* pf_job_resolve(sc), then pf_predict(sc, out) (out zeroed first): for a
+ * caller that builds a scenario, predicts it once and prints the resolved
+ * plan beside the prediction. */
+int pf_resolve_predict(pf_scenario *sc, pf_prediction *out);
 
 /* Add a warning (truncated to fit). */
 void pf_prediction_warn(pf_prediction *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -128,13 +128,12 @@ static int try_plan(search *s, const pf_plan *pl) {
   *sc = *s->base;
   sc->plan = *pl;
   sc->engine = PF_ENGINE_ANALYTIC;
-  sc->trace[0] = '\0';
   if (pf_plan_check(sc) < 0) { s->pruned++; return 0; }
   pf_memory m;
   pf_memory_estimate(sc, &m);
   if (m.total_B > m.capacity_B) { s->pruned++; return 0; }
   s->evaluated++;
-  if (pf_predict(sc, s->p) < 0) return 0;
+  if (pf_resolve_predict(sc, s->p) < 0) return 0;
   pf_tune_cand c = {.plan = sc->plan, .t_iter_s = s->p->iteration_time_s, .tokens_per_s = s->p->tokens_per_s,
                     .tflops_per_gpu = s->p->tflops_per_gpu, .memory_GiB = m.total_B / (1024.0 * 1024 * 1024),
                     .energy_J = s->p->energy.facility_J, .breakdown_s = s->p->breakdown_s};
@@ -273,7 +272,6 @@ int pf_tune(const pf_scenario *base_in, const pf_tune_config *o, pf_tune_result 
     for (int i = 0; i < k && rc == 0; i++) {
       scs[i] = *base;
       scs[i].plan = s.pool.c[i].plan;
-      scs[i].trace[0] = '\0';
       items[i].sc = &scs[i];
     }
     if (rc == 0) rc = pf_predict_batch(items, k, o->jobs);

@@ -24,7 +24,7 @@ int pf_vrow_scenario(const pf_vrow *r, const pf_validate_opts *o, pf_scenario *s
     if ((rc = o->build(r, o->build_arg, sc, why, whylen)) != 0) return rc;
     if (o->calibration) snprintf(sc->calibration, sizeof sc->calibration, "%s", o->calibration);
     pf_fitparams_apply(o->fit, sc);
-    return 0;
+    return pf_scenario_apply_calibration(sc); /* after the fit: an overlay's own fit wins, as it always has */
   }
   for (int i = 0; i < r->nopt; i++)
     if (!pf_validate_core_option(r->opt_name[i]))
@@ -87,7 +87,7 @@ int pf_vrow_scenario(const pf_vrow *r, const pf_validate_opts *o, pf_scenario *s
   p->dist_opt = r->dist_opt;
   if (o && o->calibration) snprintf(sc->calibration, sizeof sc->calibration, "%s", o->calibration);
   if (o) pf_fitparams_apply(o->fit, sc);
-  return 0;
+  return pf_scenario_apply_calibration(sc);
 }
 
 /* The fit's parameters replace the scenario's; its input rate only where it has one (0: the scenario's
@@ -224,13 +224,13 @@ int pf_vrow_predict(const pf_vrow *r, const pf_scenario *sc0, const pf_fitparams
   pf_prediction *p = malloc(2 * sizeof *p);
   if (!sc || !p) { free(sc); free(p); return pf_error_set(PF_ENOMEM, "out of memory"); }
   int n = row_scenarios(r, sc0, fp, sc), rc = n < 0 ? n : 0;
-  if (rc == 0 && n == 2 && (rc = pf_predict(&sc[1], &p[1])) < 0) {
+  if (rc == 0 && n == 2 && (rc = pf_resolve_predict(&sc[1], &p[1])) < 0) {
     char d[PF_VTEXT];
     snprintf(d, sizeof d, "%s", pf_error_detail());
     char lb[64];
     rc = pf_error_set(rc, "%s: %s", baseline_label(r, lb, sizeof lb), d);
   }
-  if (rc == 0) rc = pf_predict(&sc[0], &p[0]);
+  if (rc == 0) rc = pf_resolve_predict(&sc[0], &p[0]);
   if (rc == 0) *value = row_value(r, &sc[0], &p[0], &p[1], false);
   if (rc < 0) snprintf(why, whylen, "%s", pf_error_detail());
   if (pred && rc == 0) *pred = p[0];

@@ -60,8 +60,9 @@ int main(void) {
   a.precision = PF_BF16;
   b = a;
   snprintf(b.calibration, sizeof b.calibration, "%s", cal);
-  CHECK_INT(pf_predict(&a, &pa), 0);
-  CHECK_INT(pf_predict(&b, &pb), 0);
+  CHECK_INT(pf_scenario_apply_calibration(&b), 0);
+  CHECK_INT(pf_resolve_predict(&a, &pa), 0);
+  CHECK_INT(pf_resolve_predict(&b, &pb), 0);
   CHECK(b.machine.dev.gemm_table != a.machine.dev.gemm_table);
   double r = pb.iteration_time_s / pa.iteration_time_s;
   printf("gpt3-1.3b on one H100: shipped table %.3f s, synthetic 50 %% table %.3f s (x%.2f)\n", pa.iteration_time_s,

@@ -24,8 +24,9 @@ int main(void) {
   a.precision = PF_BF16;
   b = a;
   snprintf(b.calibration, sizeof b.calibration, "%s", cal);
-  CHECK_INT(pf_predict(&a, &pa), 0);
-  CHECK_INT(pf_predict(&b, &pb), 0);
+  CHECK_INT(pf_scenario_apply_calibration(&b), 0);
+  CHECK_INT(pf_resolve_predict(&a, &pa), 0);
+  CHECK_INT(pf_resolve_predict(&b, &pb), 0);
   CHECK(b.machine.dev.calibrated);
   CHECK_NEAR(b.machine.dev.gemm_eff, 0.70, 1e-6);
   double k = a.machine.dev.gemm_eff / 0.70; /* 0.803 / 0.70 */

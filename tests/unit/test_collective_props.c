@@ -49,7 +49,7 @@ static int predict(const plan_case *c, double k, pf_prediction *out) {
     sc->plan.schedule = c->sched;
     sc->plan.vstages = c->v > 0 ? c->v : 1;
     sc->collective = c->algo;
-    rc = pf_predict(sc, out);
+    rc = pf_resolve_predict(sc, out);
   }
   free(sc);
   return rc;

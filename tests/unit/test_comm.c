@@ -246,7 +246,7 @@ static void test_tp_overlap(void) {
     sc->plan.dist_opt = true;
     sc->plan.recompute = PF_RECOMPUTE_SELECTIVE;
     sc->plan.tp_comm_overlap = ov;
-    CHECK_INT(pf_predict(sc, ov ? &p1 : &p0), 0);
+    CHECK_INT(pf_resolve_predict(sc, ov ? &p1 : &p0), 0);
     free(sc);
   }
   CHECK(p1.breakdown_s.tp_comm < p0.breakdown_s.tp_comm);

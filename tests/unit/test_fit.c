@@ -202,12 +202,13 @@ static void test_input_rate(void) {
     char why[256];
     CHECK_INT(pf_vrow_scenario(r, NULL, &sc, why, sizeof why), 0);
     snprintf(sc.calibration, sizeof sc.calibration, "%s", tmp);
+    CHECK_INT(pf_scenario_apply_calibration(&sc), 0);
     pf_scenario sc2 = sc;
-    CHECK_INT(pf_predict(&sc, &p), 0);
+    CHECK_INT(pf_resolve_predict(&sc, &p), 0);
     CHECK(p.breakdown_s.input > 0);
     CHECK_NEAR(p.iteration_time_s / r->measured, 1.0, 0.02);
     sc2.input_rate_Bps = 1e12; /* the command's own rate: not replaced, does not bind */
-    CHECK_INT(pf_predict(&sc2, &p), 0);
+    CHECK_INT(pf_resolve_predict(&sc2, &p), 0);
     CHECK(p.breakdown_s.input == 0);
   }
   remove(tmp);

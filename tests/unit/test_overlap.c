@@ -127,7 +127,7 @@ static int predict(const plan_case *c, const opts *o, pf_prediction *out) {
       rc = pf_workload_builtin(c->model, &sc->workload);
     }
   }
-  if (rc == 0) rc = pf_predict(sc, out);
+  if (rc == 0) rc = pf_resolve_predict(sc, out);
   if (rc < 0) fprintf(stderr, "%s %s: %s\n", c->machine, c->model, pf_error_detail());
   free(sc);
   return rc;
@@ -299,7 +299,7 @@ int main(void) {
     int rc = pf_machine_load(c.machine, &sc->machine);
     if (rc == 0) rc = pf_workload_builtin(c.model, &sc->workload);
     CHECK_INT(rc, 0);
-    CHECK_INT(pf_predict(sc, &p), PF_EINVAL);
+    CHECK_INT(pf_resolve_predict(sc, &p), PF_EINVAL);
     CHECK(strstr(pf_error_detail(), "--overlap-grad-reduce") != NULL);
     free(sc);
   }

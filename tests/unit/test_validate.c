@@ -170,7 +170,7 @@ static void test_predictions(void) {
   sc.plan.gbs = 256;
   sc.precision = PF_BF16;
   pf_scenario a = sc;
-  CHECK_INT(pf_predict(&a, &p), 0);
+  CHECK_INT(pf_resolve_predict(&a, &p), 0);
   CHECK_INT(s.rows[0].status, PF_ROW_PREDICTED);
   CHECK_NEAR(s.rows[0].predicted, p.tflops_per_gpu, 1e-12);
   CHECK_NEAR(s.rows[0].error, p.tflops_per_gpu / 100 - 1, 1e-9);
@@ -183,8 +183,8 @@ static void test_predictions(void) {
   pf_scenario w4 = sc, w1 = sc;
   w4.nodes = 4; w4.plan.gbs = 0; w4.plan.grad_accum = 16;
   w1.nodes = 1; w1.plan.gbs = 0; w1.plan.grad_accum = 16;
-  CHECK_INT(pf_predict(&w4, &p), 0);
-  CHECK_INT(pf_predict(&w1, &pb), 0);
+  CHECK_INT(pf_resolve_predict(&w4, &p), 0);
+  CHECK_INT(pf_resolve_predict(&w1, &pb), 0);
   CHECK_INT(w4.plan.gbs, 16 * 4 * 8);
   CHECK_INT(w1.plan.gbs, 16 * 4 * 2);
   CHECK_NEAR(s.rows[2].predicted, p.tflops_per_gpu / pb.tflops_per_gpu, 1e-12);
@@ -192,8 +192,8 @@ static void test_predictions(void) {
   pf_scenario s4 = sc, s1 = sc;
   s4.nodes = 4;
   s1.nodes = 1;
-  CHECK_INT(pf_predict(&s4, &p), 0);
-  CHECK_INT(pf_predict(&s1, &pb), 0);
+  CHECK_INT(pf_resolve_predict(&s4, &p), 0);
+  CHECK_INT(pf_resolve_predict(&s1, &pb), 0);
   CHECK_NEAR(s.rows[3].predicted, p.tflops_per_gpu / pb.tflops_per_gpu, 1e-12);
   CHECK(s.rows[3].predicted <= 1.0 + 1e-9);
 
