@@ -36,7 +36,6 @@
 #include "engine/engine.h"
 
 #include <math.h>
-#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -248,27 +247,6 @@ static void rates_and_energy(const pf_scenario *sc, const work_set *ws, double p
   pf_energy_rates(&out->energy, t, p->gbs, p->gbs * pf_workload_tokens_per_sample(wl));
 }
 
-static const struct {
-  const char *name;
-  size_t off;
-} breakdown_terms[PF_BREAKDOWN_N] = {
-    {"compute", offsetof(pf_breakdown, compute)},
-    {"tp_comm", offsetof(pf_breakdown, tp_comm)},
-    {"pp_bubble", offsetof(pf_breakdown, pp_bubble)},
-    {"pp_comm", offsetof(pf_breakdown, pp_comm)},
-    {"dp_comm_exposed", offsetof(pf_breakdown, dp_comm_exposed)},
-    {"optimizer", offsetof(pf_breakdown, optimizer)},
-    {"overhead", offsetof(pf_breakdown, overhead)},
-    {"dp_interference", offsetof(pf_breakdown, dp_interference)},
-    {"input", offsetof(pf_breakdown, input)},
-};
-
-const char *pf_breakdown_name(int i) { return i >= 0 && i < PF_BREAKDOWN_N ? breakdown_terms[i].name : "?"; }
-
-double pf_breakdown_get(const pf_breakdown *b, int i) {
-  return i >= 0 && i < PF_BREAKDOWN_N ? *(const double *)((const char *)b + breakdown_terms[i].off) : 0.0;
-}
-
 /* Input pipeline per iteration (off unless --input-rate or --input-sample-time is given): a node's loaders
  * read the samples of its GPUs at input_rate_Bps, and each GPU's loader prepares its replica's samples at
  * input_sample_s each; prefetching overlaps it with the step, so the step waits only for what is longer
@@ -284,33 +262,52 @@ double pf_input_time(const pf_scenario *sc) {
   return read > prep ? read : prep;
 }
 
+/* The calibration overlay (--calibration): measured device rates, power model and fit on the machine, and
+ * the measured collectives' shares of the links. */
+static int apply_calibration(pf_scenario *sc, pf_prediction *out) {
+  int rc;
+  pf_calibration cal;
+  pf_ccl_cal cc; /* measured collectives (calibrate --collectives): the links' achievable shares */
+  memset(&cal, 0, sizeof cal);
+  if ((rc = pf_ccl_cal_load(sc->calibration, &cc)) < 0) return rc;
+  if (!cc.present || cc.has_rates) { /* device rates, power model, fit */
+    if ((rc = pf_calibration_load(sc->calibration, &cal)) < 0) return rc;
+    char why[1024];
+    if (!pf_calibration_matches(&cal, &sc->machine, why, sizeof why)) {
+      if (!sc->calibration_force)
+        return pf_error_set(PF_EINVAL, "%s; --force-calibration applies it anyway", why);
+      pf_prediction_warn(out, "%s (applied with --force-calibration)", why);
+    }
+    if ((rc = pf_calibration_apply(&cal, &sc->machine)) < 0) return rc;
+  }
+  if ((rc = pf_ccl_cal_apply(&cc, &sc->machine)) < 0) return rc;
+  if (cal.has_fit) {
+    if (cal.fit_compute_eff > 0) sc->compute_eff_scale = cal.fit_compute_eff;
+    if (cal.fit_comm_eff > 0) sc->comm_eff_scale = cal.fit_comm_eff;
+    sc->step_overhead_s = cal.fit_step_overhead_s;
+    /* a rate the command gave (--input-rate, a row's input_rate column) is the user's statement: it wins */
+    if (cal.fit_input_rate_Bps > 0 && !(sc->input_rate_Bps > 0)) sc->input_rate_Bps = cal.fit_input_rate_Bps;
+  }
+  return 0;
+}
+
+/* What bounds the critical stage's compute (kernel timelines: transformers and layer lists). */
+static void compute_split(const pf_scenario *sc, const pf_stage_work *crit, pf_prediction *out) {
+  int M = sc->plan.grad_accum;
+  const pf_step *f = &crit->fwd, *b = &crit->bwd;
+  pf_compute_split *cs = &out->compute_split_s;
+  cs->compute_bound = M * (f->limit_s[PF_LIMIT_COMPUTE] + b->limit_s[PF_LIMIT_COMPUTE]);
+  cs->memory_bound = M * (f->limit_s[PF_LIMIT_MEMORY] + b->limit_s[PF_LIMIT_MEMORY]);
+  cs->launch = M * (f->limit_s[PF_LIMIT_FLOOR] + b->limit_s[PF_LIMIT_FLOOR]);
+  cs->host_bound = M * (pf_step_host_bound_s(f) + pf_step_host_bound_s(b));
+  cs->host_op_s = pf_host_op_s(sc);
+  cs->ops = M * (f->ops + b->ops);
+}
+
 static int predict_once(pf_scenario *sc, pf_prediction *out, pf_trace *trace) {
   memset(out, 0, sizeof *out);
   int rc;
-  if (sc->calibration[0]) {
-    pf_calibration cal;
-    pf_ccl_cal cc; /* measured collectives (calibrate --collectives): the links' achievable shares */
-    memset(&cal, 0, sizeof cal);
-    if ((rc = pf_ccl_cal_load(sc->calibration, &cc)) < 0) return rc;
-    if (!cc.present || cc.has_rates) { /* device rates, power model, fit */
-      if ((rc = pf_calibration_load(sc->calibration, &cal)) < 0) return rc;
-      char why[1024];
-      if (!pf_calibration_matches(&cal, &sc->machine, why, sizeof why)) {
-        if (!sc->calibration_force)
-          return pf_error_set(PF_EINVAL, "%s; --force-calibration applies it anyway", why);
-        pf_prediction_warn(out, "%s (applied with --force-calibration)", why);
-      }
-      if ((rc = pf_calibration_apply(&cal, &sc->machine)) < 0) return rc;
-    }
-    if ((rc = pf_ccl_cal_apply(&cc, &sc->machine)) < 0) return rc;
-    if (cal.has_fit) {
-      if (cal.fit_compute_eff > 0) sc->compute_eff_scale = cal.fit_compute_eff;
-      if (cal.fit_comm_eff > 0) sc->comm_eff_scale = cal.fit_comm_eff;
-      sc->step_overhead_s = cal.fit_step_overhead_s;
-      /* a rate the command gave (--input-rate, a row's input_rate column) is the user's statement: it wins */
-      if (cal.fit_input_rate_Bps > 0 && !(sc->input_rate_Bps > 0)) sc->input_rate_Bps = cal.fit_input_rate_Bps;
-    }
-  }
+  if (sc->calibration[0] && (rc = apply_calibration(sc, out)) < 0) return rc;
   if ((rc = pf_device_precision_check(&sc->machine.dev, sc->precision)) < 0) return rc;
   if ((rc = pf_plan_check(sc)) < 0) return rc;
   const pf_plan *p = &sc->plan;
@@ -367,16 +364,7 @@ static int predict_once(pf_scenario *sc, pf_prediction *out, pf_trace *trace) {
   out->iteration_time_s += input_wait;
   out->breakdown_s = (pf_breakdown){compute, tp, bubble, pp_comm, dp_exposed, d->opt_max_s, sc->step_overhead_s, dpi,
                                     input_wait};
-  { /* what bounds the critical stage's compute (kernel timelines: transformers and layer lists) */
-    const pf_step *f = &w[crit].fwd, *b = &w[crit].bwd;
-    pf_compute_split *cs = &out->compute_split_s;
-    cs->compute_bound = M * (f->limit_s[PF_LIMIT_COMPUTE] + b->limit_s[PF_LIMIT_COMPUTE]);
-    cs->memory_bound = M * (f->limit_s[PF_LIMIT_MEMORY] + b->limit_s[PF_LIMIT_MEMORY]);
-    cs->launch = M * (f->limit_s[PF_LIMIT_FLOOR] + b->limit_s[PF_LIMIT_FLOOR]);
-    cs->host_bound = M * (pf_step_host_bound_s(f) + pf_step_host_bound_s(b));
-    cs->host_op_s = pf_host_op_s(sc);
-    cs->ops = M * (f->ops + b->ops);
-  }
+  compute_split(sc, &w[crit], out);
   out->pipeline_s = makespan;
   { /* evaluation (Megatron's forward_only schedule): M microbatches through P stages forward, the slowest stage
      * setting the pace, (M + P - 1) stage times, the forward half of the pipeline's p2p time */
