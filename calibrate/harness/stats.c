@@ -56,18 +56,13 @@ static double now_s(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
+/* The samples stay in the order measured: the median (core/stats.c) sorts a copy. */
 double pfcal_median(const double *v, int n) {
   if (n <= 0) return 0.0;
   double tmp[PFCAL_MAX_SAMPLES];
   if (n > PFCAL_MAX_SAMPLES) n = PFCAL_MAX_SAMPLES;
   memcpy(tmp, v, (size_t)n * sizeof *tmp);
-  qsort(tmp, (size_t)n, sizeof *tmp, cmp_double);
-  return (n % 2) ? tmp[n / 2] : 0.5 * (tmp[n / 2 - 1] + tmp[n / 2]);
+  return pf_median(tmp, n);
 }
 
 static double cv_of(const double *v, int n, double *mean_out) {

@@ -185,7 +185,7 @@ static void choose(plan_doc *d) {
     plan_row *r = &d->rows[i];
     if (!r->ok) continue;
     if (d->base < 0) d->base = i;
-    r->eff = r->tflops / d->rows[d->base].tflops;
+    r->eff = pf_scaling_efficiency(r->tflops, d->rows[d->base].tflops);
     if (!r->within_limit) continue;
     if (d->fastest < 0 || r->b.wall_s < d->rows[d->fastest].b.wall_s) d->fastest = i;
     if (d->cheapest < 0 || r->b.units < d->rows[d->cheapest].b.units) d->cheapest = i;

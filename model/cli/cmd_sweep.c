@@ -218,10 +218,7 @@ static cJSON *failed_row(const pf_scenario *sc, int nodes, int rc, const char *d
   cJSON_AddBoolToObject(r, "fits", false);
   cJSON_AddStringToObject(r, "status", rc == PF_ENOFIT ? "does not fit" : "invalid plan");
   cJSON_AddStringToObject(r, "reason", detail);
-  cJSON *par = cJSON_AddObjectToObject(r, "parallel"); /* the plan as asked */
-  if (sc->plan.tp > 0) cJSON_AddNumberToObject(par, "tp", sc->plan.tp);
-  if (sc->plan.pp > 0) cJSON_AddNumberToObject(par, "pp", sc->plan.pp);
-  if (sc->plan.gbs > 0) cJSON_AddNumberToObject(par, "gbs", sc->plan.gbs);
+  pf_plan_json_parallel(r, &sc->plan, PF_PLAN_FORM_ASKED); /* the plan as asked */
   if (rc == PF_ENOFIT && p)
     cJSON_AddNumberToObject(r, "memory_GiB", p->memory.total_B / (1024.0 * 1024 * 1024));
   return r;

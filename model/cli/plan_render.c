@@ -202,13 +202,7 @@ static cJSON *row_json(const plan_doc *d, const plan_row *r) {
   if (!r->ok) { cJSON_AddStringToObject(o, "reason", r->why); return o; }
   char txt[192];
   pf_tune_plan_text(&r->plan, txt, sizeof txt);
-  cJSON *par = cJSON_AddObjectToObject(o, "parallel");
-  cJSON_AddNumberToObject(par, "tp", r->plan.tp);
-  cJSON_AddNumberToObject(par, "pp", r->plan.pp);
-  cJSON_AddNumberToObject(par, "dp", r->plan.dp);
-  cJSON_AddNumberToObject(par, "cp", r->plan.cp);
-  cJSON_AddNumberToObject(par, "mbs", r->plan.mbs);
-  cJSON_AddNumberToObject(par, "gbs", r->plan.gbs);
+  cJSON *par = pf_plan_json_parallel(o, &r->plan, PF_PLAN_FORM_SHAPE);
   cJSON_AddStringToObject(par, "options", txt);
   const pf_budget *b = &r->b;
   cJSON_AddNumberToObject(o, "iterations", b->iterations);

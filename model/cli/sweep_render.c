@@ -95,7 +95,7 @@ static void add_efficiency(cJSON *rows) {
     if (g != group) { group = g; base = NULL; }
     if (!feasible(r)) continue;
     if (!base) base = r;
-    double eff = jnum(r, "tflops_per_gpu", NULL) / jnum(base, "tflops_per_gpu", NULL);
+    double eff = pf_scaling_efficiency(jnum(r, "tflops_per_gpu", NULL), jnum(base, "tflops_per_gpu", NULL));
     double sp = jnum(r, "tokens_per_s", NULL) / jnum(base, "tokens_per_s", NULL);
     cJSON_DeleteItemFromObjectCaseSensitive(r, "scaling_efficiency");
     cJSON_DeleteItemFromObjectCaseSensitive(r, "speedup");
@@ -149,7 +149,7 @@ static void srow_eff(baseline *b, const srow *x, double *eff, double *speedup) {
   if (!b->have || x->group != b->group) { b->group = x->group; b->have = 1; b->tflops = NAN; }
   if (!x->feasible) return;
   if (!isfinite(b->tflops)) { b->tflops = x->tflops; b->tput = x->tput; }
-  *eff = x->tflops / b->tflops;
+  *eff = pf_scaling_efficiency(x->tflops, b->tflops);
   *speedup = x->tput / b->tput;
 }
 

@@ -86,9 +86,7 @@ static int measured(const pf_ccl_cal *c, pf_coll_kind op, double *busbw, double 
     }
   if (n == 0 && last >= 0 && c->busbw_Bps[last] > 0) { v[n++] = c->busbw_Bps[last]; }
   if (n == 0) return 0;
-  for (int i = 1; i < n; i++) /* insertion sort, then the median */
-    for (int j = i; j > 0 && v[j] < v[j - 1]; j--) { double t = v[j]; v[j] = v[j - 1]; v[j - 1] = t; }
-  *busbw = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  *busbw = pf_median(v, n);
   *size = big >= LARGE_B ? fmax(LARGE_B, big) : big;
   return 1;
 }

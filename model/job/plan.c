@@ -142,11 +142,11 @@ static void divisors(int n, char *buf, size_t len) {
     }
 }
 
-int pf_plan_check(pf_scenario *sc) {
+/* The world: GPUs and nodes from what was given (checked against the machine), and the option combinations
+ * Megatron-LM refuses. */
+static int check_world(pf_scenario *sc) {
   pf_plan *p = &sc->plan;
   const pf_machine *m = &sc->machine;
-  const pf_workload *w = &sc->workload;
-  char valid[512];
   int gpn = m->gpus_per_node;
 
   if (sc->nodes < 0 || sc->gpus < 0) return pf_error_set(PF_EINVAL, "--nodes and --gpus must be positive");
@@ -182,7 +182,13 @@ int pf_plan_check(pf_scenario *sc) {
   if (p->tp_comm_overlap && (!p->sp || p->tp < 2))
     return pf_error_set(PF_EINVAL, "--tp-comm-overlap needs --sp and --tp > 1 (Transformer Engine overlaps the "
                         "sequence-parallel all-gather and reduce-scatter)");
+  return 0;
+}
 
+/* TP x PP x CP divides the world; DP is the rest. */
+static int check_model_parallel(pf_scenario *sc) {
+  pf_plan *p = &sc->plan;
+  char valid[512];
   int model;
   if (pf_mul4_overflow(p->tp, p->pp, p->cp, 1, &model) || model > sc->gpus) {
     divisors(sc->gpus, valid, sizeof valid);
@@ -201,6 +207,16 @@ int pf_plan_check(pf_scenario *sc) {
     return pf_error_set(PF_EPLAN, "--dp %d contradicts %d GPUs / (TP %d x PP %d x CP %d) = %d", p->dp, sc->gpus,
                         p->tp, p->pp, p->cp, dp);
   p->dp = dp;
+  return 0;
+}
+
+/* TP inside a node, and what the model's shape asks of TP, PP and CP (heads, layers, sequence). */
+static int check_model_shape(pf_scenario *sc) {
+  pf_plan *p = &sc->plan;
+  const pf_machine *m = &sc->machine;
+  const pf_workload *w = &sc->workload;
+  char valid[512];
+  int gpn = m->gpus_per_node;
 
   if (!p->tp_across_nodes && p->tp > gpn) {
     divisors(gpn, valid, sizeof valid);
@@ -239,7 +255,12 @@ int pf_plan_check(pf_scenario *sc) {
   if (p->sp && p->tp == 1) p->sp = false; /* sequence parallelism is a no-op without TP */
   if (p->schedule == PF_SCHED_INTERLEAVED && p->pp == 1)
     return pf_error_set(PF_EPLAN, "--schedule interleaved needs --pp > 1");
+  return 0;
+}
 
+/* The global batch, micro-batches and gradient-accumulation steps: derived from each other and consistent. */
+static int check_batch(pf_scenario *sc) {
+  pf_plan *p = &sc->plan;
   long long per_step = (long long)p->mbs * p->dp;
   if (p->gbs <= 0 && p->grad_accum <= 0) p->grad_accum = 1;
   if (p->gbs <= 0) {
@@ -263,5 +284,13 @@ int pf_plan_check(pf_scenario *sc) {
     return pf_error_set(PF_EPLAN, "interleaved schedule: number of microbatches (%d) must be divisible by PP (%d)",
                         p->grad_accum, p->pp);
   if (p->pp > 512) return pf_error_set(PF_EPLAN, "--pp %d: at most 512 pipeline stages are modelled", p->pp);
+  return 0;
+}
+
+int pf_plan_check(pf_scenario *sc) {
+  int rc;
+  if ((rc = check_world(sc)) < 0 || (rc = check_model_parallel(sc)) < 0 || (rc = check_model_shape(sc)) < 0 ||
+      (rc = check_batch(sc)) < 0)
+    return rc;
   return 0;
 }

@@ -91,17 +91,6 @@ static int get_string(const ctx *c, const cJSON *obj, const char *key, const cha
   return 0;
 }
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-static double median_of(double *v, int n) {
-  if (n <= 0) return 0.0;
-  qsort(v, (size_t)n, sizeof *v, cmp_double);
-  return (n % 2) ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 static int load_d2d(const ctx *c, const cJSON *results, pf_calibration *out) {
   const cJSON *arr = cJSON_GetObjectItemCaseSensitive(results, "d2d");
   if (!arr || cJSON_IsNull(arr)) return 0;
@@ -133,10 +122,10 @@ static int load_d2d(const ctx *c, const cJSON *results, pf_calibration *out) {
     if (!has_bw) bw[k] = be[k];
     k++;
   }
-  if (!rc) {
-    out->d2d_Bps = median_of(bw, k);
-    out->link_alpha_s = median_of(al, k);
-    out->link_beta_Bps = median_of(be, k);
+  if (!rc) { /* k == n > 0: every link was read */
+    out->d2d_Bps = pf_median(bw, k);
+    out->link_alpha_s = pf_median(al, k);
+    out->link_beta_Bps = pf_median(be, k);
   }
   free(bw);
   free(al);
@@ -287,6 +276,36 @@ static int line_of(const char *text, size_t pos) {
   return line;
 }
 
+/* The power model: idle, context and maximum power, and the activity coefficients when measured (powerfit.c). */
+static int load_power_model(const ctx *c, const cJSON *pm, pf_calibration *out) {
+  int rc;
+  if ((rc = get_num(c, pm, "idle_W", "power_model.idle_W", false, &out->idle_W, NULL))) return rc;
+  if ((rc = get_num(c, pm, "context_W", "power_model.context_W", false, &out->context_W, NULL))) return rc;
+  if ((rc = get_num(c, pm, "max_W", "power_model.max_W", false, &out->max_W, NULL))) return rc;
+  /* a device below a few kW (the largest packages draw ~1.2 kW); idle at most the maximum */
+  const char *bad = out->max_W > 3000 ? "max_W above 3000 W per device"
+                    : out->idle_W > 3000 || out->context_W > 3000 ? "idle_W or context_W above 3000 W per device"
+                    : out->max_W > 0 && out->idle_W > out->max_W   ? "idle_W above max_W"
+                    : out->max_W > 0 && out->context_W > out->max_W ? "context_W above max_W"
+                                                                   : NULL;
+  if (bad) return pf_error_set(PF_EPARSE, "%s: field power_model: %s", c->path, bad);
+  const cJSON *co;
+  if ((rc = get_object(c, pm, "coefficients", "power_model.coefficients", &co))) return rc;
+  if (co) {
+    static const char *const key[] = {"tensor_W", "hbm_W", "vector_W"};
+    double *dst[] = {&out->power_tensor_W, &out->power_hbm_W, &out->power_vector_W};
+    for (int i = 0; i < 3; i++) {
+      char field[64];
+      snprintf(field, sizeof field, "power_model.coefficients.%s", key[i]);
+      if ((rc = get_num(c, co, key[i], field, i < 2, dst[i], NULL))) return rc;
+      if (*dst[i] > 5000)
+        return pf_error_set(PF_EPARSE, "%s: field %s: %g W above 5000 W per device", c->path, field, *dst[i]);
+    }
+    out->has_power_coef = true;
+  }
+  return 0;
+}
+
 static int parse_doc(const ctx *c, const char *text, size_t len, pf_calibration *out) {
   const char *end = NULL;
   cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
@@ -350,37 +369,7 @@ static int parse_doc(const ctx *c, const char *text, size_t len, pf_calibration 
   if ((rc = get_object(c, root, "results", "results", &results))) goto done;
   if (results && (rc = load_results(c, results, out))) goto done;
   if ((rc = get_object(c, root, "power_model", "power_model", &pm))) goto done;
-  if (pm) {
-    if ((rc = get_num(c, pm, "idle_W", "power_model.idle_W", false, &out->idle_W, NULL))) goto done;
-    if ((rc = get_num(c, pm, "context_W", "power_model.context_W", false, &out->context_W, NULL))) goto done;
-    if ((rc = get_num(c, pm, "max_W", "power_model.max_W", false, &out->max_W, NULL))) goto done;
-    /* a device below a few kW (the largest packages draw ~1.2 kW); idle at most the maximum */
-    const char *bad = out->max_W > 3000 ? "max_W above 3000 W per device"
-                      : out->idle_W > 3000 || out->context_W > 3000 ? "idle_W or context_W above 3000 W per device"
-                      : out->max_W > 0 && out->idle_W > out->max_W   ? "idle_W above max_W"
-                      : out->max_W > 0 && out->context_W > out->max_W ? "context_W above max_W"
-                                                                     : NULL;
-    if (bad) {
-      rc = pf_error_set(PF_EPARSE, "%s: field power_model: %s", c->path, bad);
-      goto done;
-    }
-    const cJSON *co;
-    if ((rc = get_object(c, pm, "coefficients", "power_model.coefficients", &co))) goto done;
-    if (co) {
-      static const char *const key[] = {"tensor_W", "hbm_W", "vector_W"};
-      double *dst[] = {&out->power_tensor_W, &out->power_hbm_W, &out->power_vector_W};
-      for (int i = 0; i < 3; i++) {
-        char field[64];
-        snprintf(field, sizeof field, "power_model.coefficients.%s", key[i]);
-        if ((rc = get_num(c, co, key[i], field, i < 2, dst[i], NULL))) goto done;
-        if (*dst[i] > 5000) {
-          rc = pf_error_set(PF_EPARSE, "%s: field %s: %g W above 5000 W per device", c->path, field, *dst[i]);
-          goto done;
-        }
-      }
-      out->has_power_coef = true;
-    }
-  }
+  if (pm && (rc = load_power_model(c, pm, out))) goto done;
   const cJSON *prov = cJSON_GetObjectItemCaseSensitive(root, "provenance");
   const cJSON *mach = cJSON_GetObjectItemCaseSensitive(prov, "machines");
   if (cJSON_IsString(mach)) snprintf(out->fit_machines, sizeof out->fit_machines, "%s", mach->valuestring);

@@ -85,11 +85,6 @@ static uint64_t mix(uint64_t h, double v) {
 
 /* ---- table ---- */
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 void pf_gemm_table_free(pf_gemm_table *t) {
   if (!t) return;
   free(t->row);
@@ -153,8 +148,7 @@ int pf_gemm_table_build(const char *name, const pf_gemm_sample *s, int n, double
       if (r->eff > best) best = r->eff;
     }
     if (m == 0) continue;
-    qsort(ratio, (size_t)m, sizeof *ratio, cmp_double);
-    t->top[c] = m % 2 ? ratio[m / 2] : 0.5 * (ratio[m / 2 - 1] + ratio[m / 2]);
+    t->top[c] = pf_median(ratio, m);
     t->ref_eff[c] = ref_eff && ref_eff[c] > 0 ? ref_eff[c] : best;
     for (int i = 0; i < n; i++) {
       pf_gemm_row *r = &t->row[i];

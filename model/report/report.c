@@ -19,36 +19,13 @@ static double r6(double x) {
 
 /* The configuration part of a prediction document: machine, model, plan. */
 static cJSON *scenario_json(const pf_scenario *sc) {
-  const pf_plan *pl = &sc->plan;
   cJSON *j = pf_report_root_json();
   cJSON_AddStringToObject(j, "machine", sc->machine.id);
   cJSON_AddStringToObject(j, "device", sc->machine.dev.id);
   cJSON_AddStringToObject(j, "model", sc->workload.id);
   cJSON_AddNumberToObject(j, "nodes", sc->nodes);
   cJSON_AddNumberToObject(j, "gpus", sc->gpus);
-  cJSON *par = cJSON_AddObjectToObject(j, "parallel");
-  cJSON_AddNumberToObject(par, "tp", pl->tp);
-  cJSON_AddNumberToObject(par, "pp", pl->pp);
-  cJSON_AddNumberToObject(par, "dp", pl->dp);
-  cJSON_AddNumberToObject(par, "cp", pl->cp);
-  cJSON_AddNumberToObject(par, "mbs", pl->mbs);
-  cJSON_AddNumberToObject(par, "gbs", pl->gbs);
-  cJSON_AddNumberToObject(par, "grad_accum", pl->grad_accum);
-  cJSON_AddNumberToObject(par, "microbatches", pl->grad_accum);
-  char sched[32];
-  if (pl->schedule == PF_SCHED_INTERLEAVED) snprintf(sched, sizeof sched, "interleaved:%d", pl->vstages);
-  else snprintf(sched, sizeof sched, "%s", pf_schedule_name(pl->schedule));
-  cJSON_AddStringToObject(par, "schedule", sched);
-  cJSON_AddBoolToObject(par, "sp", pl->sp);
-  cJSON_AddBoolToObject(par, "dist_opt", pl->dist_opt);
-  /* only when set, so that default outputs stay as they were */
-  if (pl->overlap_grad_reduce || pl->overlap_param_gather) {
-    cJSON_AddBoolToObject(par, "overlap_grad_reduce", pl->overlap_grad_reduce);
-    cJSON_AddBoolToObject(par, "overlap_param_gather", pl->overlap_param_gather);
-  }
-  if (pl->ddp_bucket_size > 0) cJSON_AddNumberToObject(par, "ddp_bucket_size", pl->ddp_bucket_size);
-  cJSON_AddStringToObject(par, "recompute", pf_recompute_name(pl->recompute));
-  cJSON_AddBoolToObject(par, "flash_attn", pl->flash_attn);
+  pf_plan_json_parallel(j, &sc->plan, PF_PLAN_FORM_FULL);
   cJSON_AddStringToObject(j, "precision", pf_precision_name(sc->precision));
   return j;
 }
@@ -131,9 +108,7 @@ cJSON *pf_report_prediction_json(const pf_scenario *sc, const pf_prediction *p) 
   cJSON_AddNumberToObject(j, "mfu", r6(p->mfu));
   cJSON_AddNumberToObject(j, "hw_tflops_per_gpu", r6(p->hw_tflops_per_gpu));
   cJSON_AddNumberToObject(j, "eval_iteration_s", r6(p->eval_iteration_s));
-  cJSON *b = cJSON_AddObjectToObject(j, "breakdown_s");
-  for (int i = 0; i < PF_BREAKDOWN_N; i++)
-    cJSON_AddNumberToObject(b, pf_breakdown_name(i), r6(pf_breakdown_get(&p->breakdown_s, i)));
+  pf_breakdown_json(j, &p->breakdown_s, PF_BREAKDOWN_N, r6);
   const pf_compute_split *xs = &p->compute_split_s;
   cJSON *x = cJSON_AddObjectToObject(j, "compute_split_s");
   cJSON_AddNumberToObject(x, "compute_bound", r6(xs->compute_bound));

@@ -334,15 +334,11 @@ pf_vstats pf_collval_stats(const pf_cvset *s, double min_size) {
   pf_vstats st = {0};
   double *x = malloc((size_t)(s->n > 0 ? s->n : 1) * sizeof *x);
   if (!x) return st;
+  int n = 0;
   for (int i = 0; i < s->n; i++)
-    if (s->rows[i].ok && s->rows[i].size_B >= min_size) {
-      double e = fabs(s->rows[i].error) * 100;
-      x[st.n++] = e;
-      st.mean_abs_pct += e;
-      st.max_abs_pct = fmax(st.max_abs_pct, e);
-    }
-  if (st.n > 0) st.mean_abs_pct /= st.n;
-  st.median_abs_pct = pf_median(x, st.n);
+    if (s->rows[i].ok && s->rows[i].size_B >= min_size) x[n++] = fabs(s->rows[i].error) * 100;
+  st = pf_vstats_of(x, n);
+  if (n == 0) st.mean_abs_pct = st.max_abs_pct = 0; /* no rows: mean and max print as 0, the median as nan */
   free(x);
   return st;
 }

@@ -36,7 +36,6 @@
 #include "engine/engine.h"
 
 #include <math.h>
-#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -249,27 +248,6 @@ static void rates_and_energy(const pf_scenario *sc, const work_set *ws, double p
   pf_energy_rates(&out->energy, t, p->gbs, p->gbs * pf_workload_tokens_per_sample(wl));
 }
 
-static const struct {
-  const char *name;
-  size_t off;
-} breakdown_terms[PF_BREAKDOWN_N] = {
-    {"compute", offsetof(pf_breakdown, compute)},
-    {"tp_comm", offsetof(pf_breakdown, tp_comm)},
-    {"pp_bubble", offsetof(pf_breakdown, pp_bubble)},
-    {"pp_comm", offsetof(pf_breakdown, pp_comm)},
-    {"dp_comm_exposed", offsetof(pf_breakdown, dp_comm_exposed)},
-    {"optimizer", offsetof(pf_breakdown, optimizer)},
-    {"overhead", offsetof(pf_breakdown, overhead)},
-    {"dp_interference", offsetof(pf_breakdown, dp_interference)},
-    {"input", offsetof(pf_breakdown, input)},
-};
-
-const char *pf_breakdown_name(int i) { return i >= 0 && i < PF_BREAKDOWN_N ? breakdown_terms[i].name : "?"; }
-
-double pf_breakdown_get(const pf_breakdown *b, int i) {
-  return i >= 0 && i < PF_BREAKDOWN_N ? *(const double *)((const char *)b + breakdown_terms[i].off) : 0.0;
-}
-
 /* Input pipeline per iteration (off unless --input-rate or --input-sample-time is given): a node's loaders
  * read the samples of its GPUs at input_rate_Bps, and each GPU's loader prepares its replica's samples at
  * input_sample_s each; prefetching overlaps it with the step, so the step waits only for what is longer
@@ -283,6 +261,19 @@ double pf_input_time(const pf_scenario *sc) {
   double read = sc->input_rate_Bps > 0 && bytes > 0 ? per_node * bytes / sc->input_rate_Bps : 0;
   double prep = sc->input_sample_s * p->gbs / ((double)p->dp * p->cp);
   return read > prep ? read : prep;
+}
+
+/* What bounds the critical stage's compute (kernel timelines: transformers and layer lists). */
+static void compute_split(const pf_scenario *sc, const pf_stage_work *crit, pf_prediction *out) {
+  int M = sc->plan.grad_accum;
+  const pf_step *f = &crit->fwd, *b = &crit->bwd;
+  pf_compute_split *cs = &out->compute_split_s;
+  cs->compute_bound = M * (f->limit_s[PF_LIMIT_COMPUTE] + b->limit_s[PF_LIMIT_COMPUTE]);
+  cs->memory_bound = M * (f->limit_s[PF_LIMIT_MEMORY] + b->limit_s[PF_LIMIT_MEMORY]);
+  cs->launch = M * (f->limit_s[PF_LIMIT_FLOOR] + b->limit_s[PF_LIMIT_FLOOR]);
+  cs->host_bound = M * (pf_step_host_bound_s(f) + pf_step_host_bound_s(b));
+  cs->host_op_s = pf_host_op_s(sc);
+  cs->ops = M * (f->ops + b->ops);
 }
 
 static int predict_once(pf_scenario *sc, double clock, pf_prediction *out, pf_trace *trace) {
@@ -341,16 +332,7 @@ static int predict_once(pf_scenario *sc, double clock, pf_prediction *out, pf_tr
   out->iteration_time_s += input_wait;
   out->breakdown_s = (pf_breakdown){compute, tp, bubble, pp_comm, dp_exposed, d->opt_max_s, sc->step_overhead_s, dpi,
                                     input_wait};
-  { /* what bounds the critical stage's compute (kernel timelines: transformers and layer lists) */
-    const pf_step *f = &w[crit].fwd, *b = &w[crit].bwd;
-    pf_compute_split *cs = &out->compute_split_s;
-    cs->compute_bound = M * (f->limit_s[PF_LIMIT_COMPUTE] + b->limit_s[PF_LIMIT_COMPUTE]);
-    cs->memory_bound = M * (f->limit_s[PF_LIMIT_MEMORY] + b->limit_s[PF_LIMIT_MEMORY]);
-    cs->launch = M * (f->limit_s[PF_LIMIT_FLOOR] + b->limit_s[PF_LIMIT_FLOOR]);
-    cs->host_bound = M * (pf_step_host_bound_s(f) + pf_step_host_bound_s(b));
-    cs->host_op_s = pf_host_op_s(sc);
-    cs->ops = M * (f->ops + b->ops);
-  }
+  compute_split(sc, &w[crit], out);
   out->pipeline_s = makespan;
   { /* evaluation (Megatron's forward_only schedule): M microbatches through P stages forward, the slowest stage
      * setting the pace, (M + P - 1) stage times, the forward half of the pipeline's p2p time */

@@ -11,23 +11,9 @@
 #include "job/job.h"
 #include "power/power.h"
 #include "engine/engine.h"
+#include "breakdown.h"
 
 #define PF_MAX_WARNINGS 8
-
-/* The iteration, split (sums to iteration_time_s): tp_comm is the exposed TP/SP/CP time on the critical
- * stage (with what overlapped TP collectives cost the GEMMs they hide behind); dp_interference what the DP
- * collectives hidden behind backward / forward cost that compute. */
-typedef struct pf_breakdown {
-  double compute, tp_comm, pp_bubble, pp_comm, dp_comm_exposed, optimizer, overhead, dp_interference;
-  double input;                  /* the step waits for the input pipeline (prefetching hides the rest) */
-} pf_breakdown;
-
-/* The breakdown's terms in the order every report prints them (prediction JSON and table, tune's why-not):
- * name ("compute", "tp_comm", ...; static) and value of term i < PF_BREAKDOWN_N. */
-enum { PF_BREAKDOWN_N = 9 };
-const char *pf_breakdown_name(int i);
-double pf_breakdown_get(const pf_breakdown *b, int i);
-
 
 /* The compute of the critical stage per iteration split by what bounds it
  * (kernel.h): kernel bodies bound by math or by memory, launch floors, and the

@@ -313,7 +313,7 @@ void pf_tune_why(const pf_tune_cand *c, const pf_tune_cand *b, pf_objective o, c
   /* the first six terms of the breakdown (compute ... optimizer): the ones a plan choice moves */
   int worst = 0;
   double d = pf_breakdown_get(&c->breakdown_s, 0) - pf_breakdown_get(&b->breakdown_s, 0);
-  for (int i = 1; i < 6; i++) {
+  for (int i = 1; i < PF_BREAKDOWN_PLAN_N; i++) {
     double di = pf_breakdown_get(&c->breakdown_s, i) - pf_breakdown_get(&b->breakdown_s, i);
     if (di > d) worst = i, d = di;
   }
@@ -328,33 +328,14 @@ static cJSON *cand_json(const pf_tune_cand *c) {
   const pf_plan *p = &c->plan;
   char txt[192];
   pf_tune_plan_text(p, txt, sizeof txt);
-  cJSON_AddNumberToObject(o, "tp", p->tp);
-  cJSON_AddNumberToObject(o, "pp", p->pp);
-  cJSON_AddNumberToObject(o, "dp", p->dp);
-  cJSON_AddNumberToObject(o, "cp", p->cp);
-  cJSON_AddNumberToObject(o, "mbs", p->mbs);
-  cJSON_AddNumberToObject(o, "gbs", p->gbs);
-  cJSON_AddNumberToObject(o, "microbatches", p->grad_accum);
-  cJSON_AddStringToObject(o, "schedule", pf_schedule_name(p->schedule));
-  cJSON_AddNumberToObject(o, "vstages", p->vstages);
-  cJSON_AddStringToObject(o, "recompute", pf_recompute_name(p->recompute));
-  cJSON_AddBoolToObject(o, "sp", p->sp);
-  cJSON_AddBoolToObject(o, "dist_opt", p->dist_opt);
-  cJSON_AddBoolToObject(o, "overlap_grad_reduce", p->overlap_grad_reduce);
-  cJSON_AddBoolToObject(o, "overlap_param_gather", p->overlap_param_gather);
+  pf_plan_json_fields(o, p, PF_PLAN_FORM_TUNE);
   cJSON_AddStringToObject(o, "options", txt);
   cJSON_AddNumberToObject(o, "iteration_time_s", c->t_iter_s);
   cJSON_AddNumberToObject(o, "tokens_per_s", c->tokens_per_s);
   cJSON_AddNumberToObject(o, "tflops_per_gpu", c->tflops_per_gpu);
   cJSON_AddNumberToObject(o, "memory_GiB", c->memory_GiB);
   cJSON_AddNumberToObject(o, "energy_J", c->energy_J);
-  cJSON *b = cJSON_AddObjectToObject(o, "breakdown_s");
-  cJSON_AddNumberToObject(b, "compute", c->breakdown_s.compute);
-  cJSON_AddNumberToObject(b, "tp_comm", c->breakdown_s.tp_comm);
-  cJSON_AddNumberToObject(b, "pp_bubble", c->breakdown_s.pp_bubble);
-  cJSON_AddNumberToObject(b, "pp_comm", c->breakdown_s.pp_comm);
-  cJSON_AddNumberToObject(b, "dp_comm_exposed", c->breakdown_s.dp_comm_exposed);
-  cJSON_AddNumberToObject(b, "optimizer", c->breakdown_s.optimizer);
+  pf_breakdown_json(o, &c->breakdown_s, PF_BREAKDOWN_PLAN_N, NULL);
   cJSON_AddNumberToObject(o, "screen", c->screen);
   cJSON_AddNumberToObject(o, "score", c->score);
   return o;
@@ -378,39 +359,16 @@ static double num(const cJSON *o, const char *k, int *bad) {
   return x->valuedouble;
 }
 
-static int flag(const cJSON *o, const char *k, int *bad) {
-  const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, k);
-  if (!cJSON_IsBool(x)) { *bad = 1; return 0; }
-  return cJSON_IsTrue(x);
-}
-
 static int cand_parse(const cJSON *o, pf_tune_cand *c) {
   int bad = 0;
   memset(c, 0, sizeof *c);
-  pf_plan *p = &c->plan;
-  p->tp = (int)num(o, "tp", &bad); p->pp = (int)num(o, "pp", &bad); p->dp = (int)num(o, "dp", &bad);
-  p->cp = (int)num(o, "cp", &bad); p->mbs = (int)num(o, "mbs", &bad); p->gbs = (int)num(o, "gbs", &bad);
-  p->grad_accum = (int)num(o, "microbatches", &bad); p->vstages = (int)num(o, "vstages", &bad);
-  p->sp = flag(o, "sp", &bad); p->dist_opt = flag(o, "dist_opt", &bad);
-  p->overlap_grad_reduce = flag(o, "overlap_grad_reduce", &bad);
-  p->overlap_param_gather = flag(o, "overlap_param_gather", &bad);
-  const cJSON *s = cJSON_GetObjectItemCaseSensitive(o, "schedule");
-  const cJSON *r = cJSON_GetObjectItemCaseSensitive(o, "recompute");
-  int v;
-  if (!cJSON_IsString(s) || pf_schedule_parse(s->valuestring, &p->schedule, &v) < 0) bad = 1;
-  if (!cJSON_IsString(r) || pf_recompute_parse(r->valuestring, &p->recompute) < 0) bad = 1;
+  if (pf_plan_json_read(o, &c->plan) < 0) bad = 1;
   c->t_iter_s = num(o, "iteration_time_s", &bad);
   c->tokens_per_s = num(o, "tokens_per_s", &bad);
   c->tflops_per_gpu = num(o, "tflops_per_gpu", &bad);
   c->memory_GiB = num(o, "memory_GiB", &bad);
   c->energy_J = num(o, "energy_J", &bad);
-  const cJSON *b = cJSON_GetObjectItemCaseSensitive(o, "breakdown_s");
-  c->breakdown_s.compute = num(b, "compute", &bad);
-  c->breakdown_s.tp_comm = num(b, "tp_comm", &bad);
-  c->breakdown_s.pp_bubble = num(b, "pp_bubble", &bad);
-  c->breakdown_s.pp_comm = num(b, "pp_comm", &bad);
-  c->breakdown_s.dp_comm_exposed = num(b, "dp_comm_exposed", &bad);
-  c->breakdown_s.optimizer = num(b, "optimizer", &bad);
+  if (pf_breakdown_json_read(o, PF_BREAKDOWN_PLAN_N, &c->breakdown_s) < 0) bad = 1;
   c->screen = num(o, "screen", &bad);
   c->score = num(o, "score", &bad);
   c->simulated = true;

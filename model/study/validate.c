@@ -124,12 +124,9 @@ static int get_bool(const ctx *c, int col, bool *out) {
   return bad(c, col, "expected true or false");
 }
 
-static int parse_row(const ctx *c, pf_vrow *r) {
-  memset(r, 0, sizeof *r);
-  r->line = c->line;
-  r->loo_predicted = r->loo_error = NAN;
+/* The machine (which must exist) and the model (when given, a built-in one). */
+static int row_ids(const ctx *c, pf_vrow *r) {
   int rc;
-  char tmp[64];
   field_copy(c, C_MACHINE, r->machine, sizeof r->machine);
   if (!r->machine[0]) return bad(c, C_MACHINE, "a machine id is required");
   const pf_machine *m;
@@ -147,6 +144,12 @@ static int parse_row(const ctx *c, pf_vrow *r) {
       return pf_error_set(PF_ENOENT, "%s:%d: model: %s", c->path, c->line, d);
     }
   }
+  return 0;
+}
+
+/* The integer and real columns, and the ranges they must lie in. */
+static int row_numbers(const ctx *c, pf_vrow *r) {
+  int rc;
   if ((rc = get_int(c, C_LAYERS, &r->layers)) < 0 || (rc = get_int(c, C_HIDDEN, &r->hidden)) < 0 ||
       (rc = get_int(c, C_HEADS, &r->heads)) < 0 || (rc = get_int(c, C_SEQ, &r->seq)) < 0 ||
       (rc = get_int(c, C_VOCAB, &r->vocab)) < 0 || (rc = get_int(c, C_NODES, &r->nodes)) < 0 ||
@@ -171,7 +174,12 @@ static int parse_row(const ctx *c, pf_vrow *r) {
                "must not be negative");
   if (r->eval_iterations > 0 && !(r->duration_s > 0))
     return bad(c, C_EVAL_ITERS, "needs duration_s (the evaluation passes run within a metered job)");
+  return 0;
+}
 
+/* The plan's names (precision, recompute, schedule) are checked here and kept as text; sp and dist_opt. */
+static int row_plan(const ctx *c, pf_vrow *r) {
+  int rc;
   field_copy(c, C_PRECISION, r->precision, sizeof r->precision);
   if (r->precision[0]) {
     pf_precision p;
@@ -189,7 +197,13 @@ static int parse_row(const ctx *c, pf_vrow *r) {
     if (pf_schedule_parse(r->schedule, &s, &v) < 0) return bad(c, C_SCHEDULE, "valid: 1f1b, interleaved:V, gpipe");
   }
   if ((rc = get_bool(c, C_SP, &r->sp)) < 0 || (rc = get_bool(c, C_DIST_OPT, &r->dist_opt)) < 0) return rc;
+  return 0;
+}
 
+/* What was measured: metric, value (and value_hi), unit and bound. */
+static int row_measurement(const ctx *c, pf_vrow *r) {
+  int rc;
+  char tmp[64];
   field_copy(c, C_METRIC, tmp, sizeof tmp);
   if (pf_metric_parse(tmp, &r->metric) < 0)
     return bad(c, C_METRIC, "valid: iteration_time_s, time_s, tflops_per_gpu, tokens_per_s, samples_per_s, "
@@ -217,7 +231,12 @@ static int parse_row(const ctx *c, pf_vrow *r) {
   if (r->bound == PF_BOUND_RANGE && !(r->value_hi > r->value))
     return bad(c, C_VALUE_HI, "a range needs value_hi greater than value");
   if (r->bound != PF_BOUND_RANGE && field(c, C_VALUE_HI)[0]) return bad(c, C_VALUE_HI, "only used with bound range");
+  return 0;
+}
 
+/* Weak or strong scaling, and the baselines the scaling and batch-ratio metrics need. */
+static int row_scaling(const ctx *c, pf_vrow *r) {
+  char tmp[64];
   field_copy(c, C_SCALING, tmp, sizeof tmp);
   if (!tmp[0]) r->scaling = PF_SCALING_NONE;
   else if (!strcmp(tmp, "weak")) r->scaling = PF_SCALING_WEAK;
@@ -235,7 +254,12 @@ static int parse_row(const ctx *c, pf_vrow *r) {
   } else if (r->baseline_mbs > 0) {
     return bad(c, C_BASE_MBS, "only used with metric throughput_ratio");
   }
+  return 0;
+}
 
+/* The metering scope, the row's use, tag, source and notes. */
+static int row_provenance(const ctx *c, pf_vrow *r) {
+  char tmp[64];
   field_copy(c, C_SCOPE, tmp, sizeof tmp);
   r->scope = PF_SCOPE_NONE;
   if (tmp[0]) {
@@ -250,6 +274,18 @@ static int parse_row(const ctx *c, pf_vrow *r) {
   field_copy(c, C_SOURCE, r->source, sizeof r->source);
   if (!r->source[0]) return bad(c, C_SOURCE, "every row needs its source (document and line)");
   field_copy(c, C_NOTES, r->notes, sizeof r->notes);
+  return 0;
+}
+
+/* One data row, column by column in the order the checks name the first problem. */
+static int parse_row(const ctx *c, pf_vrow *r) {
+  memset(r, 0, sizeof *r);
+  r->line = c->line;
+  r->loo_predicted = r->loo_error = NAN;
+  int rc;
+  if ((rc = row_ids(c, r)) < 0 || (rc = row_numbers(c, r)) < 0 || (rc = row_plan(c, r)) < 0 ||
+      (rc = row_measurement(c, r)) < 0 || (rc = row_scaling(c, r)) < 0 || (rc = row_provenance(c, r)) < 0)
+    return rc;
   return 0;
 }
 

@@ -22,6 +22,7 @@
 #define PREFLIGHT_VALIDATE_H
 
 #include "predict.h"
+#include "core/core.h"
 #include "io/io.h"
 
 #include <stdbool.h>
@@ -204,17 +205,9 @@ int pf_validate_run_cached(pf_vset *s, const pf_validate_opts *o, pf_vcache *c);
 
 /* ---- summary ---- */
 
-typedef struct pf_vstats {
-  int n;
-  double median_abs_pct, mean_abs_pct, max_abs_pct;
-} pf_vstats;
-
 /* Statistics of |error| x 100 over predicted rows for which keep(row, arg) is
- * true (keep NULL = all). */
+ * true (keep NULL = all); pf_vstats, pf_vstats_of and pf_median: core/stats.h. */
 pf_vstats pf_validate_stats(const pf_vset *s, bool (*keep)(const pf_vrow *, const void *), const void *arg);
-double pf_median(double *x, int n); /* sorts x in place; NAN when n == 0 */
-/* n, median, mean and max of the |error| percentages x[0..n) (sorts x). */
-pf_vstats pf_vstats_of(double *x, int n);
 
 /* ---- fit (fit.c, fit_lm.c, fit_json.c) ---- */
 

@@ -1,6 +1,7 @@
 /* vmetric.c - what a validation row measures: metrics, their units and the
  * unit scales a CSV may write, metering scopes and bounds; and the statistics
- * of the errors (median, mean, max |error|).
+ * of the errors (median, mean, max |error|: pf_vstats_of, core/stats.c) over
+ * a file's predicted rows.
  *
  * What each metric is predicted from (vpredict.c; columns in
  * docs/validation.md, DESIGN 4.3 plus optional columns):
@@ -77,31 +78,6 @@ int pf_metric_unit_scale(pf_metric m, const char *u, double *scale) {
   for (; t->unit; t++)
     if (strcmp(u, t->unit) == 0) { *scale = t->scale; return 0; }
   return PF_EINVAL;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-double pf_median(double *x, int n) {
-  if (n <= 0) return NAN;
-  qsort(x, (size_t)n, sizeof *x, cmp_double); /* validation files may hold many thousands of rows */
-  return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
-}
-
-pf_vstats pf_vstats_of(double *x, int n) {
-  pf_vstats st = {n, NAN, NAN, NAN};
-  if (n <= 0) return st;
-  double sum = 0, mx = 0;
-  for (int i = 0; i < n; i++) {
-    sum += x[i];
-    if (x[i] > mx) mx = x[i];
-  }
-  st.mean_abs_pct = sum / n;
-  st.max_abs_pct = mx;
-  st.median_abs_pct = pf_median(x, n);
-  return st;
 }
 
 pf_vstats pf_validate_stats(const pf_vset *s, bool (*keep)(const pf_vrow *, const void *), const void *arg) {

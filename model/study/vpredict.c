@@ -204,7 +204,7 @@ static double row_value(const pf_vrow *r, const pf_scenario *sc, const pf_predic
   case PF_MET_TFLOPS: return p->tflops_per_gpu;
   case PF_MET_TOKENS: return p->tokens_per_s;
   case PF_MET_SAMPLES: return p->samples_per_s;
-  case PF_MET_SCALING: return p->tflops_per_gpu / base->tflops_per_gpu;
+  case PF_MET_SCALING: return pf_scaling_efficiency(p->tflops_per_gpu, base->tflops_per_gpu);
   case PF_MET_BATCH_RATIO: return p->samples_per_s / base->samples_per_s;
   case PF_MET_ENERGY:
   case PF_MET_POWER: {

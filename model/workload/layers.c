@@ -137,6 +137,37 @@ static int shape_err(const pf_workload *w, int i, const pf_layer *L, const char 
   return pf_error_set(PF_EINVAL, "model %s: layers[%d] %s%s: %s", w->id, i, pf_layer_kind_name(L->kind), where, what);
 }
 
+/* The kernels of attention layer L over T tokens of d features (HF-style eager attention, DeBERTa's
+ * disentangled attention: the file's header); *p0 its parameters. */
+static int expand_attention(const pf_workload *wl, int i, const pf_layer *L, expand_ctx *x, double ops, double T,
+                            double d, double *p0) {
+  double B = x->B, el = x->el, a = L->heads;
+  if (a <= 0 || fmod(d, a) != 0) return shape_err(wl, i, L, "heads must be positive and divide the features");
+  double dh = d / a, z = B * a * T * T, P = L->rel_pos;
+  *p0 = 4 * d * d + 4 * d;
+  double op = ops / (P > 0 ? 14.0 : 8.0); /* operators spread over the kernels below */
+  int rc = product(x, PF_KERNEL_GEMM, "q-proj", B * T, d, d, 1, true, op);
+  rc = rc < 0 ? rc : product(x, PF_KERNEL_GEMM, "k-proj", B * T, d, d, 1, true, op);
+  rc = rc < 0 ? rc : product(x, PF_KERNEL_GEMM, "v-proj", B * T, d, d, 1, true, op);
+  rc = rc < 0 ? rc : product(x, PF_KERNEL_GEMM, "scores", T, T, dh, B * a, false, op);
+  if (P > 0) { /* relative-position keys and queries (shared projections), c2p and p2c scores and gathers */
+    rc = rc < 0 ? rc : product(x, PF_KERNEL_GEMM, "pos-key", P, d, d, 1, true, op);
+    rc = rc < 0 ? rc : product(x, PF_KERNEL_GEMM, "pos-query", P, d, d, 1, true, op);
+    rc = rc < 0 ? rc : product(x, PF_KERNEL_GEMM, "c2p", T, P, dh, B * a, false, op);
+    rc = rc < 0 ? rc : product(x, PF_KERNEL_GEMM, "p2c", T, P, dh, B * a, false, op);
+    rc = rc < 0 ? rc : memk(x, "c2p-gather", 3 * el * z, 3 * el * z, op);
+    rc = rc < 0 ? rc : memk(x, "p2c-gather", 3 * el * z, 3 * el * z, op);
+    x->act += 2 * el * z * x->mult / B;
+  }
+  rc = rc < 0 ? rc : memk(x, "mask-softmax", 3 * el * z, 3 * el * z, op);
+  rc = rc < 0 ? rc : memk(x, "attention-dropout", el * z * 2 + z, el * z * 2 + z, op);
+  rc = rc < 0 ? rc : product(x, PF_KERNEL_GEMM, "context", T, dh, T, B * a, false, op);
+  rc = rc < 0 ? rc : memk(x, "head-reshapes", 8 * el * B * T * d, 8 * el * B * T * d, op);
+  rc = rc < 0 ? rc : product(x, PF_KERNEL_GEMM, "out-proj", B * T, d, d, 1, true, op);
+  x->act += (3 * el * B * T * d + 2 * el * z + z) * x->mult / B;
+  return rc;
+}
+
 /* Expand layer L on input shape *h, *w, *c (updated to its output). */
 static int expand_layer(const pf_workload *wl, int i, const pf_layer *L, expand_ctx *x, double *h, double *w,
                         double *c) {
@@ -172,33 +203,9 @@ static int expand_layer(const pf_workload *wl, int i, const pf_layer *L, expand_
     rc = product(x, PF_KERNEL_GEMM, "linear", hw, L->out, *c, 1, true, ops);
     *c = L->out;
     break;
-  case PF_LY_ATTENTION: {
-    double a = L->heads, T = *h * *w, d = *c;
-    if (a <= 0 || fmod(d, a) != 0) return shape_err(wl, i, L, "heads must be positive and divide the features");
-    double dh = d / a, z = B * a * T * T, P = L->rel_pos;
-    p0 = 4 * d * d + 4 * d;
-    double op = ops / (P > 0 ? 14.0 : 8.0); /* operators spread over the kernels below */
-    rc = product(x, PF_KERNEL_GEMM, "q-proj", B * T, d, d, 1, true, op);
-    rc = rc < 0 ? rc : product(x, PF_KERNEL_GEMM, "k-proj", B * T, d, d, 1, true, op);
-    rc = rc < 0 ? rc : product(x, PF_KERNEL_GEMM, "v-proj", B * T, d, d, 1, true, op);
-    rc = rc < 0 ? rc : product(x, PF_KERNEL_GEMM, "scores", T, T, dh, B * a, false, op);
-    if (P > 0) { /* relative-position keys and queries (shared projections), c2p and p2c scores and gathers */
-      rc = rc < 0 ? rc : product(x, PF_KERNEL_GEMM, "pos-key", P, d, d, 1, true, op);
-      rc = rc < 0 ? rc : product(x, PF_KERNEL_GEMM, "pos-query", P, d, d, 1, true, op);
-      rc = rc < 0 ? rc : product(x, PF_KERNEL_GEMM, "c2p", T, P, dh, B * a, false, op);
-      rc = rc < 0 ? rc : product(x, PF_KERNEL_GEMM, "p2c", T, P, dh, B * a, false, op);
-      rc = rc < 0 ? rc : memk(x, "c2p-gather", 3 * el * z, 3 * el * z, op);
-      rc = rc < 0 ? rc : memk(x, "p2c-gather", 3 * el * z, 3 * el * z, op);
-      x->act += 2 * el * z * x->mult / B;
-    }
-    rc = rc < 0 ? rc : memk(x, "mask-softmax", 3 * el * z, 3 * el * z, op);
-    rc = rc < 0 ? rc : memk(x, "attention-dropout", el * z * 2 + z, el * z * 2 + z, op);
-    rc = rc < 0 ? rc : product(x, PF_KERNEL_GEMM, "context", T, dh, T, B * a, false, op);
-    rc = rc < 0 ? rc : memk(x, "head-reshapes", 8 * el * B * T * d, 8 * el * B * T * d, op);
-    rc = rc < 0 ? rc : product(x, PF_KERNEL_GEMM, "out-proj", B * T, d, d, 1, true, op);
-    x->act += (3 * el * B * T * d + 2 * el * z + z) * x->mult / B;
+  case PF_LY_ATTENTION:
+    rc = expand_attention(wl, i, L, x, ops, *h * *w, *c, &p0);
     break;
-  }
   case PF_LY_NORM:
     p0 = 2 * *c;
     if (L->batch_stats) x->nontrainable += 2 * *c * x->mult;

@@ -1,0 +1,94 @@
+/* plan_json.c - the JSON of a parallel plan in the forms the documents use
+ * (see plan_json.h): one place spells the plan's keys, so a new plan field is
+ * added here once for every document that should carry it. */
+#include "plan_json.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* The plan's shape, the prefix of every form but ASKED. */
+static void shape(cJSON *o, const pf_plan *pl) {
+  cJSON_AddNumberToObject(o, "tp", pl->tp);
+  cJSON_AddNumberToObject(o, "pp", pl->pp);
+  cJSON_AddNumberToObject(o, "dp", pl->dp);
+  cJSON_AddNumberToObject(o, "cp", pl->cp);
+  cJSON_AddNumberToObject(o, "mbs", pl->mbs);
+  cJSON_AddNumberToObject(o, "gbs", pl->gbs);
+}
+
+static void full(cJSON *o, const pf_plan *pl) {
+  cJSON_AddNumberToObject(o, "grad_accum", pl->grad_accum);
+  cJSON_AddNumberToObject(o, "microbatches", pl->grad_accum);
+  char sched[32];
+  if (pl->schedule == PF_SCHED_INTERLEAVED) snprintf(sched, sizeof sched, "interleaved:%d", pl->vstages);
+  else snprintf(sched, sizeof sched, "%s", pf_schedule_name(pl->schedule));
+  cJSON_AddStringToObject(o, "schedule", sched);
+  cJSON_AddBoolToObject(o, "sp", pl->sp);
+  cJSON_AddBoolToObject(o, "dist_opt", pl->dist_opt);
+  /* only when set, so that default outputs stay as they were */
+  if (pl->overlap_grad_reduce || pl->overlap_param_gather) {
+    cJSON_AddBoolToObject(o, "overlap_grad_reduce", pl->overlap_grad_reduce);
+    cJSON_AddBoolToObject(o, "overlap_param_gather", pl->overlap_param_gather);
+  }
+  if (pl->ddp_bucket_size > 0) cJSON_AddNumberToObject(o, "ddp_bucket_size", pl->ddp_bucket_size);
+  cJSON_AddStringToObject(o, "recompute", pf_recompute_name(pl->recompute));
+  cJSON_AddBoolToObject(o, "flash_attn", pl->flash_attn);
+}
+
+static void tune(cJSON *o, const pf_plan *pl) {
+  cJSON_AddNumberToObject(o, "microbatches", pl->grad_accum);
+  cJSON_AddStringToObject(o, "schedule", pf_schedule_name(pl->schedule));
+  cJSON_AddNumberToObject(o, "vstages", pl->vstages);
+  cJSON_AddStringToObject(o, "recompute", pf_recompute_name(pl->recompute));
+  cJSON_AddBoolToObject(o, "sp", pl->sp);
+  cJSON_AddBoolToObject(o, "dist_opt", pl->dist_opt);
+  cJSON_AddBoolToObject(o, "overlap_grad_reduce", pl->overlap_grad_reduce);
+  cJSON_AddBoolToObject(o, "overlap_param_gather", pl->overlap_param_gather);
+}
+
+void pf_plan_json_fields(cJSON *o, const pf_plan *pl, pf_plan_form form) {
+  if (form == PF_PLAN_FORM_ASKED) { /* the plan as asked: what the user set */
+    if (pl->tp > 0) cJSON_AddNumberToObject(o, "tp", pl->tp);
+    if (pl->pp > 0) cJSON_AddNumberToObject(o, "pp", pl->pp);
+    if (pl->gbs > 0) cJSON_AddNumberToObject(o, "gbs", pl->gbs);
+    return;
+  }
+  shape(o, pl);
+  if (form == PF_PLAN_FORM_FULL) full(o, pl);
+  else if (form == PF_PLAN_FORM_TUNE) tune(o, pl);
+}
+
+cJSON *pf_plan_json_parallel(cJSON *parent, const pf_plan *pl, pf_plan_form form) {
+  cJSON *o = cJSON_AddObjectToObject(parent, "parallel");
+  if (o) pf_plan_json_fields(o, pl, form);
+  return o;
+}
+
+static int num(const cJSON *o, const char *k, int *bad) {
+  const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, k);
+  if (!cJSON_IsNumber(x)) { *bad = 1; return 0; }
+  return (int)x->valuedouble;
+}
+
+static bool flag(const cJSON *o, const char *k, int *bad) {
+  const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, k);
+  if (!cJSON_IsBool(x)) { *bad = 1; return false; }
+  return cJSON_IsTrue(x);
+}
+
+int pf_plan_json_read(const cJSON *o, pf_plan *p) {
+  int bad = 0;
+  memset(p, 0, sizeof *p);
+  p->tp = num(o, "tp", &bad); p->pp = num(o, "pp", &bad); p->dp = num(o, "dp", &bad);
+  p->cp = num(o, "cp", &bad); p->mbs = num(o, "mbs", &bad); p->gbs = num(o, "gbs", &bad);
+  p->grad_accum = num(o, "microbatches", &bad); p->vstages = num(o, "vstages", &bad);
+  p->sp = flag(o, "sp", &bad); p->dist_opt = flag(o, "dist_opt", &bad);
+  p->overlap_grad_reduce = flag(o, "overlap_grad_reduce", &bad);
+  p->overlap_param_gather = flag(o, "overlap_param_gather", &bad);
+  const cJSON *s = cJSON_GetObjectItemCaseSensitive(o, "schedule");
+  const cJSON *r = cJSON_GetObjectItemCaseSensitive(o, "recompute");
+  int v;
+  if (!cJSON_IsString(s) || pf_schedule_parse(s->valuestring, &p->schedule, &v) < 0) bad = 1;
+  if (!cJSON_IsString(r) || pf_recompute_parse(r->valuestring, &p->recompute) < 0) bad = 1;
+  return bad ? -1 : 0;
+}
