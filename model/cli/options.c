@@ -7,6 +7,7 @@
 #include "options.h"
 
 #include "cli.h"
+#include "comm/comm.h"
 #include "core/core.h"
 #include "machine/machine.h"
 #include "report/report.h"
@@ -56,7 +57,7 @@ const pf_opt pf_scenario_opts[] = {
     {"input-sample-time", "TIME", "input pipeline: one GPU's loader time per sample (decode, augment), e.g. \"2 ms\" (default off)"},
     {"sample-bytes", "BYTES", "input bytes per sample for --input-rate (default the model's, e.g. 3.7 MB for maelstrom-ap1-unet)"},
     {"engine", "E", "pipeline engine: simgrid (default) | full | analytic"},
-    {"coll-algo", "A", "DP collective algorithm: auto (the library's tuner)|best|ring|tree|hierarchical|rabenseifner|nvls|collnet"},
+    {"coll-algo", "A", "DP collective algorithm: auto (the library's tuner)|best|an algorithm (--coll-algo=help lists them)"},
     {"collective", "A", "alias of --coll-algo"},
     {"coll-proto", "P", "collective protocol: auto|LL|LL128|Simple (default auto: the library's tuner)"},
     {"placement", "P", "node allocation: contiguous (default) | scattered (seeded draw over the partition, --seed)"},
@@ -78,7 +79,7 @@ const pf_opt pf_collective_opts[] = {
     {"e", "SIZE", "largest size, nccl-tests' -e (default 128M)"},
     {"f", "F", "size factor between rows, nccl-tests' -f (default 2)"},
     {"datatype", "T", "float (default) | half | bfloat16 | double: element size for the count column"},
-    {"coll-algo", "A", "auto (the library's tuner, default) | best | ring | tree | hierarchical | rabenseifner | nvls | collnet"},
+    {"coll-algo", "A", "auto (the library's tuner, default) | best | an algorithm (--coll-algo=help lists them)"},
     {"coll-proto", "P", "auto (default) | LL | LL128 | Simple"},
     {"placement", "P", "node allocation: contiguous (default) | scattered (seeded draw over the partition)"},
     {"seed", "N", "seed of the scattered placement (default 1)"},
@@ -408,6 +409,15 @@ int pf_cli_begin(const pf_cli_spec *spec, int argc, char **argv, pf_cli *cli) {
   const char *prec = pf_opts_get(v, "precision");
   if (spec->scenario && prec && strcmp(prec, "help") == 0) {
     printf("precisions: fp32 tf32 fp16 bf16 fp8\n");
+    return 1;
+  }
+  const char *algo = pf_opts_get(v, "coll-algo");
+  if (algo && strcmp(algo, "help") == 0) { /* the names and summaries of comm's algorithm table */
+    printf("collective algorithms (--coll-algo):\n  %-13s %s\n  %-13s %s\n", "auto",
+           "the library's tuner: its cheapest (algorithm, protocol) for one group alone (default)", "best",
+           "the cheapest algorithm preflight models, costed with every concurrent group");
+    for (int a = PF_COLL_FIRST; a < pf_coll_algo_end(); a++)
+      printf("  %-13s %s\n", pf_coll_algo_name(a), pf_coll_algo_get(a)->summary ? pf_coll_algo_get(a)->summary : "");
     return 1;
   }
   pf_config_set_lenient(pf_opts_get(v, "lenient") != NULL);

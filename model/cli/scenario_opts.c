@@ -7,6 +7,7 @@
  */
 #include "options.h"
 
+#include "comm/comm.h"
 #include "core/core.h"
 #include "compute/compute.h"
 #include "machine/machine.h"

@@ -1,5 +1,6 @@
 /* collcost.c - the cost of a collective pattern on the topology, with
- * contention, and the overlap of several collectives in time (formulas in
+ * contention, and the pattern reduced to a job (per-link byte lists) for the
+ * overlap of several collectives in time (colljob.c; formulas in
  * collective.h and docs/communication.md section 5).
  *
  * Per step: every flow's route is taken from topology.c; bytes_l sums one
@@ -10,8 +11,8 @@
  * this formula against SimGrid's DES: identical on fat trees and flat
  * networks, within 0.1-11 % (high) on dragonflies.
  *
- * Overlap in time (pf_coll_timeline): a fluid model in which every active
- * phase progresses at 1 / T(load of all active phases); see collective.h.
+ * The library's latencies and protocols come from ccl.c, which reads each
+ * algorithm's constants from its descriptor (collalgo.h).
  */
 #include "ccl.h"
 #include "collective.h"
@@ -220,76 +221,6 @@ int pf_coll_job_build(const pf_topology *t, const pf_coll_pattern *pat, pf_coll_
     job->solo_s += st->reps * (ph->lat_s + worst);
   }
   scratch_free(&s);
-  return 0;
-}
-
-/* ---------- overlap in time ---------- */
-
-int pf_coll_timeline(const pf_topology *t, pf_coll_job *const *jobs, int n, const double *start, double *end) {
-  double *load = calloc((size_t)(t->nlinks > 0 ? t->nlinks : 1), sizeof *load);
-  int *phase = malloc((size_t)(n > 0 ? n : 1) * sizeof *phase);   /* -1 not started, nphase done */
-  double *rem = malloc((size_t)(n > 0 ? n : 1) * sizeof *rem);     /* remaining fraction of the phase */
-  double *T = malloc((size_t)(n > 0 ? n : 1) * sizeof *T);
-  double *due = malloc((size_t)(n > 0 ? n : 1) * sizeof *due);   /* when the current phase ends at this load */
-  if (!load || !phase || !rem || !T || !due) {
-    free(load); free(phase); free(rem); free(T); free(due);
-    return pf_error_set(PF_ENOMEM, "out of memory");
-  }
-  for (int i = 0; i < n; i++) { phase[i] = -1; end[i] = start[i]; }
-  double now = -INFINITY;
-  int left = n;
-  for (int i = 0; i < n; i++) if (jobs[i]->nphase == 0) { phase[i] = 0; left--; }
-  while (left > 0) {
-    /* next start among jobs not yet started */
-    double next_start = INFINITY;
-    for (int i = 0; i < n; i++) if (phase[i] == -1 && start[i] < next_start) next_start = start[i];
-    /* phase times under the current load */
-    double next_end = INFINITY;
-    for (int i = 0; i < n; i++) {
-      if (phase[i] < 0 || phase[i] >= jobs[i]->nphase) continue;
-      const pf_coll_phase *ph = &jobs[i]->ph[phase[i]];
-      double worst = 0;
-      for (int k = 0; k < ph->n; k++) worst = fmax(worst, load[ph->link[k]] / t->links[ph->link[k]].bw_Bps);
-      T[i] = ph->reps * (ph->lat_s + worst);
-      due[i] = T[i] > 0 ? now + rem[i] * T[i] : now;
-      if (due[i] < next_end) next_end = due[i];
-    }
-    double tnext = fmin(next_start, next_end);
-    if (!isfinite(tnext)) break; /* cannot happen: some job is pending */
-    /* advance active phases to tnext */
-    for (int i = 0; i < n; i++) {
-      if (phase[i] < 0 || phase[i] >= jobs[i]->nphase) continue;
-      if (T[i] > 0 && isfinite(now)) rem[i] -= (tnext - now) / T[i];
-      else rem[i] = 0;
-    }
-    now = tnext;
-    /* finish phases (in job order, deterministic) */
-    for (int i = 0; i < n; i++) {
-      if (phase[i] < 0 || phase[i] >= jobs[i]->nphase || due[i] > now) continue;
-      rem[i] = 0;
-      while (phase[i] >= 0 && phase[i] < jobs[i]->nphase && rem[i] <= 0) {
-        const pf_coll_phase *ph = &jobs[i]->ph[phase[i]];
-        for (int k = 0; k < ph->n; k++) load[ph->link[k]] -= ph->bytes[k];
-        phase[i]++;
-        if (phase[i] == jobs[i]->nphase) { end[i] = now; left--; break; }
-        ph = &jobs[i]->ph[phase[i]];
-        for (int k = 0; k < ph->n; k++) load[ph->link[k]] += ph->bytes[k];
-        rem[i] = 1.0;
-        due[i] = INFINITY;
-        if (ph->reps * ph->lat_s <= 0 && ph->n == 0) rem[i] = 0;
-      }
-    }
-    /* start jobs */
-    for (int i = 0; i < n; i++) {
-      if (phase[i] != -1 || start[i] > now) continue;
-      phase[i] = 0;
-      const pf_coll_phase *ph = &jobs[i]->ph[0];
-      for (int k = 0; k < ph->n; k++) load[ph->link[k]] += ph->bytes[k];
-      rem[i] = 1.0;
-      due[i] = INFINITY;
-    }
-  }
-  free(load); free(phase); free(rem); free(T); free(due);
   return 0;
 }
 

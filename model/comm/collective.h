@@ -4,8 +4,10 @@
  *
  * A collective is written as a PATTERN: a list of steps, each a set of flows
  * (src endpoint, dst endpoint, bytes) of all concurrent groups, repeated
- * `reps` times (the p-1 identical steps of a ring).  Its cost on a topology
- * with protocol pr of library lib is
+ * `reps` times (the p-1 identical steps of a ring).  Each algorithm builds its
+ * pattern in its own file (coll_ring.c, coll_tree.c, ...: one
+ * pf_coll_algo_desc each, collalgo.h).  Its cost on a topology with protocol
+ * pr of library lib is
  *   T = base(lib, algo, pr)
  *     + sum over steps of reps x ( max(lat_mult x max route latency,
  *                                      sw_intra x L_fabric(algo, pr) + sw_net x L_net(algo, pr))
@@ -13,10 +15,11 @@
  * where bytes_l sums the step's flows crossing directed link l, eff(pr) the
  * protocol's payload share (LL 1/2, LL128 120/128, Simple 1), lib_l the
  * machine's measured library efficiency on network links (1 on the fabric),
- * and base / L the library's per-call and per-step latencies (ccl.c).  A JOB
- * is a pattern reduced to per-link byte lists; several jobs that overlap in
- * time share links (pf_coll_timeline).  The full SimGrid engine replays the
- * same patterns as real flows.
+ * and base / L the library's per-call and per-step latencies (ccl.c, with
+ * each algorithm's constants in its file).  A JOB is a pattern reduced to
+ * per-link byte lists; several jobs that overlap in time share links
+ * (pf_coll_timeline, colljob.c).  The full SimGrid engine replays the same
+ * patterns as real flows.
  */
 #ifndef PREFLIGHT_COLLECTIVE_H
 #define PREFLIGHT_COLLECTIVE_H
@@ -25,6 +28,22 @@
 #include "topology.h"
 
 typedef enum { PF_ALLREDUCE, PF_REDUCE_SCATTER, PF_ALLGATHER, PF_ALLTOALL, PF_SENDRECV, PF_COLL_NKINDS } pf_coll_kind;
+
+/* A collective algorithm (--coll-algo): an id of the algorithm table
+ * (collalgo.h), or one of the two choices: auto, the algorithm NCCL's / RCCL's
+ * tuner picks (ccl.c), and best, the cheapest by preflight's own cost with
+ * every concurrent group.  The built-in algorithms have the ids below, in the
+ * order of the built-in table (collalgo.c); an algorithm registered at run
+ * time (pf_coll_algo_register) gets the next free id.  auto is 0, the
+ * default of pf_scenario_init (job/plan.h holds the id as a plain int). */
+typedef int pf_coll_algo;
+enum {
+  PF_COLL_AUTO, PF_COLL_BEST,
+  PF_COLL_RING, PF_COLL_TREE, PF_COLL_HIERARCHICAL, PF_COLL_RABENSEIFNER, PF_COLL_NVLS, PF_COLL_COLLNET,
+  PF_COLL_DIRECT,
+  PF_COLL_NBUILTIN
+};
+#define PF_COLL_FIRST PF_COLL_RING /* the first algorithm id (ids below are choices) */
 
 typedef struct pf_flow {
   int src, dst;       /* endpoint ids (GPUs, or in-network endpoints, topology.h) */
@@ -90,16 +109,24 @@ double pf_coll_busbw_factor(pf_coll_kind k, int p);
 /* Steps of `kind` over ngroups concurrent groups of p endpoints each
  * (groups[g * p + i] = GPU of member i, members in ring order), all running
  * in lockstep; bytes = the buffer each rank holds (the full vector; send/
- * receive: the message).  algo must be a named algorithm; one that does not
- * apply (tree for reduce-scatter, NVLS without an NVLink-SHARP switch or
- * across nodes, CollNet without in-network reduction, hierarchical on
- * irregular groups) is replaced by the ring and out->algo says so.  Rings
- * run one channel per NIC rail the node's members reach (entering each node
- * on the rail's GPU), and on NVLink/Infinity Fabric meshes a second channel
- * in the reverse direction.  Free with pf_coll_pattern_free(). */
+ * receive: the message).  algo must be an algorithm, not a choice (auto,
+ * best).  One that does not implement the collective (tree for
+ * reduce-scatter) is replaced by the first algorithm of the table that does
+ * (the ring; direct sends for all-to-all and send/receive), and one that does
+ * not apply to the groups (NVLS without an NVLink-SHARP switch or across
+ * nodes, CollNet without in-network reduction, hierarchical on irregular
+ * groups) builds the ring instead: out->algo says which was built.  Free with
+ * pf_coll_pattern_free(). */
 int pf_coll_pattern_build(const pf_topology *t, pf_coll_kind kind, pf_coll_algo algo, double bytes, const int *groups,
                           int ngroups, int p, pf_coll_pattern *out);
 void pf_coll_pattern_free(pf_coll_pattern *pat);
+
+/* For an algorithm's builder (collalgo.h): append a step of `reps`
+ * repetitions to pat (NULL when out of memory), and a flow of `bytes` per
+ * repetition from endpoint src to dst to a step (nothing when src == dst or
+ * bytes <= 0; -1 when out of memory). */
+pf_coll_step *pf_coll_step_add(pf_coll_pattern *pat, int reps, double lat_mult, double sw_intra, double sw_net);
+int pf_coll_flow_add(pf_coll_step *st, int src, int dst, double bytes);
 
 /* Cost of the pattern alone with its protocol and library (formula above).
  * If link_bytes is not NULL it receives, per link, the total bytes the
@@ -126,6 +153,27 @@ double pf_coll_replay_scale(const pf_coll_pattern *pat, int inter);
 /* Reduce a pattern to per-link byte lists.  Free with pf_coll_job_free(). */
 int pf_coll_job_build(const pf_topology *t, const pf_coll_pattern *pat, pf_coll_job *job);
 void pf_coll_job_free(pf_coll_job *job);
+
+/* Queue src after dst: the collectives of one communicator run one after
+ * another (NCCL executes the calls of a stream in order).  When dst ends
+ * with src's phases (the same links and repetitions: buckets of one
+ * algorithm), the two are kept as one collective of the summed bytes and
+ * latency terms; otherwise src's phases are appended.  PF_ENOMEM. */
+int pf_coll_job_append(pf_coll_job *dst, const pf_coll_job *src);
+
+/* The job of a collective like `like` (its kind, algorithm, protocol) on
+ * other bytes per rank over the same groups, from a cache of the sizes
+ * asked last (the gradient buckets of a stage come in a few sizes).  *job is
+ * borrowed from the cache: valid until the next call or
+ * pf_coll_job_cache_free().  PF_ENOMEM, PF_EINVAL. */
+typedef struct pf_coll_job_cache {
+  int n;
+  double bytes[8];
+  pf_coll_job job[8];  /* owned */
+} pf_coll_job_cache;
+int pf_coll_job_like(const pf_topology *t, pf_coll_kind kind, const pf_coll_pattern *like, double bytes,
+                     const int *groups, int ngroups, int p, pf_coll_job_cache *c, const pf_coll_job **job);
+void pf_coll_job_cache_free(pf_coll_job_cache *c);
 
 /* Jobs that start at start[i] share links while they overlap: each job runs
  * its phases in order; at any time a phase progresses at rate 1 / T with

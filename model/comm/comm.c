@@ -30,6 +30,10 @@
  *
  * PP: all TP x CP x DP sends of a stage boundary run at once; the boundary's
  * bandwidth is the smallest share any of them gets on its route.
+ *
+ * The GEMM and attention times that overlap hides behind are compute's
+ * (compute/overlapgemm.c); the share of compute units a collective kernel
+ * holds is its CTAs over the device's units.
  */
 #include "comm.h"
 
@@ -40,24 +44,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Compute units (SMs, CUs, Xe cores) of the devices in machines/devices, from
- * the vendors' datasheets / whitepapers: A100 108 SMs, H100 SXM5 / GH200 /
- * H200 132, H100 PCIe 114, A40 84, A2 10; MI250X 220 CUs per package (110 per
- * GCD, LUMI documentation), MI250 208 (104); Max 1550 128 Xe cores (64 per
- * tile).  A running NCCL/RCCL collective holds one CTA per channel; assumed:
- * 16 channels (NCCL opens 2-32 by topology; NCCL_MIN/MAX_NCHANNELS). */
+/* A running NCCL/RCCL collective holds one CTA per channel; assumed: 16
+ * channels (NCCL opens 2-32 by topology; NCCL_MIN/MAX_NCHANNELS).  The
+ * compute units (SMs, CUs, Xe cores) are the device's (pf_device.units of its
+ * file in machines/devices, from the vendors' datasheets / whitepapers: A100
+ * 108 SMs, H100 SXM5 / GH200 / H200 132, H100 PCIe 114, A40 84, A2 10; MI250X
+ * 220 CUs per package (110 per GCD, LUMI documentation), MI250 208 (104); Max
+ * 1550 128 Xe cores (64 per tile)); a device that does not give them counts
+ * as an A100's 108 SMs, as before device files gave them. */
 #define COMM_CTAS 16.0
-static const struct { const char *prefix; int units; } compute_units[] = {
-    {"a100", 108}, {"h100-pcie", 114}, {"h100", 132}, {"gh200", 132}, {"h200", 132}, {"a40", 84}, {"a2", 10},
-    {"mi250x", 110}, {"mi250", 104}, {"max1550", 64}};
+#define UNITS_DEFAULT 108
 
 double pf_comm_sm_share(const pf_machine *m) {
-  int units = 108;
-  for (size_t i = 0; i < sizeof compute_units / sizeof compute_units[0]; i++)
-    if (strncmp(m->dev.id, compute_units[i].prefix, strlen(compute_units[i].prefix)) == 0) {
-      units = compute_units[i].units;
-      break;
-    }
+  int units = m->dev.units > 0 ? m->dev.units : UNITS_DEFAULT;
   return fmin(1.0, COMM_CTAS / units);
 }
 
@@ -171,17 +170,9 @@ static int tp_prices(const pf_comm *c, double buf, double small, tp_costs *tc) {
   return rc;
 }
 
-/* Achieved FLOP/s of the stage's compute-bound kernels, to turn GEMM FLOPs into time. */
-static double gemm_rate(const pf_scenario *sc, const pf_stage_work *w) {
-  if (w->fwd.flops > 0 && w->fwd.limit_s[PF_LIMIT_COMPUTE] > 0) return w->fwd.flops / w->fwd.limit_s[PF_LIMIT_COMPUTE];
-  double peak = pf_kernel_peak(&sc->machine.dev, sc->precision);
-  return peak > 0 ? peak * sc->machine.dev.gemm_eff : 1e12;
-}
-
 static void tp_layer(const pf_comm *c, const pf_stage_work *w, const tp_costs *tc, int lps, pf_stage_comm *o) {
   const pf_scenario *sc = c->sc;
   const pf_plan *p = &sc->plan;
-  const pf_workload *wl = &sc->workload;
   int full = p->recompute == PF_RECOMPUTE_FULL;
   double fwd, bwd;
   if (!p->sp) {
@@ -194,17 +185,15 @@ static void tp_layer(const pf_comm *c, const pf_stage_work *w, const tp_costs *t
     account(o, &tc->ag, lps * (4.0 + (full ? 2 : 0)));
     account(o, &tc->rs, lps * (4.0 + (full ? 2 : 0)));
   } else {
-    /* GEMM budgets: QKV and FC1 consume the gathers, projection and FC2 produce the scatters */
-    double M = p->mbs * (double)wl->seq / p->cp, h = wl->hidden, t = p->tp, rate = gemm_rate(sc, w);
-    double kv = h * wl->kv_heads / wl->heads, ff = wl->ffn_hidden;
-    double g_qkv = 2 * M * (h + 2 * kv) / t * h / rate, g_proj = 2 * M * h / t * h / rate;
-    double g_fc1 = 2 * M * (wl->swiglu ? 2 : 1) * ff / t * h / rate, g_fc2 = 2 * M * ff / t * h / rate;
+    /* GEMM budgets (compute.h): QKV and FC1 consume the gathers, projection and FC2 produce the scatters */
+    pf_tp_gemms g;
+    pf_stage_tp_gemms(sc, w, &g);
     double hf = 0, hb = 0;
-    fwd = overlapped(c, tc->ag.time_s, g_qkv, &hf) + overlapped(c, tc->rs.time_s, g_proj, &hf) +
-          overlapped(c, tc->ag.time_s, g_fc1, &hf) + overlapped(c, tc->rs.time_s, g_fc2, &hf);
+    fwd = overlapped(c, tc->ag.time_s, g.qkv_s, &hf) + overlapped(c, tc->rs.time_s, g.proj_s, &hf) +
+          overlapped(c, tc->ag.time_s, g.fc1_s, &hf) + overlapped(c, tc->rs.time_s, g.fc2_s, &hf);
     /* backward: the same collectives under the data- and weight-gradient GEMMs of the same sizes */
-    bwd = overlapped(c, tc->ag.time_s, g_qkv, &hb) + overlapped(c, tc->rs.time_s, g_proj, &hb) +
-          overlapped(c, tc->ag.time_s, g_fc1, &hb) + overlapped(c, tc->rs.time_s, g_fc2, &hb);
+    bwd = overlapped(c, tc->ag.time_s, g.qkv_s, &hb) + overlapped(c, tc->rs.time_s, g.proj_s, &hb) +
+          overlapped(c, tc->ag.time_s, g.fc1_s, &hb) + overlapped(c, tc->rs.time_s, g.fc2_s, &hb);
     double hid = lps * (hf + hb * (full ? 2 : 1));
     o->tp_hidden_s += hid;
     o->interference_s += hid * c->sm_share;
@@ -248,7 +237,7 @@ static int cp_layer(const pf_comm *c, const pf_stage_work *w, int lps, pf_stage_
   free(G);
   if (rc < 0) return rc;
   double steps = p->cp - 1;
-  double attn = 4.0 * p->mbs * sl * wl->seq * wl->hidden / p->tp / gemm_rate(sc, w) * (p->cp - 1) / p->cp;
+  double attn = pf_stage_cp_attention_s(sc, w); /* the attention core it hides behind (compute.h) */
   double f = steps * r.time_s, b = 2 * steps * r.time_s;
   double hf = fmin(f, attn), hb = fmin(b, 2 * attn);
   o->cp_hidden_s += lps * (hf + hb);
@@ -338,6 +327,8 @@ int pf_pipeline_net(const pf_scenario *sc, const pf_topology *t, pf_pipe_net *ne
   }
   return 0;
 }
+
+double pf_pipe_net_time(const pf_pipe_net *net, int b, double bytes) { return net->lat_s[b] + bytes / net->bw_Bps[b]; }
 
 /* ---------- data parallelism and tied embeddings ---------- */
 

@@ -4,15 +4,24 @@
  * Layers, one concern per file:
  *   topology.c              links, capacities, placement (topology.h)
  *   toproute.c, topoxml.c   routes; the same as SimGrid platform XML
- *   collective.c            algorithms as flow patterns (collective.h)
- *   collcost.c              pattern cost with contention, overlap in time
+ *   collective.c            collectives and their flow patterns (collective.h)
+ *   collalgo.c              the table of algorithms (collalgo.h), one file
+ *                           each: coll_ring.c, coll_tree.c, coll_hier.c,
+ *                           coll_rabenseifner.c, coll_nvls.c, coll_collnet.c,
+ *                           coll_direct.c (builder, where it applies, the
+ *                           library's latencies for it)
+ *   collcost.c              pattern cost with contention
+ *   colljob.c               collectives in time: queues, buckets, overlap
  *   ccl.c                   the library: protocols, latencies, measured
  *                           efficiencies, the tuner's choice (ccl.h)
  *   comm.c                  this file's functions: which groups talk, how
  *                           much, and what overlap hides (TP/SP, CP, PP,
  *                           embedding, DP patterns)
- *   dpsync.c                the gradient / parameter synchronisation of an
- *                           iteration in time (buckets, overlap; dpsync.h)
+ *   collbench.c, cclcal.c   one collective alone (nccl-tests); measured
+ *                           collectives overlaid on the links
+ * The engine (engine/dpsync.c) lays the DP synchronisation of an iteration
+ * out in time with these prices; nothing outside this module turns bytes
+ * into seconds.
  *
  * Every group is given by its ranks; the topology turns ranks into nodes,
  * GPUs and NIC rails (placement and rank order are inputs: --placement,
@@ -24,6 +33,7 @@
 #define PREFLIGHT_COMM_H
 
 #include "ccl.h"
+#include "collalgo.h"
 #include "collective.h"
 #include "compute/compute.h"
 #include "topology.h"
@@ -101,7 +111,8 @@ int pf_coll_bench_run(const pf_coll_bench *b, pf_coll_kind kind, pf_coll_algo al
 void pf_coll_bench_free(pf_coll_bench *b);
 
 /* Share of the compute units a collective kernel occupies while it runs
- * (its CTAs over the device's SMs / CUs; docs/communication.md 6). */
+ * (its CTAs over the device's SMs / CUs, pf_device.units;
+ * docs/communication.md 6). */
 double pf_comm_sm_share(const pf_machine *m);
 
 #define PF_MAXSTAGE 1024 /* pipeline stages at most */
@@ -125,5 +136,10 @@ int pf_pipeline_net(const pf_scenario *sc, const pf_topology *t, pf_pipe_net *ne
 /* A P2P network whose transfers cost nothing, for pp stages (the pipeline
  * without its P2P time: the bubble apart from the transfers). */
 void pf_pipeline_net_free(int pp, pf_pipe_net *net);
+
+/* Time of one send of `bytes` over boundary b alone on its links: the
+ * boundary's latency plus bytes over its bandwidth (the receiver's recv_s
+ * not included). */
+double pf_pipe_net_time(const pf_pipe_net *net, int b, double bytes);
 
 #endif

@@ -45,6 +45,19 @@ int pf_stage_work_at(const pf_scenario *sc, double clock_ratio, int stage, pf_st
  * (layerwork.c). */
 int pf_layers_work(const pf_scenario *sc, const pf_kernel_env *env, pf_stage_work *out);
 
+/* The compute that communication hides behind (overlapgemm.c), at the
+ * stage's achieved rate of compute-bound kernels (pf_stage_gemm_rate, FLOP/s):
+ * per layer and microbatch on one GPU, the GEMMs --tp-comm-overlap hides the
+ * TP all-gathers (QKV, FC1) and reduce-scatters (projection, FC2) behind, and
+ * the attention core of the chunks context parallelism's ring exchange
+ * hides behind. */
+typedef struct pf_tp_gemms {
+  double qkv_s, proj_s, fc1_s, fc2_s;
+} pf_tp_gemms;
+double pf_stage_gemm_rate(const pf_scenario *sc, const pf_stage_work *w);
+void pf_stage_tp_gemms(const pf_scenario *sc, const pf_stage_work *w, pf_tp_gemms *g);
+double pf_stage_cp_attention_s(const pf_scenario *sc, const pf_stage_work *w);
+
 /* The rest of the module's public API (docs/architecture.md). */
 #include "gemm.h"
 

@@ -100,96 +100,15 @@ static int stage_buckets(const pf_scenario *sc, const pf_stage_work *w, const pf
   return n;
 }
 
-/* Queue src after dst: the collectives of one stage run one after another on
- * its communicator (NCCL executes the calls of a stream in order).  Buckets
- * of one algorithm have the same phases (links, repetitions) with bytes in
- * proportion to their size; then the queue is kept as one collective of the
- * summed bytes and summed latency terms (alone it costs the sum of the
- * buckets' costs, exactly), so that under contention it shares links as the
- * whole-stage collective does: pf_coll_timeline advances all active phases in
- * lockstep, which would hold a small bucket back to the pace of a large
- * collective it meets on one link.  Other phases are appended (and later
- * buckets like them merged into them). */
-static int same_tail(const pf_coll_job *a, const pf_coll_job *b) { /* a's last phases are b's */
-  int off = a->nphase - b->nphase;
-  if (off < 0 || b->nphase == 0) return 0;
-  for (int i = 0; i < b->nphase; i++) {
-    const pf_coll_phase *x = &a->ph[off + i], *y = &b->ph[i];
-    if (x->reps != y->reps || x->n != y->n || memcmp(x->link, y->link, (size_t)x->n * sizeof *x->link) != 0)
-      return 0;
-  }
-  return 1;
-}
-
-static int job_append(pf_coll_job *dst, const pf_coll_job *src) {
-  if (same_tail(dst, src)) {
-    int off = dst->nphase - src->nphase;
-    for (int i = 0; i < src->nphase; i++) {
-      pf_coll_phase *d = &dst->ph[off + i];
-      d->lat_s += src->ph[i].lat_s;
-      for (int k = 0; k < src->ph[i].n; k++) d->bytes[k] += src->ph[i].bytes[k];
-    }
-    dst->solo_s += src->solo_s;
-    return 0;
-  }
-  pf_coll_phase *ph = realloc(dst->ph, (size_t)(dst->nphase + src->nphase + 1) * sizeof *ph);
-  if (!ph) return pf_error_set(PF_ENOMEM, "out of memory");
-  dst->ph = ph;
-  for (int i = 0; i < src->nphase; i++) {
-    const pf_coll_phase *a = &src->ph[i];
-    pf_coll_phase *d = &dst->ph[dst->nphase];
-    size_t n = (size_t)(a->n > 0 ? a->n : 1);
-    *d = *a;
-    d->link = malloc(n * sizeof *d->link);
-    d->bytes = malloc(n * sizeof *d->bytes);
-    if (!d->link || !d->bytes) {
-      free(d->link);
-      free(d->bytes);
-      return pf_error_set(PF_ENOMEM, "out of memory");
-    }
-    memcpy(d->link, a->link, (size_t)a->n * sizeof *d->link);
-    memcpy(d->bytes, a->bytes, (size_t)a->n * sizeof *d->bytes);
-    dst->nphase++;
-  }
-  dst->solo_s += src->solo_s;
-  return 0;
-}
-
 /* The collective job of one bucket (bytes per GPU) over the DP groups of a
- * stage, built once per distinct size.  All buckets of a stage use the
- * algorithm chosen for its whole gradient (as without overlap): NCCL's tuner
- * picks per call, but ring and tree are close at bucket sizes, and
- * pf_coll_timeline's lockstep sharing assumes collectives of one shape (it
- * adds the bytes per repetition of a 1-step tree to every one of a ring's
- * 2(p-1) repetitions); the protocol is the whole gradient's too. */
-typedef struct job_cache {
-  int n;
-  double bytes[8];
-  pf_coll_job job[8];
-} job_cache;
-
-static void job_cache_free(job_cache *c) {
-  for (int i = 0; i < c->n; i++) pf_coll_job_free(&c->job[i]);
-  c->n = 0;
-}
-
-static int bucket_job(const pf_topology *topo, pf_coll_kind kind, const pf_coll_pattern *like, double bytes,
-                      const int *groups, int ngroups, int size, job_cache *c, const pf_coll_job **job) {
-  for (int i = 0; i < c->n; i++)
-    if (c->bytes[i] == bytes) { *job = &c->job[i]; return 0; }
-  if (c->n == 8) job_cache_free(c); /* at most 4 sizes per stage in practice */
-  pf_coll_pattern pat;
-  int k = c->n, rc = pf_coll_pattern_build(topo, kind, like->algo, bytes, groups, ngroups, size, &pat);
-  pat.proto = like->proto;
-  if (rc == 0) rc = pf_coll_job_build(topo, &pat, &c->job[k]);
-  pf_coll_pattern_free(&pat);
-  if (rc < 0) return rc;
-  c->bytes[k] = bytes;
-  c->n++;
-  *job = &c->job[k];
-  return 0;
-}
-
+ * stage comes from the communication module (pf_coll_job_like), built once
+ * per distinct size, and the buckets of a stage queue on its communicator
+ * (pf_coll_job_append).  All buckets of a stage use the algorithm chosen for
+ * its whole gradient (as without overlap): NCCL's tuner picks per call, but
+ * ring and tree are close at bucket sizes, and pf_coll_timeline's lockstep
+ * sharing assumes collectives of one shape (it adds the bytes per repetition
+ * of a 1-step tree to every one of a ring's 2(p-1) repetitions); the protocol
+ * is the whole gradient's too. */
 
 /* Working storage of one synchronisation, freed in one place. */
 typedef struct dp_ws {
@@ -263,7 +182,7 @@ static int overlapped_grad_sync(const pf_scenario *sc, const pf_topology *topo, 
   ws->bt1 = calloc(nt, sizeof *ws->bt1);
   ws->bstage = calloc(nt, sizeof *ws->bstage);
   if (!ws->bjob || !ws->bjp || !ws->bt0 || !ws->bt1 || !ws->bstage) return pf_error_set(PF_ENOMEM, "out of memory");
-  job_cache cache;
+  pf_coll_job_cache cache;
   memset(&cache, 0, sizeof cache);
   for (int s = 0; s < P && rc == 0; s++) {
     int *G, ng, gp;
@@ -272,24 +191,26 @@ static int overlapped_grad_sync(const pf_scenario *sc, const pf_topology *topo, 
     for (int k = 0; k < ws->nbk[s] && rc == 0; k++) {
       const grad_bucket *b = &ws->bk[s][k];
       const pf_coll_job *j;
-      if ((rc = bucket_job(topo, d->kind, &d->grad[s], b->params * grad_bytes, G, ng, gp, &cache, &j)) < 0) break;
+      if ((rc = pf_coll_job_like(topo, d->kind, &d->grad[s], b->params * grad_bytes, G, ng, gp, &cache, &j)) < 0)
+        break;
       if (b->ready_s > est_end) { /* a new run */
         int g = ws->nbjob++;
         ws->bstage[g] = s;
         ws->bt0[g] = est_end = b->ready_s;
       }
-      rc = job_append(&ws->bjob[ws->nbjob - 1], j);
+      rc = pf_coll_job_append(&ws->bjob[ws->nbjob - 1], j);
       est_end += j->solo_s;
     }
-    job_cache_free(&cache);
+    pf_coll_job_cache_free(&cache);
     if (rc == 0 && d->has_ag) {
       pf_coll_job_free(&ws->ajob[s]);
       for (int k = 0; k < ws->nbk[s] && rc == 0; k++) {
         const pf_coll_job *j;
-        rc = bucket_job(topo, PF_ALLGATHER, &d->ag[s], ws->bk[s][k].params * param_bytes, G, ng, gp, &cache, &j);
-        if (rc == 0) rc = job_append(&ws->ajob[s], j);
+        rc = pf_coll_job_like(topo, PF_ALLGATHER, &d->ag[s], ws->bk[s][k].params * param_bytes, G, ng, gp, &cache,
+                              &j);
+        if (rc == 0) rc = pf_coll_job_append(&ws->ajob[s], j);
       }
-      job_cache_free(&cache);
+      pf_coll_job_cache_free(&cache);
     }
     free(G);
   }

@@ -24,7 +24,6 @@
 #include "pipeline.h"
 
 #include "core/core.h"
-#include "core/core.h"
 #include "sgsetup.h"
 
 #include <errno.h>
@@ -93,7 +92,7 @@ static void run_analytic(const pf_scenario *sc, const pf_stage_work *w, const pf
     sum += t;
     if (t > worst) worst = t;
   }
-  for (int s = 0; s + 1 < P; s++) hop += 2 * (net->lat_s[s] + w[s].p2p_bytes / net->bw_Bps[s] + net->recv_s);
+  for (int s = 0; s + 1 < P; s++) hop += 2 * (pf_pipe_net_time(net, s, w[s].p2p_bytes) + net->recv_s);
   double fill = (sum - worst) + hop;
   if (p->schedule == PF_SCHED_INTERLEAVED) fill /= p->vstages;
   r->makespan_s = M * worst + fill;
@@ -143,7 +142,7 @@ static void record(int s, int chunk, int mb, char kind, double t0, double t1) {
 static void send_p2p(sg_mailbox_t mb, int s, int b, const op *o, char kind) {
   double bytes = G.work[s].p2p_bytes, t0 = simgrid_get_clock();
   isend(mb, bytes);
-  if (G.trace) record(s, o->chunk, o->mb, kind, t0, t0 + G.net->lat_s[b] + bytes / G.net->bw_Bps[b]);
+  if (G.trace) record(s, o->chunk, o->mb, kind, t0, t0 + pf_pipe_net_time(G.net, b, bytes));
 }
 
 static void stage_actor(int argc, char **argv) {

@@ -20,7 +20,7 @@ void pf_scenario_init(pf_scenario *sc) {
   sc->plan.recompute = PF_RECOMPUTE_NONE;
   sc->precision = PF_BF16;
   sc->engine = PF_ENGINE_DES;
-  sc->collective = PF_COLL_AUTO;
+  sc->collective = 0; /* --coll-algo auto (comm's PF_COLL_AUTO) */
   sc->coll_proto = PF_PROTO_AUTO;
   sc->seed = 1;
   sc->compute_eff_scale = 1.0;
@@ -29,15 +29,12 @@ void pf_scenario_init(pf_scenario *sc) {
 
 static const char *sched_names[] = {"1f1b", "interleaved", "gpipe"};
 static const char *recompute_names[] = {"none", "selective", "full"};
-static const char *coll_names[] = {"auto", "ring", "tree", "hierarchical", "rabenseifner", "nvls", "collnet",
-                                   "direct", "best"};
 static const char *proto_names[] = {"LL", "LL128", "Simple", "auto"};
 static const char *place_names[] = {"contiguous", "scattered"};
 static const char *order_names[] = {"tp-cp-dp-pp", "tp-cp-pp-dp"};
 
 const char *pf_schedule_name(pf_schedule s) { return s <= PF_SCHED_GPIPE ? sched_names[s] : "?"; }
 const char *pf_recompute_name(pf_recompute r) { return r <= PF_RECOMPUTE_FULL ? recompute_names[r] : "?"; }
-const char *pf_coll_algo_name(pf_coll_algo a) { return a < PF_COLL_NALGO ? coll_names[a] : "?"; }
 const char *pf_coll_proto_name(pf_coll_proto p) { return p <= PF_PROTO_AUTO ? proto_names[p] : "?"; }
 const char *pf_placement_name(pf_placement p) { return p <= PF_PLACE_SCATTERED ? place_names[p] : "?"; }
 const char *pf_rank_order_name(pf_rank_order o) { return o <= PF_ORDER_TP_CP_PP_DP ? order_names[o] : "?"; }
@@ -62,13 +59,6 @@ int pf_recompute_parse(const char *s, pf_recompute *out) {
   for (int i = 0; i <= PF_RECOMPUTE_FULL; i++)
     if (strcmp(s, recompute_names[i]) == 0) { *out = (pf_recompute)i; return 0; }
   return pf_error_set(PF_EINVAL, "--recompute \"%s\": valid: none, selective, full", s);
-}
-
-int pf_coll_algo_parse(const char *s, pf_coll_algo *out) {
-  for (int i = 0; i < PF_COLL_NALGO; i++)
-    if (strcmp(s, coll_names[i]) == 0) { *out = (pf_coll_algo)i; return 0; }
-  return pf_error_set(PF_EINVAL, "--coll-algo \"%s\": valid: auto (the library's tuner), best (cheapest by preflight's "
-                      "cost), ring, tree, hierarchical, rabenseifner, nvls, collnet, direct", s);
 }
 
 int pf_coll_proto_parse(const char *s, pf_coll_proto *out) {

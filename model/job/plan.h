@@ -17,11 +17,6 @@
 typedef enum { PF_SCHED_1F1B, PF_SCHED_INTERLEAVED, PF_SCHED_GPIPE } pf_schedule;
 typedef enum { PF_RECOMPUTE_NONE, PF_RECOMPUTE_SELECTIVE, PF_RECOMPUTE_FULL } pf_recompute;
 typedef enum { PF_ENGINE_DES, PF_ENGINE_FULL, PF_ENGINE_ANALYTIC } pf_engine;
-/* Collective algorithm (--coll-algo): auto is the choice NCCL's/RCCL's tuner
- * makes (comm.h), best the cheapest by preflight's own cost with every
- * concurrent group, the others a named algorithm. */
-typedef enum { PF_COLL_AUTO, PF_COLL_RING, PF_COLL_TREE, PF_COLL_HIERARCHICAL, PF_COLL_RABENSEIFNER, PF_COLL_NVLS,
-               PF_COLL_COLLNET, PF_COLL_DIRECT, PF_COLL_BEST, PF_COLL_NALGO } pf_coll_algo;
 /* NCCL/RCCL protocol (--coll-proto): LL (8-byte lines, 4 of data), LL128
  * (128-byte lines, 120 of data), Simple; auto as the tuner picks. */
 typedef enum { PF_PROTO_LL, PF_PROTO_LL128, PF_PROTO_SIMPLE, PF_PROTO_AUTO } pf_coll_proto;
@@ -61,7 +56,8 @@ typedef struct pf_scenario {
   pf_precision precision;
   int nodes, gpus;              /* gpus = nodes x gpus_per_node unless --gpus was given */
   pf_engine engine;
-  pf_coll_algo collective;      /* --coll-algo: auto (the library's tuner), best, or forced */
+  int collective;               /* --coll-algo: an id of the communication module's algorithm table
+                                   (comm/collalgo.h, pf_coll_algo); 0 = auto, the library's tuner */
   pf_coll_proto coll_proto;     /* --coll-proto: auto or forced */
   pf_placement placement;       /* --placement (the scattered draw uses seed) */
   pf_host_mode host_mode;       /* --host-overhead */
@@ -91,13 +87,11 @@ int pf_plan_check(pf_scenario *sc);
 
 const char *pf_schedule_name(pf_schedule s);
 const char *pf_recompute_name(pf_recompute r);
-const char *pf_coll_algo_name(pf_coll_algo a);
 const char *pf_coll_proto_name(pf_coll_proto p);
 const char *pf_placement_name(pf_placement p);
 const char *pf_rank_order_name(pf_rank_order o);
 int pf_schedule_parse(const char *s, pf_schedule *out, int *vstages);
 int pf_recompute_parse(const char *s, pf_recompute *out);
-int pf_coll_algo_parse(const char *s, pf_coll_algo *out);
 int pf_coll_proto_parse(const char *s, pf_coll_proto *out);
 int pf_placement_parse(const char *s, pf_placement *out);
 int pf_rank_order_parse(const char *s, pf_rank_order *out);

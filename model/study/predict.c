@@ -180,7 +180,7 @@ static void comm_summary(const pf_scenario *sc, const work_set *ws, double pp_co
   double sends = P > 1 ? 2.0 * M * (P - 1) / P : 0, pp_busy = 0;
   if (P > 1) {
     double bytes = ws->w[0].p2p_bytes;
-    pp_busy = sends * (ws->net->lat_s[0] + bytes / ws->net->bw_Bps[0]);
+    pp_busy = sends * pf_pipe_net_time(ws->net, 0, bytes);
     int a = pf_plan_rank(p, 0, 0, 0, 0), b = pf_plan_rank(p, 0, 0, 0, 1);
     if (pf_topology_node_of(t, a) != pf_topology_node_of(t, b)) cs->nic_bytes += sends * bytes;
     else cs->fabric_bytes += sends * bytes;

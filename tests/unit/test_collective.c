@@ -4,6 +4,7 @@
 #include "check.h"
 
 #include "comm/comm.h"
+#include "core/core.h"
 #include "machine/machine.h"
 #include "workload/workload.h"
 
@@ -17,6 +18,15 @@ static double sum_kind(const pf_topology *t, const double *lb, int kind) {
     if (t->links[l].kind == kind) s += lb[l];
   return s;
 }
+
+/* A second "ring": registration must refuse the name. */
+static int build_nothing(const pf_topology *t, pf_coll_pattern *pat, pf_coll_kind kind, double bytes,
+                         const int *groups, int ngroups, int p) {
+  (void)t, (void)pat, (void)kind, (void)bytes, (void)groups, (void)ngroups, (void)p;
+  return 0;
+}
+static const pf_coll_algo_desc ring_again = {
+    .name = "ring", .kinds = PF_COLL_KIND_BIT(PF_ALLREDUCE), .build = build_nothing};
 
 /* One GPU per node on a single switch: every rank's NIC carries its traffic. */
 static void test_bytes_one_gpu_per_node(void) {
@@ -199,7 +209,67 @@ static void test_choice(void) {
   pf_topology_free(&t);
 }
 
+/* The algorithm table: every built-in has its id and a name that parses back to it; auto and best are
+ * choices, not algorithms; the parse error names every algorithm; registration refuses a taken name and a
+ * descriptor without a builder; an algorithm that does not implement a collective falls back to the first
+ * one of the table that does. */
+static const pf_coll_algo_desc no_builder = {.name = "nobuilder", .kinds = PF_COLL_KIND_BIT(PF_ALLREDUCE)};
+
+static void test_table(void) {
+  const char *want[] = {"ring", "tree", "hierarchical", "rabenseifner", "nvls", "collnet", "direct"};
+  CHECK(pf_coll_algo_end() >= PF_COLL_NBUILTIN);
+  for (int a = PF_COLL_FIRST; a < PF_COLL_NBUILTIN; a++) {
+    CHECK_STR(pf_coll_algo_name(a), want[a - PF_COLL_FIRST]);
+    pf_coll_algo back = PF_COLL_AUTO;
+    CHECK(pf_coll_algo_parse(pf_coll_algo_name(a), &back) == 0);
+    CHECK_INT(back, a);
+    CHECK(pf_coll_algo_get(a) != NULL && pf_coll_algo_get(a)->build != NULL);
+  }
+  pf_coll_algo x = PF_COLL_RING;
+  CHECK(pf_coll_algo_parse("auto", &x) == 0);
+  CHECK_INT(x, PF_COLL_AUTO);
+  CHECK(pf_coll_algo_parse("best", &x) == 0);
+  CHECK_INT(x, PF_COLL_BEST);
+  CHECK(pf_coll_algo_get(PF_COLL_AUTO) == NULL && pf_coll_algo_get(PF_COLL_BEST) == NULL);
+  CHECK_STR(pf_coll_algo_name(pf_coll_algo_end()), "?");
+  CHECK(pf_coll_algo_parse("binomial", &x) < 0);
+  CHECK(strstr(pf_error_detail(), "ring, tree, hierarchical, rabenseifner, nvls, collnet, direct") != NULL);
+  CHECK(pf_coll_algo_register(&ring_again) < 0); /* the name "ring" is taken */
+  CHECK(pf_coll_algo_register(&no_builder) < 0);
+  CHECK_INT(pf_coll_algo_end(), PF_COLL_NBUILTIN); /* nothing was added */
+  CHECK_INT(pf_coll_algo_default(PF_ALLREDUCE), PF_COLL_RING);
+  CHECK_INT(pf_coll_algo_default(PF_REDUCE_SCATTER), PF_COLL_RING);
+  CHECK_INT(pf_coll_algo_default(PF_ALLTOALL), PF_COLL_DIRECT);
+  CHECK_INT(pf_coll_algo_default(PF_SENDRECV), PF_COLL_DIRECT);
+
+  pf_machine m;
+  CHECK(pf_machine_load("leonardo-booster", &m) == 0);
+  pf_topology t;
+  CHECK(pf_topology_build(&m, 2, 1.0, &t) == 0);
+  int G[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+  pf_coll_pattern pat;
+  CHECK(pf_coll_pattern_build(&t, PF_REDUCE_SCATTER, PF_COLL_TREE, 1e6, G, 1, 8, &pat) == 0);
+  CHECK_INT(pat.algo, PF_COLL_RING); /* no tree reduce-scatter */
+  pf_coll_pattern_free(&pat);
+  CHECK(pf_coll_pattern_build(&t, PF_ALLTOALL, PF_COLL_RING, 1e6, G, 1, 8, &pat) == 0);
+  CHECK_INT(pat.algo, PF_COLL_DIRECT);
+  pf_coll_pattern_free(&pat);
+  CHECK(pf_coll_pattern_build(&t, PF_ALLREDUCE, PF_COLL_NVLS, 1e6, G, 1, 8, &pat) == 0);
+  CHECK_INT(pat.algo, PF_COLL_RING); /* no NVLink SHARP across nodes */
+  pf_coll_pattern_free(&pat);
+  CHECK(pf_coll_pattern_build(&t, PF_ALLREDUCE, PF_COLL_AUTO, 1e6, G, 1, 8, &pat) < 0); /* a choice, not built */
+  /* the latencies are each algorithm's row of NCCL's tables; direct sends have the ring's */
+  CHECK_NEAR(pf_ccl_base_lat(PF_CCL_NCCL, PF_COLL_TREE, PF_PROTO_SIMPLE), 0.0, 1e-15);
+  CHECK_NEAR(pf_ccl_base_lat(PF_CCL_NCCL, PF_COLL_RING, PF_PROTO_SIMPLE), 8.4e-6, 1e-12);
+  CHECK_NEAR(pf_ccl_step_lat(PF_CCL_NCCL, PF_HW_NET, PF_COLL_COLLNET, PF_PROTO_SIMPLE), 31e-6, 1e-12);
+  CHECK_NEAR(pf_ccl_step_lat(PF_CCL_NCCL, PF_HW_NET, PF_COLL_DIRECT, PF_PROTO_LL),
+             pf_ccl_step_lat(PF_CCL_NCCL, PF_HW_NET, PF_COLL_RING, PF_PROTO_LL), 1e-15);
+  CHECK(!pf_ccl_proto_ok(&t, PF_COLL_NVLS, PF_PROTO_LL) && pf_ccl_proto_ok(&t, PF_COLL_TREE, PF_PROTO_LL));
+  pf_topology_free(&t);
+}
+
 int main(void) {
+  test_table();
   test_bytes_one_gpu_per_node();
   test_bytes_hierarchical();
   test_contention();

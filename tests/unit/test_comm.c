@@ -257,7 +257,29 @@ static void test_tp_overlap(void) {
   CHECK_INT(p0.comm.tp_hidden_s == 0, 1);
 }
 
+/* A collective kernel holds its 16 CTAs of the device's own compute units (pf_device.units, from the device
+ * file), 108 when a device does not give them; a P2P send costs the boundary's latency plus bytes over its
+ * bandwidth. */
+static void test_sm_share_and_p2p(void) {
+  pf_machine m;
+  CHECK_INT(pf_machine_load("lumi-g", &m), 0);
+  CHECK_INT(m.dev.units, 110); /* MI250X: 110 CUs per GCD */
+  CHECK_NEAR(pf_comm_sm_share(&m), 16.0 / 110, 1e-15);
+  CHECK_INT(pf_machine_load("mn5-acc", &m), 0);
+  CHECK_NEAR(pf_comm_sm_share(&m), 16.0 / 132, 1e-15);
+  m.dev.units = 0;
+  CHECK_NEAR(pf_comm_sm_share(&m), 16.0 / 108, 1e-15);
+  m.dev.units = 8;
+  CHECK_NEAR(pf_comm_sm_share(&m), 1.0, 0);
+  pf_pipe_net net;
+  memset(&net, 0, sizeof net);
+  net.bw_Bps[1] = 25e9;
+  net.lat_s[1] = 3e-6;
+  CHECK_NEAR(pf_pipe_net_time(&net, 1, 50e6), 3e-6 + 2e-3, 1e-12);
+}
+
 int main(void) {
+  test_sm_share_and_p2p();
   test_tp_across_nodes();
   test_bounds();
   test_protocols();
