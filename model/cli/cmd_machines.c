@@ -4,6 +4,7 @@
 
 #include "machine/machine.h"
 #include "core/core.h"
+#include "power/power.h"
 #include "report/report.h"
 
 #include <cjson/cJSON.h>
@@ -102,7 +103,7 @@ static int show(const char *id, const pf_cli *cli, char **text) {
   *text = NULL;
   pf_machine m, measured;
   int rc = pf_machine_load(id, &m);
-  if (rc < 0) return rc;
+  if (rc < 0 || (rc = pf_power_check(&m.dev)) < 0) return rc;
   const char *cal = pf_opts_get(&cli->v, "calibration");
   measured = m;
   if (cal) {

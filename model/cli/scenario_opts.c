@@ -11,6 +11,7 @@
 #include "core/core.h"
 #include "compute/compute.h"
 #include "machine/machine.h"
+#include "power/power.h"
 #include "study/study.h"
 
 #include <errno.h>
@@ -117,7 +118,7 @@ int pf_opts_scenario(const pf_optvals *v, pf_scenario *sc) {
   int rc;
   const char *mach = pf_opts_get(v, "machine");
   if (!mach) return pf_error_set(PF_EINVAL, "--machine is required (see `preflight machines`)");
-  if ((rc = pf_machine_load(mach, &sc->machine)) < 0) return rc;
+  if ((rc = pf_machine_load(mach, &sc->machine)) < 0 || (rc = pf_power_check(&sc->machine.dev)) < 0) return rc;
 
   pf_workload *w = &sc->workload;
   const char *model = pf_opts_get(v, "model");

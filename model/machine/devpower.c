@@ -1,14 +1,88 @@
-/* devpower.c - the power model's keys of a device file and the device keys a
- * machine file may override per site (docs/machine-format.md, docs/energy.md).
+/* devpower.c - the power keys of a device file and the device keys a machine
+ * file may override per site (docs/machine-format.md, docs/energy.md).
+ *
+ * Which power model a device uses is module power's (power/pmodel.h), a layer
+ * above this one: here power.model is read as a name, and a model's own
+ * power.MODEL group as written (each value in SI with the kind of its unit,
+ * or a plain number, with its line), so that a model in one new file of
+ * model/power/ needs nothing here; pf_power_check() checks both against the
+ * model table.  The utilisation model's flat keys are read here, as before.
  */
 #include "devpower.h"
 
 #include "core/core.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
-/* The utilisation power model (energy.c; docs/energy.md).  Defaults where a
+bool pf_power_model_name_ok(const char *s) {
+  if (!s || !((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z')) || strlen(s) >= PF_ID_MAX) return false;
+  for (; *s; s++)
+    if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') || *s == '_' || *s == '-'))
+      return false;
+  return true;
+}
+
+/* units a power model's coefficient may carry; a plain number is PF_UNIT_NONE */
+static const pf_unit_kind param_units[] = {PF_UNIT_POWER, PF_UNIT_ENERGY,    PF_UNIT_TIME,  PF_UNIT_FREQUENCY,
+                                           PF_UNIT_BYTES, PF_UNIT_BANDWIDTH, PF_UNIT_FLOPS};
+
+/* One setting of the power.MODEL group at path into p. */
+static int read_param(const reader *r, const char *path, const config_setting_t *c, pf_power_param *p) {
+  const char *name = config_setting_name(c);
+  if (strlen(name) >= sizeof p->key)
+    return pf_error_set(PF_EPARSE, "%s:%d: device.%s.%s: a key of at most %d characters", r->file, line_of(c), path,
+                        name, (int)sizeof p->key - 1);
+  snprintf(p->key, sizeof p->key, "%s", name);
+  p->line = line_of(c);
+  char key[sizeof p->key + 80];
+  snprintf(key, sizeof key, "%s.%s", path, name);
+  const char *text = config_setting_get_string(c);
+  if (!text) {
+    p->unit = PF_UNIT_NONE;
+    int rc = get_num(r, key, &p->value, 1);
+    return rc < 0 ? rc : 0;
+  }
+  lookup(r, key); /* known to the unknown-key check */
+  for (size_t i = 0; i < sizeof param_units / sizeof param_units[0]; i++)
+    if (pf_units_parse(text, param_units[i], &p->value) == 0) {
+      p->unit = param_units[i];
+      return 0;
+    }
+  return pf_error_set(PF_EUNIT, "%s:%d: device.%s: \"%s\" is neither a number nor a quantity with its unit "
+                      "(\"450 W\")", r->file, p->line, key, text);
+}
+
+/* power.model and the model's own group power.MODEL (pmodel.h): names and
+ * values as written, checked by module power (pf_power_check). */
+static int read_model_name(const reader *r, pf_device *d) {
+  snprintf(d->power_file, sizeof d->power_file, "%s", r->file);
+  int got = get_str(r, "power.model", d->power_model, sizeof d->power_model, 0);
+  if (got <= 0) return got;
+  d->power_model_line = line_of(lookup(r, "power.model"));
+  if (!pf_power_model_name_ok(d->power_model))
+    return pf_error_set(PF_EPARSE, "%s:%d: device.power.model: \"%s\" is not a model name (letters, digits, _ and -, "
+                        "a letter first)", r->file, d->power_model_line, d->power_model);
+  char path[PF_ID_MAX + 8];
+  snprintf(path, sizeof path, "power.%s", d->power_model);
+  const config_setting_t *g = lookup(r, path);
+  if (!g) return 1;
+  if (!config_setting_is_group(g))
+    return pf_error_set(PF_EPARSE, "%s:%d: device.%s: expected a group { key = value; ... }", r->file, line_of(g),
+                        path);
+  int n = config_setting_length(g);
+  if (n > PF_POWER_MAX_PARAMS)
+    return pf_error_set(PF_EPARSE, "%s:%d: device.%s: %d keys, at most %d", r->file, line_of(g), path, n,
+                        PF_POWER_MAX_PARAMS);
+  for (d->power_nparams = 0; d->power_nparams < n; d->power_nparams++) {
+    const config_setting_t *c = config_setting_get_elem(g, (unsigned)d->power_nparams);
+    TRY(read_param(r, path, c, &d->power_params[d->power_nparams]));
+  }
+  return 1;
+}
+
+/* The utilisation power model (power/pm_util.c; docs/energy.md).  Defaults where a
  * file gives none: a large GEMM at the device's MAMF efficiency draws about
  * the cap (tensor-core GEMMs reach it: research notes 3.8, gpu-fryer#4, 8xH100
  * nodes at 8.4 of 10.2 kW), vector FMA 0.9 of that (H100 FP32 burn 580-650 W
@@ -25,6 +99,7 @@ int pf_read_power_model(const reader *r, pf_device *d) {
   d->cap_W = d->tdp_W;
   TRY(get_qty_in(r, "power.cap", PF_UNIT_POWER, &d->cap_W, 0, 0, true, 3000, "a device draws less than 3 kW"));
   TRY(get_num_in(r, "power.voltage_floor", &d->v_floor, 0, 0, true, 1.0, "a share of the full-clock voltage"));
+  TRY(read_model_name(r, d));
   if (d->package_W + d->idle_W > d->cap_W)
     return pf_error_set(PF_EPARSE, "%s:%d: device.power: idle + package exceed the cap", r->file,
                         line_of(lookup(r, "power")));

@@ -8,7 +8,9 @@
 
 /* device.power.{tensor,vector,hbm,package,cap,voltage_floor}, with the
  * defaults of docs/energy.md where a file gives none (after tdp, idle,
- * context and efficiency.gemm are read). */
+ * context and efficiency.gemm are read); device.power.model and that
+ * model's own group power.MODEL as written (pf_device.power_params, checked
+ * by module power's pf_power_check). */
 int pf_read_power_model(const reader *r, pf_device *d);
 
 /* machine.node.device_override: what a site runs differently from the part's

@@ -10,6 +10,8 @@
 #ifndef PREFLIGHT_HARDWARE_H
 #define PREFLIGHT_HARDWARE_H
 
+#include "core/core.h"
+
 #include <stdbool.h>
 
 #define PF_ID_MAX 64
@@ -31,6 +33,24 @@ const char *pf_precision_name(pf_precision p);
 int pf_precision_parse(const char *s, pf_precision *out);
 /* Bytes of one element as stored for activations/weights in this precision. */
 double pf_precision_bytes(pf_precision p);
+
+#define PF_POWER_MAX_PARAMS 8     /* keys of a power model's own group in a device file */
+
+/* One key of a device file's power.MODEL group, as written: the coefficients
+ * of a power model other than the utilisation one (power/pmodel.h), which
+ * this module reads without knowing the model (it lies below module power);
+ * pf_power_check() checks them against the model's keys. */
+typedef struct pf_power_param {
+  char key[32];
+  double value;                 /* SI (W for "450 W"), or the plain number */
+  pf_unit_kind unit;            /* the kind its unit is; PF_UNIT_NONE for a plain number */
+  int line;                     /* its line in the device file */
+} pf_power_param;
+
+/* A power model's name as a device file gives it (power.model = "NAME", and
+ * its group power.NAME): letters, digits, '_' and '-', a letter first, below
+ * PF_ID_MAX characters (a libconfig setting name). */
+bool pf_power_model_name_ok(const char *s);
 
 typedef struct pf_device {
   char id[PF_ID_MAX];
@@ -58,14 +78,21 @@ typedef struct pf_device {
   double idle_W;                /* bare idle per logical device */
   double context_W;             /* idle with a context (waiting in collectives counts at least this) */
   double comm_W;                /* while running communication kernels only */
-  /* dynamic power above context_W at full utilisation of each resource (energy.c, docs/energy.md):
+  /* dynamic power above context_W at full utilisation of each resource (power/pm_util.c, docs/energy.md):
    * P = context + tensor_W u_tensor + vector_W u_vector + hbm_W u_hbm, u against the datasheet peaks */
   double tensor_W, vector_W, hbm_W;
   double package_W;             /* what shares the package cap outside this device (GH200: Grace CPU +
                                    LPDDR5X per module), charged at package and node scope; 0 = none */
   double cap_W;                 /* power cap of device + package_W (default tdp_W + package_W) */
   double v_floor;               /* DVFS: core voltage at and below half the clock, over the voltage at full
-                                   clock (energy.c); 0 = the default */
+                                   clock (power/pm_util.c); 0 = the default */
+  /* the power model (power/pmodel.h): tensor_W, vector_W, hbm_W and v_floor are the utilisation model's;
+   * another model's coefficients are its power.MODEL group, read as written (devpower.c) */
+  char power_model[PF_ID_MAX];  /* device.power.model; "" = the default (the utilisation model) */
+  int power_model_line;         /* its line in the device file (0: not given) */
+  int power_nparams;
+  pf_power_param power_params[PF_POWER_MAX_PARAMS];
+  char power_file[PF_PATH_MAX]; /* the device file they come from, for messages */
   int dies_per_package;         /* 2 for MI250X/MI250 (GCDs), 2 for Max 1550 (tiles), else 1 */
   bool calibrated;              /* rates were replaced by a calibration overlay */
   char calibration_source[PF_PATH_MAX];

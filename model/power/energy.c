@@ -3,66 +3,51 @@
  *
  * Device (one logical GPU, without its package share), over a window T:
  *   E_dev = context_W T                                 (a live context, clocks up)
- *         + V(r)^2 (tensor_W sum t u_tensor + vector_W sum t u_vector)
- *         + hbm_W sum t u_hbm                           (the compute kernels)
+ *         + dynamic_J(r)                                (the compute kernels: the device's power model,
+ *                                                        pmodel.h; the utilisation model, pm_util.c)
  *         + max(0, comm_W - context_W) t_comm_exposed   (communication kernels alone)
- * u are the kernels' achieved shares of the datasheet peaks (kernel.c), so
- * sum t u_tensor = FLOPs / peak: the dynamic energy follows the work done,
- * not how long it took (the linear utilisation model of SimGrid's host energy
- * plugin and of AccelWattch-style component models, research notes 3.6-3.7,
- * 4.3).  Communication hidden under compute is charged once: its time is
- * inside the compute kernels' window and adds nothing on top.  Devices of the
- * job's nodes that the job does not use draw idle_W; the package share
- * (package_W: Grace CPU and LPDDR5X of a GH200 module) is charged at package
- * and node scope, never as "GPU"; an MI250X package holds two GCDs, so a job
- * on an odd number of GCDs pays the idle sibling at package scope.
+ * Communication hidden under compute is charged once: its time is inside the
+ * compute kernels' window and adds nothing on top.  Devices of the job's
+ * nodes that the job does not use draw idle_W; the package share (package_W:
+ * Grace CPU and LPDDR5X of a GH200 module) is charged at package and node
+ * scope, never as "GPU"; an MI250X package holds two GCDs, so a job on an odd
+ * number of GCDs pays the idle sibling at package scope.
  * Node = packages + node_base_W (CPUs, host memory, NICs, fans, board);
  * network = the job's share of switches (one leaf per endpoints_per_leaf NIC
  * ports, as many above it); facility = (node + network) x PUE.
  *
- * DVFS under a cap: dynamic power is C V^2 f (CMOS switching power); the
- * core voltage falls roughly linearly with the clock down to a floor
- * (v_floor of the full-clock voltage at half the clock, V_FLOOR by default:
- * assumed, A100/H100 V-f tables run ~0.7 V at half clock against ~1.0 V at
- * boost; Tang et al. 2019, arXiv 1905.11012, measure the same shape on V100).
- * At clock ratio r the compute-bound part of a kernel takes 1/r as long and
- * its switching energy scales with V(r)^2; the HBM stream keeps its rate and
- * energy per byte (memory clocks are not capped with the SM clock).
- * pf_energy_clock_for_cap() finds the largest r at which the mean power of
- * the busy time plus the package share stays within the cap; pf_predict()
- * then reprices the iteration at that clock, so time and energy both follow.
+ * Under a cap: at clock ratio r the compute-bound part of a kernel takes 1/r
+ * as long (pf_energy_busy_s); what its energy does is the model's (DVFS
+ * voltage in the utilisation model).  pf_energy_clock_for_cap() finds the
+ * largest r at which the mean power of the busy time plus the package share
+ * stays within the cap; pf_predict() then reprices the iteration at that
+ * clock, so time and energy both follow.
  */
 #include "power.h"
 
 #include <math.h>
 #include <string.h>
 
-#define V_FLOOR 0.7   /* voltage at and below half clock / full-clock voltage (assumed, see above) */
-#define R_KNEE 0.5    /* clock ratio below which the voltage stays at the floor */
-#define R_MIN 0.2     /* lowest clock a cap may force (GPUs' minimum application clocks ~ 15-25 %) */
+#define R_MIN 0.2    /* lowest clock a cap may force (GPUs' minimum application clocks ~ 15-25 %) */
 
 double pf_energy_voltage(const pf_device *d, double r) {
-  double vf = d->v_floor > 0 ? d->v_floor : V_FLOOR;
-  if (r >= 1.0) return 1.0;
-  if (r <= R_KNEE) return vf;
-  return vf + (1.0 - vf) * (r - R_KNEE) / (1.0 - R_KNEE);
+  const pf_power_model *m = pf_power_model_of(d);
+  return m->voltage ? m->voltage(d, r) : 1.0;
 }
 
-/* dynamic energy of the compute kernels at clock r */
-static double dyn_J(const pf_device *d, const pf_energy_use *u, double r) {
-  double v = pf_energy_voltage(d, r);
-  return v * v * (d->tensor_W * u->tensor_util_s + d->vector_W * u->vector_util_s) + d->hbm_W * u->hbm_util_s;
-}
-
-/* busy time at clock r of a window measured at clock u->clock_ratio */
-static double busy_at(const pf_energy_use *u, double r) {
+double pf_energy_busy_s(const pf_energy_use *u, double r) {
   double r0 = u->clock_ratio > 0 ? u->clock_ratio : 1.0;
   return u->busy_s - u->compute_bound_s + u->compute_bound_s * r0 / r;
 }
 
+/* busy power of model m on d at clock r */
+static double busy_W(const pf_power_model *m, const pf_device *d, const pf_energy_use *u, double r) {
+  double b = pf_energy_busy_s(u, r);
+  return b > 0 ? d->context_W + m->dynamic_J(d, u, r) / b : d->context_W;
+}
+
 double pf_energy_busy_W(const pf_device *d, const pf_energy_use *u, double r) {
-  double b = busy_at(u, r);
-  return b > 0 ? d->context_W + dyn_J(d, u, r) / b : d->context_W;
+  return busy_W(pf_power_model_of(d), d, u, r);
 }
 
 double pf_energy_cap_W(const pf_scenario *sc) {
@@ -73,13 +58,14 @@ double pf_energy_cap_W(const pf_scenario *sc) {
 
 double pf_energy_clock_for_cap(const pf_scenario *sc, const pf_energy_use *u) {
   const pf_device *d = &sc->machine.dev;
+  const pf_power_model *m = pf_power_model_of(d);
   double cap = pf_energy_cap_W(sc);
-  if (pf_energy_busy_W(d, u, 1.0) + d->package_W <= cap) return 1.0;
-  if (pf_energy_busy_W(d, u, R_MIN) + d->package_W >= cap) return R_MIN;
+  if (busy_W(m, d, u, 1.0) + d->package_W <= cap) return 1.0;
+  if (busy_W(m, d, u, R_MIN) + d->package_W >= cap) return R_MIN;
   double lo = R_MIN, hi = 1.0; /* busy power rises with r: bisect */
   for (int i = 0; i < 60; i++) {
     double mid = 0.5 * (lo + hi);
-    if (pf_energy_busy_W(d, u, mid) + d->package_W > cap) hi = mid;
+    if (busy_W(m, d, u, mid) + d->package_W > cap) hi = mid;
     else lo = mid;
   }
   return lo;
@@ -88,6 +74,7 @@ double pf_energy_clock_for_cap(const pf_scenario *sc, const pf_energy_use *u) {
 void pf_energy_window(const pf_scenario *sc, const pf_energy_use *u, pf_energy *e) {
   const pf_machine *m = &sc->machine;
   const pf_device *d = &m->dev;
+  const pf_power_model *pm = pf_power_model_of(d);
   double T = u->window_s > 0 ? u->window_s : 0.0;
   double r = u->clock_ratio > 0 ? u->clock_ratio : 1.0;
   double busy = fmin(u->busy_s, T);
@@ -95,7 +82,7 @@ void pf_energy_window(const pf_scenario *sc, const pf_energy_use *u, pf_energy *
   /* the work's energy whole, even where the predicted kernels outlast the window (a validation job measured
    * faster than predicted did all its iterations within T; its kernels ran faster, at higher power); the
    * cap below bounds the mean */
-  double dyn = dyn_J(d, u, r);
+  double dyn = pm->dynamic_J(d, u, r);
   double E_dev = d->context_W * T + dyn + fmax(0.0, d->comm_W - d->context_W) * comm;
   double cap = pf_energy_cap_W(sc);
   E_dev = fmin(E_dev, fmax(cap - d->package_W, d->idle_W) * T); /* the mean never exceeds the cap */
@@ -120,7 +107,7 @@ void pf_energy_window(const pf_scenario *sc, const pf_energy_use *u, pf_energy *
   e->avg_power_per_node_W = T > 0 ? e->node_J / (nodes * T) : 0;
   e->avg_power_per_gpu_W = T > 0 && gpus > 0 ? e->gpu_J / (gpus * T) : 0;
   e->avg_power_per_package_W = T > 0 && packages > 0 ? e->package_J / (packages * T) : 0;
-  e->gpu_busy_W = pf_energy_busy_W(d, u, r);
+  e->gpu_busy_W = busy_W(pm, d, u, r);
   e->cap_W = cap;
   e->clock_ratio = r;
   e->use = *u;

@@ -10,6 +10,7 @@
 #include "validate.h"
 
 #include "core/core.h"
+#include "power/power.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -29,6 +30,7 @@ int pf_validate_machine(const char *id, const pf_machine **out) {
   pf_machine *m = malloc(sizeof *m);
   if (!m) return pf_error_set(PF_ENOMEM, "out of memory");
   int rc = pf_machine_load(id, m);
+  if (rc == 0) rc = pf_power_check(&m->dev);
   if (rc < 0) { free(m); return rc; }
   if (nmcache < MCACHE) {
     snprintf(mcache[nmcache].id, sizeof mcache[0].id, "%s", id);

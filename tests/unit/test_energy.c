@@ -5,7 +5,9 @@
  * within the cap; a cap at 60 % of the device's makes a compute-bound
  * iteration longer and its GPU power and GPU energy lower; the GH200 module's
  * package share is never "GPU"; an MI250X package holds two GCDs.  The first
- * four are checked on every machine of the catalogue too. */
+ * four are checked on every machine of the catalogue too, whose devices all
+ * use the utilisation power model (pm_util.c; test_power_model.c registers
+ * another). */
 #include "check.h"
 #include "power/power.h"
 #include "core/core.h"
@@ -179,6 +181,9 @@ int main(void) {
     bs.workload.seq = 2048;
     if (predict(&bs, &bp) < 0) { CHECK(!"GEMM-bound model predicts"); continue; }
     const pf_device *dv = &ts.machine.dev;
+    /* every device of the catalogue names no model: the utilisation model, the first built-in */
+    CHECK_INT(pf_power_check(dv), 0);
+    CHECK(pf_power_model_of(dv) == pf_power_model_find("utilisation") && pf_power_model_of(dv) == pf_power_model_at(0));
     if (!(tp.energy.avg_power_per_gpu_W < bp.energy.avg_power_per_gpu_W) || !(tp.energy.gpu_busy_W < bp.energy.gpu_busy_W))
       fprintf(stderr, "%s: launch-bound %.1f W (busy %.1f) vs GEMM-bound %.1f W (busy %.1f)\n", ids[i],
               tp.energy.avg_power_per_gpu_W, tp.energy.gpu_busy_W, bp.energy.avg_power_per_gpu_W, bp.energy.gpu_busy_W);
