@@ -14,12 +14,18 @@
  * rank 0 to a file on a shared file system (--id-file, default ./preflight-ccl-id.$SLURM_JOB_ID): then the
  * section covers the NIC path too.  Only rank 0 prints.
  *
- * Exit: 0 done, 2 usage, 3 no library / runtime / device or a library call failed.
+ * Options are read here, not with the option table of model/core/opts.h: this program links cJSON only,
+ * and --quick sets several defaults at its place on the command line.  Numbers are read to their end
+ * (strtol / strtod) and checked; a bad one is refused naming the option.
+ *
+ * Exit: 0 done, 2 usage (or a malformed Slurm variable), 3 no library / runtime / device or a library call
+ * failed.
  */
 #define _GNU_SOURCE
 #include <cjson/cJSON.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -152,13 +158,32 @@ typedef struct opts {
   const char *lib, *id_file;
 } opts;
 
+/* A size in bytes: a number with an optional K, M or G (2^10, 2^20, 2^30), positive and finite. */
 static double parse_size(const char *s, int *ok) {
   char *end;
   double x = strtod(s, &end);
   double m = *end == 'K' || *end == 'k' ? 1024.0 : *end == 'M' ? 1048576.0 : *end == 'G' ? 1073741824.0 : 1.0;
   if (m > 1) end++;
-  *ok = end != s && *end == '\0' && x > 0;
+  *ok = end != s && *end == '\0' && x > 0 && isfinite(x * m);
   return x * m;
+}
+
+/* A number read to its end (strtod), finite. */
+static double parse_number(const char *s, int *ok) {
+  char *end;
+  errno = 0;
+  double x = strtod(s, &end);
+  *ok = end != s && *end == '\0' && errno == 0 && isfinite(x);
+  return x;
+}
+
+/* An integer read to its end (strtol, base 10) in [lo, hi]. */
+static int parse_int(const char *s, long lo, long hi, int *ok) {
+  char *end;
+  errno = 0;
+  long x = strtol(s, &end, 10);
+  *ok = end != s && *end == '\0' && errno == 0 && x >= lo && x <= hi;
+  return *ok ? (int)x : 0;
 }
 
 static int parse(int argc, char **argv, opts *o) {
@@ -177,8 +202,8 @@ static int parse(int argc, char **argv, opts *o) {
     if (!v) { fprintf(stderr, "preflight-cal-ccl: %s needs a value\n", a); return 2; }
     if (!strcmp(a, "-b")) o->b = parse_size(v, &ok);
     else if (!strcmp(a, "-e")) o->e = parse_size(v, &ok);
-    else if (!strcmp(a, "-f")) { o->f = strtod(v, NULL); ok = o->f > 1; }
-    else if (!strcmp(a, "--iters")) { o->iters = atoi(v); ok = o->iters > 0; }
+    else if (!strcmp(a, "-f")) { o->f = parse_number(v, &ok); ok = ok && o->f > 1; }
+    else if (!strcmp(a, "--iters")) o->iters = parse_int(v, 1, INT_MAX, &ok);
     else if (!strcmp(a, "--library")) { o->lib = v; ok = !strcmp(v, "nccl") || !strcmp(v, "rccl"); }
     else if (!strcmp(a, "--id-file")) o->id_file = v;
     if (!ok) { fprintf(stderr, "preflight-cal-ccl: %s \"%s\": invalid\n", a, v); return 2; }
@@ -197,9 +222,14 @@ typedef struct ranks {
   void *sbuf[MAX_DEV], *rbuf[MAX_DEV];
 } ranks;
 
-static int env_int(const char *k, int dflt) {
+/* The integer in environment variable k (Slurm's task layout), dflt when unset or empty; 2 with a message
+ * when it is not a non-negative integer. */
+static int env_int(const char *k, int dflt, int *out) {
   const char *v = getenv(k);
-  return v && *v ? atoi(v) : dflt;
+  int ok = 1;
+  *out = v && *v ? parse_int(v, 0, INT_MAX, &ok) : dflt;
+  if (!ok) { fprintf(stderr, "preflight-cal-ccl: $%s \"%s\": expected a non-negative integer\n", k, v); return 2; }
+  return 0;
 }
 
 static int exchange_id(const opts *o, ranks *R, ncclUniqueId *id) {
@@ -237,16 +267,16 @@ static int setup(const opts *o, ranks *R, size_t bytes) {
   int count = 0;
   CK(L.getDeviceCount(&count), "the runtime's device count");
   if (count < 1) { fprintf(stderr, "preflight-cal-ccl: no GPU found\n"); return 3; }
-  R->n = env_int("SLURM_NTASKS", 1);
+  int rc = env_int("SLURM_NTASKS", 1, &R->n);
+  if (rc) return rc;
   if (R->n > 1) { /* one task per GPU */
-    R->me = env_int("SLURM_PROCID", 0);
-    R->local = env_int("SLURM_LOCALID", 0);
-    R->nodes = env_int("SLURM_NNODES", 1);
+    if ((rc = env_int("SLURM_PROCID", 0, &R->me)) || (rc = env_int("SLURM_LOCALID", 0, &R->local)) ||
+        (rc = env_int("SLURM_NNODES", 1, &R->nodes)))
+      return rc;
     R->ndev = 1;
     if (R->local >= count) { fprintf(stderr, "preflight-cal-ccl: task %d has no GPU %d\n", R->me, R->local); return 3; }
     ncclUniqueId id;
-    int rc = exchange_id(o, R, &id);
-    if (rc) return rc;
+    if ((rc = exchange_id(o, R, &id))) return rc;
     CK(L.setDevice(R->local), "the runtime's set-device");
     CK(L.commInitRank(&R->comm[0], R->n, id, R->me), "ncclCommInitRank");
   } else {

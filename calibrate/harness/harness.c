@@ -95,6 +95,101 @@ static cJSON *header(run *r, const char *date) {
   return doc;
 }
 
+/* ---- the run ------------------------------------------------------------- */
+
+/* Before any context: the shapes file, the devices (r->info), the datasheet and the power counters. */
+static int run_probe(run *r) {
+  const pfcal_backend *be = r->be;
+  const pfcal_opts *o = r->o;
+  int rc;
+  if (o->gemm && o->gemm_shapes) { /* a bad shapes file is a usage error, found before any device is touched */
+    pfcal_gemm_shape *shapes;
+    int n;
+    if ((rc = pfcal_gemm_read_shapes(o->gemm_shapes, &shapes, &n))) return rc;
+    free(shapes);
+  }
+  rc = be->probe(o, &r->info);
+  if (rc) return rc;
+  if (o->device < 0 || (r->info.count > 0 && o->device >= r->info.count))
+    return pf_error_set(PF_EINVAL, "--device %d: this node has %d %s device(s) (0..%d)", o->device, r->info.count,
+                        be->name, r->info.count - 1);
+  r->ds = pfcal_datasheet_find(r->info.name, r->info.memory_B);
+  r->pw = pfcal_power_open(be->power_source, r->info.count, r->info.pci_bus_id);
+  double w;
+  if (r->info.power_cap_W <= 0 && r->pw && pfcal_power_cap_W(r->pw, o->device, &w) == 0) r->info.power_cap_W = w;
+  if (!r->info.driver[0] && (!r->pw || pfcal_power_driver(r->pw, r->info.driver, sizeof r->info.driver) != 0))
+    snprintf(r->info.driver, sizeof r->info.driver, "unknown");
+  if (o->progress)
+    fprintf(stderr, "calibrate: %s back-end, %s mode, device \"%s\" (%d), power counters: %s\n", be->name,
+            o->quick ? "quick" : "full", r->info.name, r->info.count, pfcal_power_source(r->pw));
+  return 0;
+}
+
+/* Every measurement group into results, the GEMM table when asked, and with fit_power the operating
+ * points of the power model into a new *pm (base_W: the context's power; *max_W the highest point). */
+static int run_measurements(run *r, cJSON *results, bool fit_power, double base_W, cJSON **pm, double *max_W) {
+  const pfcal_backend *be = r->be;
+  const pfcal_opts *o = r->o;
+  int rc = pfcal_group_launch(r, results);
+  if (!rc) rc = pfcal_group_streams(r, results);
+  if (!rc) rc = pfcal_group_flops(r, results, false);
+  if (!rc) rc = pfcal_group_flops(r, results, true);
+  if (!rc) rc = pfcal_group_copies(r, results);
+  if (!rc && o->gemm) rc = pfcal_run_gemm(be, o, &r->pr, results, r->unsupported);
+  if (!rc && fit_power) {
+    /* operating points for the power model (powerfit.c): the library GEMM when it opens */
+    bool have_gemm = o->gemm;
+    if (!have_gemm && be->gemm_open && be->gemm) {
+      char lib[128];
+      have_gemm = be->gemm_open(lib, sizeof lib) == 0;
+      pf_error_clear();
+    }
+    *pm = cJSON_CreateObject();
+    rc = pfcal_power_points(be, r->pw, o->device, r->ds, have_gemm, base_W, *pm, max_W);
+    pf_progress_item();
+  }
+  return rc;
+}
+
+/* The power model (idle, context and max power and the fitted coefficients) into doc when every state was
+ * read; pm is taken. */
+static void add_power_model(cJSON *doc, cJSON *pm, const run *r, double idle_W, double context_W, double max_W) {
+  if (!(pm && idle_W > 0 && max_W > 0)) {
+    cJSON_Delete(pm);
+    return;
+  }
+  cJSON_AddNumberToObject(pm, "idle_W", idle_W);
+  cJSON_AddNumberToObject(pm, "context_W", context_W > 0 ? context_W : idle_W);
+  cJSON_AddNumberToObject(pm, "max_W", max_W);
+  cJSON_AddStringToObject(pm, "source", pfcal_power_source(r->pw));
+  cJSON_AddStringToObject(pm, "method",
+                          "idle: 3 s before the context; context: 3 s idle with the context; points: 2 s warm-up "
+                          "then 5 s metered per operating point (library GEMM 8192^3 and 8192x8192x256 bf16, "
+                          "triad, fp32 FMA, bf16 mma); max: the highest point; coefficients: non-negative least "
+                          "squares of P - context_W on the points' utilisations");
+  cJSON_AddItemToObject(doc, "power_model", pm);
+}
+
+/* Where the numbers come from: tool, driver, runtime, host, date, power source, protocol, duration. */
+static void add_provenance(cJSON *doc, run *r, const char *date, double t_start) {
+  const pfcal_opts *o = r->o;
+  cJSON *prov = cJSON_AddObjectToObject(doc, "provenance");
+  cJSON_AddStringToObject(prov, "tool_version", PF_VERSION);
+  cJSON_AddStringToObject(prov, "git", PF_GIT);
+  cJSON_AddStringToObject(prov, "driver", r->info.driver);
+  cJSON_AddStringToObject(prov, "runtime", r->info.runtime);
+  cJSON_AddStringToObject(prov, "host", r->hostname);
+  cJSON_AddStringToObject(prov, "date", date);
+  cJSON_AddStringToObject(prov, "power_source", pfcal_power_source(r->pw));
+  unsigned long long mask;
+  if (r->pw && pfcal_power_throttle(r->pw, o->device, &mask) == 0)
+    cJSON_AddNumberToObject(prov, "throttle_reasons_mask", (double)mask);
+  cJSON_AddStringToObject(prov, "protocol",
+                          o->quick ? "quick: 2 warm-up, 5..40 samples, stop at cv <= 2 % or 1 s"
+                                   : "full: 3 warm-up, 10..100 samples, stop at cv <= 1 % or 6 s");
+  cJSON_AddNumberToObject(prov, "elapsed_s", pfcal_now_s() - t_start);
+}
+
 int pfcal_run(const pfcal_backend *be, const pfcal_opts *o, cJSON **doc_out) {
   run r;
   memset(&r, 0, sizeof r);
@@ -103,28 +198,8 @@ int pfcal_run(const pfcal_backend *be, const pfcal_opts *o, cJSON **doc_out) {
   r.pr = pfcal_protocol_for(o->quick);
   *doc_out = NULL;
   double t_start = pfcal_now_s();
-
-  int rc;
-  if (o->gemm && o->gemm_shapes) { /* a bad shapes file is a usage error, found before any device is touched */
-    pfcal_gemm_shape *shapes;
-    int n;
-    if ((rc = pfcal_gemm_read_shapes(o->gemm_shapes, &shapes, &n))) return rc;
-    free(shapes);
-  }
-  rc = be->probe(o, &r.info);
+  int rc = run_probe(&r);
   if (rc) return rc;
-  if (o->device < 0 || (r.info.count > 0 && o->device >= r.info.count))
-    return pf_error_set(PF_EINVAL, "--device %d: this node has %d %s device(s) (0..%d)", o->device, r.info.count,
-                        be->name, r.info.count - 1);
-  r.ds = pfcal_datasheet_find(r.info.name, r.info.memory_B);
-  r.pw = pfcal_power_open(be->power_source, r.info.count, r.info.pci_bus_id);
-  double w;
-  if (r.info.power_cap_W <= 0 && r.pw && pfcal_power_cap_W(r.pw, o->device, &w) == 0) r.info.power_cap_W = w;
-  if (!r.info.driver[0] && (!r.pw || pfcal_power_driver(r.pw, r.info.driver, sizeof r.info.driver) != 0))
-    snprintf(r.info.driver, sizeof r.info.driver, "unknown");
-  if (o->progress)
-    fprintf(stderr, "calibrate: %s back-end, %s mode, device \"%s\" (%d), power counters: %s\n", be->name,
-            o->quick ? "quick" : "full", r.info.name, r.info.count, pfcal_power_source(r.pw));
 
   double idle_W = 0, context_W = 0, max_W = 0;
   bool fit_power = r.pw && !o->quick;
@@ -147,26 +222,8 @@ int pfcal_run(const pfcal_backend *be, const pfcal_opts *o, cJSON **doc_out) {
   cJSON *doc = header(&r, date);
   cJSON *results = cJSON_AddObjectToObject(doc, "results");
   r.unsupported = cJSON_CreateArray();
-
-  rc = pfcal_group_launch(&r, results);
-  if (!rc) rc = pfcal_group_streams(&r, results);
-  if (!rc) rc = pfcal_group_flops(&r, results, false);
-  if (!rc) rc = pfcal_group_flops(&r, results, true);
-  if (!rc) rc = pfcal_group_copies(&r, results);
-  if (!rc && o->gemm) rc = pfcal_run_gemm(be, o, &r.pr, results, r.unsupported);
   cJSON *pm = NULL;
-  if (!rc && fit_power) {
-    /* operating points for the power model (powerfit.c): the library GEMM when it opens */
-    bool have_gemm = o->gemm;
-    if (!have_gemm && be->gemm_open && be->gemm) {
-      char lib[128];
-      have_gemm = be->gemm_open(lib, sizeof lib) == 0;
-      pf_error_clear();
-    }
-    pm = cJSON_CreateObject();
-    rc = pfcal_power_points(be, r.pw, o->device, r.ds, have_gemm, context_W > 0 ? context_W : idle_W, pm, &max_W);
-    pf_progress_item();
-  }
+  rc = run_measurements(&r, results, fit_power, context_W > 0 ? context_W : idle_W, &pm, &max_W);
   pf_progress_end();
   if (rc) {
     cJSON_Delete(pm);
@@ -177,36 +234,8 @@ int pfcal_run(const pfcal_backend *be, const pfcal_opts *o, cJSON **doc_out) {
     return rc;
   }
   cJSON_AddItemToObject(results, "unsupported", r.unsupported);
-
-  if (pm && idle_W > 0 && max_W > 0) {
-    cJSON_AddNumberToObject(pm, "idle_W", idle_W);
-    cJSON_AddNumberToObject(pm, "context_W", context_W > 0 ? context_W : idle_W);
-    cJSON_AddNumberToObject(pm, "max_W", max_W);
-    cJSON_AddStringToObject(pm, "source", pfcal_power_source(r.pw));
-    cJSON_AddStringToObject(pm, "method",
-                            "idle: 3 s before the context; context: 3 s idle with the context; points: 2 s warm-up "
-                            "then 5 s metered per operating point (library GEMM 8192^3 and 8192x8192x256 bf16, "
-                            "triad, fp32 FMA, bf16 mma); max: the highest point; coefficients: non-negative least "
-                            "squares of P - context_W on the points' utilisations");
-    cJSON_AddItemToObject(doc, "power_model", pm);
-  } else
-    cJSON_Delete(pm);
-
-  cJSON *prov = cJSON_AddObjectToObject(doc, "provenance");
-  cJSON_AddStringToObject(prov, "tool_version", PF_VERSION);
-  cJSON_AddStringToObject(prov, "git", PF_GIT);
-  cJSON_AddStringToObject(prov, "driver", r.info.driver);
-  cJSON_AddStringToObject(prov, "runtime", r.info.runtime);
-  cJSON_AddStringToObject(prov, "host", r.hostname);
-  cJSON_AddStringToObject(prov, "date", date);
-  cJSON_AddStringToObject(prov, "power_source", pfcal_power_source(r.pw));
-  unsigned long long mask;
-  if (r.pw && pfcal_power_throttle(r.pw, o->device, &mask) == 0)
-    cJSON_AddNumberToObject(prov, "throttle_reasons_mask", (double)mask);
-  cJSON_AddStringToObject(prov, "protocol",
-                          o->quick ? "quick: 2 warm-up, 5..40 samples, stop at cv <= 2 % or 1 s"
-                                   : "full: 3 warm-up, 10..100 samples, stop at cv <= 1 % or 6 s");
-  cJSON_AddNumberToObject(prov, "elapsed_s", pfcal_now_s() - t_start);
+  add_power_model(doc, pm, &r, idle_W, context_W, max_W);
+  add_provenance(doc, &r, date, t_start);
 
   be->teardown();
   pfcal_power_close(r.pw);

@@ -1,64 +1,73 @@
 /* output.c - options, help and atomic output shared by `preflight calibrate`
  * and the GPU back-end executables (preflight-cal-cuda, preflight-cal-hip).
  *
- * One option table drives parsing and --help (git parse-options style, see
- * shared/STYLE.md 6); help ends with copy-pasteable examples.  The JSON goes
- * out through model/core/file.c (checked before the run, written to a temporary
- * file beside the destination and renamed over it), so a reader sees the old
- * file or the whole new one and a failed or interrupted run leaves the user's
- * file alone.
+ * One typed option table drives parsing, the values' types and ranges and
+ * --help, read by the option engine of model/core/opts.c that `preflight`
+ * uses too (git parse-options style, see shared/STYLE.md 6); the messages
+ * keep these executables' wording; help ends with copy-pasteable examples.
+ * The JSON goes out through model/core/file.c (checked before the run,
+ * written to a temporary file beside the destination and renamed over it), so
+ * a reader sees the old file or the whole new one and a failed or interrupted
+ * run leaves the user's file alone.
  */
 #include "pfcal.h"
 
 #include "core/core.h"
 
 #include <cjson/cJSON.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { OPT_BACKEND, OPT_QUICK, OPT_FULL, OPT_OUTPUT, OPT_SEED, OPT_THREADS, OPT_DEVICE, OPT_GEMM, OPT_GEMM_SHAPES, OPT_FOR,
-       OPT_QUIET, OPT_HELP };
+/* Who may give an entry: `preflight calibrate` only (the executables have no --backend and no --for). */
+enum { CMD_ONLY = 1 };
 
-typedef struct opt {
-  const char *name; /* long name without "--" */
-  char short_name;  /* 0 = none */
-  const char *arg;  /* NULL = flag */
-  const char *help;
-  int id;
-  bool backend_only; /* only `preflight calibrate` has --backend */
-} opt;
+static const pf_opt_choice backends[] = {{"cpu", 0, false}, {"cuda", 1, false}, {"hip", 2, false}, {NULL, 0, false}};
 
-static const opt options[] = {
-    {"backend", 0, "cpu|cuda|hip", "which back-end measures (required)", OPT_BACKEND, true},
-    {"quick", 0, NULL, "quick mode: < 2 min per node, fewer samples and sizes, no power model", OPT_QUICK, false},
-    {"full", 0, NULL,
+#define ARG(member) PF_AT(pfcal_args, member)
+
+static const pf_opt options[] = {
+    {"backend", "cpu|cuda|hip", "which back-end measures (required)", .type = PF_OPT_TEXT, .at = ARG(backend),
+     .choices = backends, .group = CMD_ONLY},
+    {"quick", NULL, "quick mode: < 2 min per node, fewer samples and sizes, no power model", .type = PF_OPT_FLAG,
+     .at = ARG(o.quick)},
+    {"full", NULL,
      "full mode (default): < 15 min per node, more samples and copy sizes, and an\n"
      "                              idle/context/max power model where counters are readable",
-     OPT_FULL, false},
-    {"output", 'o', "FILE",
+     .type = PF_OPT_FLAG, .at = ARG(full)},
+    {"output", "FILE",
      "write the JSON to FILE (via a temporary file and rename);\n"
      "                              '-' or no -o: stdout",
-     OPT_OUTPUT, false},
-    {"seed", 0, "N", "seed of the kernels' input data (default 1)", OPT_SEED, false},
-    {"threads", 0, "N", "cpu: worker threads (default: every online core)", OPT_THREADS, false},
-    {"device", 0, "N", "GPU for the single-device measurements (default 0)", OPT_DEVICE, false},
-    {"gemm", 0, NULL,
+     .type = PF_OPT_TEXT, .at = ARG(out), .flags = PF_OPT_NONEMPTY, .short_name = 'o'},
+    {"seed", "N", "seed of the kernels' input data (default 1)", .type = PF_OPT_ULONG, .at = ARG(o.seed), .lo = 0,
+     .hi = 2147483647L},
+    {"threads", "N", "cpu: worker threads (default: every online core)", .type = PF_OPT_INT, .at = ARG(o.threads),
+     .lo = 1, .hi = PFCAL_MAX_THREADS},
+    {"device", "N", "GPU for the single-device measurements (default 0)", .type = PF_OPT_INT, .at = ARG(o.device),
+     .lo = 0, .hi = PFCAL_MAX_DEVICES - 1},
+    {"gemm", NULL,
      "also time the vendor library's GEMMs (cuBLASLt / rocBLAS, opened at run\n"
      "                              time) over a standard grid of transformer shapes and write\n"
      "                              them as results.gemm, the table `predict --calibration` uses",
-     OPT_GEMM, false},
-    {"gemm-shapes", 0, "FILE", "with --gemm: time the shapes in FILE (CSV m,n,k,layout,dtype) instead of the grid",
-     OPT_GEMM_SHAPES, false},
-    {"for", 0, "SCENARIO.cfg",
+     .type = PF_OPT_FLAG, .at = ARG(o.gemm)},
+    {"gemm-shapes", "FILE", "with --gemm: time the shapes in FILE (CSV m,n,k,layout,dtype) instead of the grid",
+     .type = PF_OPT_TEXT, .at = ARG(o.gemm_shapes), .flags = PF_OPT_NONEMPTY},
+    {"for", "SCENARIO.cfg",
      "with --gemm (implied): time the GEMMs that scenario's step launches\n"
      "                              (its model, TP, micro-batch and precision) instead of the grid",
-     OPT_FOR, true},
-    {"quiet", 'q', NULL, "no progress lines on stderr", OPT_QUIET, false},
-    {"help", 'h', NULL, "print this help", OPT_HELP, false},
+     .type = PF_OPT_TEXT, .at = ARG(for_scenario), .flags = PF_OPT_NONEMPTY, .group = CMD_ONLY},
+    {"quiet", NULL, "no progress lines on stderr", .type = PF_OPT_FLAG, .at = ARG(quiet), .short_name = 'q'},
+    {"help", NULL, "print this help", .type = PF_OPT_FLAG, .at = ARG(help), .short_name = 'h'},
 };
 enum { NOPT = sizeof options / sizeof options[0] };
+
+/* The entries prog accepts (with_backend: `preflight calibrate`), ended by PF_OPT_END. */
+static void table_for(bool with_backend, pf_opt out[NOPT + 1]) {
+  int n = 0;
+  for (int i = 0; i < NOPT; i++)
+    if (with_backend || options[i].group != CMD_ONLY) out[n++] = options[i];
+  out[n] = (pf_opt)PF_OPT_END;
+}
 
 void pfcal_usage(FILE *f, const char *prog, bool with_backend) {
   fprintf(f, "usage: %s%s [--quick|--full] [-o FILE.json] [--seed N] [--threads N] [--device N] [--gemm]%s\n\n",
@@ -72,16 +81,10 @@ void pfcal_usage(FILE *f, const char *prog, bool with_backend) {
           "the machine's datasheet values.  Progress goes to stderr.\n\n",
           with_backend ? "devices" : "GPUs");
   fprintf(f, "Options:\n");
-  for (int i = 0; i < NOPT; i++) {
-    const opt *o = &options[i];
-    if (o->backend_only && !with_backend) continue;
-    char left[64];
-    if (o->short_name)
-      snprintf(left, sizeof left, "-%c, --%s%s%s", o->short_name, o->name, o->arg ? " " : "", o->arg ? o->arg : "");
-    else
-      snprintf(left, sizeof left, "    --%s%s%s", o->name, o->arg ? " " : "", o->arg ? o->arg : "");
-    fprintf(f, "  %-26s  %s\n", left, o->help);
-  }
+  pf_opt table[NOPT + 1];
+  table_for(with_backend, table);
+  const pf_opt *const tables[] = {table, NULL};
+  pf_opts_print(f, tables, 26, 2);
   fprintf(f, "\nExit status: 0 done; 2 usage or output error; 3 back-end unavailable (no\n"
              "executable, no driver library, or no device).\n");
   fprintf(f, "\nExamples:\n");
@@ -98,96 +101,50 @@ void pfcal_usage(FILE *f, const char *prog, bool with_backend) {
   }
 }
 
-static int parse_long(const char *name, const char *s, long lo, long hi, long *out) {
-  char *end;
-  errno = 0;
-  long v = strtol(s, &end, 10);
-  if (end == s || *end || errno || v < lo || v > hi)
-    return pf_error_set(PF_EINVAL, "--%s %s: expected an integer in %ld..%ld", name, s, lo, hi);
-  *out = v;
+/* The message for a value o refuses (the wording of these executables since they were written). */
+static int bad_value(const pf_opt *o, const char *val) {
+  char valid[64];
+  switch (o->type) {
+  case PF_OPT_INT:
+  case PF_OPT_ULONG:
+    return pf_error_set(PF_EINVAL, "--%s %s: expected an integer in %ld..%ld", o->name, val, (long)o->lo, (long)o->hi);
+  default:
+    if ((o->flags & PF_OPT_NONEMPTY) && !*val) {
+      if (o->short_name) return pf_error_set(PF_EINVAL, "-%c: empty file name", o->short_name);
+      return pf_error_set(PF_EINVAL, "--%s: empty file name", o->name);
+    }
+    pf_opt_choices_text(o, valid, sizeof valid);
+    return pf_error_set(PF_EINVAL, "--%s %s: expected one of %s", o->name, val, valid);
+  }
+}
+
+/* Read argv[first..argc) into a, as the table says. */
+static int read_args(int argc, char **argv, int first, const pf_opt *const *tables, pfcal_args *a) {
+  for (int i = first; i < argc;) {
+    const char *arg = argv[i];
+    pf_opts_arg x;
+    pf_opts_fault f = pf_opts_next(argc, argv, &i, tables, &x);
+    if (f == PF_OPTS_TAKES_NO_VALUE) return pf_error_set(PF_EINVAL, "--%s takes no value", x.opt->name);
+    if (f == PF_OPTS_NEEDS_VALUE) return pf_error_set(PF_EINVAL, "--%s needs a value (%s)", x.opt->name, x.opt->arg);
+    if (f != PF_OPTS_OK || !x.opt) return pf_error_set(PF_EINVAL, "unknown option '%s' (see --help)", arg);
+    char why[256];
+    int rc = pf_opt_store(x.opt, x.value ? x.value : "", a, why, sizeof why);
+    if (rc < 0) return why[0] ? bad_value(x.opt, x.value) : rc;
+  }
   return 0;
 }
 
 int pfcal_parse_args(int argc, char **argv, int first, bool with_backend, pfcal_args *a) {
   memset(a, 0, sizeof *a);
-  a->o.quick = false;
   a->o.seed = 1;
-  a->o.progress = true;
-  bool quick = false, full = false;
-  for (int i = first; i < argc; i++) {
-    const char *arg = argv[i];
-    const opt *o = NULL;
-    const char *val = NULL;
-    if (arg[0] == '-' && arg[1] == '-' && arg[2]) {
-      const char *eq = strchr(arg + 2, '=');
-      size_t len = eq ? (size_t)(eq - (arg + 2)) : strlen(arg + 2);
-      for (int k = 0; k < NOPT; k++)
-        if (strlen(options[k].name) == len && strncmp(options[k].name, arg + 2, len) == 0) o = &options[k];
-      if (eq) val = eq + 1;
-    } else if (arg[0] == '-' && arg[1] && !arg[2]) {
-      for (int k = 0; k < NOPT; k++)
-        if (options[k].short_name == arg[1]) o = &options[k];
-    }
-    if (!o || (o->backend_only && !with_backend))
-      return pf_error_set(PF_EINVAL, "unknown option '%s' (see --help)", arg);
-    if (o->arg && !val) {
-      if (i + 1 >= argc) return pf_error_set(PF_EINVAL, "--%s needs a value (%s)", o->name, o->arg);
-      val = argv[++i];
-    } else if (!o->arg && val) {
-      return pf_error_set(PF_EINVAL, "--%s takes no value", o->name);
-    }
-    long v;
-    switch (o->id) {
-    case OPT_BACKEND:
-      if (strcmp(val, "cpu") && strcmp(val, "cuda") && strcmp(val, "hip"))
-        return pf_error_set(PF_EINVAL, "--backend %s: expected one of cpu, cuda, hip", val);
-      a->backend = val;
-      break;
-    case OPT_QUICK:
-      quick = true;
-      break;
-    case OPT_FULL:
-      full = true;
-      break;
-    case OPT_OUTPUT:
-      if (!*val) return pf_error_set(PF_EINVAL, "-o: empty file name");
-      a->out = val;
-      break;
-    case OPT_SEED:
-      if (parse_long("seed", val, 0, 2147483647L, &v)) return PF_EINVAL;
-      a->o.seed = (unsigned long)v;
-      break;
-    case OPT_THREADS:
-      if (parse_long("threads", val, 1, PFCAL_MAX_THREADS, &v)) return PF_EINVAL;
-      a->o.threads = (int)v;
-      break;
-    case OPT_DEVICE:
-      if (parse_long("device", val, 0, PFCAL_MAX_DEVICES - 1, &v)) return PF_EINVAL;
-      a->o.device = (int)v;
-      break;
-    case OPT_GEMM:
-      a->o.gemm = true;
-      break;
-    case OPT_GEMM_SHAPES:
-      if (!*val) return pf_error_set(PF_EINVAL, "--gemm-shapes: empty file name");
-      a->o.gemm_shapes = val;
-      a->o.gemm = true;
-      break;
-    case OPT_FOR:
-      if (!*val) return pf_error_set(PF_EINVAL, "--for: empty file name");
-      a->for_scenario = val;
-      a->o.gemm = true;
-      break;
-    case OPT_QUIET:
-      a->o.progress = false;
-      break;
-    case OPT_HELP:
-      a->help = true;
-      break;
-    }
-  }
-  if (quick && full) return pf_error_set(PF_EINVAL, "--quick and --full exclude each other");
-  a->o.quick = quick;
+  pf_opt table[NOPT + 1];
+  table_for(with_backend, table);
+  const pf_opt *const tables[] = {table, NULL};
+  int rc = read_args(argc, argv, first, tables, a);
+  if (rc < 0) return rc;
+  a->o.progress = !a->quiet;
+  if (a->o.gemm_shapes || a->for_scenario) a->o.gemm = true; /* both imply --gemm */
+  if (a->o.quick && a->full) return pf_error_set(PF_EINVAL, "--quick and --full exclude each other");
   if (with_backend && !a->backend && !a->help)
     return pf_error_set(PF_EINVAL, "--backend is required (cpu, cuda or hip)");
   if (a->o.gemm && a->backend && strcmp(a->backend, "cpu") == 0)

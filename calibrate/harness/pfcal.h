@@ -281,13 +281,14 @@ int pfcal_output_write(pf_output *o, const char *text);
 void pfcal_date(char *buf, size_t len);
 
 /* Options shared by `preflight calibrate` and the back-end executables, from
- * one table that also prints the help. */
+ * one typed table (model/core/opts.h) that also prints the help. */
 typedef struct pfcal_args {
   pfcal_opts o;
   const char *out;     /* -o FILE; NULL or "-" = stdout (borrowed from argv) */
   const char *backend; /* --backend NAME (borrowed), NULL when not given */
   const char *for_scenario; /* --for SCENARIO.cfg (borrowed; `preflight calibrate` only), NULL when not given */
   bool help;           /* --help was given */
+  bool full, quiet;    /* --full (excludes --quick), --quiet (o.progress off) were given */
 } pfcal_args;
 
 /* Parse argv[first..argc).  with_backend: accept --backend.  Returns 0 or

@@ -14,8 +14,8 @@
 #include <string.h>
 
 const pf_opt pf_compare_opts[] = {
-    {"machines", "A,B,...", "machine ids or files to compare"},
-    {NULL, NULL, NULL}};
+    {"machines", "A,B,...", "machine ids or files to compare", .type = PF_OPT_TEXT},
+    PF_OPT_END};
 
 static const pf_opt *const tables[] = {pf_scenario_opts, pf_compare_opts, NULL};
 

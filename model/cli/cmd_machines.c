@@ -16,9 +16,10 @@
 #define GiB (1024.0 * 1024.0 * 1024.0)
 
 static const pf_opt machine_opts[] = {
-    {"calibration", "FILE.json", "show measured rates from a calibration file beside the datasheet"},
-    {"like", "ID", "with `new`: start from a copy of this machine"},
-    {NULL, NULL, NULL}};
+    {"calibration", "FILE.json", "show measured rates from a calibration file beside the datasheet",
+     .type = PF_OPT_TEXT},
+    {"like", "ID", "with `new`: start from a copy of this machine", .type = PF_OPT_TEXT},
+    PF_OPT_END};
 
 static const char *topo_params(const pf_machine *m, char *buf, size_t n) {
   const pf_network *t = &m->net;

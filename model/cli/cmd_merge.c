@@ -15,9 +15,9 @@
 #include <string.h>
 
 static const pf_opt merge_opts[] = {
-    {"plot", "FILE.svg", "sweep: the scaling plot of the merged result"},
-    {"measured", "RUNS.csv", "sweep: measured points overlaid on the plot"},
-    {NULL, NULL, NULL}};
+    {"plot", "FILE.svg", "sweep: the scaling plot of the merged result", .type = PF_OPT_TEXT},
+    {"measured", "RUNS.csv", "sweep: measured points overlaid on the plot", .type = PF_OPT_TEXT},
+    PF_OPT_END};
 
 #define MAX_SHARD_BYTES ((size_t)1 << 31)
 

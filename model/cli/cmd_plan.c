@@ -24,25 +24,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-const pf_opt pf_plan_opts[] = {
-    {"tokens", "N", "training tokens to process (e.g. 3e11)"},
-    {"epochs", "E", "epochs (with --samples)"},
-    {"samples", "S", "samples per epoch (with --epochs)"},
-    {"overhead", "F", "other phases you run as a fraction of training time (default 0)"},
-    {"eval-interval", "N", "evaluate every N iterations, as Megatron's --eval-interval (default: no evaluation; 1000 with --eval-iters)"},
-    {"eval-iters", "K", "forward-only iterations per evaluation, as Megatron's --eval-iters (default 100 with --eval-interval)"},
-    {"checkpoint-size", "BYTES", "checkpoint size (default 14 B per parameter: bf16 weights + fp32 Adam state)"},
-    {"fs-bandwidth", "BW", "checkpoint write bandwidth of the job (default: one NIC per node, capped by the machine's file system)"},
-    {"gpu-mtbf", "TIME", "mean time between failures per GPU (default 50677 h, the Llama 3 run's rate; 0: no failures)"},
-    {"restart-time", "TIME", "time lost per failure besides the lost work (default 10 min)"},
-    {"job-startup", "TIME", "start-up of each job: launch, staging, loading the checkpoint (default 10 min)"},
-    {"job-walltime", "TIME", "longest job (default: the machine file's limit)"},
-    {"min-efficiency", "F", "recommend the largest scale whose parallel efficiency is at least F (e.g. 0.8)"},
-    {"tune-each", NULL, "tune the parallel split at every scale (the default when no --tp/--pp/--cp is given)"},
-    {"validation", "DIR|CSV", "measured runs for the range (default: $PREFLIGHT_VALIDATION or scenarios/validation)"},
-    {"plot", "FILE.svg", "cost versus scale: node-hours and wall time against nodes"},
-    {NULL, NULL, NULL}};
-
 #define EXAMPLES \
     "  preflight plan --machine leonardo-booster --model gpt3-175b --tokens 3e11 --format md\n" \
     "  preflight plan --machine lumi-g --model gpt3-175b --tp 4 --pp 32 --mbs 1 --gbs 1536 --precision fp16 --sp \\\n" \
@@ -52,41 +33,75 @@ const pf_opt pf_plan_opts[] = {
     "  preflight plan --machine lumi-g --model resnet50 --mbs 256 --gbs 8192 --precision fp16 --nodes 4,8 \\\n" \
     "      --epochs 90 --samples 1281167\n"
 
-static int time_opt(const pf_optvals *v, const char *name, double *out) {
-  const char *s = pf_opts_get(v, name);
-  if (!s) return 0;
+/* A time: "10 min", "48 h" or a bare number of seconds, finite and >= 0. */
+static int parse_time(const pf_opt *o, const char *s, void *dest, char *why, size_t len) {
+  (void)why, (void)len;
   double x;
   int rc = pf_units_parse(s, PF_UNIT_TIME, &x);
   if (rc < 0) {
     char *end;
     x = strtod(s, &end); /* a bare number is seconds */
-    if (end == s || *end) return pf_error_set(PF_EINVAL, "--%s \"%s\": expected a time such as \"10 min\" or \"48 h\"", name, s);
+    if (end == s || *end) return pf_error_set(PF_EINVAL, "--%s \"%s\": expected a time such as \"10 min\" or \"48 h\"", o->name, s);
   }
-  if (!(x >= 0) || !isfinite(x)) return pf_error_set(PF_EINVAL, "--%s \"%s\": must be a finite time >= 0", name, s);
-  *out = x;
-  return 1;
+  if (!(x >= 0) || !isfinite(x)) return pf_error_set(PF_EINVAL, "--%s \"%s\": must be a finite time >= 0", o->name, s);
+  if (dest) *(double *)dest = x;
+  return 0;
 }
 
-static int qty_opt(const pf_optvals *v, const char *name, pf_unit_kind k, double *out) {
-  const char *s = pf_opts_get(v, name);
-  if (!s) return 0;
-  int rc = pf_units_parse(s, k, out);
-  if (rc < 0 || !(*out > 0) || !isfinite(*out))
-    return pf_error_set(PF_EINVAL, "--%s \"%s\": expected a positive quantity with its unit", name, s);
-  return 1;
+/* A positive quantity with its unit (o->unit). */
+static int parse_qty(const pf_opt *o, const char *s, void *dest, char *why, size_t len) {
+  (void)why, (void)len;
+  double x;
+  int rc = pf_units_parse(s, o->unit, &x);
+  if (rc < 0 || !(x > 0) || !isfinite(x))
+    return pf_error_set(PF_EINVAL, "--%s \"%s\": expected a positive quantity with its unit", o->name, s);
+  if (dest) *(double *)dest = x;
+  return 0;
 }
+
+/* The groups of pf_plan_opts: the size of the run, read and checked first, then its costs. */
+enum { PLAN_RUN = 1, PLAN_COSTS };
+#define BO(member) PF_AT(pf_budget_opts, member)
+
+/* A training run: up to 1e18 tokens or samples (a million times today's largest). */
+const pf_opt pf_plan_opts[] = {
+    {"tokens", "N", "training tokens to process (e.g. 3e11)",
+     .type = PF_OPT_NUM, .at = BO(tokens), .lo = 0, .hi = 1e18, .flags = PF_OPT_LO_OPEN, .group = PLAN_RUN},
+    {"epochs", "E", "epochs (with --samples)",
+     .type = PF_OPT_NUM, .at = BO(epochs), .lo = 0, .hi = 1e9, .flags = PF_OPT_LO_OPEN, .group = PLAN_RUN},
+    {"samples", "S", "samples per epoch (with --epochs)",
+     .type = PF_OPT_NUM, .at = BO(samples), .lo = 0, .hi = 1e18, .flags = PF_OPT_LO_OPEN, .group = PLAN_RUN},
+    {"overhead", "F", "other phases you run as a fraction of training time (default 0)",
+     .type = PF_OPT_NUM, .at = BO(other_fraction), .lo = 0, .hi = 5, .group = PLAN_RUN},
+    {"eval-interval", "N", "evaluate every N iterations, as Megatron's --eval-interval (default: no evaluation; 1000 with --eval-iters)",
+     .type = PF_OPT_NUM, .at = BO(eval_interval), .lo = 0, .hi = 1e15, .flags = PF_OPT_LO_OPEN, .group = PLAN_RUN},
+    {"eval-iters", "K", "forward-only iterations per evaluation, as Megatron's --eval-iters (default 100 with --eval-interval)",
+     .type = PF_OPT_NUM, .at = BO(eval_iters), .lo = 0, .hi = 1e9, .flags = PF_OPT_LO_OPEN, .group = PLAN_RUN},
+    {"checkpoint-size", "BYTES", "checkpoint size (default 14 B per parameter: bf16 weights + fp32 Adam state)",
+     .type = PF_OPT_CALLBACK, .at = BO(checkpoint_B), .unit = PF_UNIT_BYTES, .parse = parse_qty, .group = PLAN_COSTS},
+    {"fs-bandwidth", "BW", "checkpoint write bandwidth of the job (default: one NIC per node, capped by the machine's file system)",
+     .type = PF_OPT_CALLBACK, .at = BO(fs_bw_Bps), .unit = PF_UNIT_BANDWIDTH, .parse = parse_qty, .group = PLAN_COSTS},
+    {"gpu-mtbf", "TIME", "mean time between failures per GPU (default 50677 h, the Llama 3 run's rate; 0: no failures)",
+     .type = PF_OPT_CALLBACK, .at = BO(gpu_mtbf_s), .parse = parse_time, .group = PLAN_COSTS},
+    {"restart-time", "TIME", "time lost per failure besides the lost work (default 10 min)",
+     .type = PF_OPT_CALLBACK, .at = BO(restart_s), .parse = parse_time, .group = PLAN_COSTS},
+    {"job-startup", "TIME", "start-up of each job: launch, staging, loading the checkpoint (default 10 min)",
+     .type = PF_OPT_CALLBACK, .at = BO(startup_s), .parse = parse_time, .group = PLAN_COSTS},
+    {"job-walltime", "TIME", "longest job (default: the machine file's limit)",
+     .type = PF_OPT_CALLBACK, .at = BO(walltime_s), .parse = parse_time, .group = PLAN_COSTS},
+    {"min-efficiency", "F", "recommend the largest scale whose parallel efficiency is at least F (e.g. 0.8)",
+     .type = PF_OPT_TEXT},
+    {"tune-each", NULL, "tune the parallel split at every scale (the default when no --tp/--pp/--cp is given)",
+     .type = PF_OPT_FLAG},
+    {"validation", "DIR|CSV", "measured runs for the range (default: $PREFLIGHT_VALIDATION or scenarios/validation)",
+     .type = PF_OPT_TEXT},
+    {"plot", "FILE.svg", "cost versus scale: node-hours and wall time against nodes", .type = PF_OPT_TEXT},
+    PF_OPT_END};
 
 static int read_budget_opts(const pf_optvals *v, pf_budget_opts *o) {
   pf_budget_opts_init(o);
   int rc;
-  /* a training run: up to 1e18 tokens or samples (a million times today's largest) */
-  if ((rc = pf_opts_num_range(v, "tokens", 0, true, 1e18, &o->tokens)) < 0 ||
-      (rc = pf_opts_num_range(v, "epochs", 0, true, 1e9, &o->epochs)) < 0 ||
-      (rc = pf_opts_num_range(v, "samples", 0, true, 1e18, &o->samples)) < 0 ||
-      (rc = pf_opts_num_range(v, "overhead", 0, false, 5, &o->other_fraction)) < 0 ||
-      (rc = pf_opts_num_range(v, "eval-interval", 0, true, 1e15, &o->eval_interval)) < 0 ||
-      (rc = pf_opts_num_range(v, "eval-iters", 0, true, 1e9, &o->eval_iters)) < 0)
-    return rc;
+  if ((rc = pf_opts_fill(v, pf_plan_opts, PLAN_RUN, o)) < 0) return rc;
   /* Megatron-LM's defaults (arguments.py: --eval-interval 1000, --eval-iters 100) for the one not given */
   if (o->eval_interval > 0 && !(o->eval_iters > 0)) o->eval_iters = 100;
   if (o->eval_iters > 0 && !(o->eval_interval > 0)) o->eval_interval = 1000;
@@ -96,12 +111,7 @@ static int read_budget_opts(const pf_optvals *v, pf_budget_opts *o) {
     return pf_error_set(PF_EINVAL, "give --tokens or --epochs/--samples, not both");
   if (!(o->other_fraction >= 0 && o->other_fraction <= 5))
     return pf_error_set(PF_EINVAL, "--overhead %g: expected a fraction between 0 and 5", o->other_fraction);
-  if ((rc = qty_opt(v, "checkpoint-size", PF_UNIT_BYTES, &o->checkpoint_B)) < 0 ||
-      (rc = qty_opt(v, "fs-bandwidth", PF_UNIT_BANDWIDTH, &o->fs_bw_Bps)) < 0 ||
-      (rc = time_opt(v, "gpu-mtbf", &o->gpu_mtbf_s)) < 0 || (rc = time_opt(v, "restart-time", &o->restart_s)) < 0 ||
-      (rc = time_opt(v, "job-startup", &o->startup_s)) < 0 || (rc = time_opt(v, "job-walltime", &o->walltime_s)) < 0)
-    return rc;
-  return 0;
+  return pf_opts_fill(v, pf_plan_opts, PLAN_COSTS, o);
 }
 
 /* Predict one scale: the user's plan, or the best plan tune finds. */
@@ -206,54 +216,44 @@ static const pf_cli_spec spec = {
     "for a proposal.",
     tables, true, 1, true, EXAMPLES};
 
-int pf_cmd_plan(int argc, char **argv) {
-  pf_cli cli;
-  int rc = pf_cli_begin(&spec, argc, argv, &cli);
-  if (rc != 0) return pf_cli_end(&cli, rc > 0 ? 0 : pf_cli_fail("plan", rc));
-  if (pf_opts_get(&cli.v, "trace")) /* many predictions, one file: each would replace the last */
-    return pf_cli_end(&cli, pf_cli_fail("plan", pf_error_set(PF_EINVAL, "--trace writes the timeline of one "
-                                                              "prediction: use predict, or tune for its best plan")));
-  pf_optvals *vp = &cli.v;
-  plan_doc *d = calloc(1, sizeof *d);
-  pf_scenario *base = malloc(sizeof *base);
-  pf_prediction *p = malloc(sizeof *p);
-  char *text = NULL, *nodes_list = NULL;
-  pf_format fmt = cli.fmt == PF_FMT_MARKDOWN ? PF_FMT_TABLE : cli.fmt;
-  int md = cli.fmt == PF_FMT_MARKDOWN, nodes[64], nn = 0;
-  if (!d || !base || !p) { rc = pf_error_set(PF_ENOMEM, "out of memory"); goto done; }
-  if ((rc = read_budget_opts(vp, &d->bo)) < 0) goto done;
-  if ((rc = pf_opts_double(vp, "min-efficiency", &d->min_eff)) < 0) goto done;
-  if (d->min_eff < 0 || d->min_eff > 1) { rc = pf_error_set(PF_EINVAL, "--min-efficiency %g: expected 0..1", d->min_eff); goto done; }
+/* The run's size and costs, the threshold, the scales asked for (*nodes_list, caller frees; NULL: from
+ * the smallest that fits) and the base scenario with its global batch; *tune: tune the split per scale. */
+static int plan_inputs(pf_optvals *vp, plan_doc *d, pf_scenario *base, char **nodes_list, int *tune) {
+  int rc;
+  if ((rc = read_budget_opts(vp, &d->bo)) < 0) return rc;
+  if ((rc = pf_opts_double(vp, "min-efficiency", &d->min_eff)) < 0) return rc;
+  if (d->min_eff < 0 || d->min_eff > 1) return pf_error_set(PF_EINVAL, "--min-efficiency %g: expected 0..1", d->min_eff);
   /* the node list is this command's axis: read it apart from the scenario */
-  if (pf_opts_get(vp, "nodes") && !(nodes_list = strdup(pf_opts_get(vp, "nodes")))) {
-    rc = pf_error_set(PF_ENOMEM, "out of memory");
-    goto done;
-  }
-  if ((rc = pf_opts_set(vp, "nodes", NULL)) < 0 || (rc = pf_opts_scenario(vp, base)) < 0) goto done;
-  if (base->gpus > 0 && !nodes_list) { /* --gpus N: one scale */
+  if (pf_opts_get(vp, "nodes") && !(*nodes_list = strdup(pf_opts_get(vp, "nodes"))))
+    return pf_error_set(PF_ENOMEM, "out of memory");
+  if ((rc = pf_opts_set(vp, "nodes", NULL)) < 0 || (rc = pf_opts_scenario(vp, base)) < 0) return rc;
+  if (base->gpus > 0 && !*nodes_list) { /* --gpus N: one scale */
     int gpn = base->machine.gpus_per_node;
     char one[32];
     snprintf(one, sizeof one, "%d", (base->gpus + gpn - 1) / gpn);
-    nodes_list = strdup(one);
+    *nodes_list = strdup(one);
   }
-  int tune = pf_opts_get(vp, "tune-each") || !(pf_opts_get(vp, "tp") || pf_opts_get(vp, "pp") || pf_opts_get(vp, "cp"));
+  *tune = pf_opts_get(vp, "tune-each") || !(pf_opts_get(vp, "tp") || pf_opts_get(vp, "pp") || pf_opts_get(vp, "cp"));
   if (base->plan.gbs <= 0 && base->plan.grad_accum <= 0) {
-    if (base->workload.ref_gbs <= 0) {
-      rc = pf_error_set(PF_EINVAL, "give the global batch (--gbs N): %s has no published reference batch", base->workload.id);
-      goto done;
-    }
+    if (base->workload.ref_gbs <= 0)
+      return pf_error_set(PF_EINVAL, "give the global batch (--gbs N): %s has no published reference batch",
+                          base->workload.id);
     base->plan.gbs = base->workload.ref_gbs;
     d->tuned |= 2; /* the reference batch was used */
   }
-  if (tune && base->plan.gbs <= 0) { rc = pf_error_set(PF_EINVAL, "tuning the split needs --gbs"); goto done; }
-  d->tuned |= tune;
-  {
-    pf_optvals tmp = {0};
-    if (nodes_list && (rc = pf_opts_set(&tmp, "nodes", nodes_list)) < 0) { pf_opts_free(&tmp); goto done; }
-    rc = scales(&tmp, base, tune, nodes, &nn);
-    pf_opts_free(&tmp);
-    if (rc < 0) goto done;
-  }
+  if (*tune && base->plan.gbs <= 0) return pf_error_set(PF_EINVAL, "tuning the split needs --gbs");
+  d->tuned |= *tune;
+  return 0;
+}
+
+/* One row per scale: its prediction (p is the work space) and, where it fits, its budget. */
+static int plan_rows(plan_doc *d, const pf_scenario *base, const char *nodes_list, int tune, pf_prediction *p) {
+  int nodes[64], nn = 0, rc;
+  pf_optvals tmp = {0};
+  if (nodes_list && (rc = pf_opts_set(&tmp, "nodes", nodes_list)) < 0) { pf_opts_free(&tmp); return rc; }
+  rc = scales(&tmp, base, tune, nodes, &nn);
+  pf_opts_free(&tmp);
+  if (rc < 0) return rc;
   const pf_machine *m = &base->machine;
   pf_progress_begin("plan", nn, false);
   for (int i = 0; i < nn; i++) {
@@ -261,11 +261,11 @@ int pf_cmd_plan(int argc, char **argv) {
     memset(r, 0, sizeof *r);
     rc = predict_scale(base, nodes[i], tune, r, p);
     pf_progress_item();
-    if (rc < 0) { pf_progress_end(); goto done; }
+    if (rc < 0) break;
     r->within_limit = m->max_job_nodes <= 0 || nodes[i] <= m->max_job_nodes;
     if (r->ok) {
       pf_scenario *sc = malloc(sizeof *sc);
-      if (!sc) { rc = pf_error_set(PF_ENOMEM, "out of memory"); goto done; }
+      if (!sc) { rc = pf_error_set(PF_ENOMEM, "out of memory"); break; }
       *sc = *base;
       sc->nodes = r->nodes;
       sc->gpus = r->gpus;
@@ -273,16 +273,16 @@ int pf_cmd_plan(int argc, char **argv) {
       /* the prediction of this row is in p (predict_scale's last call) */
       rc = pf_budget_compute(sc, p, &d->bo, &r->b);
       free(sc);
-      if (rc < 0) { pf_progress_end(); goto done; }
+      if (rc < 0) break;
     }
   }
   pf_progress_end();
-  choose(d);
-  if (d->base < 0) {
-    rc = pf_error_set(PF_ENOFIT, "no scale is a valid plan that fits (first: %s)", d->rows[0].why);
-    goto done;
-  }
-  /* context for the renderers */
+  return rc < 0 ? rc : 0;
+}
+
+/* Context for the renderers: machine, model, billing, limits and the run. */
+static void plan_context(plan_doc *d, const pf_scenario *base) {
+  const pf_machine *m = &base->machine;
   snprintf(d->machine, sizeof d->machine, "%s", m->id);
   snprintf(d->machine_name, sizeof d->machine_name, "%s", m->name);
   snprintf(d->model, sizeof d->model, "%s", base->workload.id);
@@ -301,18 +301,47 @@ int pf_cmd_plan(int argc, char **argv) {
                                                                   : "GPU-hours");
   if (d->bo.tokens > 0) snprintf(d->run, sizeof d->run, "%.4g tokens", d->bo.tokens);
   else snprintf(d->run, sizeof d->run, "%g epochs of %.4g samples", d->bo.epochs, d->bo.samples);
-  const char *val = pf_opts_get(vp, "validation");
-  snprintf(d->validation, sizeof d->validation, "%s", val ? val : pf_validation_dir());
+}
+
+/* The range of the base row from the validation error of similar measured runs. */
+static int plan_range(plan_doc *d, const pf_scenario *base, const char *validation) {
+  snprintf(d->validation, sizeof d->validation, "%s", validation ? validation : pf_validation_dir());
   pf_scenario *rs = malloc(sizeof *rs);
-  if (!rs) { rc = pf_error_set(PF_ENOMEM, "out of memory"); goto done; }
+  if (!rs) return pf_error_set(PF_ENOMEM, "out of memory");
   *rs = *base;
   rs->plan = d->rows[d->base].plan;
   pf_optvals none = {0}; /* the measured rows as they are: no defaults from this command */
   pf_vrow_defaults vd;
   pf_validate_opts vo = pf_cli_validate_opts(&none, &vd, d->validation);
-  rc = pf_budget_similar(rs, d->validation, &vo, &d->range);
+  int rc = pf_budget_similar(rs, d->validation, &vo, &d->range);
   free(rs);
-  if (rc < 0) goto done;
+  return rc;
+}
+
+int pf_cmd_plan(int argc, char **argv) {
+  pf_cli cli;
+  int rc = pf_cli_begin(&spec, argc, argv, &cli);
+  if (rc != 0) return pf_cli_end(&cli, rc > 0 ? 0 : pf_cli_fail("plan", rc));
+  if (pf_opts_get(&cli.v, "trace")) /* many predictions, one file: each would replace the last */
+    return pf_cli_end(&cli, pf_cli_fail("plan", pf_error_set(PF_EINVAL, "--trace writes the timeline of one "
+                                                              "prediction: use predict, or tune for its best plan")));
+  pf_optvals *vp = &cli.v;
+  plan_doc *d = calloc(1, sizeof *d);
+  pf_scenario *base = malloc(sizeof *base);
+  pf_prediction *p = malloc(sizeof *p);
+  char *text = NULL, *nodes_list = NULL;
+  pf_format fmt = cli.fmt == PF_FMT_MARKDOWN ? PF_FMT_TABLE : cli.fmt;
+  int md = cli.fmt == PF_FMT_MARKDOWN, tune = 0;
+  if (!d || !base || !p) { rc = pf_error_set(PF_ENOMEM, "out of memory"); goto done; }
+  if ((rc = plan_inputs(vp, d, base, &nodes_list, &tune)) < 0 || (rc = plan_rows(d, base, nodes_list, tune, p)) < 0)
+    goto done;
+  choose(d);
+  if (d->base < 0) {
+    rc = pf_error_set(PF_ENOFIT, "no scale is a valid plan that fits (first: %s)", d->rows[0].why);
+    goto done;
+  }
+  plan_context(d, base);
+  if ((rc = plan_range(d, base, pf_opts_get(vp, "validation"))) < 0) goto done;
   const char *plot = pf_opts_get(vp, "plot");
   if (plot && (rc = plan_plot(d, plot)) < 0) goto done;
   if (!(text = plan_render(d, fmt, md, plot))) { rc = pf_error_set(PF_ENOMEM, "out of memory"); goto done; }

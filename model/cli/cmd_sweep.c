@@ -27,16 +27,19 @@
 #include <string.h>
 
 const pf_opt pf_sweep_opts[] = {
-    {"scaling", "weak|strong", "weak: fixed microbatches per replica; strong: fixed global batch (default)"},
-    {"vary", "NAME=V1,V2", "sweep any option too (repeatable), e.g. --vary tp=1,2,4 --vary mbs=1,2"},
-    {"machines", "A,B", "sweep several machines (same as --vary machine=A,B)"},
-    {"models", "A,B", "sweep several models (same as --vary model=A,B)"},
-    {"tune-each", NULL, "tune the parallel split (TP, PP, micro-batch, ...) at every point"},
-    {"plot", "FILE.svg", "scaling curve: throughput and efficiency against nodes"},
-    {"measured", "RUNS.csv", "overlay measured points (a validation CSV) on the plot"},
-    {"min-efficiency", "F", "efficiency threshold drawn on the plot (e.g. 0.8)"},
-    {"shard", "I/N", "compute the I-th of N disjoint slices of the points (JSON for `preflight merge`)"},
-    {NULL, NULL, NULL}};
+    {"scaling", "weak|strong", "weak: fixed microbatches per replica; strong: fixed global batch (default)",
+     .type = PF_OPT_TEXT},
+    {"vary", "NAME=V1,V2", "sweep any option too (repeatable), e.g. --vary tp=1,2,4 --vary mbs=1,2",
+     .type = PF_OPT_TEXT},
+    {"machines", "A,B", "sweep several machines (same as --vary machine=A,B)", .type = PF_OPT_TEXT},
+    {"models", "A,B", "sweep several models (same as --vary model=A,B)", .type = PF_OPT_TEXT},
+    {"tune-each", NULL, "tune the parallel split (TP, PP, micro-batch, ...) at every point", .type = PF_OPT_FLAG},
+    {"plot", "FILE.svg", "scaling curve: throughput and efficiency against nodes", .type = PF_OPT_TEXT},
+    {"measured", "RUNS.csv", "overlay measured points (a validation CSV) on the plot", .type = PF_OPT_TEXT},
+    {"min-efficiency", "F", "efficiency threshold drawn on the plot (e.g. 0.8)", .type = PF_OPT_TEXT},
+    {"shard", "I/N", "compute the I-th of N disjoint slices of the points (JSON for `preflight merge`)",
+     .type = PF_OPT_TEXT},
+    PF_OPT_END};
 
 #define EXAMPLES \
     "  preflight sweep --machine lumi-g --model gpt3-175b --tp 4 --pp 32 --sp --dist-opt \\\n" \
@@ -252,6 +255,170 @@ static const pf_cli_spec spec = {
     "usage: preflight sweep [SCENARIO.cfg] --nodes LIST [--scaling weak|strong] [--vary NAME=V1,V2] [options]",
     tables, true, 1, false, EXAMPLES};
 
+/* One sweep: its axes, options, this shard's points and their results. */
+typedef struct {
+  space s;
+  int shard, nshards, weak;
+  double min_eff;
+  long ngroups, npoints, mine; /* mine: this shard's points */
+  point *pts;                  /* [mine] */
+  pf_scenario *scs;            /* [mine] */
+  pf_batch_item *items;        /* [mine] */
+  int *accum;                  /* [ngroups]: weak scaling's microbatches per replica */
+} sweep_run;
+
+static void sweep_run_free(sweep_run *r) {
+  free(r->pts);
+  free(r->scs);
+  free(r->items);
+  free(r->accum);
+  space_free(&r->s);
+}
+
+/* The axes and the sweep's own options, checked. */
+static int sweep_options(const pf_optvals *vp, pf_format fmt, sweep_run *r) {
+  int rc;
+  const char *scaling = pf_opts_get(vp, "scaling"), *sh = pf_opts_get(vp, "shard");
+  r->shard = r->nshards = 1;
+  if (!pf_opts_get(vp, "nodes")) return pf_error_set(PF_EINVAL, "--nodes LIST is required");
+  if ((rc = build_space(vp, &r->s)) < 0) return rc;
+  if (scaling && strcmp(scaling, "weak") != 0 && strcmp(scaling, "strong") != 0)
+    return pf_error_set(PF_EINVAL, "--scaling \"%s\": valid: weak, strong", scaling);
+  r->weak = scaling && strcmp(scaling, "weak") == 0;
+  if (sh && (rc = pf_cli_parse_shard(sh, &r->shard, &r->nshards)) < 0) return rc;
+  if ((rc = pf_opts_double(vp, "min-efficiency", &r->min_eff)) < 0) return rc;
+  if (r->min_eff < 0 || r->min_eff > 1) return pf_error_set(PF_EINVAL, "--min-efficiency %g: expected 0..1", r->min_eff);
+  if (r->nshards > 1 && fmt == PF_FMT_TABLE)
+    return pf_error_set(PF_EINVAL, "--shard writes a shard for `preflight merge`: add --format json (or csv for very "
+                        "large studies), or -o FILE.json");
+  r->ngroups = groups_of(&r->s);
+  r->npoints = r->ngroups * r->s.nn;
+  if (r->npoints > 100000000L) return pf_error_set(PF_EINVAL, "%ld points: at most 1e8 in one sweep", r->npoints);
+  return 0;
+}
+
+/* This shard's points and the scenario of each (vp is rewritten point by point). */
+static int sweep_points(pf_optvals *vp, sweep_run *r) {
+  int rc;
+  long mine = 0;
+  for (long i = 0; i < r->npoints; i++) if (i % r->nshards == r->shard - 1) mine++;
+  r->mine = mine;
+  r->pts = calloc((size_t)(mine ? mine : 1), sizeof *r->pts);
+  r->scs = calloc((size_t)(mine ? mine : 1), sizeof *r->scs);
+  r->items = calloc((size_t)(mine ? mine : 1), sizeof *r->items);
+  r->accum = calloc((size_t)r->ngroups, sizeof *r->accum);
+  if (!r->pts || !r->scs || !r->items || !r->accum) return pf_error_set(PF_ENOMEM, "out of memory");
+  const space *s = &r->s;
+  long k = 0;
+  for (long i = 0; i < r->npoints; i++)
+    if (i % r->nshards == r->shard - 1) r->pts[k++] = (point){i, i / s->nn, s->nodes[i % s->nn]};
+  for (long i = 0; i < mine; i++) {
+    const point *pt = &r->pts[i];
+    if (r->weak && (i == 0 || r->pts[i - 1].group != pt->group) &&
+        (rc = weak_accum(vp, s, pt->group, &r->accum[pt->group])) < 0)
+      return rc;
+    if ((rc = set_group(vp, s, pt->group)) < 0 || (rc = set_nodes(vp, pt->nodes)) < 0) return rc;
+    if ((rc = pf_opts_scenario(vp, &r->scs[i])) < 0) return rc;
+    if (r->weak && r->accum[pt->group] > 0) { r->scs[i].plan.gbs = 0; r->scs[i].plan.grad_accum = r->accum[pt->group]; }
+    r->items[i].sc = &r->scs[i];
+  }
+  return 0;
+}
+
+/* Predict every point: as given, or with the split tuned at each (--tune-each). */
+static int sweep_predict(const pf_optvals *vp, sweep_run *r) {
+  int rc = 0;
+  pf_scenario *scs = r->scs;
+  if (!pf_opts_get(vp, "tune-each")) {
+    pf_progress_begin("sweep", r->mine, false);
+    rc = pf_predict_batch(r->items, (int)r->mine, 0);
+    pf_progress_end();
+    return rc;
+  }
+  static const struct { const char *opt; unsigned bit; } fx[] = {
+      {"tp", PF_FIX_TP}, {"pp", PF_FIX_PP}, {"cp", PF_FIX_CP}, {"mbs", PF_FIX_MBS},
+      {"recompute", PF_FIX_RECOMPUTE}, {"schedule", PF_FIX_SCHEDULE}, {"sp", PF_FIX_SP},
+      {"dist-opt", PF_FIX_DIST_OPT}, {"overlap-grad-reduce", PF_FIX_OVERLAP_GRAD},
+      {"overlap-param-gather", PF_FIX_OVERLAP_PARAM}};
+  unsigned fixed = 0;
+  for (size_t f = 0; f < sizeof fx / sizeof *fx; f++)
+    if (pf_opts_get(vp, fx[f].opt)) fixed |= fx[f].bit;
+  for (long i = 0; i < r->mine && rc == 0; i++) {
+    if (scs[i].plan.gbs <= 0 && !r->weak) return pf_error_set(PF_EINVAL, "--tune-each needs --gbs");
+    if (r->weak && scs[i].plan.gbs <= 0) { /* weak: the global batch follows the tuned DP; keep the first plan's */
+      pf_scenario t = scs[i];
+      if (pf_plan_check(&t) == 0) scs[i].plan.gbs = t.plan.gbs;
+      scs[i].plan.grad_accum = 0;
+    }
+    if (scs[i].gpus <= 0) scs[i].gpus = scs[i].nodes * scs[i].machine.gpus_per_node;
+    rc = tune_point(&scs[i], fixed, &r->items[i]);
+  }
+  return rc;
+}
+
+/* One row per point: its prediction, or why it has none. */
+static cJSON *sweep_rows(const sweep_run *r) {
+  cJSON *rows = cJSON_CreateArray();
+  for (long i = 0; i < r->mine; i++) {
+    const pf_batch_item *it = &r->items[i];
+    cJSON *row = it->rc < 0 ? failed_row(&r->scs[i], r->pts[i].nodes, it->rc, it->detail, &it->pred)
+                            : pf_report_prediction_json(&r->scs[i], &it->pred);
+    cJSON_AddNumberToObject(row, "index", (double)r->pts[i].index);
+    cJSON_AddNumberToObject(row, "group", (double)r->pts[i].group);
+    cJSON_AddItemToObject(row, "axes", axes_json(&r->s, r->pts[i].group));
+    cJSON_AddItemToArray(rows, row);
+  }
+  return rows;
+}
+
+/* The result as text: a shard (CSV or JSON for `preflight merge`) or the rendered sweep (and its plot).
+ * Takes *rows and ctx (set to NULL when handed on to the document). */
+static int sweep_text(const pf_optvals *vp, const sweep_run *r, pf_format fmt, cJSON **rows, cJSON **ctx,
+                      char **text) {
+  int rc = 0;
+  if (r->nshards > 1 && fmt == PF_FMT_CSV) {
+    char *b = NULL;
+    size_t bl = 0;
+    FILE *f = open_memstream(&b, &bl);
+    if (!f) return pf_error_set(PF_ENOMEM, "out of memory");
+    rc = pf_cli_sweep_raw(f, *ctx, *rows, r->shard, r->nshards);
+    fclose(f);
+    *text = b;
+    if (rc < 0) return rc;
+  } else if (r->nshards > 1) {
+    cJSON *doc = pf_report_root_json();
+    cJSON_AddItemToObject(doc, "sweep", *ctx);
+    *ctx = NULL;
+    cJSON *shd = cJSON_AddObjectToObject(doc, "shard");
+    cJSON_AddNumberToObject(shd, "index", r->shard);
+    cJSON_AddNumberToObject(shd, "count", r->nshards);
+    cJSON_AddItemToObject(doc, "rows", *rows);
+    *rows = NULL;
+    *text = pf_report_json_text(doc);
+  } else {
+    *text = pf_cli_sweep_render(*ctx, *rows, fmt);
+    const char *plot = pf_opts_get(vp, "plot");
+    if (*text && plot && (rc = pf_cli_sweep_plot(*ctx, *rows, pf_opts_get(vp, "measured"), plot)) < 0) return rc;
+  }
+  if (!*text) return pf_error_set(PF_ENOMEM, "out of memory");
+  return 0;
+}
+
+/* After the result: the predictions' warnings on stderr, and the exit of a sweep whose every point failed
+ * (it has no result: exit as the first failure says). */
+static int sweep_finish(const sweep_run *r) {
+  if (r->nshards != 1) return 0;
+  for (long i = 0; i < r->mine; i++) /* diagnostics, not part of the result */
+    for (int w = 0; r->items[i].rc == 0 && w < r->items[i].pred.nwarnings; w++)
+      fprintf(stderr, "preflight sweep: warning: %d nodes: %s\n", r->pts[i].nodes, r->items[i].pred.warnings[w]);
+  if (r->mine == 0) return 0;
+  int any = 0;
+  for (long i = 0; i < r->mine; i++) any |= r->items[i].rc == 0;
+  if (!any)
+    return pf_error_set(r->items[0].rc, "no point of the sweep is a valid plan that fits (first: %s)", r->items[0].detail);
+  return 0;
+}
+
 int pf_cmd_sweep(int argc, char **argv) {
   pf_cli cli;
   int rc = pf_cli_begin(&spec, argc, argv, &cli);
@@ -260,139 +427,27 @@ int pf_cmd_sweep(int argc, char **argv) {
     return pf_cli_end(&cli, pf_cli_fail("sweep", pf_error_set(PF_EINVAL, "--trace writes the timeline of one "
                                                               "prediction: use predict, or tune for its best plan")));
   pf_optvals *vp = &cli.v;
-  space s;
-  memset(&s, 0, sizeof s);
-  pf_format fmt = cli.fmt;
-  int shard = 1, nshards = 1, weak = 0;
-  const char *scaling = pf_opts_get(vp, "scaling"), *sh = pf_opts_get(vp, "shard");
-  point *pts = NULL;
-  pf_scenario *scs = NULL;
-  pf_batch_item *items = NULL;
+  sweep_run r;
+  memset(&r, 0, sizeof r);
   cJSON *rows = NULL, *ctx = NULL;
   char *text = NULL;
-  int *accum = NULL;
-  double minEff = 0;
-  if (!pf_opts_get(vp, "nodes")) { rc = pf_error_set(PF_EINVAL, "--nodes LIST is required"); goto done; }
-  if ((rc = build_space(vp, &s)) < 0) goto done;
-  if (scaling && strcmp(scaling, "weak") != 0 && strcmp(scaling, "strong") != 0) {
-    rc = pf_error_set(PF_EINVAL, "--scaling \"%s\": valid: weak, strong", scaling);
+  if ((rc = sweep_options(vp, cli.fmt, &r)) < 0 || (rc = sweep_points(vp, &r)) < 0 || (rc = sweep_predict(vp, &r)) < 0)
     goto done;
-  }
-  weak = scaling && strcmp(scaling, "weak") == 0;
-  if (sh && (rc = pf_cli_parse_shard(sh, &shard, &nshards)) < 0) goto done;
-  if ((rc = pf_opts_double(vp, "min-efficiency", &minEff)) < 0) goto done;
-  if (minEff < 0 || minEff > 1) { rc = pf_error_set(PF_EINVAL, "--min-efficiency %g: expected 0..1", minEff); goto done; }
-  if (nshards > 1 && fmt == PF_FMT_TABLE) {
-    rc = pf_error_set(PF_EINVAL, "--shard writes a shard for `preflight merge`: add --format json (or csv for very "
-                      "large studies), or -o FILE.json");
-    goto done;
-  }
-  long ngroups = groups_of(&s), npoints = ngroups * s.nn;
-  if (npoints > 100000000L) { rc = pf_error_set(PF_EINVAL, "%ld points: at most 1e8 in one sweep", npoints); goto done; }
-  /* this shard's points */
-  long mine = 0;
-  for (long i = 0; i < npoints; i++) if (i % nshards == shard - 1) mine++;
-  pts = calloc((size_t)(mine ? mine : 1), sizeof *pts);
-  scs = calloc((size_t)(mine ? mine : 1), sizeof *scs);
-  items = calloc((size_t)(mine ? mine : 1), sizeof *items);
-  accum = calloc((size_t)ngroups, sizeof *accum);
-  if (!pts || !scs || !items || !accum) { rc = pf_error_set(PF_ENOMEM, "out of memory"); goto done; }
-  long k = 0;
-  for (long i = 0; i < npoints; i++)
-    if (i % nshards == shard - 1) pts[k++] = (point){i, i / s.nn, s.nodes[i % s.nn]};
-  for (long i = 0; i < mine; i++) {
-    const point *pt = &pts[i];
-    if (weak && (i == 0 || pts[i - 1].group != pt->group) && (rc = weak_accum(vp, &s, pt->group, &accum[pt->group])) < 0)
-      goto done;
-    if ((rc = set_group(vp, &s, pt->group)) < 0 || (rc = set_nodes(vp, pt->nodes)) < 0) goto done;
-    if ((rc = pf_opts_scenario(vp, &scs[i])) < 0) goto done;
-    if (weak && accum[pt->group] > 0) { scs[i].plan.gbs = 0; scs[i].plan.grad_accum = accum[pt->group]; }
-    items[i].sc = &scs[i];
-  }
-  if (pf_opts_get(vp, "tune-each")) {
-    static const struct { const char *opt; unsigned bit; } fx[] = {
-        {"tp", PF_FIX_TP}, {"pp", PF_FIX_PP}, {"cp", PF_FIX_CP}, {"mbs", PF_FIX_MBS},
-        {"recompute", PF_FIX_RECOMPUTE}, {"schedule", PF_FIX_SCHEDULE}, {"sp", PF_FIX_SP},
-        {"dist-opt", PF_FIX_DIST_OPT}, {"overlap-grad-reduce", PF_FIX_OVERLAP_GRAD},
-        {"overlap-param-gather", PF_FIX_OVERLAP_PARAM}};
-    unsigned fixed = 0;
-    for (size_t f = 0; f < sizeof fx / sizeof *fx; f++)
-      if (pf_opts_get(vp, fx[f].opt)) fixed |= fx[f].bit;
-    for (long i = 0; i < mine && rc == 0; i++) {
-      if (scs[i].plan.gbs <= 0 && !weak) { rc = pf_error_set(PF_EINVAL, "--tune-each needs --gbs"); break; }
-      if (weak && scs[i].plan.gbs <= 0) { /* weak: the global batch follows the tuned DP; keep the first plan's */
-        pf_scenario t = scs[i];
-        if (pf_plan_check(&t) == 0) scs[i].plan.gbs = t.plan.gbs;
-        scs[i].plan.grad_accum = 0;
-      }
-      if (scs[i].gpus <= 0) scs[i].gpus = scs[i].nodes * scs[i].machine.gpus_per_node;
-      rc = tune_point(&scs[i], fixed, &items[i]);
-    }
-  } else {
-    pf_progress_begin("sweep", mine, false);
-    rc = pf_predict_batch(items, (int)mine, 0);
-    pf_progress_end();
-  }
-  if (rc < 0) goto done;
-  rows = cJSON_CreateArray();
-  for (long i = 0; i < mine; i++) {
-    cJSON *row = items[i].rc < 0 ? failed_row(&scs[i], pts[i].nodes, items[i].rc, items[i].detail, &items[i].pred)
-                                 : pf_report_prediction_json(&scs[i], &items[i].pred);
-    cJSON_AddNumberToObject(row, "index", (double)pts[i].index);
-    cJSON_AddNumberToObject(row, "group", (double)pts[i].group);
-    cJSON_AddItemToObject(row, "axes", axes_json(&s, pts[i].group));
-    cJSON_AddItemToArray(rows, row);
-  }
+  rows = sweep_rows(&r);
   ctx = cJSON_CreateObject();
   cJSON_AddStringToObject(ctx, "command", "sweep");
-  cJSON_AddStringToObject(ctx, "scaling", weak ? "weak" : "strong");
+  cJSON_AddStringToObject(ctx, "scaling", r.weak ? "weak" : "strong");
   cJSON *axn = cJSON_AddArrayToObject(ctx, "axes");
-  for (int a = 0; a < s.naxes; a++) cJSON_AddItemToArray(axn, cJSON_CreateString(s.ax[a].name));
-  cJSON_AddNumberToObject(ctx, "points", (double)npoints);
-  if (minEff > 0) cJSON_AddNumberToObject(ctx, "min_efficiency", minEff);
-  if (nshards > 1 && fmt == PF_FMT_CSV) {
-    char *b = NULL;
-    size_t bl = 0;
-    FILE *f = open_memstream(&b, &bl);
-    if (!f) { rc = pf_error_set(PF_ENOMEM, "out of memory"); goto done; }
-    rc = pf_cli_sweep_raw(f, ctx, rows, shard, nshards);
-    fclose(f);
-    text = b;
-    if (rc < 0) goto done;
-  } else if (nshards > 1) {
-    cJSON *doc = pf_report_root_json();
-    cJSON_AddItemToObject(doc, "sweep", ctx);
-    ctx = NULL;
-    cJSON *shd = cJSON_AddObjectToObject(doc, "shard");
-    cJSON_AddNumberToObject(shd, "index", shard);
-    cJSON_AddNumberToObject(shd, "count", nshards);
-    cJSON_AddItemToObject(doc, "rows", rows);
-    rows = NULL;
-    text = pf_report_json_text(doc);
-  } else {
-    text = pf_cli_sweep_render(ctx, rows, fmt);
-    const char *plot = pf_opts_get(vp, "plot");
-    if (text && plot && (rc = pf_cli_sweep_plot(ctx, rows, pf_opts_get(vp, "measured"), plot)) < 0) goto done;
-  }
-  if (!text) { rc = pf_error_set(PF_ENOMEM, "out of memory"); goto done; }
+  for (int a = 0; a < r.s.naxes; a++) cJSON_AddItemToArray(axn, cJSON_CreateString(r.s.ax[a].name));
+  cJSON_AddNumberToObject(ctx, "points", (double)r.npoints);
+  if (r.min_eff > 0) cJSON_AddNumberToObject(ctx, "min_efficiency", r.min_eff);
+  if ((rc = sweep_text(vp, &r, cli.fmt, &rows, &ctx, &text)) < 0) goto done;
   rc = pf_cli_emit(&cli, text);
-  for (long i = 0; rc == 0 && nshards == 1 && i < mine; i++) /* diagnostics, not part of the result */
-    for (int w = 0; items[i].rc == 0 && w < items[i].pred.nwarnings; w++)
-      fprintf(stderr, "preflight sweep: warning: %d nodes: %s\n", pts[i].nodes, items[i].pred.warnings[w]);
-  /* a sweep whose every point failed has no result: exit as the first failure says */
-  if (rc == 0 && nshards == 1 && mine > 0) {
-    int any = 0;
-    for (long i = 0; i < mine; i++) any |= items[i].rc == 0;
-    if (!any) rc = pf_error_set(items[0].rc, "no point of the sweep is a valid plan that fits (first: %s)", items[0].detail);
-  }
+  if (rc == 0) rc = sweep_finish(&r);
 done:
   free(text);
   cJSON_Delete(rows);
   cJSON_Delete(ctx);
-  free(pts);
-  free(scs);
-  free(items);
-  free(accum);
-  space_free(&s);
+  sweep_run_free(&r);
   return pf_cli_end(&cli, rc < 0 ? pf_cli_fail("sweep", rc) : 0);
 }

@@ -17,10 +17,14 @@
 #include <string.h>
 
 const pf_opt pf_tune_opts[] = {
-    {"top", "K", "how many configurations to show (default 10); the best 2K are simulated with the engine"},
-    {"objective", "O", "what \"best\" means: time (default) | energy (facility J/iteration) | billing | action (J x s)"},
-    {"shard", "I/N", "evaluate the I-th of N disjoint slices of the plans (JSON for `preflight merge`)"},
-    {NULL, NULL, NULL}};
+    {"top", "K", "how many configurations to show (default 10); the best 2K are simulated with the engine",
+     .type = PF_OPT_INT,
+     .at = PF_AT(pf_tune_config, top), .lo = 1, .hi = 100000},
+    {"objective", "O", "what \"best\" means: time (default) | energy (facility J/iteration) | billing | action (J x s)",
+     .type = PF_OPT_TEXT},
+    {"shard", "I/N", "evaluate the I-th of N disjoint slices of the plans (JSON for `preflight merge`)",
+     .type = PF_OPT_TEXT},
+    PF_OPT_END};
 
 #define EXAMPLES \
     "  preflight tune --machine leonardo-booster --model llama2-13b --nodes 16 --gbs 512\n" \
@@ -137,7 +141,7 @@ int pf_cmd_tune(int argc, char **argv) {
   char *text = NULL;
   const char *s;
   if (!base) return pf_cli_end(&cli, pf_cli_fail("tune", pf_error_set(PF_ENOMEM, "out of memory")));
-  if ((rc = pf_opts_int_range(vp, "top", 1, 100000, &o.top)) < 0 || (rc = pf_opts_scenario(vp, base)) < 0) goto done;
+  if ((rc = pf_opts_fill(vp, pf_tune_opts, 0, &o)) < 0 || (rc = pf_opts_scenario(vp, base)) < 0) goto done;
   if ((s = pf_opts_get(vp, "objective")) && (rc = pf_objective_parse(s, &o.objective)) < 0) goto done;
   if ((s = pf_opts_get(vp, "shard")) && (rc = pf_cli_parse_shard(s, &o.shard, &o.nshards)) < 0) goto done;
   if (o.top < 1) { rc = pf_error_set(PF_EINVAL, "--top must be at least 1"); goto done; }

@@ -1,8 +1,10 @@
 /* options.c - option parsing shared by every command and the command-line
- * prologue (see options.h): the option tables, parse, --help, scenario file,
- * format, output checks before any work, and error reports (JSON on stderr
- * with --format json).  (Typed values and the scenario built from the
- * options: scenario_opts.c.)
+ * prologue (see options.h): argv read by the option engine (core/opts.c)
+ * into (name, value) pairs, --help, scenario files, format, output checks
+ * before any work, and error reports (JSON on stderr with --format json).
+ * (The shared tables: opt_tables.c.  Typed values read from the pairs and the
+ * scenario built from them: scenario_opts.c, which calls this file; this file
+ * calls nothing there.)
  */
 #include "options.h"
 
@@ -15,90 +17,6 @@
 #include <libconfig.h>
 #include <stdlib.h>
 #include <string.h>
-
-const pf_opt pf_scenario_opts[] = {
-    {"machine", "ID|PATH.cfg", "machine id (see `preflight machines`) or a machine file"},
-    {"model", "ID|PATH.cfg", "built-in workload (see `preflight models`) or a layer-list model file (docs/scenario-format.md)"},
-    {"layers", "N", "custom transformer: number of layers"},
-    {"hidden", "N", "custom transformer: hidden size"},
-    {"heads", "N", "custom transformer: attention heads"},
-    {"ffn-hidden", "N", "custom transformer: FFN hidden size (default 4 x hidden, or SwiGLU rule)"},
-    {"kv-heads", "N", "custom transformer: key/value heads (GQA; default = heads)"},
-    {"seq", "N", "sequence length (overrides the model's)"},
-    {"vocab", "N", "vocabulary size"},
-    {"swiglu", NULL, "custom transformer: gated MLP (Llama style)"},
-    {"params", "N", "custom model: parameter count (e.g. 25.6e6)"},
-    {"flops-per-sample", "F", "custom model: forward+backward FLOPs per sample"},
-    {"act-bytes-per-sample", "B", "custom model: activation bytes per sample (optional)"},
-    {"nodes", "N", "number of nodes"},
-    {"gpus", "N", "number of GPUs (logical devices: GCDs on MI250X)"},
-    {"tp", "N", "tensor-parallel size (Megatron --tensor-model-parallel-size)"},
-    {"pp", "N", "pipeline-parallel size"},
-    {"dp", "N", "data-parallel size (derived when absent)"},
-    {"cp", "N", "context-parallel size"},
-    {"mbs", "N", "micro-batch size"},
-    {"gbs", "N", "global batch size"},
-    {"grad-accum", "K", "microbatches per iteration (instead of --gbs)"},
-    {"precision", "P", "fp32|tf32|fp16|bf16|fp8 (default bf16; --precision=help lists)"},
-    {"sp", NULL, "sequence parallelism"},
-    {"dist-opt", NULL, "distributed optimizer (ZeRO-1)"},
-    {"overlap-grad-reduce", NULL, "overlap the DP gradient reduction, bucket by bucket, with the last backward (Megatron)"},
-    {"overlap-param-gather", NULL, "with --dist-opt: overlap the parameter all-gather with the next step's first forward"},
-    {"ddp-bucket-size", "N", "gradient bucket size in parameters (default max(40e6, 1e6 x DP), Megatron's)"},
-    {"recompute", "MODE", "activation recomputation: none|selective|full"},
-    {"schedule", "S", "pipeline schedule: 1f1b|interleaved:V|gpipe"},
-    {"flash-attn", NULL, "FlashAttention-style fused attention"},
-    {"tp-across-nodes", NULL, "allow TP groups to span nodes"},
-    {"calibration", "FILE.json", "overlay measured rates (preflight calibrate or validate --fit)"},
-    {"force-calibration", NULL, "apply --calibration even when it was measured or fitted on another machine"},
-    {"host-overhead", "MODE", "kernel dispatch: auto|eager|graphs|compiled (default auto: the framework's usual mode)"},
-    {"framework", "F", "training framework: auto|megatron|pytorch|tensorflow (default auto)"},
-    {"input-rate", "RATE", "input pipeline: what one node's storage and loaders deliver, e.g. \"2 GB/s\" (default off)"},
-    {"input-sample-time", "TIME", "input pipeline: one GPU's loader time per sample (decode, augment), e.g. \"2 ms\" (default off)"},
-    {"sample-bytes", "BYTES", "input bytes per sample for --input-rate (default the model's, e.g. 3.7 MB for maelstrom-ap1-unet)"},
-    {"engine", "E", "pipeline engine: simgrid (default) | full | analytic"},
-    {"coll-algo", "A", "DP collective algorithm: auto (the library's tuner)|best|an algorithm (--coll-algo=help lists them)"},
-    {"collective", "A", "alias of --coll-algo"},
-    {"coll-proto", "P", "collective protocol: auto|LL|LL128|Simple (default auto: the library's tuner)"},
-    {"placement", "P", "node allocation: contiguous (default) | scattered (seeded draw over the partition, --seed)"},
-    {"rank-order", "O", "rank order: tp-cp-dp-pp (Megatron's default) | tp-cp-pp-dp (--use-tp-pp-dp-mapping)"},
-    {"tp-comm-overlap", NULL, "with --sp: overlap TP all-gather/reduce-scatter with GEMMs (Megatron/TE --tp-comm-overlap)"},
-    {"seed", "N", "seed for randomness (printed in JSON)"},
-    {"trace", "FILE.json", "write a Chrome/Perfetto trace of the iteration"},
-    {"power-cap", "W", "power cap per device, with its package share (e.g. 500 W; default the device's): above it the clock falls"},
-    {"train-iters", "N", "iterations of the run (Megatron --train-iters): energy per run next to per iteration"},
-    {NULL, NULL, NULL}};
-
-/* `preflight collective` (cmd_collective.c): nccl-tests' names where it has one */
-const pf_opt pf_collective_opts[] = {
-    {"machine", "ID|PATH.cfg", "machine id (see `preflight machines`) or a machine file"},
-    {"op", "OP", "all_reduce (default) | all_gather | reduce_scatter | alltoall | sendrecv"},
-    {"nodes", "LIST", "node counts, e.g. 1 or 2,16,128 (default 1)"},
-    {"gpus-per-node", "K", "ranks per node (default: every GPU of a node)"},
-    {"b", "SIZE", "smallest size in bytes, nccl-tests' -b (K, M, G = 2^10, 2^20, 2^30; default 8)"},
-    {"e", "SIZE", "largest size, nccl-tests' -e (default 128M)"},
-    {"f", "F", "size factor between rows, nccl-tests' -f (default 2)"},
-    {"datatype", "T", "float (default) | half | bfloat16 | double: element size for the count column"},
-    {"coll-algo", "A", "auto (the library's tuner, default) | best | an algorithm (--coll-algo=help lists them)"},
-    {"coll-proto", "P", "auto (default) | LL | LL128 | Simple"},
-    {"placement", "P", "node allocation: contiguous (default) | scattered (seeded draw over the partition)"},
-    {"seed", "N", "seed of the scattered placement (default 1)"},
-    {"calibration", "FILE.json", "overlay measured collectives (preflight calibrate --collectives) on the links"},
-    {NULL, NULL, NULL}};
-
-const pf_opt pf_output_opts[] = {
-    {"format", "F", "output: table|json|csv (default table, or from -o's suffix); errors as JSON on stderr with json"},
-    {"o", "FILE", "write the result to FILE (checked first; replaced atomically; - is stdout)"},
-    {"lenient", NULL, "unknown keys in machine, device and scenario files are warnings, not errors"},
-    {"help", NULL, "this help"},
-    {NULL, NULL, NULL}};
-
-static const pf_opt *find(const pf_opt *const *tables, const char *name) {
-  for (int t = 0; tables[t]; t++)
-    for (const pf_opt *o = tables[t]; o->name; o++)
-      if (strcmp(o->name, name) == 0) return o;
-  return NULL;
-}
 
 int pf_opts_add(pf_optvals *v, const char *name, const char *value, const char *source) {
   if (v->n >= PF_MAXVALS) return pf_error_set(PF_EINVAL, "too many options");
@@ -121,41 +39,27 @@ static const char *closest_option(const pf_opt *const *tables, const char *name)
 }
 
 int pf_opts_parse(int argc, char **argv, const pf_opt *const *tables, pf_optvals *v) {
-  for (int i = 0; i < argc; i++) {
+  for (int i = 0; i < argc;) {
     const char *a = argv[i];
-    if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) { v->help = true; continue; }
-    if (a[0] != '-' || strcmp(a, "-") == 0) {
+    if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) { v->help = true; i++; continue; }
+    pf_opts_arg arg;
+    switch (pf_opts_next(argc, argv, &i, tables, &arg)) {
+    case PF_OPTS_OK: break;
+    case PF_OPTS_UNKNOWN: {
+      const char *near = arg.is_short ? NULL : closest_option(tables, arg.name);
+      if (near) return pf_error_set(PF_EINVAL, "unknown option \"%s\"; did you mean --%s? (see --help)", a, near);
+      return pf_error_set(PF_EINVAL, "unknown option \"%s\" (see --help)", a);
+    }
+    case PF_OPTS_NAME_TOO_LONG: return pf_error_set(PF_EINVAL, "unknown option \"%s\"", a);
+    case PF_OPTS_TAKES_NO_VALUE: return pf_error_set(PF_EINVAL, "option --%s takes no value", arg.name);
+    case PF_OPTS_NEEDS_VALUE: return pf_error_set(PF_EINVAL, "option %s needs a value (%s)", a, arg.opt->arg);
+    }
+    if (!arg.opt) { /* an argument: a scenario file, a machine id, shard files */
       if (v->npositional >= PF_MAXPOSITIONAL) return pf_error_set(PF_EINVAL, "too many arguments at \"%s\"", a);
       v->positional[v->npositional++] = a;
       continue;
     }
-    char name[64];
-    const char *val = NULL;
-    if (a[1] != '-') { /* short options: one letter that a table names (-o, collective's -b -e -f) */
-      if (strlen(a) != 2 || !find(tables, a + 1)) return pf_error_set(PF_EINVAL, "unknown option \"%s\" (see --help)", a);
-      snprintf(name, sizeof name, "%s", a + 1);
-    } else {
-      const char *eq = strchr(a + 2, '=');
-      size_t len = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
-      if (len >= sizeof name) return pf_error_set(PF_EINVAL, "unknown option \"%s\"", a);
-      memcpy(name, a + 2, len);
-      name[len] = '\0';
-      if (eq) val = eq + 1;
-    }
-    const pf_opt *o = find(tables, name);
-    if (!o) {
-      const char *near = closest_option(tables, name);
-      if (near) return pf_error_set(PF_EINVAL, "unknown option \"%s\"; did you mean --%s? (see --help)", a, near);
-      return pf_error_set(PF_EINVAL, "unknown option \"%s\" (see --help)", a);
-    }
-    if (o->arg == NULL) {
-      if (val) return pf_error_set(PF_EINVAL, "option --%s takes no value", name);
-      val = "1";
-    } else if (!val) {
-      if (i + 1 >= argc) return pf_error_set(PF_EINVAL, "option %s needs a value (%s)", a, o->arg);
-      val = argv[++i];
-    }
-    int rc = pf_opts_add(v, o->name, val, "command line");
+    int rc = pf_opts_add(v, arg.opt->name, arg.value ? arg.value : "1", "command line");
     if (rc < 0) return rc;
   }
   return 0;
@@ -183,7 +87,7 @@ int pf_opts_set_from(pf_optvals *v, const char *name, const char *value, const c
 
 const pf_opt *pf_opts_find_scenario(const char *name) {
   const pf_opt *const t[] = {pf_scenario_opts, NULL};
-  return find(t, name);
+  return pf_opt_find(t, name);
 }
 
 void pf_opts_free(pf_optvals *v) {
@@ -227,8 +131,8 @@ int pf_opts_load_scenario(const char *path, const pf_opt *const *tables, pf_optv
     snprintf(name, sizeof name, "%s", config_setting_name(s));
     for (char *c = name; *c; c++) if (*c == '_') *c = '-';
     snprintf(src, sizeof src, "%s:%d", path, config_setting_source_line(s));
-    const pf_opt *o = find(tables, name);
-    if (!o && find(other_commands, name)) continue; /* e.g. a sweep axis read by predict */
+    const pf_opt *o = pf_opt_find(tables, name);
+    if (!o && pf_opt_find(other_commands, name)) continue; /* e.g. a sweep axis read by predict */
     if (!o || strcmp(name, "o") == 0 || strcmp(name, "help") == 0 || strcmp(name, "lenient") == 0) {
       const char *near = closest_option(tables, name);
       char hint[96] = "";
@@ -297,13 +201,9 @@ int pf_opts_load_scenario(const char *path, const pf_opt *const *tables, pf_optv
   return 0;
 }
 
-int pf_opts_scenario_file(const char *path, pf_scenario *sc) {
-  pf_optvals v = {0};
+int pf_opts_load_scenario_file(const char *path, pf_optvals *v) {
   const pf_opt *const tables[] = {pf_scenario_opts, pf_output_opts, NULL};
-  int rc = pf_opts_load_scenario(path, tables, &v);
-  if (!rc) rc = pf_opts_scenario(&v, sc);
-  pf_opts_free(&v);
-  return rc;
+  return pf_opts_load_scenario(path, tables, v);
 }
 
 /* The format a name asks for: -1 when unknown. */
@@ -337,13 +237,7 @@ int pf_opts_format(const pf_optvals *v, bool markdown, pf_format *fmt) {
 
 void pf_opts_help(FILE *f, const char *usage, const pf_opt *const *tables, const char *examples) {
   fprintf(f, "%s\n\nOptions:\n", usage);
-  for (int t = 0; tables[t]; t++)
-    for (const pf_opt *o = tables[t]; o->name; o++) {
-      char left[64];
-      if (strlen(o->name) == 1) snprintf(left, sizeof left, "-%s %s", o->name, o->arg ? o->arg : "");
-      else snprintf(left, sizeof left, "--%s%s%s", o->name, o->arg ? " " : "", o->arg ? o->arg : "");
-      fprintf(f, "  %-30s %s\n", left, o->help);
-    }
+  pf_opts_print(f, tables, 30, 1);
   if (examples) fprintf(f, "\nExamples:\n%s", examples);
 }
 

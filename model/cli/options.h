@@ -1,11 +1,15 @@
-/* options.h - one option table drives parsing, scenario files and --help;
- * one prologue (pf_cli_begin) starts every sub-command.
+/* options.h - `preflight`'s options: one typed table per command drives
+ * parsing, scenario files, the values' types and ranges and --help
+ * (core/opts.h, the engine the calibration executables use too); one
+ * prologue (pf_cli_begin) starts every sub-command.
  *
  * Options are collected as (name, value) pairs; a scenario file (libconfig)
  * contributes the same pairs from its keys first, so the command line
- * overrides the file.  Each command then reads the pairs it knows.  Numbers
- * are checked where they are read (pf_opts_int_range, pf_opts_num_range):
- * finite, inside the option's range, with the option or file:line named.
+ * overrides the file, and a sweep sets them point by point.  Each command
+ * then reads the pairs it knows: pf_opts_fill stores every entry that has a
+ * destination, converted and checked by its type (finite, inside the
+ * option's range), pf_opts_int_range and friends read one by name; messages
+ * name the option or the scenario file's file:line.
  */
 #ifndef PREFLIGHT_CLI_OPTIONS_H
 #define PREFLIGHT_CLI_OPTIONS_H
@@ -14,12 +18,6 @@
 #include "job/job.h"
 #include <stdbool.h>
 #include <stdio.h>
-
-typedef struct pf_opt {
-  const char *name;  /* long name without dashes; "o" for -o */
-  const char *arg;   /* argument placeholder, NULL for flags */
-  const char *help;
-} pf_opt;
 
 #define PF_MAXVALS 96
 #define PF_MAXPOSITIONAL 4096 /* `preflight merge` takes every shard file of a study */
@@ -33,7 +31,10 @@ typedef struct pf_optvals {
   bool help;
 } pf_optvals;
 
-extern const pf_opt pf_scenario_opts[]; /* shared by predict, sweep, ... (NULL-terminated) */
+/* The shared tables (opt_tables.c). */
+extern const pf_opt pf_scenario_opts[]; /* shared by predict, sweep, ...; destinations in pf_scenario */
+/* The groups of pf_scenario_opts: the steps of pf_opts_scenario that fill them, in this order. */
+enum { PF_SCG_CUSTOM = 1, PF_SCG_SHAPE, PF_SCG_PLAN, PF_SCG_RUN };
 extern const pf_opt pf_output_opts[]; /* --format, -o, --lenient, --help: every command */
 /* Each command's own options; a scenario file may hold any of them, and a
  * command skips the settings that belong to another one. */
@@ -58,6 +59,8 @@ const char *pf_opts_source(const pf_optvals *v, const char *name);
 /* Read a scenario file's settings as option pairs placed before the command
  * line's, so the command line overrides them. */
 int pf_opts_load_scenario(const char *path, const pf_opt *const *tables, pf_optvals *v);
+/* The settings of a scenario file on its own (scenario and output options). */
+int pf_opts_load_scenario_file(const char *path, pf_optvals *v);
 
 /* Build a scenario from the pairs: machine, model or custom shape, plan. */
 int pf_opts_scenario(const pf_optvals *v, pf_scenario *sc);
@@ -67,6 +70,12 @@ int pf_opts_scenario_file(const char *path, pf_scenario *sc);
 
 /* Append a (name, value) pair (value copied); source says where it came from. */
 int pf_opts_add(pf_optvals *v, const char *name, const char *value, const char *source);
+
+/* Store every entry of table in group (0: every group) that has a destination
+ * and a value in v into base, converted and checked as its type says (an
+ * alias before the entry it stands for).  Returns 0, or the first error,
+ * naming the option, or file:line of the scenario file it came from. */
+int pf_opts_fill(const pf_optvals *v, const pf_opt *table, int group, void *base);
 
 /* Integer / double option with strict parsing; returns 0 if absent (leaves
  * *out), 1 if read, or PF_EINVAL / PF_EPARSE naming the option (or file:line

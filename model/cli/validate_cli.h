@@ -1,9 +1,11 @@
 /* validate_cli.h - the command line's side of validation: how a row becomes a
- * scenario (validate_rows.c) and the per-machine fit (validate_fit.c). */
+ * scenario (validate_rows.c), the per-machine fit (validate_fit.c) and a
+ * Megatron-LM log (validate_megatron.c). */
 #ifndef PREFLIGHT_CLI_VALIDATE_H
 #define PREFLIGHT_CLI_VALIDATE_H
 
 #include "options.h"
+#include "validate_out.h"
 
 #include "study/study.h"
 
@@ -22,5 +24,15 @@ pf_validate_opts pf_cli_validate_opts(const pf_optvals *cli, pf_vrow_defaults *d
 /* validate --fit RUNS.csv: one fit per machine (or --fit-group COLUMN); the
  * report in fmt on standard output, the overlays to -o. */
 int pf_cli_validate_fit(pf_cli *cli, const char *path, pf_format fmt);
+
+/* validate --megatron-log FILE: the log's iterations against the prediction
+ * for its configuration (its argument dump, then scen: the scenario options
+ * given).  Returns the exit status (errors reported). */
+int pf_cli_validate_megatron(pf_cli *cli, const pf_optvals *scen, const char *path);
+
+/* --max-error P (cmd_validate.c): *status 1 when the median absolute error of
+ * s exceeds P percent or no row was predicted (said on stderr).  Returns 0 or
+ * the option's error. */
+int pf_cli_check_max_error(const pf_optvals *v, const pf_vsum *s, int *status);
 
 #endif

@@ -121,6 +121,114 @@ static cJSON *fit_json(const pf_fit_result *fr, const char *group, pf_vstats bef
   return fo;
 }
 
+/* --loo configuration|machine or --no-loo, checked against the grouping column. */
+static int loo_option(const pf_optvals *v, const char *col, pf_loo *loo) {
+  const char *by = pf_opts_get(v, "loo");
+  *loo = pf_opts_get(v, "no-loo")          ? PF_LOO_NONE
+         : by && !strcmp(by, "machine") ? PF_LOO_MACHINE
+                                        : PF_LOO_CONFIG;
+  if (by && strcmp(by, "machine") && strcmp(by, "configuration"))
+    return pf_error_set(PF_EINVAL, "--loo: \"%s\" is not configuration or machine", by);
+  if (by && pf_opts_get(v, "no-loo")) return pf_error_set(PF_EINVAL, "--loo and --no-loo: give one");
+  if (*loo == PF_LOO_MACHINE && !strcmp(col, "machine"))
+    return pf_error_set(PF_EINVAL, "--loo machine: each fit holds one machine (--fit-group machine, the default); give "
+                        "--fit-group all (one fit over every machine) or another column");
+  return 0;
+}
+
+/* The groups (values of col), in order of first appearance among the rows a fit can use; how many. */
+static int group_keys(const pf_vset *s, const char *col, const char **groups, int max) {
+  bool any_fit = false;
+  for (int i = 0; i < s->n; i++) any_fit |= !strcmp(s->rows[i].use, "fit");
+  int ng = 0;
+  for (int i = 0; i < s->n && ng < max; i++) {
+    if (!pf_fit_row_usable(&s->rows[i], any_fit)) continue;
+    const char *k = key_of(&s->rows[i], col);
+    bool seen = false;
+    for (int j = 0; j < ng; j++) seen |= !strcmp(groups[j], k);
+    if (!seen) groups[ng++] = k;
+  }
+  return ng;
+}
+
+/* One --fit run: its options, groups and reports. */
+typedef struct {
+  pf_cli *cli;
+  const char *path, *col, *out; /* out: -o, the overlay (NULL: none) */
+  pf_format fmt;
+  pf_loo loo;
+  const char *groups[256];
+  int ng;
+  FILE *f;                      /* the text report */
+  cJSON *head, *fits;           /* the JSON report (fmt json) */
+  pf_vset all;                  /* every group's rows, with bands and leave-one-out values */
+} fit_run;
+
+/* Fit group gi; its overlay to -o, its report, its rows into r->all.  Returns the exit status. */
+static int fit_one(fit_run *r, const pf_vset *s, const pf_validate_opts *o, int gi) {
+  pf_vset sub;
+  pf_fit_result fr;
+  pf_vstats before, after;
+  const char *g = r->groups[gi];
+  fprintf(stderr, "preflight validate: fitting %s, %s %s ...\n", r->path, r->col, g);
+  int rc = fit_group(s, r->col, g, o, r->loo, &sub, &fr, &before, &after);
+  if (rc < 0) { pf_vset_free(&sub); return pf_cli_fail("validate", rc); }
+  char machines[512] = "", opath[PF_PATH_MAX + 64] = "";
+  for (int i = 0; i < sub.n; i++) {
+    if (sub.rows[i].group < 0 || strstr(machines, sub.rows[i].machine)) continue;
+    if (machines[0]) strncat(machines, ",", sizeof machines - strlen(machines) - 1);
+    strncat(machines, sub.rows[i].machine, sizeof machines - strlen(machines) - 1);
+  }
+  if (r->out) { /* one group: -o as checked before the work; several: FILE.GROUP.json beside it */
+    overlay_path(r->out, g, r->ng, opath, sizeof opath);
+    char *overlay = pf_fit_json(&fr, r->path, machines);
+    rc = !overlay ? pf_error_set(PF_ENOMEM, "out of memory")
+         : r->ng == 1 ? pf_cli_emit(r->cli, overlay) : pf_write_file_atomic(opath, overlay);
+    free(overlay);
+    if (rc < 0) { pf_vset_free(&sub); return pf_cli_fail("validate", rc); }
+  }
+  if (r->fits) cJSON_AddItemToArray(r->fits, fit_json(&fr, g, before, after, r->out ? opath : NULL));
+  else if (r->fmt != PF_FMT_CSV) fit_text(r->f, r->path, g, &fr, before, after, r->out ? opath : NULL);
+  for (int i = 0; i < sub.n; i++) r->all.rows[r->all.n++] = sub.rows[i];
+  pf_vset_free(&sub);
+  return 0;
+}
+
+/* With several groups: every group's left-out judged rows together. */
+static void loo_all_groups(fit_run *r) {
+  const pf_vset *all = &r->all;
+  double *x = malloc((size_t)(all->n ? all->n : 1) * sizeof *x);
+  int nx = 0;
+  for (int i = 0; x && i < all->n; i++)
+    if (!isnan(all->rows[i].loo_error) && pf_vrow_judged(&all->rows[i])) x[nx++] = 100 * fabs(all->rows[i].loo_error);
+  if (nx > 0) {
+    pf_vstats t = pf_vstats_of(x, nx);
+    if (r->head) {
+      cJSON *l = pf_vstats_json(t);
+      cJSON_AddStringToObject(l, "by", pf_loo_name(r->loo));
+      cJSON_AddItemToObject(r->head, "leave_one_out_all_groups", l);
+    } else if (r->fmt != PF_FMT_CSV) {
+      fprintf(r->f, "leave-one-%s-out, the %d fits' rows together (regression rows not judged): median |error| %.1f %%, "
+              "mean %.1f %%, max %.1f %% over %d rows\n\n",
+              pf_loo_name(r->loo), r->ng, t.median_abs_pct, t.mean_abs_pct, t.max_abs_pct, t.n);
+    }
+  }
+  free(x);
+}
+
+/* The rows of every group, in one report after the fits' (takes r->head).  Returns the exit status. */
+static int rows_report(fit_run *r) {
+  fflush(r->f);
+  pf_vemit e;
+  int rc = pf_vemit_begin(&e, r->f, r->fmt, r->path, !pf_opts_get(&r->cli->v, "summary-only"), true, r->head);
+  r->head = NULL;
+  for (int i = 0; i < r->all.n && rc == 0; i++) rc = pf_vemit_row(&e, &r->all.rows[i]);
+  if (rc == 0) rc = pf_vemit_end(&e);
+  else pf_vemit_abort(&e);
+  pf_vsum_free(&e.sum);
+  return rc < 0 ? pf_cli_fail("validate", rc) : 0;
+}
+
 int pf_cli_validate_fit(pf_cli *cli, const char *path, pf_format fmt) {
   const pf_optvals *v = &cli->v;
   pf_vset s;
@@ -129,117 +237,42 @@ int pf_cli_validate_fit(pf_cli *cli, const char *path, pf_format fmt) {
   if (rc < 0) return pf_cli_fail("validate", rc);
   pf_vrow_defaults d;
   pf_validate_opts o = pf_cli_validate_opts(v, &d, path);
-  const char *col = pf_opts_get(v, "fit-group");
-  if (!col) col = "machine";
-  const char *out = pf_opts_get(v, "o");
-  const char *by = pf_opts_get(v, "loo");
-  pf_loo loo = pf_opts_get(v, "no-loo")          ? PF_LOO_NONE
-               : by && !strcmp(by, "machine") ? PF_LOO_MACHINE
-                                              : PF_LOO_CONFIG;
-  if (by && strcmp(by, "machine") && strcmp(by, "configuration"))
-    rc = pf_error_set(PF_EINVAL, "--loo: \"%s\" is not configuration or machine", by);
-  else if (by && pf_opts_get(v, "no-loo")) rc = pf_error_set(PF_EINVAL, "--loo and --no-loo: give one");
-  else if (loo == PF_LOO_MACHINE && !strcmp(col, "machine"))
-    rc = pf_error_set(PF_EINVAL, "--loo machine: each fit holds one machine (--fit-group machine, the default); give "
-                      "--fit-group all (one fit over every machine) or another column");
-  if (rc < 0) { pf_vset_free(&s); return pf_cli_fail("validate", rc); }
+  fit_run r = {.cli = cli, .path = path, .col = pf_opts_get(v, "fit-group"), .out = pf_opts_get(v, "o"), .fmt = fmt};
+  if (!r.col) r.col = "machine";
+  if ((rc = loo_option(v, r.col, &r.loo)) < 0) { pf_vset_free(&s); return pf_cli_fail("validate", rc); }
   pf_progress_begin("validate --fit", 0, false);
   rc = pf_validate_run(&s, &o);
   pf_progress_end();
   if (rc < 0) { pf_vset_free(&s); return pf_cli_fail("validate", rc); }
-  /* the groups, in order of first appearance among the rows a fit can use */
-  bool any_fit = false;
-  for (int i = 0; i < s.n; i++) any_fit |= !strcmp(s.rows[i].use, "fit");
-  const char *groups[256];
-  int ng = 0;
-  for (int i = 0; i < s.n && ng < 256; i++) {
-    if (!pf_fit_row_usable(&s.rows[i], any_fit)) continue;
-    const char *k = key_of(&s.rows[i], col);
-    bool seen = false;
-    for (int j = 0; j < ng; j++) seen |= !strcmp(groups[j], k);
-    if (!seen) groups[ng++] = k;
-  }
-  if (ng == 0) {
+  r.ng = group_keys(&s, r.col, r.groups, 256);
+  if (r.ng == 0) {
     pf_vset_free(&s);
     return pf_cli_fail("validate", pf_error_set(PF_EINVAL, "%s: no row a fit can use (exact time or throughput rows, "
                                                 "use = fit where any row says so)", path));
   }
   /* fit each group; its rows (with bands and leave-one-out values) replace the file's */
-  pf_vset all = s;
-  all.n = 0;
-  all.rows = calloc((size_t)(s.n ? s.n : 1), sizeof *all.rows);
+  r.all = s;
+  r.all.n = 0;
+  r.all.rows = calloc((size_t)(s.n ? s.n : 1), sizeof *r.all.rows);
   char *text = NULL;
   size_t len = 0;
-  FILE *f = all.rows ? open_memstream(&text, &len) : NULL;
-  cJSON *head = fmt == PF_FMT_JSON ? pf_report_root_json() : NULL, *fits = NULL;
-  if (head) {
-    cJSON_AddStringToObject(head, "file", path);
-    cJSON_AddStringToObject(head, "fit_group", col);
-    fits = cJSON_AddArrayToObject(head, "fits");
+  r.f = r.all.rows ? open_memstream(&text, &len) : NULL;
+  r.head = fmt == PF_FMT_JSON ? pf_report_root_json() : NULL;
+  if (r.head) {
+    cJSON_AddStringToObject(r.head, "file", path);
+    cJSON_AddStringToObject(r.head, "fit_group", r.col);
+    r.fits = cJSON_AddArrayToObject(r.head, "fits");
   }
-  int status = f ? 0 : pf_cli_fail("validate", pf_error_set(PF_ENOMEM, "out of memory"));
-  for (int gi = 0; gi < ng && status == 0; gi++) {
-    pf_vset sub;
-    pf_fit_result fr;
-    pf_vstats before, after;
-    fprintf(stderr, "preflight validate: fitting %s, %s %s ...\n", path, col, groups[gi]);
-    rc = fit_group(&s, col, groups[gi], &o, loo, &sub, &fr, &before, &after);
-    if (rc < 0) { status = pf_cli_fail("validate", rc); pf_vset_free(&sub); break; }
-    char machines[512] = "", opath[PF_PATH_MAX + 64] = "";
-    for (int i = 0; i < sub.n; i++) {
-      if (sub.rows[i].group < 0 || strstr(machines, sub.rows[i].machine)) continue;
-      if (machines[0]) strncat(machines, ",", sizeof machines - strlen(machines) - 1);
-      strncat(machines, sub.rows[i].machine, sizeof machines - strlen(machines) - 1);
-    }
-    if (out) { /* one group: -o as checked before the work; several: FILE.GROUP.json beside it */
-      overlay_path(out, groups[gi], ng, opath, sizeof opath);
-      char *overlay = pf_fit_json(&fr, path, machines);
-      rc = !overlay ? pf_error_set(PF_ENOMEM, "out of memory")
-           : ng == 1 ? pf_cli_emit(cli, overlay) : pf_write_file_atomic(opath, overlay);
-      free(overlay);
-      if (rc < 0) { status = pf_cli_fail("validate", rc); pf_vset_free(&sub); break; }
-    }
-    if (fits) cJSON_AddItemToArray(fits, fit_json(&fr, groups[gi], before, after, out ? opath : NULL));
-    else if (fmt != PF_FMT_CSV) fit_text(f, path, groups[gi], &fr, before, after, out ? opath : NULL);
-    for (int i = 0; i < sub.n; i++) all.rows[all.n++] = sub.rows[i];
-    pf_vset_free(&sub);
-  }
-  if (status == 0 && ng > 1 && loo != PF_LOO_NONE) { /* every group's left-out judged rows together */
-    double *x = malloc((size_t)(all.n ? all.n : 1) * sizeof *x);
-    int nx = 0;
-    for (int i = 0; x && i < all.n; i++)
-      if (!isnan(all.rows[i].loo_error) && pf_vrow_judged(&all.rows[i])) x[nx++] = 100 * fabs(all.rows[i].loo_error);
-    if (nx > 0) {
-      pf_vstats t = pf_vstats_of(x, nx);
-      if (head) {
-        cJSON *l = pf_vstats_json(t);
-        cJSON_AddStringToObject(l, "by", pf_loo_name(loo));
-        cJSON_AddItemToObject(head, "leave_one_out_all_groups", l);
-      } else if (fmt != PF_FMT_CSV) {
-        fprintf(f, "leave-one-%s-out, the %d fits' rows together (regression rows not judged): median |error| %.1f %%, "
-                "mean %.1f %%, max %.1f %% over %d rows\n\n",
-                pf_loo_name(loo), ng, t.median_abs_pct, t.mean_abs_pct, t.max_abs_pct, t.n);
-      }
-    }
-    free(x);
-  }
-  if (status == 0) { /* the rows of every group, in one report */
-    fflush(f);
-    pf_vemit e;
-    rc = pf_vemit_begin(&e, f, fmt, path, !pf_opts_get(v, "summary-only"), true, head);
-    head = NULL;
-    for (int i = 0; i < all.n && rc == 0; i++) rc = pf_vemit_row(&e, &all.rows[i]);
-    if (rc == 0) rc = pf_vemit_end(&e);
-    else pf_vemit_abort(&e);
-    pf_vsum_free(&e.sum);
-    if (rc < 0) status = pf_cli_fail("validate", rc);
-  }
-  cJSON_Delete(head);
-  if (f) fclose(f);
+  int status = r.f ? 0 : pf_cli_fail("validate", pf_error_set(PF_ENOMEM, "out of memory"));
+  for (int gi = 0; gi < r.ng && status == 0; gi++) status = fit_one(&r, &s, &o, gi);
+  if (status == 0 && r.ng > 1 && r.loo != PF_LOO_NONE) loo_all_groups(&r);
+  if (status == 0) status = rows_report(&r);
+  cJSON_Delete(r.head);
+  if (r.f) fclose(r.f);
   if (status == 0 && text && (fputs(text, stdout) == EOF || fflush(stdout) != 0))
     status = pf_cli_fail("validate", pf_error_set(PF_EIO, "writing to standard output failed"));
   free(text);
-  free(all.rows);
+  free(r.all.rows);
   pf_vset_free(&s);
   return status;
 }

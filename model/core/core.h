@@ -1,10 +1,11 @@
-/* core/core.h - the public header of module core: the base every module stands on: error codes and messages, unit-strict quantities, checked arithmetic, shared statistics (median, error summaries, scaling efficiency), files read with limits and outputs replaced atomically, signals, the progress bar and the worker processes.
+/* core/core.h - the public header of module core: the base every module stands on: error codes and messages, unit-strict quantities, the typed option table, checked arithmetic, shared statistics (median, error summaries, scaling efficiency), files read with limits and outputs replaced atomically, signals, the progress bar and the worker processes.
  * Other modules include this file only (docs/architecture.md). */
 #ifndef PREFLIGHT_CORE_MODULE_H
 #define PREFLIGHT_CORE_MODULE_H
 
 #include "error.h"
 #include "units.h"
+#include "opts.h"
 #include "checked.h"
 #include "stats.h"
 #include "file.h"

@@ -1,0 +1,225 @@
+/* opt_tables.c - the option tables several commands share (options.h): the
+ * scenario options of predict, sweep, tune, compare, plan and validate (each
+ * with its type, range and place in pf_scenario, which pf_opts_scenario fills
+ * in scenario_opts.c), the options of `preflight collective`, and the output
+ * options of every command; with the readers of the scenario options whose
+ * syntax is their own.  Each command's own options are in its cmd_*.c.
+ */
+#include "options.h"
+
+#include "comm/comm.h"
+#include "core/core.h"
+#include "job/job.h"
+#include "machine/machine.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* ---- readers of the scenario options whose syntax is their own ---- */
+
+/* A parse function of the job, machine or comm module (it names the option in its message) as a table callback. */
+#define PF_PARSE_CALLBACK(cb, fn, T)                                                                   \
+  static int cb(const pf_opt *o, const char *text, void *dest, char *why, size_t len) {                \
+    (void)o, (void)why, (void)len;                                                                     \
+    T x;                                                                                               \
+    int rc = fn(text, &x);                                                                             \
+    if (rc == 0 && dest) *(T *)dest = x;                                                               \
+    return rc;                                                                                         \
+  }
+PF_PARSE_CALLBACK(parse_precision, pf_precision_parse, pf_precision)
+PF_PARSE_CALLBACK(parse_recompute, pf_recompute_parse, pf_recompute)
+PF_PARSE_CALLBACK(parse_coll_algo, pf_coll_algo_parse, pf_coll_algo)
+PF_PARSE_CALLBACK(parse_coll_proto, pf_coll_proto_parse, pf_coll_proto)
+PF_PARSE_CALLBACK(parse_placement, pf_placement_parse, pf_placement)
+PF_PARSE_CALLBACK(parse_rank_order, pf_rank_order_parse, pf_rank_order)
+PF_PARSE_CALLBACK(parse_host_mode, pf_host_mode_parse, pf_host_mode)
+PF_PARSE_CALLBACK(parse_framework, pf_framework_parse, pf_framework)
+
+/* --schedule 1f1b|interleaved:V|gpipe: the schedule and V of the plan (dest: the pf_plan). */
+static int parse_schedule(const pf_opt *o, const char *text, void *dest, char *why, size_t len) {
+  (void)o, (void)why, (void)len;
+  pf_plan p;
+  int rc = pf_schedule_parse(text, &p.schedule, &p.vstages);
+  if (rc == 0 && dest) {
+    ((pf_plan *)dest)->schedule = p.schedule;
+    ((pf_plan *)dest)->vstages = p.vstages;
+  }
+  return rc;
+}
+
+/* A file name into a char[PF_PATH_MAX] of the scenario (--calibration). */
+_Static_assert(sizeof ((pf_scenario *)0)->calibration == PF_PATH_MAX, "--calibration's destination");
+static int copy_path(const pf_opt *o, const char *text, void *dest, char *why, size_t len) {
+  (void)o, (void)why, (void)len;
+  if (dest) snprintf(dest, PF_PATH_MAX, "%s", text);
+  return 0;
+}
+
+/* --power-cap: "500 W", "0.5 kW" or a plain number of watts, 1 W to 5 kW. */
+static int parse_power_cap(const pf_opt *o, const char *text, void *dest, char *why, size_t len) {
+  (void)o;
+  char *end;
+  double cap = strtod(text, &end);
+  if ((end == text || *end) && pf_units_parse(text, PF_UNIT_POWER, &cap) < 0) {
+    snprintf(why, len, "a power such as \"500 W\" or 500 (watts)");
+    return PF_EINVAL;
+  }
+  if (!(cap >= 1 && cap <= 5000)) {
+    snprintf(why, len, "between 1 W and 5 kW per device");
+    return PF_EINVAL;
+  }
+  if (dest) *(double *)dest = cap;
+  return 0;
+}
+
+_Static_assert(sizeof(pf_engine) == sizeof(int), "--engine is a PF_OPT_CHOICE (int)");
+static const pf_opt_choice engines[] = {{"simgrid", PF_ENGINE_DES, false},
+                                        {"des", PF_ENGINE_DES, true},
+                                        {"full", PF_ENGINE_FULL, false},
+                                        {"analytic", PF_ENGINE_ANALYTIC, false},
+                                        {NULL, 0, false}};
+
+/* ---- the tables ---- */
+
+#define SC(member) PF_AT(pf_scenario, member)
+
+/* Ranges: far beyond any model trained so far, and small enough that their
+ * products stay exact (plan.c and workload.c check the products).  Upper
+ * limits of user-given sizes: a thousand times the largest models and runs
+ * published (GPT-4 class ~1.8e12 parameters, ~1e26 FLOPs of training):
+ * 1e15 parameters, 1e21 FLOPs per sample, 1e15 bytes.  machine, model and
+ * swiglu are read by pf_opts_scenario itself (scenario_opts.c). */
+const pf_opt pf_scenario_opts[] = {
+    {"machine", "ID|PATH.cfg", "machine id (see `preflight machines`) or a machine file", .type = PF_OPT_TEXT},
+    {"model", "ID|PATH.cfg", "built-in workload (see `preflight models`) or a layer-list model file (docs/scenario-format.md)",
+     .type = PF_OPT_TEXT},
+    {"layers", "N", "custom transformer: number of layers",
+     .type = PF_OPT_INT, .at = SC(workload.layers), .lo = 1, .hi = 100000, .group = PF_SCG_SHAPE},
+    {"hidden", "N", "custom transformer: hidden size",
+     .type = PF_OPT_INT, .at = SC(workload.hidden), .lo = 1, .hi = 1 << 20, .group = PF_SCG_SHAPE},
+    {"heads", "N", "custom transformer: attention heads",
+     .type = PF_OPT_INT, .at = SC(workload.heads), .lo = 1, .hi = 1 << 16, .group = PF_SCG_SHAPE},
+    {"ffn-hidden", "N", "custom transformer: FFN hidden size (default 4 x hidden, or SwiGLU rule)",
+     .type = PF_OPT_INT, .at = SC(workload.ffn_hidden), .lo = 1, .hi = 1 << 22, .group = PF_SCG_SHAPE},
+    {"kv-heads", "N", "custom transformer: key/value heads (GQA; default = heads)",
+     .type = PF_OPT_INT, .at = SC(workload.kv_heads), .lo = 1, .hi = 1 << 16, .group = PF_SCG_SHAPE},
+    {"seq", "N", "sequence length (overrides the model's)",
+     .type = PF_OPT_INT, .at = SC(workload.seq), .lo = 1, .hi = 1 << 24, .group = PF_SCG_SHAPE},
+    {"vocab", "N", "vocabulary size",
+     .type = PF_OPT_INT, .at = SC(workload.vocab), .lo = 1, .hi = 1 << 24, .group = PF_SCG_SHAPE},
+    {"swiglu", NULL, "custom transformer: gated MLP (Llama style)", .type = PF_OPT_FLAG},
+    {"params", "N", "custom model: parameter count (e.g. 25.6e6)",
+     .type = PF_OPT_NUM, .at = SC(workload.params), .lo = 0, .hi = 1e15, .flags = PF_OPT_LO_OPEN,
+     .group = PF_SCG_CUSTOM},
+    {"flops-per-sample", "F", "custom model: forward+backward FLOPs per sample",
+     .type = PF_OPT_NUM, .at = SC(workload.flops_per_sample), .lo = 0, .hi = 1e21, .flags = PF_OPT_LO_OPEN,
+     .group = PF_SCG_CUSTOM},
+    {"act-bytes-per-sample", "B", "custom model: activation bytes per sample (optional)",
+     .type = PF_OPT_NUM, .at = SC(workload.act_bytes_per_sample), .lo = 0, .hi = 1e15, .group = PF_SCG_CUSTOM},
+    {"nodes", "N", "number of nodes",
+     .type = PF_OPT_INT, .at = SC(nodes), .lo = 1, .hi = 1 << 20, .group = PF_SCG_PLAN},
+    {"gpus", "N", "number of GPUs (logical devices: GCDs on MI250X)",
+     .type = PF_OPT_INT, .at = SC(gpus), .lo = 1, .hi = 1 << 26, .group = PF_SCG_PLAN},
+    {"tp", "N", "tensor-parallel size (Megatron --tensor-model-parallel-size)",
+     .type = PF_OPT_INT, .at = SC(plan.tp), .lo = 1, .hi = 1 << 16, .group = PF_SCG_PLAN},
+    {"pp", "N", "pipeline-parallel size",
+     .type = PF_OPT_INT, .at = SC(plan.pp), .lo = 1, .hi = 1 << 16, .group = PF_SCG_PLAN},
+    {"dp", "N", "data-parallel size (derived when absent)",
+     .type = PF_OPT_INT, .at = SC(plan.dp), .lo = 1, .hi = 1 << 26, .group = PF_SCG_PLAN},
+    {"cp", "N", "context-parallel size",
+     .type = PF_OPT_INT, .at = SC(plan.cp), .lo = 1, .hi = 1 << 16, .group = PF_SCG_PLAN},
+    {"mbs", "N", "micro-batch size",
+     .type = PF_OPT_INT, .at = SC(plan.mbs), .lo = 1, .hi = 1 << 20, .group = PF_SCG_PLAN},
+    {"gbs", "N", "global batch size",
+     .type = PF_OPT_INT, .at = SC(plan.gbs), .lo = 1, .hi = INT_MAX, .group = PF_SCG_PLAN},
+    {"grad-accum", "K", "microbatches per iteration (instead of --gbs)",
+     .type = PF_OPT_INT, .at = SC(plan.grad_accum), .lo = 1, .hi = INT_MAX, .group = PF_SCG_PLAN},
+    {"precision", "P", "fp32|tf32|fp16|bf16|fp8 (default bf16; --precision=help lists)",
+     .type = PF_OPT_CALLBACK, .at = SC(precision), .parse = parse_precision, .group = PF_SCG_PLAN},
+    {"sp", NULL, "sequence parallelism", .type = PF_OPT_FLAG, .at = SC(plan.sp), .group = PF_SCG_RUN},
+    {"dist-opt", NULL, "distributed optimizer (ZeRO-1)",
+     .type = PF_OPT_FLAG, .at = SC(plan.dist_opt), .group = PF_SCG_RUN},
+    {"overlap-grad-reduce", NULL, "overlap the DP gradient reduction, bucket by bucket, with the last backward (Megatron)",
+     .type = PF_OPT_FLAG, .at = SC(plan.overlap_grad_reduce), .group = PF_SCG_RUN},
+    {"overlap-param-gather", NULL, "with --dist-opt: overlap the parameter all-gather with the next step's first forward",
+     .type = PF_OPT_FLAG, .at = SC(plan.overlap_param_gather), .group = PF_SCG_RUN},
+    {"ddp-bucket-size", "N", "gradient bucket size in parameters (default max(40e6, 1e6 x DP), Megatron's)",
+     .type = PF_OPT_NUM, .at = SC(plan.ddp_bucket_size), .lo = 1, .hi = 1e15, .group = PF_SCG_RUN},
+    {"recompute", "MODE", "activation recomputation: none|selective|full",
+     .type = PF_OPT_CALLBACK, .at = SC(plan.recompute), .parse = parse_recompute, .group = PF_SCG_RUN},
+    {"schedule", "S", "pipeline schedule: 1f1b|interleaved:V|gpipe",
+     .type = PF_OPT_CALLBACK, .at = SC(plan), .parse = parse_schedule, .group = PF_SCG_RUN},
+    {"flash-attn", NULL, "FlashAttention-style fused attention",
+     .type = PF_OPT_FLAG, .at = SC(plan.flash_attn), .group = PF_SCG_RUN},
+    {"tp-across-nodes", NULL, "allow TP groups to span nodes",
+     .type = PF_OPT_FLAG, .at = SC(plan.tp_across_nodes), .group = PF_SCG_RUN},
+    {"calibration", "FILE.json", "overlay measured rates (preflight calibrate or validate --fit)",
+     .type = PF_OPT_CALLBACK, .at = SC(calibration), .parse = copy_path, .group = PF_SCG_RUN},
+    {"force-calibration", NULL, "apply --calibration even when it was measured or fitted on another machine",
+     .type = PF_OPT_FLAG, .at = SC(calibration_force), .group = PF_SCG_RUN},
+    {"host-overhead", "MODE", "kernel dispatch: auto|eager|graphs|compiled (default auto: the framework's usual mode)",
+     .type = PF_OPT_CALLBACK, .at = SC(host_mode), .parse = parse_host_mode, .group = PF_SCG_RUN},
+    {"framework", "F", "training framework: auto|megatron|pytorch|tensorflow (default auto)",
+     .type = PF_OPT_CALLBACK, .at = SC(framework), .parse = parse_framework, .group = PF_SCG_RUN},
+    {"input-rate", "RATE", "input pipeline: what one node's storage and loaders deliver, e.g. \"2 GB/s\" (default off)",
+     .type = PF_OPT_QTY, .at = SC(input_rate_Bps), .unit = PF_UNIT_BANDWIDTH, .hi = 1e16, .group = PF_SCG_RUN},
+    {"input-sample-time", "TIME", "input pipeline: one GPU's loader time per sample (decode, augment), e.g. \"2 ms\" (default off)",
+     .type = PF_OPT_QTY, .at = SC(input_sample_s), .unit = PF_UNIT_TIME, .hi = 3600, .group = PF_SCG_RUN},
+    {"sample-bytes", "BYTES", "input bytes per sample for --input-rate (default the model's, e.g. 3.7 MB for maelstrom-ap1-unet)",
+     .type = PF_OPT_QTY, .at = SC(sample_bytes), .unit = PF_UNIT_BYTES, .hi = 1e15, .group = PF_SCG_RUN},
+    {"engine", "E", "pipeline engine: simgrid (default) | full | analytic",
+     .type = PF_OPT_CHOICE, .at = SC(engine), .choices = engines, .group = PF_SCG_RUN},
+    {"coll-algo", "A", "DP collective algorithm: auto (the library's tuner)|best|an algorithm (--coll-algo=help lists them)",
+     .type = PF_OPT_CALLBACK, .at = SC(collective), .parse = parse_coll_algo, .group = PF_SCG_RUN},
+    {"collective", "A", "alias of --coll-algo",
+     .type = PF_OPT_CALLBACK, .at = SC(collective), .parse = parse_coll_algo, .flags = PF_OPT_ALIAS,
+     .group = PF_SCG_RUN},
+    {"coll-proto", "P", "collective protocol: auto|LL|LL128|Simple (default auto: the library's tuner)",
+     .type = PF_OPT_CALLBACK, .at = SC(coll_proto), .parse = parse_coll_proto, .group = PF_SCG_RUN},
+    {"placement", "P", "node allocation: contiguous (default) | scattered (seeded draw over the partition, --seed)",
+     .type = PF_OPT_CALLBACK, .at = SC(placement), .parse = parse_placement, .group = PF_SCG_RUN},
+    {"rank-order", "O", "rank order: tp-cp-dp-pp (Megatron's default) | tp-cp-pp-dp (--use-tp-pp-dp-mapping)",
+     .type = PF_OPT_CALLBACK, .at = SC(plan.rank_order), .parse = parse_rank_order, .group = PF_SCG_RUN},
+    {"tp-comm-overlap", NULL, "with --sp: overlap TP all-gather/reduce-scatter with GEMMs (Megatron/TE --tp-comm-overlap)",
+     .type = PF_OPT_FLAG, .at = SC(plan.tp_comm_overlap), .group = PF_SCG_RUN},
+    {"seed", "N", "seed for randomness (printed in JSON)",
+     .type = PF_OPT_ULONG, .at = SC(seed), .lo = 0, .hi = INT_MAX, .group = PF_SCG_RUN},
+    {"trace", "FILE.json", "write a Chrome/Perfetto trace of the iteration (predict; tune: its best plan)",
+     .type = PF_OPT_TEXT}, /* the command's output, not the scenario's: read with pf_opts_get */
+    {"power-cap", "W", "power cap per device, with its package share (e.g. 500 W; default the device's): above it the clock falls",
+     .type = PF_OPT_CALLBACK, .at = SC(power_cap_W), .parse = parse_power_cap, .group = PF_SCG_RUN},
+    {"train-iters", "N", "iterations of the run (Megatron --train-iters): energy per run next to per iteration",
+     .type = PF_OPT_NUM, .at = SC(train_iters), .lo = 0, .hi = 1e12, .flags = PF_OPT_LO_OPEN, .group = PF_SCG_RUN},
+    PF_OPT_END};
+
+/* `preflight collective` (cmd_collective.c): nccl-tests' names where it has one */
+const pf_opt pf_collective_opts[] = {
+    {"machine", "ID|PATH.cfg", "machine id (see `preflight machines`) or a machine file", .type = PF_OPT_TEXT},
+    {"op", "OP", "all_reduce (default) | all_gather | reduce_scatter | alltoall | sendrecv", .type = PF_OPT_TEXT},
+    {"nodes", "LIST", "node counts, e.g. 1 or 2,16,128 (default 1)", .type = PF_OPT_TEXT},
+    {"gpus-per-node", "K", "ranks per node (default: every GPU of a node)", .type = PF_OPT_TEXT},
+    {"b", "SIZE", "smallest size in bytes, nccl-tests' -b (K, M, G = 2^10, 2^20, 2^30; default 8)",
+     .type = PF_OPT_TEXT},
+    {"e", "SIZE", "largest size, nccl-tests' -e (default 128M)", .type = PF_OPT_TEXT},
+    {"f", "F", "size factor between rows, nccl-tests' -f (default 2)", .type = PF_OPT_TEXT},
+    {"datatype", "T", "float (default) | half | bfloat16 | double: element size for the count column",
+     .type = PF_OPT_TEXT},
+    {"coll-algo", "A", "auto (the library's tuner, default) | best | an algorithm (--coll-algo=help lists them)",
+     .type = PF_OPT_TEXT},
+    {"coll-proto", "P", "auto (default) | LL | LL128 | Simple", .type = PF_OPT_TEXT},
+    {"placement", "P", "node allocation: contiguous (default) | scattered (seeded draw over the partition)",
+     .type = PF_OPT_TEXT},
+    {"seed", "N", "seed of the scattered placement (default 1)", .type = PF_OPT_TEXT},
+    {"calibration", "FILE.json", "overlay measured collectives (preflight calibrate --collectives) on the links",
+     .type = PF_OPT_TEXT},
+    PF_OPT_END};
+
+const pf_opt pf_output_opts[] = {
+    {"format", "F", "output: table|json|csv (default table, or from -o's suffix); errors as JSON on stderr with json",
+     .type = PF_OPT_TEXT},
+    {"o", "FILE", "write the result to FILE (checked first; replaced atomically; - is stdout)", .type = PF_OPT_TEXT},
+    {"lenient", NULL, "unknown keys in machine, device and scenario files are warnings, not errors",
+     .type = PF_OPT_FLAG},
+    {"help", NULL, "this help", .type = PF_OPT_FLAG},
+    PF_OPT_END};
