@@ -50,7 +50,7 @@ typedef struct pf_kernel_env {
 int pf_kernel_cost_eval(const pf_kernel_env *env, const pf_kernel *k, pf_kernel_cost *c);
 
 /* Achievable fraction of the device's dense peak for one GEMM of that shape
- * and layout (table, else the fallback curve; gemm.h).  Convolutions use it
+ * and layout (table, else the fallback curve; machine/gemmtab.h).  Convolutions use it
  * for their implicit GEMM, times the device's conv_eff. */
 double pf_gemm_eff(const pf_device *d, pf_precision p, pf_gemm_layout layout, double m, double n, double k);
 /* Achievable fraction of the dense peak for a fused attention kernel of that

@@ -1,5 +1,5 @@
-/* io.c - reading files with limits, and outputs that never harm a user's
- * file (see io.h).  The one place that renames a file into place.
+/* file.c - reading files with limits, and outputs that never harm a user's
+ * file (see file.h).  The one place that renames a file into place.
  *
  * The temporary file of a replaced output is created beside the target with
  * O_CREAT|O_EXCL under a name registered with interrupt.c first, so a signal
@@ -328,7 +328,7 @@ void pf_output_abort(pf_output *o) {
   drop_tmp(o);
 }
 
-/* The calibration back-ends link io.c without workers.c, so io.c keeps this
+/* The calibration back-ends link file.c without workers.c, so file.c keeps this
  * loop rather than calling pf_write_all (workers.h). */
 static int write_fd(int fd, const void *src, size_t n) {
   const char *p = src;

@@ -1,4 +1,4 @@
-/* io.h - files in and out: reading with size limits, and output that never
+/* file.h - files in and out: reading with size limits, and output that never
  * harms a user's file.
  *
  * Output goes through a pf_output, checked before any work starts

@@ -2,7 +2,7 @@
  * temporary files, leave every output file as it was, exit 130 / 143.
  *
  * Each process keeps two small registries: the temporary files it has created
- * and not yet renamed or removed (io.c), and the worker processes it has
+ * and not yet renamed or removed (file.c), and the worker processes it has
  * forked and not yet reaped (workers.c).  pf_interrupt_install(), called by
  * main() only, sets handlers for SIGINT, SIGTERM and SIGHUP that send SIGTERM
  * to the registered workers, wait for them (at most half a second, then

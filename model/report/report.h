@@ -1,5 +1,5 @@
 /* report.h - results as JSON (schema_version 1), CSV rows and text tables.
- * (Files in and out: io.h; Chrome/Perfetto traces: trace.c.) */
+ * (Files in and out: core/file.h; Chrome/Perfetto traces: trace.c.) */
 #ifndef PREFLIGHT_REPORT_H
 #define PREFLIGHT_REPORT_H
 
