@@ -280,7 +280,7 @@ static int predict_once(pf_scenario *sc, double clock, pf_prediction *out, pf_tr
   memset(out, 0, sizeof *out);
   int rc;
   if (sc->calibration_note[0]) pf_prediction_warn(out, "%s", sc->calibration_note);
-  if ((rc = pf_job_resolve(sc)) < 0) return rc;
+  /* sc is a resolved job (pf_predict_traced checked it): its plan is derived and its constraints hold */
   const pf_plan *p = &sc->plan;
   pf_memory_estimate(sc, &out->memory);
   out->fits = out->memory.total_B <= out->memory.capacity_B;
