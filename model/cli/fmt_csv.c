@@ -2,6 +2,8 @@
  * row, numbers with %.6g, text quoted as RFC 4180 asks (pf_csv_put), one
  * renderer per document kind (formats.h). */
 #include "formats.h"
+#include "plan.h"
+#include "results.h"
 
 #include "core/core.h"
 #include "report/report.h"
@@ -103,4 +105,6 @@ const pf_doc_renderers pf_fmt_csv_renderers = {
     .model = model,
     .tune = tune,
     .collective = collective,
+    .sweep = pf_sweep_csv,
+    .plan = pf_plan_csv,
 };

@@ -3,6 +3,7 @@
  * schema_version alone for the catalogue lists), one renderer per document
  * kind (formats.h).  The prediction's own objects are report's. */
 #include "formats.h"
+#include "plan.h"
 #include "results.h"
 
 #include "core/core.h"
@@ -168,4 +169,6 @@ const pf_doc_renderers pf_fmt_json_renderers = {
     .model = model,
     .tune = tune,
     .collective = collective,
+    .sweep = pf_sweep_json,
+    .plan = pf_plan_json,
 };

@@ -3,6 +3,8 @@
  * (formats.h).  The prediction's own table is report's
  * (pf_report_prediction_table); collective's columns are nccl-tests'. */
 #include "formats.h"
+#include "plan.h"
+#include "results.h"
 
 #include "core/core.h"
 #include "report/report.h"
@@ -136,4 +138,6 @@ const pf_doc_renderers pf_fmt_table_renderers = {
     .model = model,
     .tune = tune,
     .collective = collective,
+    .sweep = pf_sweep_table,
+    .plan = pf_plan_table,
 };

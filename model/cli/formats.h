@@ -63,6 +63,8 @@ typedef struct pf_doc {
   cJSON *items;
 } pf_doc;
 
+struct plan_doc; /* plan.h */
+
 /* One format's renderers, one per document kind; NULL: this format does not write it. */
 typedef struct pf_doc_renderers {
   /* predict: a prediction, or (nofit != NULL) a plan that does not fit and why */
@@ -78,6 +80,10 @@ typedef struct pf_doc_renderers {
   void (*tune)(FILE *f, const cJSON *ctx, const pf_tune_result *r, const pf_tune_config *o);
   /* collective: nccl-tests' columns */
   void (*collective)(FILE *f, const pf_coll_doc *d);
+  /* sweep: ctx the study's description, rows with scaling efficiency added (results.h) */
+  void (*sweep)(FILE *f, const cJSON *ctx, const cJSON *rows);
+  /* plan: the proposal's scales (plan.h); plot: the SVG the Markdown section shows, or NULL */
+  void (*plan)(FILE *f, const struct plan_doc *d, const char *plot);
 } pf_doc_renderers;
 
 /* One row of the format table. */
