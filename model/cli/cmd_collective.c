@@ -24,7 +24,7 @@ static const char *examples =
     "  preflight collective --machine mn5-acc --nodes 2,16,128 --op all_reduce -b 8 -e 8G -f 2\n"
     "  preflight collective --machine lumi-g --nodes 64 --op all_gather --placement scattered --format json\n";
 
-#define MAX_SIZES 128
+#define MAX_SIZES PF_COLL_DOC_MAX_SIZES
 #define MAX_NODES 32
 
 /* A size as nccl-tests reads it (digits with an optional K, M or G: powers of 1024), or a quantity with a unit. */
@@ -49,81 +49,7 @@ static int parse_size(const char *opt, const char *s, double *out) {
 typedef struct dtype { const char *name; double size; } dtype;
 static const dtype dtypes[] = {{"float", 4}, {"half", 2}, {"bfloat16", 2}, {"double", 8}};
 
-typedef struct run {
-  int nodes, gpn, ranks;
-  int n;
-  double size[MAX_SIZES];
-  pf_coll_result r[MAX_SIZES];
-  double avg_busbw;
-} run;
-
-static void print_table(FILE *f, const pf_machine *m, pf_coll_kind op, const dtype *dt, pf_placement pl,
-                        const run *runs, int nr) {
-  int reduce = op == PF_ALLREDUCE || op == PF_REDUCE_SCATTER;
-  for (int i = 0; i < nr; i++) {
-    const run *u = &runs[i];
-    fprintf(f, "# preflight collective: %s_perf model on %s (%s), library %s, placement %s\n", pf_coll_kind_id(op), m->id,
-            m->name, pf_ccl_lib_name(m->ccl), pf_placement_name(pl));
-    fprintf(f, "# nodes %d, GPUs per node %d, ranks %d, %s %s\n#\n", u->nodes, u->gpn, u->ranks,
-            pf_fabric_kind_name(m->fabric), m->net.tech[0] ? m->net.tech : pf_topology_kind_name(m->net.kind));
-    fprintf(f, "#%12s %13s %9s %7s %7s %10s %8s %8s  %-12s %s\n", "size", "count", "type", "redop", "root", "time",
-            "algbw", "busbw", "algorithm", "protocol");
-    fprintf(f, "#%12s %13s %9s %7s %7s %10s %8s %8s\n", "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)");
-    for (int k = 0; k < u->n; k++) {
-      const pf_coll_result *r = &u->r[k];
-      fprintf(f, " %12.0f %13.0f %9s %7s %7d %10.2f %8.2f %8.2f  %-12s %s\n", u->size[k], floor(u->size[k] / dt->size),
-              dt->name, reduce ? "sum" : "none", -1, r->time_s * 1e6, r->alg_bw_Bps / 1e9, r->bus_bw_Bps / 1e9,
-              pf_coll_algo_name(r->algo), pf_coll_proto_name(r->proto));
-    }
-    fprintf(f, "# Avg bus bandwidth    : %.4g\n%s", u->avg_busbw / 1e9, i + 1 < nr ? "#\n" : "");
-  }
-}
-
-static cJSON *to_json(const pf_machine *m, pf_coll_kind op, const dtype *dt, pf_placement pl, unsigned long seed,
-                      const run *runs, int nr) {
-  cJSON *j = pf_report_root_json();
-  cJSON_AddStringToObject(j, "machine", m->id);
-  cJSON_AddStringToObject(j, "op", pf_coll_kind_id(op));
-  cJSON_AddStringToObject(j, "library", pf_ccl_lib_name(m->ccl));
-  cJSON_AddStringToObject(j, "datatype", dt->name);
-  cJSON_AddStringToObject(j, "placement", pf_placement_name(pl));
-  cJSON_AddNumberToObject(j, "seed", (double)seed);
-  cJSON *arr = cJSON_AddArrayToObject(j, "runs");
-  for (int i = 0; i < nr; i++) {
-    const run *u = &runs[i];
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddNumberToObject(o, "nodes", u->nodes);
-    cJSON_AddNumberToObject(o, "gpus_per_node", u->gpn);
-    cJSON_AddNumberToObject(o, "ranks", u->ranks);
-    cJSON *rs = cJSON_AddArrayToObject(o, "results");
-    for (int k = 0; k < u->n; k++) {
-      const pf_coll_result *r = &u->r[k];
-      cJSON *x = cJSON_CreateObject();
-      cJSON_AddNumberToObject(x, "size_B", u->size[k]);
-      cJSON_AddNumberToObject(x, "count", floor(u->size[k] / dt->size));
-      cJSON_AddNumberToObject(x, "time_us", round(r->time_s * 1e8) / 100);
-      cJSON_AddNumberToObject(x, "algbw_GBps", round(r->alg_bw_Bps / 1e7) / 100);
-      cJSON_AddNumberToObject(x, "busbw_GBps", round(r->bus_bw_Bps / 1e7) / 100);
-      cJSON_AddStringToObject(x, "algorithm", pf_coll_algo_name(r->algo));
-      cJSON_AddStringToObject(x, "protocol", pf_coll_proto_name(r->proto));
-      cJSON_AddItemToArray(rs, x);
-    }
-    cJSON_AddNumberToObject(o, "avg_busbw_GBps", round(u->avg_busbw / 1e7) / 100);
-    cJSON_AddItemToArray(arr, o);
-  }
-  return j;
-}
-
-static void print_csv(FILE *f, const pf_machine *m, pf_coll_kind op, const run *runs, int nr) {
-  fprintf(f, "machine,op,nodes,gpus_per_node,ranks,size_B,time_us,algbw_GBps,busbw_GBps,algorithm,protocol\n");
-  for (int i = 0; i < nr; i++)
-    for (int k = 0; k < runs[i].n; k++) {
-      const pf_coll_result *r = &runs[i].r[k];
-      fprintf(f, "%s,%s,%d,%d,%d,%.0f,%.2f,%.2f,%.2f,%s,%s\n", m->id, pf_coll_kind_id(op), runs[i].nodes, runs[i].gpn,
-              runs[i].ranks, runs[i].size[k], r->time_s * 1e6, r->alg_bw_Bps / 1e9, r->bus_bw_Bps / 1e9,
-              pf_coll_algo_name(r->algo), pf_coll_proto_name(r->proto));
-    }
-}
+typedef pf_coll_run run; /* the document's (formats.h) */
 
 typedef struct args {
   pf_machine m;
@@ -230,24 +156,18 @@ int pf_cmd_collective(int argc, char **argv) {
   const pf_optvals *v = &cli.v;
   args *a = malloc(sizeof *a);
   run *runs = calloc(MAX_NODES, sizeof *runs);
-  pf_format fmt = cli.fmt;
   if (!a || !runs) rc = pf_error_set(PF_ENOMEM, "out of memory");
   if (rc == 0) rc = read_args(v, a);
   if (rc == 0) rc = compute(a, runs);
   if (rc == 0) {
     char *text = NULL;
     size_t len = 0;
-    if (fmt == PF_FMT_JSON) {
-      text = pf_report_json_text(to_json(&a->m, a->op, a->dt, a->pl, a->seed, runs, a->nn));
-      if (!text) rc = pf_error_set(PF_ENOMEM, "out of memory");
-    } else {
-      FILE *mf = open_memstream(&text, &len);
-      if (!mf) rc = pf_error_set(PF_ENOMEM, "out of memory");
-      else {
-        if (fmt == PF_FMT_CSV) print_csv(mf, &a->m, a->op, runs, a->nn);
-        else print_table(mf, &a->m, a->op, a->dt, a->pl, runs, a->nn);
-        fclose(mf);
-      }
+    pf_coll_doc doc = {&a->m, a->op, a->dt->name, a->dt->size, a->pl, a->seed, runs, a->nn};
+    FILE *mf = open_memstream(&text, &len);
+    if (!mf) rc = pf_error_set(PF_ENOMEM, "out of memory");
+    else {
+      pf_fmt(cli.fmt)->collective(mf, &doc); /* the format table's renderer */
+      fclose(mf);
     }
     if (rc == 0) rc = pf_cli_emit(&cli, text);
     free(text);

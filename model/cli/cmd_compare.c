@@ -30,7 +30,6 @@ int pf_cmd_compare(int argc, char **argv) {
   if (rc != 0) return pf_cli_end(&cli, rc > 0 ? 0 : pf_cli_fail("compare", rc));
   pf_optvals *vp = &cli.v;
   const char *list = pf_opts_get(vp, "machines");
-  pf_format fmt = cli.fmt;
   if (!list) rc = pf_error_set(PF_EINVAL, "--machines A,B,... is required");
   else if (pf_opts_get(vp, "machine")) rc = pf_error_set(PF_EINVAL, "give --machines, not --machine");
   /* a --machine pair to rewrite per machine */
@@ -42,12 +41,9 @@ int pf_cmd_compare(int argc, char **argv) {
   pf_prediction *p = malloc(sizeof *p);
   char *buf = NULL;
   size_t len = 0;
-  FILE *out = open_memstream(&buf, &len);
-  cJSON *rows = cJSON_CreateArray();
-  if (fmt == PF_FMT_TABLE)
-    fprintf(out, "%-18s %6s %6s %11s %12s %10s %6s %9s %10s %s\n", "machine", "nodes", "GPUs", "iter (s)", "tokens/s",
-            "TFLOP/s/G", "MFU", "mem GiB", "kJ/iter", "note");
-  if (fmt == PF_FMT_CSV) fprintf(out, "machine,nodes,gpus,iteration_time_s,tokens_per_s,tflops_per_gpu,mfu,memory_GiB,energy_J,note\n");
+  const pf_doc_renderers *fr = pf_fmt(cli.fmt); /* the format table's compare renderer */
+  pf_doc doc = {open_memstream(&buf, &len), NULL};
+  fr->compare_begin(&doc);
   int status = 0, ok = 0, nmach = 1;
   for (const char *c = list; *c; c++) nmach += *c == ',';
   pf_progress_begin("compare", nmach, false);
@@ -63,43 +59,21 @@ int pf_cmd_compare(int argc, char **argv) {
     if (rc < 0) { /* an answer: the plan does not fit, or is invalid, on this machine */
       char note[1024];
       snprintf(note, sizeof note, "%s", pf_error_detail());
-      if (fmt == PF_FMT_TABLE)
-        fprintf(out, "%-18s %6s %6s %11s %12s %10s %6s %9s %10s %s\n", id, "-", "-", "-", "-", "-", "-", "-", "-", note);
-      else if (fmt == PF_FMT_CSV) {
-        fprintf(out, "%s,,,,,,,,,", id);
-        pf_csv_put(out, note);
-        fputc('\n', out);
-      } else
-        cJSON_AddItemToArray(rows, rc == PF_ENOFIT ? pf_report_nofit_json(sc, p, note)
-                                                   : pf_report_invalid_json(sc, sc->nodes, note));
+      fr->compare_row(&doc, &(pf_compare_row){id, sc, p, rc, note});
       continue;
     }
     ok++;
-    double gib = p->memory.total_B / (1024.0 * 1024 * 1024);
     char warn[1024] = "";
     for (int k = 0; k < p->nwarnings; k++) {
       strncat(warn, k ? "; " : "", sizeof warn - strlen(warn) - 1);
       strncat(warn, p->warnings[k], sizeof warn - strlen(warn) - 1);
     }
-    if (fmt == PF_FMT_TABLE)
-      fprintf(out, "%-18s %6d %6d %11.4g %12.4g %10.1f %5.1f%% %9.1f %10.4g %s\n", sc->machine.id, sc->nodes, sc->gpus,
-              p->iteration_time_s, p->tokens_per_s, p->tflops_per_gpu, 100 * p->mfu, gib, p->energy.facility_J / 1e3,
-              warn);
-    else if (fmt == PF_FMT_CSV) {
-      fprintf(out, "%s,%d,%d,%.6g,%.6g,%.6g,%.6g,%.4g,%.6g,", sc->machine.id, sc->nodes, sc->gpus, p->iteration_time_s,
-              p->tokens_per_s, p->tflops_per_gpu, p->mfu, gib, p->energy.facility_J);
-      pf_csv_put(out, warn);
-      fputc('\n', out);
-    }
-    else cJSON_AddItemToArray(rows, pf_report_prediction_json(sc, p));
+    fr->compare_row(&doc, &(pf_compare_row){id, sc, p, 0, warn});
   }
   pf_progress_end();
-  if (fmt == PF_FMT_JSON) {
-    cJSON *root = pf_report_root_json();
-    cJSON_AddItemToObject(root, "rows", rows);
-    pf_report_json_print(out, root);
-  } else cJSON_Delete(rows);
-  fclose(out);
+  fr->compare_end(&doc);
+  cJSON_Delete(doc.items); /* rows a renderer kept (none once it ended) */
+  fclose(doc.out);
   if (status == 0) {
     if ((rc = pf_cli_emit(&cli, buf)) < 0) status = pf_cli_fail("compare", rc);
     else if (ok == 0) { /* the job runs nowhere as asked: the rows say why */

@@ -330,8 +330,7 @@ int pf_cmd_plan(int argc, char **argv) {
   pf_scenario *base = malloc(sizeof *base);
   pf_prediction *p = malloc(sizeof *p);
   char *text = NULL, *nodes_list = NULL;
-  pf_format fmt = cli.fmt == PF_FMT_MARKDOWN ? PF_FMT_TABLE : cli.fmt;
-  int md = cli.fmt == PF_FMT_MARKDOWN, tune = 0;
+  int tune = 0;
   if (!d || !base || !p) { rc = pf_error_set(PF_ENOMEM, "out of memory"); goto done; }
   if ((rc = plan_inputs(vp, d, base, &nodes_list, &tune)) < 0 || (rc = plan_rows(d, base, nodes_list, tune, p)) < 0)
     goto done;
@@ -344,7 +343,7 @@ int pf_cmd_plan(int argc, char **argv) {
   if ((rc = plan_range(d, base, pf_opts_get(vp, "validation"))) < 0) goto done;
   const char *plot = pf_opts_get(vp, "plot");
   if (plot && (rc = plan_plot(d, plot)) < 0) goto done;
-  if (!(text = plan_render(d, fmt, md, plot))) { rc = pf_error_set(PF_ENOMEM, "out of memory"); goto done; }
+  if (!(text = plan_render(d, cli.fmt, plot))) { rc = pf_error_set(PF_ENOMEM, "out of memory"); goto done; }
   rc = pf_cli_emit(&cli, text);
 done:
   free(text);

@@ -25,30 +25,14 @@ static const pf_cli_spec spec = {
     "  preflight predict --machine lumi-g --model llama2-7b --nodes 4 --tp 2 --gbs 512 --dist-opt --flash-attn\n"
     "  preflight predict scenarios/epicure-lumi-strong.cfg --nodes 64 --trace iter.json\n"};
 
-/* The result as text in the asked format; NULL when out of memory. */
+/* The result as text in the asked format (the format table's renderer); NULL when out of memory. */
 static char *render(pf_format fmt, const pf_scenario *sc, const pf_prediction *p, const char *nofit) {
   char *buf = NULL;
   size_t len = 0;
-  if (fmt == PF_FMT_JSON)
-    return pf_report_json_text(nofit ? pf_report_nofit_json(sc, p, nofit) : pf_report_prediction_json(sc, p));
   FILE *f = open_memstream(&buf, &len);
   if (!f) return NULL;
-  if (fmt == PF_FMT_CSV) {
-    fprintf(f, "machine,model,nodes,gpus,tp,pp,dp,mbs,gbs,iteration_time_s,tokens_per_s,tflops_per_gpu,mfu,memory_GiB,"
-               "fits,energy_J\n%s,%s,%d,%d,%d,%d,%d,%d,%d,",
-            sc->machine.id, sc->workload.id, sc->nodes, sc->gpus, sc->plan.tp, sc->plan.pp, sc->plan.dp, sc->plan.mbs,
-            sc->plan.gbs);
-    double gib = p->memory.total_B / (1024.0 * 1024 * 1024);
-    if (nofit) fprintf(f, ",,,,%.4g,false,\n", gib);
-    else
-      fprintf(f, "%.6g,%.6g,%.6g,%.6g,%.4g,%s,%.6g\n", p->iteration_time_s, p->tokens_per_s, p->tflops_per_gpu, p->mfu,
-              gib, p->fits ? "true" : "false", p->energy.facility_J);
-  } else if (nofit) {
-    pf_report_nofit_table(f, sc, p, nofit);
-  } else {
-    pf_report_prediction_table(f, sc, p);
-  }
-  fclose(f);
+  pf_fmt(fmt)->prediction(f, sc, p, nofit);
+  if (fclose(f) != 0) { free(buf); return NULL; }
   return buf;
 }
 

@@ -44,78 +44,14 @@ static unsigned fixed_mask(const pf_optvals *v) {
   return m;
 }
 
-/* The result document; the same for a plain run and a merge of its shards. */
-cJSON *pf_cli_tune_json(const cJSON *ctx, const pf_tune_result *r, const pf_tune_config *o) {
-  cJSON *root = pf_report_root_json();
-  cJSON *c;
-  cJSON_ArrayForEach(c, ctx) cJSON_AddItemToObject(root, c->string, cJSON_Duplicate(c, 1));
-  cJSON *t = pf_tune_json(r, o);
-  cJSON *f = cJSON_DetachItemFromObjectCaseSensitive(t, "finalists");
-  cJSON_ArrayForEach(c, t) cJSON_AddItemToObject(root, c->string, cJSON_Duplicate(c, 1));
-  cJSON_Delete(t);
-  int top = o->top < r->nfinal ? o->top : r->nfinal, i = 0;
-  cJSON *rows = cJSON_AddArrayToObject(root, "rows");
-  char why[160];
-  cJSON *e;
-  cJSON_ArrayForEach(e, f) {
-    if (i >= top) break;
-    pf_tune_why(&r->final[i], &r->final[0], o->objective, why, sizeof why);
-    cJSON *row = cJSON_Duplicate(e, 1);
-    cJSON_DeleteItemFromObjectCaseSensitive(row, "screen");
-    cJSON_AddNumberToObject(row, "rank", i + 1);
-    cJSON_AddStringToObject(row, "why", why);
-    cJSON_AddItemToArray(rows, row);
-    i++;
-  }
-  cJSON_Delete(f);
-  return root;
-}
-
-static void table(FILE *out, const cJSON *ctx, const pf_tune_result *r, const pf_tune_config *o) {
-  const cJSON *m = cJSON_GetObjectItemCaseSensitive(ctx, "machine"), *w = cJSON_GetObjectItemCaseSensitive(ctx, "model");
-  int gpus = cJSON_GetObjectItemCaseSensitive(ctx, "gpus")->valueint;
-  int gbs = cJSON_GetObjectItemCaseSensitive(ctx, "gbs")->valueint;
-  int top = o->top < r->nfinal ? o->top : r->nfinal;
-  fprintf(out, "%s on %d GPUs of %s, global batch %d, objective %s: %ld plans, %ld pruned (invalid or do not fit), "
-               "%ld evaluated, %d simulated; best %d:\n",
-          w->valuestring, gpus, m->valuestring, gbs, pf_objective_name(o->objective), r->enumerated, r->pruned,
-          r->evaluated, r->nfinal, top);
-  fprintf(out, "%4s %5s %11s %12s %10s %8s %10s  %-40s %s\n", "rank", "DP", "iter (s)", "tokens/s", "TFLOP/s/G",
-          "mem GiB", "kJ/iter", "why not first", "options");
-  char txt[192], why[160];
-  for (int i = 0; i < top; i++) {
-    const pf_tune_cand *c = &r->final[i];
-    pf_tune_plan_text(&c->plan, txt, sizeof txt);
-    pf_tune_why(c, &r->final[0], o->objective, why, sizeof why);
-    fprintf(out, "%4d %5d %11.4g %12.4g %10.1f %8.1f %10.1f  %-40s %s\n", i + 1, c->plan.dp, c->t_iter_s,
-            c->tokens_per_s, c->tflops_per_gpu, c->memory_GiB, c->energy_J / 1e3, why, txt);
-  }
-}
-
-static void csv(FILE *out, const pf_tune_result *r, const pf_tune_config *o) {
-  int top = o->top < r->nfinal ? o->top : r->nfinal;
-  fprintf(out, "rank,tp,pp,dp,cp,mbs,recompute,schedule,vstages,sp,dist_opt,overlap_grad_reduce,overlap_param_gather,"
-               "iteration_time_s,tokens_per_s,tflops_per_gpu,memory_GiB,energy_J,score\n");
-  for (int i = 0; i < top; i++) {
-    const pf_tune_cand *c = &r->final[i];
-    const pf_plan *p = &c->plan;
-    fprintf(out, "%d,%d,%d,%d,%d,%d,%s,%s,%d,%d,%d,%d,%d,%.6g,%.6g,%.6g,%.4g,%.6g,%.6g\n", i + 1, p->tp, p->pp, p->dp,
-            p->cp, p->mbs, pf_recompute_name(p->recompute), pf_schedule_name(p->schedule), p->vstages, p->sp,
-            p->dist_opt, p->overlap_grad_reduce, p->overlap_param_gather, c->t_iter_s, c->tokens_per_s,
-            c->tflops_per_gpu, c->memory_GiB, c->energy_J, c->score);
-  }
-}
-
 /* Format a tune result (plain run or merge) as the user asked. */
 char *pf_cli_tune_render(const cJSON *ctx, const pf_tune_result *r, const pf_tune_config *o, pf_format fmt) {
-  if (fmt == PF_FMT_JSON) return pf_report_json_text(pf_cli_tune_json(ctx, r, o));
   char *buf = NULL;
   size_t len = 0;
   FILE *out = open_memstream(&buf, &len);
   if (!out) return NULL;
-  if (fmt == PF_FMT_CSV) csv(out, r, o);
-  else table(out, ctx, r, o);
-  fclose(out);
+  pf_fmt(fmt)->tune(out, ctx, r, o);
+  if (fclose(out) != 0) { free(buf); return NULL; }
   return buf;
 }
 

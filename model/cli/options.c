@@ -206,31 +206,14 @@ int pf_opts_load_scenario_file(const char *path, pf_optvals *v) {
   return pf_opts_load_scenario(path, tables, v);
 }
 
-/* The format a name asks for: -1 when unknown. */
-static int format_named(const char *f, bool markdown) {
-  if (strcmp(f, "table") == 0) return PF_FMT_TABLE;
-  if (strcmp(f, "json") == 0) return PF_FMT_JSON;
-  if (strcmp(f, "csv") == 0) return PF_FMT_CSV;
-  if (markdown && (strcmp(f, "markdown") == 0 || strcmp(f, "md") == 0)) return PF_FMT_MARKDOWN;
-  return -1;
-}
-
-/* The format -o's suffix implies, or NULL. */
-static const char *format_of_suffix(const char *o, bool markdown) {
-  size_t n = o ? strlen(o) : 0;
-  if (n > 5 && strcmp(o + n - 5, ".json") == 0) return "json";
-  if (n > 4 && strcmp(o + n - 4, ".csv") == 0) return "csv";
-  if (markdown && n > 3 && strcmp(o + n - 3, ".md") == 0) return "markdown";
-  return NULL;
-}
-
 int pf_opts_format(const pf_optvals *v, bool markdown, pf_format *fmt) {
   *fmt = PF_FMT_TABLE;
   const char *f = pf_opts_get(v, "format");
-  if (!f) f = format_of_suffix(pf_opts_get(v, "o"), markdown);
+  if (!f) f = pf_format_of_suffix(pf_opts_get(v, "o"), markdown);
   if (!f) return 0;
-  int k = format_named(f, markdown);
-  if (k < 0) return pf_error_set(PF_EINVAL, "--format \"%s\": valid: table, json, csv%s", f, markdown ? ", markdown" : "");
+  int k = pf_format_named(f, markdown);
+  char valid[128];
+  if (k < 0) return pf_error_set(PF_EINVAL, "--format \"%s\": valid: %s", f, pf_format_list(valid, sizeof valid, markdown));
   *fmt = (pf_format)k;
   return 0;
 }
@@ -269,7 +252,8 @@ int pf_cli_fail(const char *cmd, int code) {
 static bool wants_json(int argc, char **argv) {
   bool json = false;
   for (int i = 0; i + 1 < argc; i++)
-    if (strcmp(argv[i], "-o") == 0) json = format_of_suffix(argv[i + 1], false) == NULL ? json : strcmp(format_of_suffix(argv[i + 1], false), "json") == 0;
+    if (strcmp(argv[i], "-o") == 0 && pf_format_of_suffix(argv[i + 1], false))
+      json = pf_format_named(pf_format_of_suffix(argv[i + 1], false), false) == PF_FMT_JSON;
   for (int i = 0; i < argc; i++) {
     if (strcmp(argv[i], "--format=json") == 0 || (strcmp(argv[i], "--format") == 0 && i + 1 < argc &&
                                                   strcmp(argv[i + 1], "json") == 0))

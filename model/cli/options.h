@@ -16,6 +16,7 @@
 
 #include "core/core.h"
 #include "job/job.h"
+#include "formats.h"
 #include <stdbool.h>
 #include <stdio.h>
 
@@ -87,9 +88,8 @@ int pf_opts_int_range(const pf_optvals *v, const char *name, int lo, int hi, int
 /* lo_open: the value must be > lo, not >= lo. */
 int pf_opts_num_range(const pf_optvals *v, const char *name, double lo, bool lo_open, double hi, double *out);
 
-/* Output format: table (default), json, csv, or markdown where the command
- * allows it; from --format or -o's suffix. */
-typedef enum { PF_FMT_TABLE, PF_FMT_JSON, PF_FMT_CSV, PF_FMT_MARKDOWN } pf_format;
+/* Output format: a row of the format table (formats.h), from --format or
+ * -o's suffix; table by default; markdown only where the command allows it. */
 int pf_opts_format(const pf_optvals *v, bool markdown, pf_format *fmt);
 
 void pf_opts_help(FILE *f, const char *usage, const pf_opt *const *tables, const char *examples);

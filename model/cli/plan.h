@@ -36,7 +36,13 @@ typedef struct plan_doc {
   char validation[PF_PATH_MAX];
 } plan_doc;
 
-char *plan_render(const plan_doc *d, pf_format fmt, int markdown, const char *plot_path);
+/* The proposal as text in fmt, through the format table's plan renderer; NULL when out of memory. */
+char *plan_render(const plan_doc *d, pf_format fmt, const char *plot_path);
+/* The renderers the format table points to (plan_render.c; plot used by Markdown only). */
+void pf_plan_table(FILE *out, const struct plan_doc *d, const char *plot);
+void pf_plan_json(FILE *out, const struct plan_doc *d, const char *plot);
+void pf_plan_csv(FILE *out, const struct plan_doc *d, const char *plot);
+void pf_plan_markdown(FILE *out, const struct plan_doc *d, const char *plot);
 int plan_plot(const plan_doc *d, const char *path);
 
 #endif

@@ -301,19 +301,23 @@ static void csv(FILE *out, const plan_doc *d) {
   }
 }
 
-char *plan_render(const plan_doc *d, pf_format fmt, int md, const char *plot) {
+void pf_plan_table(FILE *out, const plan_doc *d, const char *plot) {
+  (void)plot;
+  table(out, d);
+  fprintf(out, "\nScaling evidence (predicted by preflight %s): ", pf_version());
+  paragraph(out, d);
+}
+
+void pf_plan_json(FILE *out, const plan_doc *d, const char *plot) { (void)plot; json(out, d); }
+void pf_plan_csv(FILE *out, const plan_doc *d, const char *plot) { (void)plot; csv(out, d); }
+void pf_plan_markdown(FILE *out, const plan_doc *d, const char *plot) { markdown(out, d, plot); }
+
+char *plan_render(const plan_doc *d, pf_format fmt, const char *plot) {
   char *buf = NULL;
   size_t len = 0;
   FILE *out = open_memstream(&buf, &len);
   if (!out) return NULL;
-  if (md) markdown(out, d, plot);
-  else if (fmt == PF_FMT_JSON) json(out, d);
-  else if (fmt == PF_FMT_CSV) csv(out, d);
-  else {
-    table(out, d);
-    fprintf(out, "\nScaling evidence (predicted by preflight %s): ", pf_version());
-    paragraph(out, d);
-  }
+  pf_fmt(fmt)->plan(out, d, plot);
   if (fclose(out) != 0) { free(buf); return NULL; }
   return buf;
 }

@@ -21,6 +21,11 @@ int pf_cli_parse_shard(const char *s, int *shard, int *nshards);
  * Render adds per row scaling_efficiency, speedup and baseline_nodes (the
  * smallest feasible node count of the row's group) and formats. */
 char *pf_cli_sweep_render(const cJSON *ctx, cJSON *rows, pf_format fmt);
+/* The renderers the format table points to (sweep_render.c): rows already
+ * carry their scaling efficiency. */
+void pf_sweep_table(FILE *out, const cJSON *ctx, const cJSON *rows);
+void pf_sweep_csv(FILE *out, const cJSON *ctx, const cJSON *rows);
+void pf_sweep_json(FILE *out, const cJSON *ctx, const cJSON *rows);
 /* SVG of a rendered sweep: throughput and efficiency against nodes, one series
  * per group, measured points (rows of a validation CSV, may be NULL) overlaid.
  * Returns 0 or a PF_E* code. */

@@ -217,20 +217,24 @@ static void print_rows(FILE *out, const cJSON *ctx, const cJSON *rows, int csv) 
   }
 }
 
+void pf_sweep_table(FILE *out, const cJSON *ctx, const cJSON *rows) { print_rows(out, ctx, rows, 0); }
+void pf_sweep_csv(FILE *out, const cJSON *ctx, const cJSON *rows) { print_rows(out, ctx, rows, 1); }
+
+void pf_sweep_json(FILE *out, const cJSON *ctx, const cJSON *rows) {
+  cJSON *root = pf_report_root_json();
+  const cJSON *c;
+  cJSON_ArrayForEach(c, ctx) cJSON_AddItemToObject(root, c->string, cJSON_Duplicate(c, 1));
+  cJSON_AddItemToObject(root, "rows", cJSON_Duplicate(rows, 1));
+  pf_report_json_print(out, root);
+}
+
 char *pf_cli_sweep_render(const cJSON *ctx, cJSON *rows, pf_format fmt) {
   add_efficiency(rows);
-  if (fmt == PF_FMT_JSON) {
-    cJSON *root = pf_report_root_json();
-    const cJSON *c;
-    cJSON_ArrayForEach(c, ctx) cJSON_AddItemToObject(root, c->string, cJSON_Duplicate(c, 1));
-    cJSON_AddItemToObject(root, "rows", cJSON_Duplicate(rows, 1));
-    return pf_report_json_text(root);
-  }
   char *buf = NULL;
   size_t len = 0;
   FILE *out = open_memstream(&buf, &len);
   if (!out) return NULL;
-  print_rows(out, ctx, rows, fmt == PF_FMT_CSV);
+  pf_fmt(fmt)->sweep(out, ctx, rows); /* the format table's sweep renderer */
   if (fclose(out) != 0) { free(buf); return NULL; }
   return buf;
 }

@@ -384,6 +384,7 @@ int pf_vemit_row(pf_vemit *e, const pf_vrow *r) {
     free(s);
     break;
   }
+  case PF_FMT_COUNT: break;
   }
   return ferror(e->out) ? pf_error_set(PF_EIO, "write failed") : 0;
 }

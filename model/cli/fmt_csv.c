@@ -1,0 +1,110 @@
+/* fmt_csv.c - the CSV format (--format csv): a header line and one line per
+ * row, numbers with %.6g, text quoted as RFC 4180 asks (pf_csv_put), one
+ * renderer per document kind (formats.h). */
+#include "formats.h"
+#include "plan.h"
+#include "results.h"
+
+#include "core/core.h"
+#include "report/report.h"
+#include "workload/workload.h"
+
+#include <stdio.h>
+
+static void prediction(FILE *f, const pf_scenario *sc, const pf_prediction *p, const char *nofit) {
+  fprintf(f, "machine,model,nodes,gpus,tp,pp,dp,mbs,gbs,iteration_time_s,tokens_per_s,tflops_per_gpu,mfu,memory_GiB,"
+             "fits,energy_J\n%s,%s,%d,%d,%d,%d,%d,%d,%d,",
+          sc->machine.id, sc->workload.id, sc->nodes, sc->gpus, sc->plan.tp, sc->plan.pp, sc->plan.dp, sc->plan.mbs,
+          sc->plan.gbs);
+  double gib = p->memory.total_B / (1024.0 * 1024 * 1024);
+  if (nofit) fprintf(f, ",,,,%.4g,false,\n", gib);
+  else
+    fprintf(f, "%.6g,%.6g,%.6g,%.6g,%.4g,%s,%.6g\n", p->iteration_time_s, p->tokens_per_s, p->tflops_per_gpu, p->mfu,
+            gib, p->fits ? "true" : "false", p->energy.facility_J);
+}
+
+/* ---- compare ---- */
+
+static void compare_begin(pf_doc *d) {
+  fprintf(d->out, "machine,nodes,gpus,iteration_time_s,tokens_per_s,tflops_per_gpu,mfu,memory_GiB,energy_J,note\n");
+}
+
+static void compare_row(pf_doc *d, const pf_compare_row *r) {
+  FILE *out = d->out;
+  if (r->rc < 0) {
+    fprintf(out, "%s,,,,,,,,,", r->id);
+  } else {
+    const pf_scenario *sc = r->sc;
+    const pf_prediction *p = r->p;
+    double gib = p->memory.total_B / (1024.0 * 1024 * 1024);
+    fprintf(out, "%s,%d,%d,%.6g,%.6g,%.6g,%.6g,%.4g,%.6g,", sc->machine.id, sc->nodes, sc->gpus, p->iteration_time_s,
+            p->tokens_per_s, p->tflops_per_gpu, p->mfu, gib, p->energy.facility_J);
+  }
+  pf_csv_put(out, r->note);
+  fputc('\n', out);
+}
+
+static void compare_end(pf_doc *d) { (void)d; }
+
+/* ---- models ---- */
+
+static void models(FILE *f) {
+  fprintf(f, "id,name,params,flops_per_sample\n");
+  for (int i = 0; i < pf_workload_builtin_count(); i++) {
+    pf_workload w;
+    pf_workload_builtin(pf_workload_builtin_at(i)->id, &w);
+    fprintf(f, "%s,\"%s\",%.6g,%.6g\n", w.id, w.name, pf_workload_params(&w, 1),
+            pf_workload_model_flops_per_sample(&w, 1));
+  }
+}
+
+static void model(FILE *f, const pf_workload *w) {
+  fprintf(f, "id,name,params,flops_per_sample\n%s,\"%s\",%.6g,%.6g\n", w->id, w->name, pf_workload_params(w, 1),
+          pf_workload_model_flops_per_sample(w, 1));
+}
+
+/* ---- tune ---- */
+
+static void tune(FILE *out, const cJSON *ctx, const pf_tune_result *r, const pf_tune_config *o) {
+  (void)ctx;
+  int top = o->top < r->nfinal ? o->top : r->nfinal;
+  fprintf(out, "rank,tp,pp,dp,cp,mbs,recompute,schedule,vstages,sp,dist_opt,overlap_grad_reduce,overlap_param_gather,"
+               "iteration_time_s,tokens_per_s,tflops_per_gpu,memory_GiB,energy_J,score\n");
+  for (int i = 0; i < top; i++) {
+    const pf_tune_cand *c = &r->final[i];
+    const pf_plan *p = &c->plan;
+    fprintf(out, "%d,%d,%d,%d,%d,%d,%s,%s,%d,%d,%d,%d,%d,%.6g,%.6g,%.6g,%.4g,%.6g,%.6g\n", i + 1, p->tp, p->pp, p->dp,
+            p->cp, p->mbs, pf_recompute_name(p->recompute), pf_schedule_name(p->schedule), p->vstages, p->sp,
+            p->dist_opt, p->overlap_grad_reduce, p->overlap_param_gather, c->t_iter_s, c->tokens_per_s,
+            c->tflops_per_gpu, c->memory_GiB, c->energy_J, c->score);
+  }
+}
+
+/* ---- collective ---- */
+
+static void collective(FILE *f, const pf_coll_doc *d) {
+  const pf_machine *m = d->m;
+  fprintf(f, "machine,op,nodes,gpus_per_node,ranks,size_B,time_us,algbw_GBps,busbw_GBps,algorithm,protocol\n");
+  for (int i = 0; i < d->nr; i++) {
+    const pf_coll_run *u = &d->runs[i];
+    for (int k = 0; k < u->n; k++) {
+      const pf_coll_result *r = &u->r[k];
+      fprintf(f, "%s,%s,%d,%d,%d,%.0f,%.2f,%.2f,%.2f,%s,%s\n", m->id, pf_coll_kind_id(d->op), u->nodes, u->gpn,
+              u->ranks, u->size[k], r->time_s * 1e6, r->alg_bw_Bps / 1e9, r->bus_bw_Bps / 1e9,
+              pf_coll_algo_name(r->algo), pf_coll_proto_name(r->proto));
+    }
+  }
+}
+
+const pf_doc_renderers pf_fmt_csv_renderers = {
+    .prediction = prediction,
+    .compare_begin = compare_begin,
+    .compare_row = compare_row,
+    .compare_end = compare_end,
+    .models = models,
+    .model = model,
+    .tune = tune,
+    .collective = collective,
+    .sweep = pf_sweep_csv,
+    .plan = pf_plan_csv,
+};

@@ -1,0 +1,53 @@
+/* formats.c - the table of output formats: the one place a format's names,
+ * aliases and -o suffixes are written (formats.h).  --format, -o FILE.suffix
+ * and the "valid: ..." messages all read it.  Adding a format: its renderers
+ * in one new file (fmt_NAME.c) and one row here. */
+#include "formats.h"
+
+#include <string.h>
+
+static const pf_format_desc formats[PF_FMT_COUNT] = {
+    {PF_FMT_TABLE, "table", NULL, NULL, false, true, &pf_fmt_table_renderers},
+    {PF_FMT_JSON, "json", NULL, "json", false, false, &pf_fmt_json_renderers},
+    {PF_FMT_CSV, "csv", NULL, "csv", false, false, &pf_fmt_csv_renderers},
+    {PF_FMT_MARKDOWN, "markdown", "md", "md", true, true, &pf_fmt_markdown_renderers},
+};
+
+const pf_format_desc *pf_format_get(pf_format id) {
+  return &formats[id >= 0 && id < PF_FMT_COUNT ? id : PF_FMT_TABLE];
+}
+
+const pf_doc_renderers *pf_fmt(pf_format id) { return pf_format_get(id)->r; }
+
+int pf_format_named(const char *name, bool allow_opt_in) {
+  for (int i = 0; i < PF_FMT_COUNT; i++) {
+    const pf_format_desc *d = &formats[i];
+    if (d->opt_in && !allow_opt_in) continue;
+    if (strcmp(name, d->name) == 0 || (d->alias && strcmp(name, d->alias) == 0)) return d->id;
+  }
+  return -1;
+}
+
+const char *pf_format_of_suffix(const char *path, bool allow_opt_in) {
+  size_t n = path ? strlen(path) : 0;
+  for (int i = 0; i < PF_FMT_COUNT; i++) {
+    const pf_format_desc *d = &formats[i];
+    if (!d->suffix || (d->opt_in && !allow_opt_in)) continue;
+    size_t k = strlen(d->suffix);
+    /* a name before the dot: "x.json", not ".json" */
+    if (n > k + 1 && path[n - k - 1] == '.' && strcmp(path + n - k, d->suffix) == 0) return d->name;
+  }
+  return NULL;
+}
+
+const char *pf_format_list(char *buf, size_t size, bool allow_opt_in) {
+  size_t at = 0;
+  if (size) buf[0] = '\0';
+  for (int i = 0; i < PF_FMT_COUNT && size; i++) {
+    if (formats[i].opt_in && !allow_opt_in) continue;
+    int w = snprintf(buf + at, size - at, "%s%s", at ? ", " : "", formats[i].name);
+    if (w < 0 || (size_t)w >= size - at) break;
+    at += (size_t)w;
+  }
+  return buf;
+}

@@ -1,0 +1,116 @@
+/* formats.h - `preflight`'s output formats: one row per format in one table
+ * (formats.c), and one renderer per document kind and format behind it.
+ *
+ * A row names the format (--format NAME, an alias such as "md"), the -o
+ * suffixes that imply it, and the format's renderers (fmt_table.c,
+ * fmt_json.c, fmt_csv.c, fmt_markdown.c: one file per format).  Parsing
+ * --format, inferring it from -o FILE.suffix and the "valid: ..." messages
+ * read the table, so a format's names are written once.  A command hands its
+ * document (a prediction, compare rows, a tune ranking, ...) to the renderer
+ * of its kind for the asked format; a NULL renderer means the format does not
+ * write that document, and the command says so.
+ */
+#ifndef PREFLIGHT_CLI_FORMATS_H
+#define PREFLIGHT_CLI_FORMATS_H
+
+#include "comm/comm.h"
+#include "study/study.h"
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+/* The formats, by their row in the table (formats.c); PF_FMT_TABLE is the default. */
+typedef enum { PF_FMT_TABLE, PF_FMT_JSON, PF_FMT_CSV, PF_FMT_MARKDOWN, PF_FMT_COUNT } pf_format;
+
+/* ---- the documents a renderer is handed ---- */
+
+/* compare: one machine's row; rc 0 (predicted) or the PF_E* code that is its
+ * answer (PF_ENOFIT: does not fit; other: invalid plan); note is the warning
+ * (rc 0) or the reason. */
+typedef struct pf_compare_row {
+  const char *id;          /* the machine as given in --machines */
+  const pf_scenario *sc;   /* borrowed */
+  const pf_prediction *p;  /* borrowed */
+  int rc;
+  const char *note;
+} pf_compare_row;
+
+/* collective: one collective priced over sizes on each node count (cmd_collective.c). */
+#define PF_COLL_DOC_MAX_SIZES 128
+typedef struct pf_coll_run {
+  int nodes, gpn, ranks;
+  int n;
+  double size[PF_COLL_DOC_MAX_SIZES];
+  pf_coll_result r[PF_COLL_DOC_MAX_SIZES];
+  double avg_busbw;
+} pf_coll_run;
+typedef struct pf_coll_doc {
+  const pf_machine *m;          /* borrowed */
+  pf_coll_kind op;
+  const char *dtype;            /* nccl-tests' name: float, half, ... */
+  double dtype_size;            /* B per element */
+  pf_placement pl;
+  unsigned long seed;
+  const pf_coll_run *runs;      /* borrowed, nr of them */
+  int nr;
+} pf_coll_doc;
+
+/* A document written row by row: out is where it goes; items holds the JSON
+ * renderer's rows until its end function prints them (owned by the document). */
+typedef struct pf_doc {
+  FILE *out;
+  cJSON *items;
+} pf_doc;
+
+struct plan_doc; /* plan.h */
+
+/* One format's renderers, one per document kind; NULL: this format does not write it. */
+typedef struct pf_doc_renderers {
+  /* predict: a prediction, or (nofit != NULL) a plan that does not fit and why */
+  void (*prediction)(FILE *f, const pf_scenario *sc, const pf_prediction *p, const char *nofit);
+  /* compare: begin, one call per machine, end */
+  void (*compare_begin)(pf_doc *d);
+  void (*compare_row)(pf_doc *d, const pf_compare_row *r);
+  void (*compare_end)(pf_doc *d);
+  /* models: the built-in list; models show ID */
+  void (*models)(FILE *f);
+  void (*model)(FILE *f, const pf_workload *w);
+  /* tune: the ranking (ctx: the study's context object) */
+  void (*tune)(FILE *f, const cJSON *ctx, const pf_tune_result *r, const pf_tune_config *o);
+  /* collective: nccl-tests' columns */
+  void (*collective)(FILE *f, const pf_coll_doc *d);
+  /* sweep: ctx the study's description, rows with scaling efficiency added (results.h) */
+  void (*sweep)(FILE *f, const cJSON *ctx, const cJSON *rows);
+  /* plan: the proposal's scales (plan.h); plot: the SVG the Markdown section shows, or NULL */
+  void (*plan)(FILE *f, const struct plan_doc *d, const char *plot);
+} pf_doc_renderers;
+
+/* One row of the format table. */
+typedef struct pf_format_desc {
+  pf_format id;
+  const char *name;            /* --format NAME */
+  const char *alias;           /* another name, or NULL ("md") */
+  const char *suffix;          /* -o FILE.suffix implies the format, or NULL */
+  bool opt_in;                 /* valid only where the command allows it (markdown) */
+  bool text;                   /* a text table for a reader (not a machine format) */
+  const pf_doc_renderers *r;   /* its renderers */
+} pf_format_desc;
+
+/* The row of a format (never NULL for a pf_format). */
+const pf_format_desc *pf_format_get(pf_format id);
+/* The renderers of a format. */
+const pf_doc_renderers *pf_fmt(pf_format id);
+/* The format a name (or alias) asks for; -1 when unknown or not allowed
+ * (opt_in formats need allow_opt_in). */
+int pf_format_named(const char *name, bool allow_opt_in);
+/* The name of the format -o's suffix implies, or NULL. */
+const char *pf_format_of_suffix(const char *path, bool allow_opt_in);
+/* The valid names in table order, ", "-separated ("table, json, csv"), into buf. */
+const char *pf_format_list(char *buf, size_t size, bool allow_opt_in);
+
+/* The formats' renderers (one file each). */
+extern const pf_doc_renderers pf_fmt_table_renderers, pf_fmt_json_renderers, pf_fmt_csv_renderers,
+    pf_fmt_markdown_renderers;
+
+#endif
