@@ -21,24 +21,11 @@ static const pf_opt machine_opts[] = {
     {"like", "ID", "with `new`: start from a copy of this machine", .type = PF_OPT_TEXT},
     PF_OPT_END};
 
+/* The network kind's parameters in one line (its describe function, machine/network.h). */
 static const char *topo_params(const pf_machine *m, char *buf, size_t n) {
-  const pf_network *t = &m->net;
-  switch (t->kind) {
-  case PF_TOPO_FAT_TREE:
-    snprintf(buf, n, "%d levels, %d endpoints/leaf, taper %.2f%s", t->levels, t->endpoints_per_leaf, t->taper,
-             t->rail_optimized ? ", rail-optimised" : "");
-    break;
-  case PF_TOPO_DRAGONFLY:
-    snprintf(buf, n, "%d groups x %d switches x %d endpoints, %.1f Tb/s global per group", t->groups,
-             t->switches_per_group, t->endpoints_per_switch, t->global_bw_per_group_Bps * 8 / 1e12);
-    break;
-  case PF_TOPO_DRAGONFLY_PLUS:
-    snprintf(buf, n, "%d groups x (%d leaves + %d spines) x %d endpoints, %.1f Tb/s global per group", t->groups,
-             t->leaves_per_group, t->spines_per_group, t->endpoints_per_switch, t->global_bw_per_group_Bps * 8 / 1e12);
-    break;
-  case PF_TOPO_TORUS: snprintf(buf, n, "%d x %d x %d", t->dims[0], t->dims[1], t->dims[2]); break;
-  case PF_TOPO_SINGLE: snprintf(buf, n, "single switch"); break;
-  }
+  const pf_net_kind *k = m->net.kind;
+  if (k) k->describe(&m->net, buf, n);
+  else snprintf(buf, n, "?");
   return buf;
 }
 

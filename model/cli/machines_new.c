@@ -41,7 +41,7 @@ static const char *skeleton =
     "    nics = { count = 4; rate = \"200 Gbps\"; };\n"
     "  };\n"
     "  network = {\n"
-    "    topology = \"fat_tree\";           # fat_tree | dragonfly | dragonfly_plus | torus | single\n"
+    "    topology = \"fat_tree\";           # %s\n"
     "    tech = \"InfiniBand NDR200\";\n"
     "    link_rate = \"400 Gbps\";          # one switch-to-switch link, per direction\n"
     "    switch_latency = \"130 ns\";\n"
@@ -103,8 +103,13 @@ int pf_cli_machines_new(const pf_optvals *v, char **text) {
     return pf_error_set(PF_EINVAL, "\"%s\": an id is lower-case letters, digits, '-', '_' and '.'", id);
   const char *src = pf_opts_get(v, "like");
   if (src) return like(id, src, text);
-  size_t n = strlen(skeleton) + 4 * strlen(id) + 1;
+  char kinds[512] = ""; /* the network kinds of the table (machine/network.h): "fat_tree | dragonfly | ..." */
+  for (int i = 0; i < pf_net_kind_count(); i++) {
+    size_t at = strlen(kinds);
+    snprintf(kinds + at, sizeof kinds - at, "%s%s", i ? " | " : "", pf_net_kind_at(i)->name);
+  }
+  size_t n = strlen(skeleton) + 5 * strlen(id) + strlen(kinds) + 1;
   if (!(*text = malloc(n))) return pf_error_set(PF_ENOMEM, "out of memory");
-  snprintf(*text, n, skeleton, id, id, id, id, id);
+  snprintf(*text, n, skeleton, id, id, id, id, id, kinds);
   return 0;
 }

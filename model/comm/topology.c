@@ -29,43 +29,16 @@
  * a port down per GPU; PCIe cards joined by NVLink bridges talk over the
  * bridge inside their group and over PCIe otherwise.
  *
- * Fat tree: leaves of E = endpoints_per_leaf NIC ports, each with U uplinks
- * whose capacity totals E x NIC rate x taper; 2 levels: U spines; 3 levels:
- * pods of E leaves, U aggregation switches per pod, each with E links to the
- * core carrying what it receives from its leaves x core_taper.  Endpoints are
- * numbered leaf by leaf (ep = leaf x E + port), as InfiniBand's subnet
- * manager assigns LIDs, and routed by static D-mod-k as its ftree engine:
- * up-port j = ep_dst mod U, core port c = (ep_dst / U) mod E.  Rail-optimised:
- * NIC k of every node lands on the leaves of rail k, so consecutive nodes of
- * one rail are consecutive ports of one leaf (numbering by node x NICs + k
- * instead sends a rail's traffic through U / NICs of the U uplinks).
- *
- * Dragonfly (HPE Slingshot): groups of S switches connected all-to-all, eps
- * endpoints per switch, global links between groups.  The local all-to-all
- * of a group is modelled per switch as one egress and one ingress link of
- * (S-1) x link rate: under minimal routing that is exact for uniform traffic,
- * and under Slingshot's adaptive routing it is what a hot switch pair can get
- * by spreading over the 2-hop detours.  Global: each switch's share of the
- * group's global bandwidth (global_bandwidth / S, out and in) and a group
- * pair's direct links (global_bandwidth / (groups - 1)).  Adaptive routing
- * (network.routing = "adaptive": UGAL, Kim et al. ISCA 2008) lets a hot
- * group pair spread over Valiant detours through the other groups, each
- * detour crossing two global links: the pair gets max(direct, global / 2).
- * Latency: 2 switches inside a group, 4 between groups.
- *
- * Dragonfly+ (InfiniBand, JUWELS/JURECA/Leonardo/JUPITER): groups of leaves
- * and spines (a 2-level fat tree, leaf-spine bundles of eps x NIC rate x taper
- * / K), global links at the spines: spine j of a group owns global_bandwidth /
- * K, a group pair global_bandwidth / (groups - 1) (adaptive: as dragonfly).
- * D-mod-k picks the spine.
- *
- * Torus: dims x, y, z routers, one per node, dimension-order routing along
- * the shorter direction (ties go +).
+ * The network between the NICs is the machine's network kind's (one file each
+ * in machine/: net_fat_tree.c, net_dragonfly.c, net_dragonfly_plus.c,
+ * net_torus.c, net_single.c, behind the table of machine/network.h): this
+ * file gives it the job's span of the partition, the NIC ports per node, the
+ * link rate and efficiency, lets it lay out its link blocks after the NICs',
+ * and has it set their capacities.
  */
 #include "topology.h"
 
 #include "core/core.h"
-#include "topology_internal.h"
 
 #include <gsl/gsl_rng.h>
 #include <math.h>
@@ -77,11 +50,6 @@
 #define EFF_XGMI 0.75
 #define EFF_PCIE 0.80
 
-static const char *kind_names[] = {"port_up", "port_down", "pair", "nic_up", "nic_down", "up",
-                                   "down", "local", "global", "torus"};
-
-const char *pf_link_kind_name(int kind) { return kind >= 0 && kind < PF_LINK_NKINDS ? kind_names[kind] : "?"; }
-
 double pf_fabric_efficiency(pf_fabric_kind k) {
   switch (k) {
   case PF_FABRIC_NVLINK_SWITCH: case PF_FABRIC_NVLINK_MESH: return EFF_NVLINK;
@@ -90,8 +58,6 @@ double pf_fabric_efficiency(pf_fabric_kind k) {
   }
   return EFF_PCIE;
 }
-
-static int cdiv(long a, long b) { return (int)((a + b - 1) / b); }
 
 static void set_range(pf_topology *t, int base, int n, double bw, double lat, int kind) {
   for (int i = 0; i < n; i++) t->links[base + i] = (pf_link){bw, lat, kind};
@@ -103,6 +69,8 @@ void pf_topology_free(pf_topology *t) {
   free(t->scratch_acc);
   free(t->scratch_cnt);
   free(t->scratch_touched);
+  free(t->net.own);
+  t->net.own = NULL;
   t->links = NULL;
   t->slot = NULL;
   t->scratch_acc = NULL;
@@ -143,119 +111,6 @@ static int place(pf_topology *t, const pf_machine *m, pf_placement pl, unsigned 
   return 0;
 }
 
-
-static void layout_network(pf_topology *t, const pf_machine *m, long *nl, double link_bw) {
-  const pf_network *n = &m->net;
-  int physports = t->span * t->phys_nics;
-  switch (n->kind) {
-  case PF_TOPO_FAT_TREE: {
-    t->E = n->endpoints_per_leaf > 0 ? n->endpoints_per_leaf : 32;
-    double up_total = t->E * (m->nic_bw_Bps > 0 ? m->nic_bw_Bps : link_bw) * (n->taper > 0 ? n->taper : 1.0);
-    t->U = (int)ceil(up_total / link_bw - 1e-9);
-    if (t->U < 1) t->U = 1;
-    if (n->rail_optimized && t->phys_nics > 1) {
-      t->lpr = cdiv(t->span, t->E);
-      t->leaves = t->phys_nics * t->lpr;
-    } else {
-      t->leaves = cdiv(physports, t->E);
-    }
-    t->lpp = n->levels >= 3 ? t->E : t->leaves;
-    t->pods = cdiv(t->leaves, t->lpp);
-    t->C = n->levels >= 3 ? t->E : 0;
-    t->b_lu = (int)*nl; *nl += (long)t->leaves * t->U;
-    t->b_ld = (int)*nl; *nl += (long)t->leaves * t->U;
-    t->b_au = (int)*nl; *nl += (long)t->pods * t->U * t->C;
-    t->b_ad = (int)*nl; *nl += (long)t->pods * t->U * t->C;
-    break;
-  }
-  case PF_TOPO_DRAGONFLY:
-    t->S = n->switches_per_group;
-    t->eps = n->endpoints_per_switch;
-    t->groups_total = n->groups;
-    t->nsw = cdiv(physports, t->eps);
-    t->ngroups = cdiv(t->nsw, t->S);
-    t->b_lo = (int)*nl; *nl += t->nsw;
-    t->b_li = (int)*nl; *nl += t->nsw;
-    t->b_go = (int)*nl; *nl += t->nsw;
-    t->b_gi = (int)*nl; *nl += t->nsw;
-    t->b_gp = (int)*nl; *nl += (long)t->ngroups * t->ngroups;
-    break;
-  case PF_TOPO_DRAGONFLY_PLUS:
-    t->S = n->leaves_per_group;
-    t->K = n->spines_per_group;
-    t->eps = n->endpoints_per_switch;
-    t->groups_total = n->groups;
-    t->nsw = cdiv(physports, t->eps); /* leaves */
-    t->ngroups = cdiv(t->nsw, t->S);
-    t->b_lu = (int)*nl; *nl += (long)t->nsw * t->K;
-    t->b_ld = (int)*nl; *nl += (long)t->nsw * t->K;
-    t->b_go = (int)*nl; *nl += (long)t->ngroups * t->K;
-    t->b_gi = (int)*nl; *nl += (long)t->ngroups * t->K;
-    t->b_gp = (int)*nl; *nl += (long)t->ngroups * t->ngroups;
-    break;
-  case PF_TOPO_TORUS:
-    t->b_lu = (int)*nl; *nl += (long)t->span * 6;
-    break;
-  case PF_TOPO_SINGLE:
-    break;
-  }
-}
-
-/* Group-pair links: direct share of the global bandwidth, or with adaptive
- * routing up to half of it over Valiant detours (see the file comment). */
-static void set_group_pairs(pf_topology *t, double gtot, double ne, double sw, int adaptive) {
-  double pair = gtot / (t->groups_total > 1 ? t->groups_total - 1 : 1);
-  if (adaptive) pair = fmax(pair, gtot / 2);
-  for (int a = 0; a < t->ngroups; a++)
-    for (int b = 0; b < t->ngroups; b++)
-      if (a != b) t->links[t->b_gp + a * t->ngroups + b] = (pf_link){pair * ne, sw, PF_LINK_GLOBAL};
-}
-
-static void set_network(pf_topology *t, const pf_machine *m, double ne, double link_bw) {
-  const pf_network *n = &m->net;
-  double sw = n->switch_latency_s, nicbw = m->nic_bw_Bps > 0 ? m->nic_bw_Bps : link_bw;
-  switch (n->kind) {
-  case PF_TOPO_FAT_TREE: {
-    double up_total = t->E * nicbw * (n->taper > 0 ? n->taper : 1.0);
-    double ubw = up_total / t->U * ne;
-    set_range(t, t->b_lu, t->leaves * t->U, ubw, sw, PF_LINK_UP);
-    set_range(t, t->b_ld, t->leaves * t->U, ubw, sw, PF_LINK_DOWN);
-    if (t->C > 0) { /* aggregation -> core: what the aggregation switch receives from its leaves, x core taper */
-      double abw = ubw * t->lpp / t->C * (n->core_taper > 0 ? n->core_taper : 1.0);
-      set_range(t, t->b_au, t->pods * t->U * t->C, abw, sw, PF_LINK_UP);
-      set_range(t, t->b_ad, t->pods * t->U * t->C, abw, sw, PF_LINK_DOWN);
-    }
-    break;
-  }
-  case PF_TOPO_DRAGONFLY: {
-    double gtot = n->global_bw_per_group_Bps;
-    set_range(t, t->b_lo, t->nsw, (t->S - 1) * link_bw * ne, 0, PF_LINK_LOCAL);
-    set_range(t, t->b_li, t->nsw, (t->S - 1) * link_bw * ne, sw, PF_LINK_LOCAL);
-    set_range(t, t->b_go, t->nsw, gtot / t->S * ne, sw, PF_LINK_GLOBAL);
-    set_range(t, t->b_gi, t->nsw, gtot / t->S * ne, sw, PF_LINK_GLOBAL);
-    set_group_pairs(t, gtot, ne, sw, t->adaptive);
-    break;
-  }
-  case PF_TOPO_DRAGONFLY_PLUS: {
-    double gtot = n->global_bw_per_group_Bps;
-    double bundle = t->eps * nicbw * (n->taper > 0 ? n->taper : 1.0) / t->K * ne;
-    set_range(t, t->b_lu, t->nsw * t->K, bundle, sw, PF_LINK_UP);
-    set_range(t, t->b_ld, t->nsw * t->K, bundle, sw, PF_LINK_DOWN);
-    set_range(t, t->b_go, t->ngroups * t->K, gtot / t->K * ne, 0, PF_LINK_GLOBAL);
-    set_range(t, t->b_gi, t->ngroups * t->K, gtot / t->K * ne, 0, PF_LINK_GLOBAL);
-    set_group_pairs(t, gtot, ne, sw, t->adaptive);
-    break;
-  }
-  case PF_TOPO_TORUS:
-    for (int nd = 0; nd < t->span; nd++)
-      for (int d = 0; d < 6; d++)
-        if (t->dims[d / 2] > 1) t->links[t->b_lu + nd * 6 + d] = (pf_link){link_bw * ne, sw, PF_LINK_TORUS};
-    break;
-  case PF_TOPO_SINGLE:
-    break;
-  }
-}
-
 static void set_fabric(pf_topology *t, const pf_machine *m, double bw_scale) {
   int gpn = t->gpn, G = t->gpus;
   double fe = (m->fabric_eff_cal > 0 ? m->fabric_eff_cal : pf_fabric_efficiency(m->fabric)) * bw_scale;
@@ -278,6 +133,40 @@ static void set_fabric(pf_topology *t, const pf_machine *m, double bw_scale) {
               PF_LINK_PAIR);
 }
 
+/* The collective library's view of the machine: PXN, NVLS, in-network reduction, LL128, measured
+ * efficiencies. */
+static void set_library(pf_topology *t, const pf_machine *m, int has_fabric) {
+  int nvlink = m->fabric == PF_FABRIC_NVLINK_SWITCH || m->fabric == PF_FABRIC_NVLINK_MESH;
+  t->pxn = m->ccl_pxn >= 0 ? m->ccl_pxn : (m->ccl == PF_CCL_NCCL && has_fabric && nvlink);
+  t->nvls = m->nvls && has_fabric && m->ccl == PF_CCL_NCCL;
+  t->nvls_scale = m->nvls_eff > 0 ? fmin(1.0, m->nvls_eff / EFF_NVLINK) : 1.0;
+  t->innet = m->net.in_network_reduction;
+  t->lib = m->ccl;
+  /* LL128 needs NVLink-class ordering guarantees: NCCL enables it on NVIDIA GPUs from Volta on; RCCL only on
+   * gfx942 (MI300) and later by default, not on gfx90a (MI250X); oneCCL has no such protocol [recall: NCCL
+   * src/graph/tuning.cc, RCCL's RCCL_LL128_FORCE_ENABLE; docs/communication.md] */
+  t->ll128 = m->ccl == PF_CCL_NCCL || (m->ccl == PF_CCL_RCCL && strncmp(m->dev.arch, "gfx94", 5) == 0);
+  t->neff = m->ccl_neff;
+  memcpy(t->eff, m->ccl_eff, sizeof t->eff);
+}
+
+/* The network kind lays out its links after the nl links so far; returns the total or PF_E*. */
+static long layout_network(pf_topology *t, const pf_machine *m, long nl, double link_bw, double ne) {
+  pf_net_layout *net = &t->net;
+  net->kind = m->net.kind;
+  net->span = t->span;
+  net->phys_nics = t->phys_nics;
+  net->link_bw_Bps = link_bw;
+  net->eff = ne;
+  net->nlinks = nl;
+  if (!net->kind) return pf_error_set(PF_EINVAL, "topology: machine %s has no network kind", m->id);
+  int rc = net->kind->layout ? net->kind->layout(m, net) : 0;
+  if (rc < 0) return rc;
+  if (net->nblocks > PF_NET_MAX_BLOCKS)
+    return pf_error_set(PF_EINVAL, "network kind %s: more than %d link blocks", net->kind->name, PF_NET_MAX_BLOCKS);
+  return net->nlinks;
+}
+
 int pf_topology_build_placed(const pf_machine *m, int nodes, pf_placement pl, unsigned long seed, double bw_scale,
                              pf_topology *t) {
   memset(t, 0, sizeof *t);
@@ -285,7 +174,6 @@ int pf_topology_build_placed(const pf_machine *m, int nodes, pf_placement pl, un
     return pf_error_set(PF_EINVAL, "topology: %d nodes of %d GPUs", nodes, m->gpus_per_node);
   if (!(bw_scale > 0)) bw_scale = 1.0;
   const pf_network *n = &m->net;
-  t->kind = n->kind;
   t->fabric = m->fabric;
   t->nodes = nodes;
   t->gpn = m->gpus_per_node;
@@ -302,22 +190,10 @@ int pf_topology_build_placed(const pf_machine *m, int nodes, pf_placement pl, un
   double ne = (m->net_eff_cal > 0 ? m->net_eff_cal : NET_EFF) * bw_scale;
   int gpn = t->gpn, G = t->gpus;
   int has_fabric = gpn > 1 && m->fabric != PF_FABRIC_NONE && m->fabric_bw_Bps > 0;
-  int nvlink = m->fabric == PF_FABRIC_NVLINK_SWITCH || m->fabric == PF_FABRIC_NVLINK_MESH;
   t->mesh = has_fabric && (m->fabric == PF_FABRIC_NVLINK_MESH || m->fabric == PF_FABRIC_INFINITY_FABRIC ||
                            m->fabric == PF_FABRIC_XE_LINK);
   t->bridge = has_fabric && m->fabric_bridge_bw_Bps > 0 ? m->fabric_bridge_group : 0;
-  t->pxn = m->ccl_pxn >= 0 ? m->ccl_pxn : (m->ccl == PF_CCL_NCCL && has_fabric && nvlink);
-  t->adaptive = n->adaptive_routing;
-  t->nvls = m->nvls && has_fabric && m->ccl == PF_CCL_NCCL;
-  t->nvls_scale = m->nvls_eff > 0 ? fmin(1.0, m->nvls_eff / EFF_NVLINK) : 1.0;
-  t->innet = n->in_network_reduction;
-  t->lib = m->ccl;
-  /* LL128 needs NVLink-class ordering guarantees: NCCL enables it on NVIDIA GPUs from Volta on; RCCL only on
-   * gfx942 (MI300) and later by default, not on gfx90a (MI250X); oneCCL has no such protocol [recall: NCCL
-   * src/graph/tuning.cc, RCCL's RCCL_LL128_FORCE_ENABLE; docs/communication.md] */
-  t->ll128 = m->ccl == PF_CCL_NCCL || (m->ccl == PF_CCL_RCCL && strncmp(m->dev.arch, "gfx94", 5) == 0);
-  t->neff = m->ccl_neff;
-  memcpy(t->eff, m->ccl_eff, sizeof t->eff);
+  set_library(t, m, has_fabric);
   long nl = 0;
   t->b_pu = (int)nl; nl += has_fabric ? G : 0;
   t->b_pd = (int)nl; nl += has_fabric ? G : 0;
@@ -326,30 +202,18 @@ int pf_topology_build_placed(const pf_machine *m, int nodes, pf_placement pl, un
   int ports = nodes * t->nics;
   t->b_nu = (int)nl; nl += ports;
   t->b_nd = (int)nl; nl += ports;
-  t->b_net = (int)nl;
-  if (n->kind == PF_TOPO_TORUS) {
-    long cap = 1;
-    for (int d = 0; d < 3; d++) {
-      t->dims[d] = n->dims[d] > 0 ? n->dims[d] : 1;
-      cap *= t->dims[d];
-    }
-    if (cap < t->span) {
-      int rc2 = pf_error_set(PF_EINVAL, "torus %dx%dx%d holds fewer than %d nodes", t->dims[0], t->dims[1], t->dims[2],
-                             t->span);
-      pf_topology_free(t);
-      return rc2;
-    }
-  }
-  layout_network(t, m, &nl, link_bw);
+  nl = layout_network(t, m, nl, link_bw, ne);
+  if (nl < 0) { pf_topology_free(t); return (int)nl; }
   if (nl > 200000000L) { pf_topology_free(t); return pf_error_set(PF_EINVAL, "topology too large (%ld links)", nl); }
   t->nlinks = (int)nl;
   t->links = calloc((size_t)(nl > 0 ? nl : 1), sizeof *t->links);
   if (!t->links) { pf_topology_free(t); return pf_error_set(PF_ENOMEM, "out of memory for %ld links", nl); }
+  t->net.links = t->links;
   if (has_fabric) set_fabric(t, m, bw_scale);
   /* NICs: up carries the sender's NIC half and the first switch; down the receiver's half */
   set_range(t, t->b_nu, ports, nic_bw * ne, n->nic_latency_s / 2 + n->switch_latency_s, PF_LINK_NIC_UP);
   set_range(t, t->b_nd, ports, nic_bw * ne, n->nic_latency_s / 2, PF_LINK_NIC_DOWN);
-  set_network(t, m, ne, link_bw);
+  if (t->net.kind->build) t->net.kind->build(m, &t->net);
   return 0;
 }
 

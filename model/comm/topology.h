@@ -25,11 +25,10 @@
  * (NCCL >= 2.12) a transfer to another node leaves through the NIC of the
  * destination's rail, reached over the node's fabric when it is not the
  * sender's own; without PXN each side uses its own NIC.
- * Networks: fat tree (2 or 3 levels, leaf and core taper, rail-optimised
- * leaves, static D-mod-k routing on leaf-ordered endpoint numbers), dragonfly
- * (Slingshot), dragonfly+ (leaf-spine groups joined at the spines), with
- * minimal or adaptive (UGAL-like) routing between groups, 3-D torus, and a
- * single switch.  Formulas and sources: docs/engine.md "Topology" and
+ * Networks: the links between the NICs are laid out, built and routed by
+ * the machine's network kind, one file each (machine/network.h: fat tree,
+ * dragonfly, dragonfly+, torus, single switch, and any kind registered).
+ * Formulas and sources: docs/engine.md "Topology" and
  * docs/communication.md.
  *
  * Routes are computed on demand in O(hops), so the layer works at 25,000
@@ -44,37 +43,10 @@
 
 #include <stdio.h>
 
-typedef enum {
-  PF_LINK_PORT_UP,    /* GPU -> intra-node fabric (all its fabric links) */
-  PF_LINK_PORT_DOWN,  /* intra-node fabric -> GPU */
-  PF_LINK_PAIR,       /* direct GPU -> GPU link group of a mesh, or an NVLink bridge */
-  PF_LINK_NIC_UP,     /* NIC -> first switch */
-  PF_LINK_NIC_DOWN,   /* last switch -> NIC */
-  PF_LINK_UP,         /* fat tree / dragonfly+: towards the spines / core */
-  PF_LINK_DOWN,       /* fat tree / dragonfly+: towards the leaves */
-  PF_LINK_LOCAL,      /* dragonfly: a switch's ports into its group (out or in) */
-  PF_LINK_GLOBAL,     /* dragonfly(+): a switch's global ports, or a group pair */
-  PF_LINK_TORUS,      /* torus neighbour link */
-  PF_LINK_NKINDS
-} pf_link_kind;
-
-typedef struct pf_link {
-  double bw_Bps;       /* achievable capacity in this direction; 0 = unused slot */
-  double lat_s;        /* latency added by traversing it (switch or NIC share) */
-  int kind;            /* pf_link_kind */
-} pf_link;
-
-#define PF_ROUTE_MAX 64
-
-typedef struct pf_route {
-  int n;                    /* links on the route */
-  int link[PF_ROUTE_MAX];   /* link ids, in order */
-  double lat_s;             /* sum of the links' latencies */
-  int inter;                /* 1 when the route leaves the node (the network), else 0 */
-} pf_route;
+/* The links and routes (pf_link, pf_route, pf_link_kind) and the network
+ * kinds (pf_net_layout, pf_net_kind) are the machine module's (machine/network.h). */
 
 typedef struct pf_topology {
-  pf_topology_kind kind;
   pf_fabric_kind fabric;
   int nodes, gpn, gpus;     /* job's nodes, GPUs per node, GPUs */
   int nics;                 /* NICs per node as routed (bonded when > GPUs per node) */
@@ -86,7 +58,6 @@ typedef struct pf_topology {
   int affinity[PF_MAX_GPN]; /* routed NIC of each local GPU */
   int rail_gpu[PF_MAX_GPN]; /* first local GPU on each routed NIC (PXN proxy) */
   int pxn;                  /* inter-node transfers use the destination's rail (NCCL PXN) */
-  int adaptive;             /* adaptive routing between dragonfly groups */
   int nvls;                 /* the NVSwitch reduces (NVLink SHARP) */
   double nvls_scale;        /* NVLS traffic's share of the port line rate over the NVLink share (<= 1) */
   int innet;                /* the first switch reduces (InfiniBand SHARP, CollNet) */
@@ -95,15 +66,11 @@ typedef struct pf_topology {
   int ll128;                /* the library runs the LL128 protocol on this device */
   int neff;
   pf_ccl_eff eff[PF_CCL_MAX_EFF]; /* measured library efficiencies (machine file) */
-  /* layout (private to topology.c) */
-  int b_pu, b_pd, b_pair, b_br, b_nu, b_nd, b_net;
+  /* layout: first link of each block (fabric ports up and down, mesh pairs, bridges, NICs up and down) */
+  int b_pu, b_pd, b_pair, b_br, b_nu, b_nd;
   int mesh;                 /* intra-node links are a mesh (pair links) */
   int bridge;               /* GPUs per NVLink-bridged group (0: none) */
-  int E, U, C, leaves, lpp, pods, lpr; /* fat tree */
-  int S, eps, groups_total, ngroups, nsw; /* dragonfly(+): switches/leaves per group, endpoints per switch */
-  int K;                    /* dragonfly+: spines per group */
-  int dims[3];              /* torus */
-  int b_lu, b_ld, b_au, b_ad, b_lo, b_li, b_go, b_gi, b_gp;
+  pf_net_layout net;               /* the network between the NICs: its kind, blocks and layout (machine/network.h) */
   /* per-link scratch of collcost.c, allocated on first use and kept zero between uses (owned; a topology
    * is used by one thread at a time) */
   double *scratch_acc;
@@ -139,9 +106,6 @@ double pf_route_bw(const pf_topology *t, const pf_route *r);
 
 static inline int pf_topology_node_of(const pf_topology *t, int gpu) { return gpu / t->gpn; }
 static inline int pf_topology_rail_of(const pf_topology *t, int gpu) { return t->affinity[gpu % t->gpn]; }
-
-/* "nic_up", "local", ...; static. */
-const char *pf_link_kind_name(int kind);
 
 /* Achievable share of the line rate of an intra-node fabric (the one table;
  * sources in topology.c and docs/communication.md). */

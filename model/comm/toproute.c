@@ -1,102 +1,21 @@
 /* toproute.c - routes on the job's topology (topology.h; the links are built by topology.c, formulas in
  * docs/communication.md section 2): the intra-node fabric (mesh, switch, NVLink bridges), NCCL's PXN hop to
- * the destination's rail, the NICs, and the network (fat tree with D-mod-k on leaf-ordered endpoint
- * numbers, dragonfly and dragonfly+ between switches and groups, torus dimension-order), plus the routes to
- * the in-network reduction endpoints.  O(hops) per route. */
+ * the destination's rail, the NICs, and between the NICs the route of the machine's network kind
+ * (machine/network.h: fat tree D-mod-k, dragonfly and dragonfly+ between switches and groups, torus
+ * dimension-order, ...), plus the routes to the in-network reduction endpoints.  O(hops) per route. */
 #include "topology.h"
-
-#include "topology_internal.h"
 
 #include <math.h>
 
-static inline void push(const pf_topology *t, pf_route *r, int l) {
-  if (r->n < PF_ROUTE_MAX) {
-    r->link[r->n++] = l;
-    r->lat_s += t->links[l].lat_s;
-  }
-}
+static inline void push(const pf_topology *t, pf_route *r, int l) { pf_route_push(r, t->links, l); }
 
-/* Fat tree: leaf and leaf-ordered endpoint number of job node j's NIC k. */
-static void ft_place(const pf_topology *t, int j, int k, int *leaf, int *ep) {
-  if (t->lpr > 0) {
-    int pr = k * (t->phys_nics / t->nics), s = t->slot[j];
-    *leaf = pr * t->lpr + s / t->E;
-    *ep = *leaf * t->E + s % t->E;
-  } else {
-    *ep = phys_port(t, j, k);
-    *leaf = *ep / t->E;
-  }
-}
-
-static void route_fat_tree(const pf_topology *t, int na, int ka, int nb, int kb, pf_route *r) {
-  int la, lb, ea, eb;
-  ft_place(t, na, ka, &la, &ea);
-  ft_place(t, nb, kb, &lb, &eb);
-  (void)ea;
-  if (la == lb) return;
-  int j = eb % t->U;
-  int pod_a = la / t->lpp, pod_b = lb / t->lpp;
-  push(t, r, t->b_lu + la * t->U + j);
-  if (pod_a != pod_b && t->C > 0) {
-    int c = (eb / t->U) % t->C;
-    push(t, r, t->b_au + (pod_a * t->U + j) * t->C + c);
-    push(t, r, t->b_ad + (pod_b * t->U + j) * t->C + c);
-  }
-  push(t, r, t->b_ld + lb * t->U + j);
-}
-
-static void route_torus(const pf_topology *t, int na, int nb, pf_route *r) {
-  int c[3], d[3], cur = na;
-  c[0] = na % t->dims[0]; c[1] = (na / t->dims[0]) % t->dims[1]; c[2] = na / (t->dims[0] * t->dims[1]);
-  d[0] = nb % t->dims[0]; d[1] = (nb / t->dims[0]) % t->dims[1]; d[2] = nb / (t->dims[0] * t->dims[1]);
-  int stride[3] = {1, t->dims[0], t->dims[0] * t->dims[1]};
-  for (int k = 0; k < 3; k++) {
-    int L = t->dims[k], fwd = ((d[k] - c[k]) % L + L) % L;
-    int dir = fwd <= L - fwd ? 0 : 1, steps = dir == 0 ? fwd : L - fwd;
-    for (int s = 0; s < steps; s++) {
-      push(t, r, t->b_lu + cur * 6 + 2 * k + dir);
-      c[k] = dir == 0 ? (c[k] + 1) % L : (c[k] - 1 + L) % L;
-      cur = c[0] * stride[0] + c[1] * stride[1] + c[2] * stride[2];
-    }
-  }
-}
-
-/* Job node na's NIC ka to job node nb's NIC kb. */
+/* Job node na's NIC ka to job node nb's NIC kb: NIC up, the network kind's route between the two NIC ports
+ * (physical port index: routed NIC x bonded ports per NIC), NIC down. */
 static void route_net(const pf_topology *t, int na, int ka, int nb, int kb, pf_route *r) {
-  int pa = phys_port(t, na, ka), pb = phys_port(t, nb, kb);
   push(t, r, t->b_nu + na * t->nics + ka);
-  switch (t->kind) {
-  case PF_TOPO_FAT_TREE: route_fat_tree(t, na, ka, nb, kb, r); break;
-  case PF_TOPO_DRAGONFLY: {
-    int sa = pa / t->eps, sb = pb / t->eps;
-    if (sa == sb) break;
-    int ga = sa / t->S, gb = sb / t->S;
-    if (ga == gb) {
-      push(t, r, t->b_lo + sa);
-      push(t, r, t->b_li + sb);
-    } else {
-      push(t, r, t->b_go + sa);
-      push(t, r, t->b_gp + ga * t->ngroups + gb);
-      push(t, r, t->b_gi + sb);
-    }
-    break;
-  }
-  case PF_TOPO_DRAGONFLY_PLUS: {
-    int la = pa / t->eps, lb = pb / t->eps;
-    if (la == lb) break;
-    int ga = la / t->S, gb = lb / t->S, j = pb % t->K;
-    push(t, r, t->b_lu + la * t->K + j);
-    if (ga != gb) {
-      push(t, r, t->b_go + ga * t->K + j);
-      push(t, r, t->b_gp + ga * t->ngroups + gb);
-      push(t, r, t->b_gi + gb * t->K + j);
-    }
-    push(t, r, t->b_ld + lb * t->K + j);
-    break;
-  }
-  case PF_TOPO_TORUS: route_torus(t, t->slot[na], t->slot[nb], r); break;
-  case PF_TOPO_SINGLE: break;
-  }
+  const pf_net_kind *k = t->net.kind;
+  int step = t->phys_nics / t->nics;
+  if (k->route) k->route(&t->net, t->slot[na], ka * step, t->slot[nb], kb * step, r);
   push(t, r, t->b_nd + nb * t->nics + kb);
   r->inter = 1;
 }

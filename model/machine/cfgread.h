@@ -1,9 +1,13 @@
 /* cfgread.h - internal: reading libconfig files with precise errors (file,
  * line, key), bounds, and the unknown-key check (cfgread.c).  Used by the
- * device and machine loaders (device.c, machine.c). */
+ * device and machine loaders (device.c, machine.c) and the network kinds
+ * (net_*.c); the key readers themselves are public (cfgkeys.h) so that a
+ * network kind registered from outside the module reads its keys the same
+ * way. */
 #ifndef PREFLIGHT_CFGREAD_H
 #define PREFLIGHT_CFGREAD_H
 
+#include "cfgkeys.h"
 #include "hardware.h"
 #include "core/core.h"
 
@@ -11,32 +15,21 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-typedef struct {
+/* One group of a file being read ("device" or "machine"); its keys are
+ * read with the pf_cfg_* readers of cfgkeys.h. */
+struct pf_cfg_reader {
   const char *file;
   const config_setting_t *root; /* "device" or "machine" group */
   const char *root_name;
-} reader;
+};
+typedef struct pf_cfg_reader reader;
 
 #define TRY(x) do { int rc_ = (x); if (rc_ < 0) return rc_; } while (0)
 
-/* Each returns 1 (read), 0 (absent and not required) or a PF_E* code naming
- * file:line: root_name.path.  Every lookup is recorded for the unknown-key
- * check.  _in variants: the value must lie in (lo, hi] (lo_open) or [lo, hi]. */
+/* The setting's line (0 for NULL); the setting at path under the root,
+ * recorded for the unknown-key check (NULL when absent). */
 int pf_cfg_line(const config_setting_t *s);
 const config_setting_t *pf_cfg_lookup(const reader *r, const char *path);
-int pf_cfg_missing(const reader *r, const char *path);
-int pf_cfg_str(const reader *r, const char *path, char *dst, size_t n, int required);
-int pf_cfg_qty(const reader *r, const char *path, pf_unit_kind kind, double *dst, int required);
-int pf_cfg_qty_in(const reader *r, const char *path, pf_unit_kind kind, double *dst, int required, double lo,
-                  bool lo_open, double hi, const char *what);
-int pf_cfg_num(const reader *r, const char *path, double *dst, int required);
-int pf_cfg_num_in(const reader *r, const char *path, double *dst, int required, double lo, bool lo_open, double hi,
-                  const char *what);
-int pf_cfg_int(const reader *r, const char *path, int *dst, int required, int min);
-int pf_cfg_int_in(const reader *r, const char *path, int *dst, int required, int min, int max);
-int pf_cfg_bool(const reader *r, const char *path, bool *dst);
-int pf_cfg_enum(const reader *r, const char *path, const char *const *names, int n, int *dst, int required);
-int pf_cfg_range(const reader *r, const char *path, double x, double lo, bool lo_open, double hi, const char *what);
 /* "provenance": a list of strings; its first entry into dst (may be NULL). */
 int pf_cfg_provenance(const reader *r, char *dst, size_t n);
 

@@ -117,35 +117,44 @@ typedef struct pf_ccl_eff {
   char source[PF_NAME_MAX];
 } pf_ccl_eff;
 
-typedef enum { PF_TOPO_FAT_TREE, PF_TOPO_DRAGONFLY, PF_TOPO_DRAGONFLY_PLUS, PF_TOPO_TORUS,
-               PF_TOPO_SINGLE } pf_topology_kind;
+/* A network kind (fat tree, dragonfly, ...): the table of functions of
+ * network.h, one file per kind (net_*.c). */
+struct pf_net_kind;
 
 const char *pf_fabric_kind_name(pf_fabric_kind k);
-const char *pf_topology_kind_name(pf_topology_kind k);
+/* The kind's name as machine files write it ("fat_tree"); "?" for NULL. */
+const char *pf_topology_kind_name(const struct pf_net_kind *k);
 
+#define PF_NET_EXT_MAX 8
+
+/* The machine's network: the keys every kind shares, then each built-in
+ * kind's own (read and checked by its file, net_*.c). */
 typedef struct pf_network {
-  pf_topology_kind kind;
+  const struct pf_net_kind *kind; /* network.topology; static (the kind table, network.c) */
   char tech[PF_NAME_MAX];       /* "InfiniBand NDR200", "Slingshot-11" */
   double link_bw_Bps;           /* one switch-to-switch link, per direction */
   double switch_latency_s;      /* per switch hop */
   double nic_latency_s;         /* end-point (NIC + software) latency */
-  /* fat tree */
+  bool in_network_reduction;    /* switches reduce (InfiniBand SHARP / CollNet) and the library uses it */
+  /* fat tree (net_fat_tree.c) */
   int levels;                   /* 2 or 3 */
   int endpoints_per_leaf;       /* NIC ports per leaf switch */
-  double taper;                 /* leaf uplink/downlink bandwidth ratio (1 = full bisection) */
+  double taper;                 /* leaf uplink/downlink bandwidth ratio (1 = full bisection); dragonfly+ too */
   bool rail_optimized;          /* NIC k of every node lands on leaf set k */
   double core_taper;            /* 3 levels: aggregation uplink/downlink ratio (1 = full bisection) */
-  bool adaptive_routing;        /* dragonfly(+): spread a hot group pair over Valiant detours */
-  bool in_network_reduction;    /* switches reduce (InfiniBand SHARP / CollNet) and the library uses it */
-  /* dragonfly and dragonfly+ */
+  /* dragonfly and dragonfly+ (net_dragonfly.c, net_dragonfly_plus.c) */
+  bool adaptive_routing;        /* spread a hot group pair over Valiant detours */
   int groups;
   int switches_per_group;       /* dragonfly: switches per group (all-to-all inside) */
   int endpoints_per_switch;     /* dragonfly: NIC ports per switch; dragonfly+: per leaf */
   int leaves_per_group;         /* dragonfly+ */
   int spines_per_group;         /* dragonfly+ */
   double global_bw_per_group_Bps; /* all global links of one group together, per direction */
-  /* torus */
+  /* torus (net_torus.c) */
   int dims[3];
+  /* a kind registered from outside the built-in table keeps its parameters here (its file says what
+   * each holds) */
+  double ext[PF_NET_EXT_MAX];
 } pf_network;
 
 typedef struct pf_machine {

@@ -4,7 +4,9 @@
  * pf_units_parse(); every error names the file, the line libconfig reports
  * for the setting, and the setting's path (e.g. "node.nics.rate").  The node's
  * device is read from its own file (device.c); files are found by id in the
- * machines folder (catalog.c).
+ * machines folder (catalog.c).  In the network group, the kind that
+ * network.topology names (the table of network.c) reads and checks its own
+ * keys (net_*.c); this file reads the keys every kind shares.
  *
  * Unknown keys (cfgread.c): every key the readers look up (lookup(), through
  * get_str, get_qty, get_num, ...) is recorded, found or not; after a file is
@@ -22,6 +24,7 @@
 #include "catalog.h"
 #include "cfgread.h"
 #include "devpower.h"
+#include "network.h"
 #include "core/core.h"
 
 #include <libconfig.h>
@@ -32,13 +35,9 @@ static const char *ccl_names[] = {"nccl", "rccl", "oneccl"};
 const char *pf_ccl_lib_name(pf_ccl_lib l) { return (l >= 0 && l <= PF_CCL_ONECCL) ? ccl_names[l] : "?"; }
 
 static const char *fabric_names[] = {"nvlink_switch", "nvlink_mesh", "infinity_fabric", "xe_link", "pcie", "none"};
-static const char *topology_names[] = {"fat_tree", "dragonfly", "dragonfly_plus", "torus", "single"};
 
 const char *pf_fabric_kind_name(pf_fabric_kind k) {
   return (k >= 0 && k <= PF_FABRIC_NONE) ? fabric_names[k] : "?";
-}
-const char *pf_topology_kind_name(pf_topology_kind k) {
-  return (k >= 0 && k <= PF_TOPO_SINGLE) ? topology_names[k] : "?";
 }
 
 /* A fabric exists for the device's vendor: NVLink joins NVIDIA devices,
@@ -60,22 +59,10 @@ static int fabric_fits_device(const reader *r, const pf_machine *m, pf_fabric_ki
   return 0;
 }
 
-/* A fat tree of L levels whose leaves have E down-ports and as many up (radix
- * 2E at taper 1, the usual split of a switch) holds E x (2E)^(L-1) endpoints:
- * 2 levels of radix-k switches k^2/2, 3 levels k^3/4 (Al-Fares et al., SIGCOMM
- * 2008, for k-ary fat trees). */
-static int fat_tree_holds(const reader *r, const pf_network *n, int ports) {
-  double cap = n->endpoints_per_leaf;
-  for (int l = 1; l < n->levels; l++) cap *= 2.0 * n->endpoints_per_leaf;
-  if (cap >= ports) return 0;
-  return pf_error_set(PF_EPARSE, "%s:%d: machine.network: a %d-level fat tree with %d endpoints per leaf holds %.0f "
-                      "NIC ports, fewer than the machine's %d; add a level (network.levels)", r->file,
-                      line_of(lookup(r, "network.levels")), n->levels, n->endpoints_per_leaf, cap, ports);
-}
-
 /* The communication keys (docs/machine-format.md): NVLink bridges and NVLS of
- * the fabric, NIC affinity, routing and in-network reduction of the network,
- * the collective library and its measured efficiencies. */
+ * the fabric, NIC affinity, in-network reduction of the network, the
+ * collective library and its measured efficiencies (a network kind's routing
+ * and taper keys are its own: net_*.c). */
 static int read_comm_keys(const reader *r, pf_machine *m) {
   const char *path = r->file;
   if (m->gpus_per_node > PF_MAX_GPN)
@@ -111,17 +98,7 @@ static int read_comm_keys(const reader *r, pf_machine *m) {
       m->nic_affinity[l] = config_setting_get_int(e);
     }
   }
-  pf_network *n = &m->net;
-  n->core_taper = 1.0;
-  TRY(get_num(r, "network.core_taper", &n->core_taper, 0));
-  if (n->core_taper <= 0 || n->core_taper > 1.0)
-    return pf_error_set(PF_EPARSE, "%s:%d: machine.network.core_taper: must be in (0, 1]", path,
-                        line_of(lookup(r, "network.core_taper")));
-  static const char *routing_names[] = {"minimal", "adaptive"};
-  int routing = 0;
-  TRY(get_enum(r, "network.routing", routing_names, 2, &routing, 0));
-  n->adaptive_routing = routing == 1;
-  TRY(get_bool(r, "network.in_network_reduction", &n->in_network_reduction));
+  TRY(get_bool(r, "network.in_network_reduction", &m->net.in_network_reduction));
   int lib = !strcmp(m->dev.vendor, "amd") ? PF_CCL_RCCL : !strcmp(m->dev.vendor, "intel") ? PF_CCL_ONECCL : PF_CCL_NCCL;
   TRY(get_enum(r, "ccl.library", ccl_names, 3, &lib, 0));
   m->ccl = (pf_ccl_lib)lib;
@@ -158,167 +135,131 @@ static int read_comm_keys(const reader *r, pf_machine *m) {
   return 0;
 }
 
+/* Identity, partition size, the node's device (its own file, then this
+ * machine's overrides) and host. */
+static int read_node(const reader *r, pf_machine *m) {
+  TRY(get_str(r, "id", m->id, sizeof m->id, 1));
+  TRY(get_str(r, "name", m->name, sizeof m->name, 1));
+  TRY(get_str(r, "site", m->site, sizeof m->site, 0));
+  TRY(get_int_in(r, "nodes", &m->nodes, 1, 1, 1000000));
+  char dev[PF_ID_MAX];
+  TRY(get_str(r, "node.device", dev, sizeof dev, 1));
+  int rc = pf_device_load(dev, &m->dev);
+  if (rc < 0) {
+    char why[1024];
+    snprintf(why, sizeof why, "%s", pf_error_detail());
+    return pf_error_set(rc, "%s:%d: machine.node.device: %s", r->file, line_of(lookup(r, "node.device")), why);
+  }
+  TRY(pf_read_device_override(r, &m->dev));
+  TRY(get_int_in(r, "node.devices", &m->gpus_per_node, 1, 1, 1024));
+  TRY(get_str(r, "node.cpu.model", m->cpu_model, sizeof m->cpu_model, 0));
+  m->cpu_sockets = 1;
+  TRY(get_int_in(r, "node.cpu.sockets", &m->cpu_sockets, 0, 0, 64));
+  TRY(get_int_in(r, "node.cpu.cores", &m->cpu_cores, 0, 0, 4096));
+  TRY(get_qty_in(r, "node.cpu.tdp", PF_UNIT_POWER, &m->cpu_tdp_W, 0, 0, false, 3000, "per socket"));
+  TRY(get_qty(r, "node.host_memory", PF_UNIT_BYTES, &m->host_memory_B, 0));
+  return 0;
+}
+
+/* The intra-node fabric, the host link and the NICs. */
+static int read_fabric_nics(const reader *r, pf_machine *m) {
+  int k = PF_FABRIC_NONE;
+  TRY(get_enum(r, "node.fabric.kind", fabric_names, PF_FABRIC_NONE + 1, &k, m->gpus_per_node > 1));
+  m->fabric = (pf_fabric_kind)k;
+  /* read on one-device nodes too (a GH200 node's NVLink-C2C is written down there), used on several */
+  TRY(get_qty(r, "node.fabric.bandwidth", PF_UNIT_BANDWIDTH, &m->fabric_bw_Bps, m->gpus_per_node > 1));
+  m->fabric_pair_bw_Bps = m->fabric_bw_Bps;
+  TRY(get_qty(r, "node.fabric.pair_bandwidth", PF_UNIT_BANDWIDTH, &m->fabric_pair_bw_Bps, 0));
+  m->fabric_latency_s = 2e-6;
+  TRY(get_qty_in(r, "node.fabric.latency", PF_UNIT_TIME, &m->fabric_latency_s, 0, 0, false, 1e-3, NULL));
+  if (m->gpus_per_node > 1) {
+    TRY(check_range(r, "node.fabric.bandwidth", m->fabric_bw_Bps, 0, true, 1e16, "devices of a node must talk"));
+    if (m->fabric_pair_bw_Bps > m->fabric_bw_Bps * 1.0001)
+      return pf_error_set(PF_EPARSE, "%s:%d: machine.node.fabric.pair_bandwidth: above the per-device bandwidth "
+                          "(a pair of devices shares a device's links)", r->file,
+                          line_of(lookup(r, "node.fabric.pair_bandwidth")));
+    TRY(fabric_fits_device(r, m, (pf_fabric_kind)k));
+  }
+  if (m->gpus_per_node == 1) { /* nothing to model between devices */
+    m->fabric_bw_Bps = m->fabric_pair_bw_Bps = 0;
+    m->fabric_latency_s = 0;
+  }
+  TRY(get_str(r, "node.host_link.kind", m->host_link, sizeof m->host_link, 0));
+  TRY(get_qty(r, "node.host_link.bandwidth", PF_UNIT_BANDWIDTH, &m->host_link_bw_Bps, 0));
+  TRY(get_int_in(r, "node.nics.count", &m->nics_per_node, 1, 0, 64));
+  if (m->nics_per_node == 0 && m->nodes > 1)
+    return pf_error_set(PF_EPARSE, "%s:%d: machine.node.nics.count: 0 NICs on a machine of %d nodes: the nodes "
+                        "could not talk to each other", r->file, line_of(lookup(r, "node.nics.count")), m->nodes);
+  TRY(get_qty(r, "node.nics.rate", PF_UNIT_BANDWIDTH, &m->nic_bw_Bps, m->nics_per_node > 0));
+  if (m->nics_per_node > 0)
+    TRY(check_range(r, "node.nics.rate", m->nic_bw_Bps, 0, true, 1e16, "a NIC moves data"));
+  return 0;
+}
+
+/* network.topology names a kind of the table (network.c); the keys every
+ * kind shares, then the kind's own, read and checked by its file (net_*.c). */
+static int read_network(const reader *r, pf_machine *m) {
+  pf_network *n = &m->net;
+  const char *names[PF_NET_KINDS_MAX];
+  int nk = pf_net_kind_count(), k = 0;
+  for (int i = 0; i < nk; i++) names[i] = pf_net_kind_at(i)->name;
+  TRY(get_enum(r, "network.topology", names, nk, &k, 1));
+  n->kind = pf_net_kind_at(k);
+  TRY(get_str(r, "network.tech", n->tech, sizeof n->tech, 0));
+  n->link_bw_Bps = m->nic_bw_Bps;
+  TRY(get_qty(r, "network.link_rate", PF_UNIT_BANDWIDTH, &n->link_bw_Bps, 0));
+  if (m->nodes > 1) TRY(check_range(r, "network.link_rate", n->link_bw_Bps, 0, true, 1e16, "links move data"));
+  n->switch_latency_s = 150e-9;
+  TRY(get_qty_in(r, "network.switch_latency", PF_UNIT_TIME, &n->switch_latency_s, 0, 0, false, 1e-3, NULL));
+  n->nic_latency_s = 2e-6;
+  TRY(get_qty_in(r, "network.nic_latency", PF_UNIT_TIME, &n->nic_latency_s, 0, 0, false, 1e-3, NULL));
+  if (n->kind->read) TRY(n->kind->read(r, n));
+  if (n->kind->check) TRY(n->kind->check(r, m));
+  return 0;
+}
+
+/* Power, billing, the partition's job limits and storage, provenance. */
+static int read_power_billing(const reader *r, pf_machine *m) {
+  m->node_base_W = 300;
+  TRY(get_qty_in(r, "power.node_base", PF_UNIT_POWER, &m->node_base_W, 1, 0, false, 1e5, "a node below 100 kW"));
+  m->pue = 1.1;
+  TRY(get_num(r, "power.pue", &m->pue, 1));
+  if (m->pue < 1.0 || m->pue > 3.0)
+    return pf_error_set(PF_EPARSE, "%s:%d: machine.power.pue: must be in [1, 3]", r->file,
+                        line_of(lookup(r, "power.pue")));
+  TRY(get_qty_in(r, "power.switch", PF_UNIT_POWER, &m->switch_W, 0, 0, false, 1e5, "a switch below 100 kW"));
+  snprintf(m->billing_unit, sizeof m->billing_unit, "node-hour");
+  m->billing_per_node_hour = 1.0;
+  TRY(get_str(r, "billing.unit", m->billing_unit, sizeof m->billing_unit, 0));
+  TRY(get_num_in(r, "billing.per_node_hour", &m->billing_per_node_hour, 0, 0, true, 1e6,
+                 "units billed per node-hour"));
+  TRY(get_str(r, "billing.note", m->billing_note, sizeof m->billing_note, 0));
+  char partial[16] = "node";
+  TRY(get_str(r, "billing.partial", partial, sizeof partial, 0));
+  if (strcmp(partial, "node") != 0 && strcmp(partial, "device") != 0)
+    return pf_error_set(PF_EPARSE, "%s:%d: machine.billing.partial: \"%s\": valid: node (whole nodes are billed), "
+                        "device (a partial node is billed per device)", r->file,
+                        line_of(lookup(r, "billing.partial")), partial);
+  m->billing_per_device = strcmp(partial, "device") == 0;
+  TRY(get_qty_in(r, "limits.walltime", PF_UNIT_TIME, &m->walltime_limit_s, 0, 0, true, 3.2e7,
+                 "a job limit below a year"));
+  TRY(get_int_in(r, "limits.max_nodes", &m->max_job_nodes, 0, 1, 1000000));
+  TRY(get_str(r, "limits.note", m->limits_note, sizeof m->limits_note, 0));
+  TRY(get_qty_in(r, "storage.write_bandwidth", PF_UNIT_BANDWIDTH, &m->storage_bw_Bps, 0, 0, true, 1e16, NULL));
+  return get_provenance(r, m->provenance, sizeof m->provenance);
+}
+
 static int read_machine(config_t *cfg, const char *path, pf_machine *m) {
   memset(m, 0, sizeof *m);
   snprintf(m->path, sizeof m->path, "%s", path);
   reader r = {path, config_lookup(cfg, "machine"), "machine"};
   if (!r.root)
     return pf_error_set(PF_EPARSE, "%s:1: missing top-level group \"machine = { ... };\"", path);
-  TRY(get_str(&r, "id", m->id, sizeof m->id, 1));
-  TRY(get_str(&r, "name", m->name, sizeof m->name, 1));
-  TRY(get_str(&r, "site", m->site, sizeof m->site, 0));
-  TRY(get_int_in(&r, "nodes", &m->nodes, 1, 1, 1000000));
-  char dev[PF_ID_MAX];
-  TRY(get_str(&r, "node.device", dev, sizeof dev, 1));
-  int rc = pf_device_load(dev, &m->dev);
-  if (rc < 0) {
-    char why[1024];
-    snprintf(why, sizeof why, "%s", pf_error_detail());
-    return pf_error_set(rc, "%s:%d: machine.node.device: %s", path, line_of(lookup(&r, "node.device")), why);
-  }
-  TRY(pf_read_device_override(&r, &m->dev));
-  TRY(get_int_in(&r, "node.devices", &m->gpus_per_node, 1, 1, 1024));
-  TRY(get_str(&r, "node.cpu.model", m->cpu_model, sizeof m->cpu_model, 0));
-  m->cpu_sockets = 1;
-  TRY(get_int_in(&r, "node.cpu.sockets", &m->cpu_sockets, 0, 0, 64));
-  TRY(get_int_in(&r, "node.cpu.cores", &m->cpu_cores, 0, 0, 4096));
-  TRY(get_qty_in(&r, "node.cpu.tdp", PF_UNIT_POWER, &m->cpu_tdp_W, 0, 0, false, 3000, "per socket"));
-  TRY(get_qty(&r, "node.host_memory", PF_UNIT_BYTES, &m->host_memory_B, 0));
-  int k = PF_FABRIC_NONE;
-  TRY(get_enum(&r, "node.fabric.kind", fabric_names, PF_FABRIC_NONE + 1, &k, m->gpus_per_node > 1));
-  m->fabric = (pf_fabric_kind)k;
-  /* read on one-device nodes too (a GH200 node's NVLink-C2C is written down there), used on several */
-  TRY(get_qty(&r, "node.fabric.bandwidth", PF_UNIT_BANDWIDTH, &m->fabric_bw_Bps, m->gpus_per_node > 1));
-  m->fabric_pair_bw_Bps = m->fabric_bw_Bps;
-  TRY(get_qty(&r, "node.fabric.pair_bandwidth", PF_UNIT_BANDWIDTH, &m->fabric_pair_bw_Bps, 0));
-  m->fabric_latency_s = 2e-6;
-  TRY(get_qty_in(&r, "node.fabric.latency", PF_UNIT_TIME, &m->fabric_latency_s, 0, 0, false, 1e-3, NULL));
-  if (m->gpus_per_node > 1) {
-    TRY(check_range(&r, "node.fabric.bandwidth", m->fabric_bw_Bps, 0, true, 1e16, "devices of a node must talk"));
-    if (m->fabric_pair_bw_Bps > m->fabric_bw_Bps * 1.0001)
-      return pf_error_set(PF_EPARSE, "%s:%d: machine.node.fabric.pair_bandwidth: above the per-device bandwidth "
-                          "(a pair of devices shares a device's links)", path,
-                          line_of(lookup(&r, "node.fabric.pair_bandwidth")));
-    TRY(fabric_fits_device(&r, m, (pf_fabric_kind)k));
-  }
-  if (m->gpus_per_node == 1) { /* nothing to model between devices */
-    m->fabric_bw_Bps = m->fabric_pair_bw_Bps = 0;
-    m->fabric_latency_s = 0;
-  }
-  TRY(get_str(&r, "node.host_link.kind", m->host_link, sizeof m->host_link, 0));
-  TRY(get_qty(&r, "node.host_link.bandwidth", PF_UNIT_BANDWIDTH, &m->host_link_bw_Bps, 0));
-  TRY(get_int_in(&r, "node.nics.count", &m->nics_per_node, 1, 0, 64));
-  if (m->nics_per_node == 0 && m->nodes > 1)
-    return pf_error_set(PF_EPARSE, "%s:%d: machine.node.nics.count: 0 NICs on a machine of %d nodes: the nodes "
-                        "could not talk to each other", path, line_of(lookup(&r, "node.nics.count")), m->nodes);
-  TRY(get_qty(&r, "node.nics.rate", PF_UNIT_BANDWIDTH, &m->nic_bw_Bps, m->nics_per_node > 0));
-  if (m->nics_per_node > 0)
-    TRY(check_range(&r, "node.nics.rate", m->nic_bw_Bps, 0, true, 1e16, "a NIC moves data"));
+  TRY(read_node(&r, m));
+  TRY(read_fabric_nics(&r, m));
   TRY(read_comm_keys(&r, m));
-
-  pf_network *n = &m->net;
-  k = PF_TOPO_SINGLE;
-  TRY(get_enum(&r, "network.topology", topology_names, PF_TOPO_SINGLE + 1, &k, 1));
-  n->kind = (pf_topology_kind)k;
-  TRY(get_str(&r, "network.tech", n->tech, sizeof n->tech, 0));
-  n->link_bw_Bps = m->nic_bw_Bps;
-  TRY(get_qty(&r, "network.link_rate", PF_UNIT_BANDWIDTH, &n->link_bw_Bps, 0));
-  if (m->nodes > 1) TRY(check_range(&r, "network.link_rate", n->link_bw_Bps, 0, true, 1e16, "links move data"));
-  n->switch_latency_s = 150e-9;
-  TRY(get_qty_in(&r, "network.switch_latency", PF_UNIT_TIME, &n->switch_latency_s, 0, 0, false, 1e-3, NULL));
-  n->nic_latency_s = 2e-6;
-  TRY(get_qty_in(&r, "network.nic_latency", PF_UNIT_TIME, &n->nic_latency_s, 0, 0, false, 1e-3, NULL));
-  n->levels = 2; n->taper = 1.0;
-  TRY(get_int_in(&r, "network.levels", &n->levels, 0, 1, 5));
-  TRY(get_int(&r, "network.endpoints_per_leaf", &n->endpoints_per_leaf, 0, 1));
-  TRY(get_num(&r, "network.taper", &n->taper, 0));
-  TRY(get_bool(&r, "network.rail_optimized", &n->rail_optimized));
-  TRY(get_int(&r, "network.groups", &n->groups, 0, 1));
-  TRY(get_int(&r, "network.switches_per_group", &n->switches_per_group, 0, 1));
-  TRY(get_int(&r, "network.endpoints_per_switch", &n->endpoints_per_switch, 0, 1));
-  TRY(get_int(&r, "network.leaves_per_group", &n->leaves_per_group, 0, 1));
-  TRY(get_int(&r, "network.spines_per_group", &n->spines_per_group, 0, 1));
-  TRY(get_qty(&r, "network.global_bandwidth", PF_UNIT_BANDWIDTH, &n->global_bw_per_group_Bps, 0));
-  const config_setting_t *dims = lookup(&r, "network.dims");
-  if (dims) {
-    int cnt = config_setting_length(dims);
-    if (cnt < 1 || cnt > 3)
-      return pf_error_set(PF_EPARSE, "%s:%d: machine.network.dims: 1 to 3 integers", path, line_of(dims));
-    for (int i = 0; i < cnt; i++) {
-      const config_setting_t *e = config_setting_get_elem(dims, (unsigned)i);
-      if (config_setting_type(e) != CONFIG_TYPE_INT || config_setting_get_int(e) < 1 ||
-          config_setting_get_int(e) > 100000)
-        return pf_error_set(PF_EPARSE, "%s:%d: machine.network.dims[%d]: an integer from 1 to 100000", path,
-                            line_of(dims), i);
-      n->dims[i] = config_setting_get_int(e);
-    }
-  }
-  int ep = m->nodes * (m->nics_per_node > 0 ? m->nics_per_node : 1); /* at most 1e6 x 64 */
-  const config_setting_t *net = lookup(&r, "network");
-  switch (n->kind) {
-  case PF_TOPO_FAT_TREE:
-    if (n->endpoints_per_leaf <= 0) return missing(&r, "network.endpoints_per_leaf");
-    if (n->taper <= 0 || n->taper > 1.0)
-      return pf_error_set(PF_EPARSE, "%s:%d: machine.network.taper: must be in (0, 1]", path, line_of(net));
-    TRY(fat_tree_holds(&r, n, ep));
-    break;
-  case PF_TOPO_DRAGONFLY:
-    if (n->groups <= 0) return missing(&r, "network.groups");
-    if (n->switches_per_group <= 0) return missing(&r, "network.switches_per_group");
-    if (n->endpoints_per_switch <= 0) return missing(&r, "network.endpoints_per_switch");
-    if ((long)n->groups * n->switches_per_group * n->endpoints_per_switch < ep)
-      return pf_error_set(PF_EPARSE, "%s:%d: machine.network: %d groups x %d switches x %d endpoints < %d NIC ports",
-                          path, line_of(net), n->groups, n->switches_per_group, n->endpoints_per_switch, ep);
-    if (n->global_bw_per_group_Bps <= 0) return missing(&r, "network.global_bandwidth");
-    break;
-  case PF_TOPO_DRAGONFLY_PLUS:
-    if (n->groups <= 0) return missing(&r, "network.groups");
-    if (n->leaves_per_group <= 0) return missing(&r, "network.leaves_per_group");
-    if (n->spines_per_group <= 0) return missing(&r, "network.spines_per_group");
-    if (n->endpoints_per_switch <= 0) return missing(&r, "network.endpoints_per_switch");
-    if ((long)n->groups * n->leaves_per_group * n->endpoints_per_switch < ep)
-      return pf_error_set(PF_EPARSE, "%s:%d: machine.network: %d groups x %d leaves x %d endpoints < %d NIC ports",
-                          path, line_of(net), n->groups, n->leaves_per_group, n->endpoints_per_switch, ep);
-    if (n->global_bw_per_group_Bps <= 0) return missing(&r, "network.global_bandwidth");
-    break;
-  case PF_TOPO_TORUS: {
-    if (n->dims[0] <= 0) return missing(&r, "network.dims");
-    long cap = (long)n->dims[0] * (n->dims[1] > 0 ? n->dims[1] : 1) * (n->dims[2] > 0 ? n->dims[2] : 1);
-    if (cap < m->nodes)
-      return pf_error_set(PF_EPARSE, "%s:%d: machine.network.dims: %ld routers for %d nodes", path, line_of(dims),
-                          cap, m->nodes);
-    break;
-  }
-  case PF_TOPO_SINGLE:
-    break;
-  }
-  m->node_base_W = 300;
-  TRY(get_qty_in(&r, "power.node_base", PF_UNIT_POWER, &m->node_base_W, 1, 0, false, 1e5, "a node below 100 kW"));
-  m->pue = 1.1;
-  TRY(get_num(&r, "power.pue", &m->pue, 1));
-  if (m->pue < 1.0 || m->pue > 3.0)
-    return pf_error_set(PF_EPARSE, "%s:%d: machine.power.pue: must be in [1, 3]", path, line_of(lookup(&r, "power.pue")));
-  TRY(get_qty_in(&r, "power.switch", PF_UNIT_POWER, &m->switch_W, 0, 0, false, 1e5, "a switch below 100 kW"));
-  snprintf(m->billing_unit, sizeof m->billing_unit, "node-hour");
-  m->billing_per_node_hour = 1.0;
-  TRY(get_str(&r, "billing.unit", m->billing_unit, sizeof m->billing_unit, 0));
-  TRY(get_num_in(&r, "billing.per_node_hour", &m->billing_per_node_hour, 0, 0, true, 1e6,
-                 "units billed per node-hour"));
-  TRY(get_str(&r, "billing.note", m->billing_note, sizeof m->billing_note, 0));
-  char partial[16] = "node";
-  TRY(get_str(&r, "billing.partial", partial, sizeof partial, 0));
-  if (strcmp(partial, "node") != 0 && strcmp(partial, "device") != 0)
-    return pf_error_set(PF_EPARSE, "%s:%d: machine.billing.partial: \"%s\": valid: node (whole nodes are billed), "
-                        "device (a partial node is billed per device)", path, line_of(lookup(&r, "billing.partial")),
-                        partial);
-  m->billing_per_device = strcmp(partial, "device") == 0;
-  TRY(get_qty_in(&r, "limits.walltime", PF_UNIT_TIME, &m->walltime_limit_s, 0, 0, true, 3.2e7,
-                 "a job limit below a year"));
-  TRY(get_int_in(&r, "limits.max_nodes", &m->max_job_nodes, 0, 1, 1000000));
-  TRY(get_str(&r, "limits.note", m->limits_note, sizeof m->limits_note, 0));
-  TRY(get_qty_in(&r, "storage.write_bandwidth", PF_UNIT_BANDWIDTH, &m->storage_bw_Bps, 0, 0, true, 1e16, NULL));
-  TRY(get_provenance(&r, m->provenance, sizeof m->provenance));
-  return 0;
+  TRY(read_network(&r, m));
+  return read_power_billing(&r, m);
 }
 
 static int read_machine_any(config_t *cfg, const char *path, void *out) { return read_machine(cfg, path, out); }

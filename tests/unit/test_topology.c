@@ -24,6 +24,13 @@ static const char *fixture(const char *f) {
   return buf;
 }
 
+/* A link block of the network kind's layout (machine/network.h): switches x per links from first. */
+static pf_net_block blk(const pf_topology *t, const char *name) {
+  const pf_net_block *b = pf_net_block_find(&t->net, name);
+  CHECK(b != NULL);
+  return b ? *b : (pf_net_block){name, 0, 0, 0};
+}
+
 static int load(const char *id, pf_machine *m) {
   int rc = pf_machine_load(id, m);
   CHECK(rc == 0);
@@ -53,9 +60,11 @@ static void test_fat_tree(void) {
   pf_topology t;
   CHECK(pf_topology_build(&m, 1120, 1.0, &t) == 0);
   CHECK_INT(t.gpus, 4480);
-  CHECK_INT(t.E, 64);
-  CHECK_INT(t.U, 32);        /* 64 x 25 GB/s down = 32 x 50 GB/s up (taper 1) */
-  CHECK_INT(t.pods, 2);      /* 3 levels: pods of 64 leaves */
+  pf_net_block lu = blk(&t, "leaf_up"), au = blk(&t, "aggr_up");
+  CHECK_INT(lu.switches, 70); /* 4480 NIC ports, 64 endpoints per leaf */
+  CHECK_INT(lu.per, 32);      /* 64 x 25 GB/s down = 32 x 50 GB/s up (taper 1) */
+  CHECK_INT(au.per, 64);      /* 3 levels: 64 core links per aggregation switch */
+  CHECK_INT(au.switches, 2 * 32); /* pods of 64 leaves: 2 pods of 32 aggregation switches */
   pf_route r;
   double sw = m.net.switch_latency_s, nic = m.net.nic_latency_s;
   /* same node: NVLink mesh port + pair + port */
@@ -82,12 +91,12 @@ static void test_fat_tree(void) {
     int k = 0;
     while (k < r.n && t.links[r.link[k]].kind != PF_LINK_UP) k++;
     if (k == r.n) continue;
-    int j = (r.link[k] - t.b_lu) % t.U;
+    int j = (r.link[k] - lu.first) % lu.per;
     if (up < 0) up = j;
     same = same && j == up;
   }
   CHECK(same);
-  CHECK_INT(up, port % t.U);
+  CHECK_INT(up, port % lu.per);
   check_routes(&t, 5);
   pf_topology_free(&t);
 
@@ -95,8 +104,8 @@ static void test_fat_tree(void) {
   m.net.taper = 0.5;
   m.net.rail_optimized = true;
   CHECK(pf_topology_build(&m, 64, 1.0, &t) == 0);
-  CHECK_INT(t.U, 16);
-  CHECK_INT(t.lpr, 1);
+  CHECK_INT(blk(&t, "leaf_up").per, 16);
+  CHECK_INT(blk(&t, "leaf_up").switches, 4); /* one leaf per rail */
   pf_topology_route(&t, 1, 4 * 63 + 1, &r); /* same rail: same leaf */
   CHECK_INT(r.n, 2);
   pf_topology_route(&t, 1, 4 * 63 + 2, &r); /* other rail: PXN hops to GPU 2 over NVLink, then rail 2's leaf */
@@ -117,7 +126,7 @@ static void test_dragonfly(void) {
   m.net.adaptive_routing = false; /* minimal routing between groups (test_adaptive covers the default) */
   CHECK(pf_topology_build(&m, 512, 1.0, &t) == 0);
   CHECK_INT(t.nics, 4);
-  CHECK_INT(t.ngroups, 4);   /* 128 nodes (512 NIC ports) per group */
+  CHECK_INT(blk(&t, "group_pair").switches, 4); /* 128 nodes (512 NIC ports) per group */
   double sw = m.net.switch_latency_s, nic = m.net.nic_latency_s;
   pf_route r;
   /* GCDs 0,1 share a package: twice the pair bandwidth over Infinity Fabric */
@@ -148,7 +157,7 @@ static void test_dragonfly_plus(void) {
   pf_topology t;
   CHECK(pf_topology_build(&m, m.nodes, 1.0, &t) == 0);
   CHECK_INT(t.gpus, 4 * m.nodes);
-  CHECK_INT(t.ngroups, 25);
+  CHECK_INT(blk(&t, "group_pair").switches, 25);
   pf_route r;
   pf_topology_route(&t, 0, 4 * 8, &r); /* 8 nodes per leaf (32 ports): next leaf */
   CHECK_INT(r.n, 4);
@@ -173,7 +182,7 @@ static void test_torus_and_single(void) {
   CHECK_INT(r.n, 2);
   check_routes(&t, 0);
   pf_topology_free(&t);
-  m.net.kind = PF_TOPO_TORUS;
+  m.net.kind = pf_net_kind_find("torus");
   m.net.dims[0] = 4; m.net.dims[1] = 3; m.net.dims[2] = 2;
   CHECK(pf_topology_build(&m, 24, 1.0, &t) == 0);
   /* node 0 (0,0,0) -> node 23 (3,2,1): x one step back (wrap), y one back, z one: 3 hops */
@@ -182,6 +191,13 @@ static void test_torus_and_single(void) {
   check_routes(&t, 9);
   pf_topology_free(&t);
   CHECK(pf_topology_build(&m, 25, 1.0, &t) < 0); /* does not fit in 4x3x2 */
+  /* 7 nodes of the 4x3x2 torus: node 4 (0,1,0) -> node 3 (3,0,0) goes x one back (wrap) to router 7 (3,1,0),
+   * beyond the job's last node, then y one back: every route's links exist (they once ran past the array) */
+  CHECK(pf_topology_build(&m, 7, 1.0, &t) == 0);
+  pf_topology_route(&t, 4 * 4, 3 * 4, &r);
+  CHECK_INT(r.n, 2 + 2);
+  for (int a = 0; a < t.gpus; a++) check_routes(&t, a);
+  pf_topology_free(&t);
 }
 
 /* The emitted platform, loaded by SimGrid, has our routes' latency and bandwidth. */
@@ -252,11 +268,12 @@ static int unfair_groups(const int *cnt, int base, int nsw, int per, int *worst,
 static void check_even(const pf_topology *t, const pf_coll_pattern *pat, const char *what) {
   int *cnt = count_flows(t, &pat->steps[0]);
   int worst = 0, fair = 0, crossing = 0;
-  int bad = unfair_groups(cnt, t->b_lu, t->leaves, t->U, &worst, &fair) +
-            unfair_groups(cnt, t->b_ld, t->leaves, t->U, &worst, &fair) +
-            unfair_groups(cnt, t->b_au, t->pods * t->U, t->C, &worst, &fair) +
-            unfair_groups(cnt, t->b_ad, t->pods * t->U, t->C, &worst, &fair);
-  for (int l = t->b_au; l < t->b_au + t->pods * t->U * t->C; l++) crossing += cnt[l];
+  pf_net_block lu = blk(t, "leaf_up"), ld = blk(t, "leaf_down"), au = blk(t, "aggr_up"), ad = blk(t, "aggr_down");
+  int bad = unfair_groups(cnt, lu.first, lu.switches, lu.per, &worst, &fair) +
+            unfair_groups(cnt, ld.first, ld.switches, ld.per, &worst, &fair) +
+            unfair_groups(cnt, au.first, au.switches, au.per, &worst, &fair) +
+            unfair_groups(cnt, ad.first, ad.switches, ad.per, &worst, &fair);
+  for (int l = au.first; l < au.first + au.switches * au.per; l++) crossing += cnt[l];
   if (bad) fprintf(stderr, "%s: %d switches spread unevenly (a link with %d flows, fair share %d)\n", what, bad, worst, fair);
   CHECK_INT(bad, 0);
   CHECK(crossing > 0); /* the ring does leave the pods */
@@ -271,8 +288,8 @@ static void test_fair_share(void) {
   if (load(PF_FIXTURE("railft3.cfg"), &m)) return;
   pf_topology t;
   CHECK(pf_topology_build(&m, 1024, 1.0, &t) == 0);
-  CHECK_INT(t.U, 16);
-  CHECK_INT(t.pods, 16);
+  CHECK_INT(blk(&t, "leaf_up").per, 16);
+  CHECK_INT(blk(&t, "aggr_up").switches, 16 * 16); /* 16 pods of 16 aggregation switches */
   int p = t.gpus;
   int *G = malloc((size_t)p * sizeof *G);
   for (int i = 0; i < p; i++) G[i] = i;
@@ -319,11 +336,12 @@ static void test_fair_share_more(void) {
   m.net.levels = 2; /* 2 levels, plain, half taper */
   m.net.taper = 0.5;
   CHECK(pf_topology_build(&m, 256, 1.0, &t) == 0);
-  CHECK_INT(t.C, 0);
+  pf_net_block lu = blk(&t, "leaf_up"), ld = blk(&t, "leaf_down");
+  CHECK_INT(blk(&t, "aggr_up").per, 0); /* no core */
   ring_all(&t, &pat);
   int *cnt = count_flows(&t, &pat.steps[0]), worst = 0, fair = 0;
-  CHECK_INT(unfair_groups(cnt, t.b_lu, t.leaves, t.U, &worst, &fair) + unfair_groups(cnt, t.b_ld, t.leaves, t.U, &worst,
-                                                                                     &fair), 0);
+  CHECK_INT(unfair_groups(cnt, lu.first, lu.switches, lu.per, &worst, &fair) +
+                unfair_groups(cnt, ld.first, ld.switches, ld.per, &worst, &fair), 0);
   free(cnt);
   pf_coll_pattern_free(&pat);
   pf_topology_free(&t);
@@ -331,7 +349,7 @@ static void test_fair_share_more(void) {
   m.net.taper = 0.5;
   m.net.core_taper = 0.5;
   CHECK(pf_topology_build(&m, 1024, 1.0, &t) == 0);
-  CHECK_INT(t.U, 8);
+  CHECK_INT(blk(&t, "leaf_up").per, 8);
   ring_all(&t, &pat);
   check_even(&t, &pat, "tapered rail-optimised 3-level ring");
   pf_coll_pattern_free(&pat);
@@ -341,7 +359,10 @@ static void test_fair_share_more(void) {
   ring_all(&t, &pat);
   cnt = count_flows(&t, &pat.steps[0]);
   worst = fair = 0;
-  int bad = unfair_groups(cnt, t.b_lu, t.nsw, t.K, &worst, &fair) + unfair_groups(cnt, t.b_ld, t.nsw, t.K, &worst, &fair);
+  lu = blk(&t, "leaf_up");
+  ld = blk(&t, "leaf_down");
+  int bad = unfair_groups(cnt, lu.first, lu.switches, lu.per, &worst, &fair) +
+            unfair_groups(cnt, ld.first, ld.switches, ld.per, &worst, &fair);
   if (bad) fprintf(stderr, "jupiter-booster ring: %d leaves uneven (%d flows where %d is fair)\n", bad, worst, fair);
   CHECK_INT(bad, 0);
   free(cnt);

@@ -1,0 +1,40 @@
+/* cfgkeys.h - the strict key readers of machine and device files (cfgread.c),
+ * public so that a network kind registered from outside the module
+ * (network.h) reads its keys of the machine's network group as the built-in
+ * kinds do: each error names file:line and the key, each key read is known
+ * to the unknown-key check.
+ *
+ * Each reader returns 1 (read), 0 (absent and not required) or a PF_E* code;
+ * path is relative to the file's root group ("network.levels").  _in
+ * variants: the value must lie in (lo, hi] (lo_open) or [lo, hi], `what`
+ * (may be NULL) says why in the message. */
+#ifndef PREFLIGHT_CFGKEYS_H
+#define PREFLIGHT_CFGKEYS_H
+
+#include "core/core.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* One group of a file being read (opaque outside cfgread.c). */
+typedef struct pf_cfg_reader pf_cfg_reader;
+
+/* PF_EPARSE naming the required key at path that the file lacks. */
+int pf_cfg_missing(const pf_cfg_reader *r, const char *path);
+int pf_cfg_str(const pf_cfg_reader *r, const char *path, char *dst, size_t n, int required);
+int pf_cfg_qty(const pf_cfg_reader *r, const char *path, pf_unit_kind kind, double *dst, int required);
+int pf_cfg_qty_in(const pf_cfg_reader *r, const char *path, pf_unit_kind kind, double *dst, int required, double lo,
+                  bool lo_open, double hi, const char *what);
+int pf_cfg_num(const pf_cfg_reader *r, const char *path, double *dst, int required);
+int pf_cfg_num_in(const pf_cfg_reader *r, const char *path, double *dst, int required, double lo, bool lo_open,
+                  double hi, const char *what);
+int pf_cfg_int(const pf_cfg_reader *r, const char *path, int *dst, int required, int min);
+int pf_cfg_int_in(const pf_cfg_reader *r, const char *path, int *dst, int required, int min, int max);
+int pf_cfg_bool(const pf_cfg_reader *r, const char *path, bool *dst);
+/* One of names[0..n-1] into *dst as its index; an unknown value lists the valid ones. */
+int pf_cfg_enum(const pf_cfg_reader *r, const char *path, const char *const *names, int n, int *dst, int required);
+/* x already read at path in range, else PF_EPARSE naming the key's line. */
+int pf_cfg_range(const pf_cfg_reader *r, const char *path, double x, double lo, bool lo_open, double hi,
+                 const char *what);
+
+#endif
