@@ -69,12 +69,13 @@ void pf_topology_free(pf_topology *t) {
   free(t->scratch_acc);
   free(t->scratch_cnt);
   free(t->scratch_touched);
+  free(t->scratch_sort);
   free(t->net.own);
   t->net.own = NULL;
   t->links = NULL;
   t->slot = NULL;
   t->scratch_acc = NULL;
-  t->scratch_cnt = t->scratch_touched = NULL;
+  t->scratch_cnt = t->scratch_touched = t->scratch_sort = NULL;
   t->nlinks = 0;
 }
 

@@ -74,7 +74,7 @@ typedef struct pf_topology {
   /* per-link scratch of collcost.c, allocated on first use and kept zero between uses (owned; a topology
    * is used by one thread at a time) */
   double *scratch_acc;
-  int *scratch_cnt, *scratch_touched;
+  int *scratch_cnt, *scratch_touched, *scratch_sort;
 } pf_topology;
 
 /* Build the links of a job of `nodes` nodes of machine m placed as pl (seed
