@@ -103,7 +103,8 @@ static int summarise(const pf_topology *t, const pf_coll_pattern *pat, step_sum 
     ss[i].share = 1;
     for (int k = 0; k < s.nt; k++) {
       int l = s.touched[k];
-      ss[i].bw = fmax(ss[i].bw, eff_bytes(t, pat, l, s.acc[l]) / t->links[l].bw_Bps);
+      double b = eff_bytes(t, pat, l, s.acc[l]) / t->links[l].bw_Bps;
+      if (b > ss[i].bw) ss[i].bw = b; /* fmax without the call (a NaN is skipped all the same) */
       if (s.cnt[l] > ss[i].share) ss[i].share = s.cnt[l];
       if (link_bytes) link_bytes[l] += st->reps * s.acc[l];
       s.acc[l] = 0;
@@ -236,7 +237,8 @@ int pf_coll_job_build(const pf_topology *t, const pf_coll_pattern *pat, pf_coll_
       int l = s.touched[k];
       ph->link[k] = l;
       ph->bytes[k] = eff_bytes(t, pat, l, s.acc[l]) / e;
-      worst = fmax(worst, ph->bytes[k] / t->links[l].bw_Bps);
+      double w = ph->bytes[k] / t->links[l].bw_Bps;
+      if (w > worst) worst = w; /* fmax without the call */
       s.acc[l] = 0;
       s.cnt[l] = 0;
     }

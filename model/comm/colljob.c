@@ -122,7 +122,10 @@ int pf_coll_timeline(const pf_topology *t, pf_coll_job *const *jobs, int n, cons
       if (phase[i] < 0 || phase[i] >= jobs[i]->nphase) continue;
       const pf_coll_phase *ph = &jobs[i]->ph[phase[i]];
       double worst = 0;
-      for (int k = 0; k < ph->n; k++) worst = fmax(worst, load[ph->link[k]] / t->links[ph->link[k]].bw_Bps);
+      for (int k = 0; k < ph->n; k++) { /* the phase's slowest link (fmax without the call: this loop is hot) */
+        double w = load[ph->link[k]] / t->links[ph->link[k]].bw_Bps;
+        if (w > worst) worst = w;
+      }
       T[i] = ph->reps * (ph->lat_s + worst);
       due[i] = T[i] > 0 ? now + rem[i] * T[i] : now;
       if (due[i] < next_end) next_end = due[i];
