@@ -5,6 +5,7 @@
 #include "formats.h"
 #include "plan.h"
 #include "results.h"
+#include "validate_out.h"
 
 #include "core/core.h"
 #include "report/report.h"
@@ -129,6 +130,170 @@ static void collective(FILE *f, const pf_coll_doc *d) {
   }
 }
 
+/* ---- validate: the rows (table_row; the not-predicted ones after them), then the summary ---- */
+
+static void print_stats_line(FILE *f, const char *label, pf_vstats st) {
+  if (st.n == 0) return;
+  fprintf(f, "  %-24s %4d rows  median %6.1f %%  mean %6.1f %%  max %6.1f %%\n", label, st.n, st.median_abs_pct,
+          st.mean_abs_pct, st.max_abs_pct);
+}
+
+static void vtable_header(FILE *f, bool fit) {
+  if (fit)
+    fprintf(f, "%5s  %-17s %-12s %5s  %-18s %14s  %-26s %8s %8s  %-5s\n", "line", "machine", "model", "nodes", "metric",
+            "measured", "predicted (fit) +- band", "error", "LOO", "use");
+  else
+    fprintf(f, "%5s  %-17s %-12s %5s  %-18s %16s %14s %8s  %-5s %s\n", "line", "machine", "model", "nodes", "metric",
+            "measured", "predicted", "error", "use", "tag");
+}
+
+static void vtable_row(FILE *f, const pf_vrow *r, bool fit) {
+  char m[48], p[48], e[16];
+  pf_vfmt_measured(r, m, sizeof m);
+  pf_vfmt_value(r, r->predicted, p, sizeof p);
+  if (fit) {
+    char band[64], loo[16];
+    snprintf(band, sizeof band, "%s +- %.2g%%", p, 100 * (r->band_hi / r->predicted - 1));
+    if (isnan(r->loo_error)) snprintf(loo, sizeof loo, "-");
+    else snprintf(loo, sizeof loo, "%+.1f%%", 100 * r->loo_error);
+    fprintf(f, "%5d  %-17s %-12s %5d  %-18s %14s  %-26s %8s %8s  %-5s\n", r->line, r->machine, pf_vmodel_name(r), r->nodes,
+            pf_metric_name(r->metric), m, band, pf_vfmt_err(r->error, e, sizeof e), loo, r->use);
+  } else {
+    fprintf(f, "%5d  %-17s %-12s %5d  %-18s %16s %14s %8s  %-5s %s\n", r->line, r->machine, pf_vmodel_name(r), r->nodes,
+            pf_metric_name(r->metric), m, p, pf_vfmt_err(r->error, e, sizeof e), r->use, r->tag);
+  }
+}
+
+static void vtable_summary(FILE *f, const pf_vsum *s) {
+  pf_vstats all = pf_vsum_stats(s, -1, 0);
+  if (all.n == 0) {
+    fprintf(f, "summary: no row could be predicted\n");
+    return;
+  }
+  int nj = pf_vsum_unjudged(s);
+  fprintf(f, "summary: median |error| %.1f %%, mean %.1f %%, max %.1f %% over %d predicted rows%s\n", all.median_abs_pct,
+          all.mean_abs_pct, all.max_abs_pct, all.n, nj ? " (rows tagged regression are not judged)" : "");
+  fprintf(f, "by metric:\n");
+  for (int m = 0; m < PF_MET_COUNT; m++) print_stats_line(f, pf_metric_name((pf_metric)m), pf_vsum_stats(s, 3, m));
+  bool any_scope = false;
+  for (int k = PF_SCOPE_GPU; k <= PF_SCOPE_NODE_GPUS_JOB; k++) {
+    pf_vstats st = pf_vsum_stats(s, 4, k);
+    if (st.n == 0) continue;
+    if (!any_scope) fprintf(f, "by metering scope (energy and power rows; a job's rows with the time held at duration_s):\n");
+    any_scope = true;
+    print_stats_line(f, pf_scope_name((pf_scope)k), st);
+  }
+  static const char *titles[] = {"by tag:", "by use:", "by machine:"};
+  for (int g = 0; g < 3; g++) {
+    if (s->nnames[g] == 0) continue;
+    fprintf(f, "%s\n", titles[g]);
+    for (int k = 0; k < s->nnames[g]; k++) print_stats_line(f, s->names[g][k], pf_vsum_stats(s, g, k));
+  }
+  fprintf(f, "worst rows:\n");
+  for (int k = 0; k < s->nworst; k++) {
+    const pf_vrow *r = &s->worst[k];
+    char m[48], p[48], e[16];
+    pf_vfmt_measured(r, m, sizeof m);
+    pf_vfmt_value(r, r->predicted, p, sizeof p);
+    fprintf(f, "  line %d: %s %s %d nodes %s: predicted %s, measured %s (%s)\n", r->line, r->machine, pf_vmodel_name(r),
+            r->nodes, pf_metric_name(r->metric), p, m, pf_vfmt_err(r->error, e, sizeof e));
+  }
+}
+
+static int validate_begin(pf_vemit *e, cJSON *head) {
+  cJSON_Delete(head); /* only JSON prints a head */
+  int rc = pf_vemit_defer(e);
+  if (rc == 0) vtable_header(e->body, e->fit);
+  return rc;
+}
+
+static int validate_row(pf_vemit *e, const pf_vrow *r) {
+  if (!e->rows) return 0;
+  if (r->status == PF_ROW_PREDICTED) vtable_row(e->body, r, e->fit);
+  else fprintf(e->np, "%5d  %-17s %-12s %-14s %s\n", r->line, r->machine, pf_vmodel_name(r), pf_metric_name(r->metric),
+               r->reason);
+  return 0;
+}
+
+static int validate_end(pf_vemit *e) {
+  FILE *f = e->out;
+  const pf_vsum *s = &e->sum;
+  int rc = 0;
+  fprintf(f, "validation: %s (%d rows: %d predicted, %d not predicted)\n", e->path, s->rows,
+          s->rows - s->not_predicted, s->not_predicted);
+  if (e->rows) {
+    if ((rc = pf_vcopy_file(e->body, f)) == 0 && s->not_predicted) {
+      fprintf(f, "\nnot predicted:\n");
+      rc = pf_vcopy_file(e->np, f);
+    }
+    fprintf(f, "\n");
+  }
+  vtable_summary(f, s);
+  return rc;
+}
+
+/* ---- validate on measured collectives ---- */
+
+static void collval(FILE *f, const pf_cvset *s, bool rows) {
+  fprintf(f, "validation: %s (%d collective rows)\n", s->path, s->n);
+  if (rows) {
+    fprintf(f, "%5s  %-16s %-14s %5s %4s %10s  %-8s %10s %10s %8s  %-15s %s\n", "line", "machine", "op", "nodes", "gpn",
+            "size", "metric", "measured", "predicted", "error", "model", "use");
+    for (int i = 0; i < s->n; i++) {
+      const pf_cvrow *r = &s->rows[i];
+      char sz[32], model[40], meas[32];
+      pf_vfmt_size(r->size_B, sz, sizeof sz);
+      if (r->bound == PF_BOUND_RANGE) snprintf(meas, sizeof meas, "%g-%g", r->measured, r->measured_hi);
+      else snprintf(meas, sizeof meas, "%s%g", r->bound == PF_BOUND_LOWER ? ">= " : r->bound == PF_BOUND_UPPER ? "<= " : "",
+                    r->measured);
+      if (!r->ok) {
+        fprintf(f, "%5d  %-16s %-14s %5d %4d %10s  %-8s %10s  not predicted: %s\n", r->line, r->machine,
+                pf_coll_kind_id(r->op), r->nodes, r->gpn, sz, pf_cmetric_name(r->metric), meas, r->reason);
+        continue;
+      }
+      snprintf(model, sizeof model, "%s/%s", pf_coll_algo_name(r->pred_algo), pf_coll_proto_name(r->pred_proto));
+      fprintf(f, "%5d  %-16s %-14s %5d %4d %10s  %-8s %10s %10.4g %+7.1f%%  %-15s %s\n", r->line, r->machine,
+              pf_coll_kind_id(r->op), r->nodes, r->gpn, sz, pf_cmetric_name(r->metric), meas, r->predicted,
+              100 * r->error, model, r->use);
+    }
+  }
+  pf_vstats all = pf_collval_stats(s, 0), big = pf_collval_stats(s, PF_CV_LARGE_B);
+  fprintf(f, "\nsummary: median |error| %.1f %%, mean %.1f %%, max %.1f %% over %d predicted rows\n",
+          all.median_abs_pct, all.mean_abs_pct, all.max_abs_pct, all.n);
+  if (big.n > 0 && big.n < all.n)
+    fprintf(f, "rows >= 1 MiB: median |error| %.1f %%, mean %.1f %%, max %.1f %% over %d rows\n", big.median_abs_pct,
+            big.mean_abs_pct, big.max_abs_pct, big.n);
+}
+
+/* ---- validate --megatron-log ---- */
+
+/* The table report: the log, the configuration, one line per metric (e->sum gathers the errors). */
+static void megatron_table(FILE *f, const pf_megatron_log *l, const pf_scenario *chk, const pf_vset *s,
+                           const char *notes, const char *path, pf_vemit *e) {
+  fprintf(f, "Megatron-LM log %s: %d iteration lines (time in %s), %d used (first skipped as warm-up), %d "
+             "arguments\n", path, l->niter, l->format, l->used, l->nargs);
+  fprintf(f, "configuration: %s on %s, %d nodes, %d GPUs, TP %d x PP %d x DP %d, mbs %d, gbs %d, %s%s%s\n",
+          chk->workload.id, chk->machine.id, chk->nodes, chk->gpus, chk->plan.tp, chk->plan.pp, chk->plan.dp,
+          chk->plan.mbs, chk->plan.gbs, pf_precision_name(chk->precision), notes[0] ? "; " : "", notes);
+  fprintf(f, "%-26s %14s %14s %9s\n", "metric", "measured", "predicted", "error");
+  for (int i = 0; i < s->n; i++) {
+    const pf_vrow *r = &s->rows[i];
+    pf_vsum_add(&e->sum, r);
+    char m[48], p[48], label[48], er[16];
+    pf_vfmt_measured(r, m, sizeof m);
+    pf_vfmt_value(r, r->predicted, p, sizeof p);
+    snprintf(label, sizeof label, "%s%s", pf_metric_name(r->metric),
+             r->scope == PF_SCOPE_GPU_PER_GPU ? " (per GPU)" : "");
+    if (r->status == PF_ROW_PREDICTED) fprintf(f, "%-26s %14s %14s %9s\n", label, m, p, pf_vfmt_err(r->error, er, sizeof er));
+    else fprintf(f, "%-26s %14s %14s  %s\n", label, m, "-", r->reason);
+  }
+}
+
+static int megatron(FILE *f, const pf_megatron_doc *d, pf_vemit *e) {
+  megatron_table(f, d->log, d->chk, d->s, d->notes, d->path, e);
+  return 0;
+}
+
 const pf_doc_renderers pf_fmt_table_renderers = {
     .prediction = prediction,
     .compare_begin = compare_begin,
@@ -140,4 +305,9 @@ const pf_doc_renderers pf_fmt_table_renderers = {
     .collective = collective,
     .sweep = pf_sweep_table,
     .plan = pf_plan_table,
+    .validate_begin = validate_begin,
+    .validate_row = validate_row,
+    .validate_end = validate_end,
+    .collval = collval,
+    .megatron = megatron,
 };
