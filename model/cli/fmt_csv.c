@@ -200,6 +200,19 @@ static int megatron(FILE *f, const pf_megatron_doc *d, pf_vemit *e) {
   return 0;
 }
 
+/* ---- validate --fit: no fit section, the rows alone ---- */
+
+static cJSON *fit_begin(const char *path, const char *col) {
+  (void)path, (void)col;
+  return NULL;
+}
+
+static void fit_group(FILE *f, cJSON *head, const pf_fit_doc *d) { (void)f, (void)head, (void)d; }
+
+static void fit_loo_all(FILE *f, cJSON *head, pf_loo by, int ngroups, pf_vstats t) {
+  (void)f, (void)head, (void)by, (void)ngroups, (void)t;
+}
+
 const pf_doc_renderers pf_fmt_csv_renderers = {
     .prediction = prediction,
     .compare_begin = compare_begin,
@@ -215,5 +228,8 @@ const pf_doc_renderers pf_fmt_csv_renderers = {
     .validate_row = validate_row,
     .validate_end = validate_end,
     .megatron = megatron,
+    .fit_begin = fit_begin,
+    .fit_group = fit_group,
+    .fit_loo_all = fit_loo_all,
     /* no .collval: collective rows print as table, json or markdown (validate_coll.c says so) */
 };

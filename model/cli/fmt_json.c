@@ -392,6 +392,60 @@ static int megatron(FILE *f, const pf_megatron_doc *d, pf_vemit *e) {
   return rc;
 }
 
+/* ---- validate --fit: {"file", "fit_group", "fits": [one per group], ...} before the rows ---- */
+
+static cJSON *fit_json(const pf_fit_result *fr, const char *group, pf_vstats before, pf_vstats after,
+                       const char *overlay) {
+  cJSON *fo = cJSON_CreateObject();
+  cJSON_AddStringToObject(fo, "group", group);
+  for (int k = 0; k < 3; k++) cJSON_AddNumberToObject(fo, pf_fit_param_name(k), pf_fit_param_value(&fr->p, k));
+  if (fr->p.input_rate_Bps > 0) cJSON_AddNumberToObject(fo, "input_rate_Bps", fr->p.input_rate_Bps);
+  else cJSON_AddNullToObject(fo, "input_rate_Bps"); /* off */
+  cJSON_AddNumberToObject(fo, "input_rows", fr->input_rows);
+  cJSON_AddNumberToObject(fo, "input_binding_rows", fr->input_binding);
+  cJSON_AddStringToObject(fo, "input_start", fr->input_start);
+  cJSON_AddNumberToObject(fo, "rel_sigma", fr->rel_sigma);
+  cJSON *nc = cJSON_AddArrayToObject(fo, "not_constrained");
+  for (int k = 0; k < PF_FIT_NPAR; k++)
+    if (fr->fixed[k]) cJSON_AddItemToArray(nc, cJSON_CreateString(pf_fit_param_name(k)));
+  cJSON *ab = cJSON_AddArrayToObject(fo, "at_range_limit");
+  for (int k = 0; k < PF_FIT_NPAR; k++)
+    if (fr->at_bound[k]) cJSON_AddItemToArray(ab, cJSON_CreateString(pf_fit_param_name(k)));
+  cJSON_AddNumberToObject(fo, "rows_used", fr->rows_used);
+  cJSON_AddNumberToObject(fo, "configurations", fr->groups);
+  cJSON_AddNumberToObject(fo, "iterations", fr->iterations);
+  cJSON_AddStringToObject(fo, "status", fr->status);
+  cJSON_AddItemToObject(fo, "before", pf_vstats_json(before));
+  cJSON_AddItemToObject(fo, "after", pf_vstats_json(after));
+  if (fr->loo_done) {
+    cJSON_AddItemToObject(fo, "leave_one_out", pf_vstats_json(fr->loo));
+    cJSON_AddStringToObject(fo, "leave_one_out_by", pf_loo_name(fr->loo_by));
+  }
+  if (overlay) cJSON_AddStringToObject(fo, "overlay", overlay);
+  return fo;
+}
+
+static cJSON *fit_begin(const char *path, const char *col) {
+  cJSON *head = pf_report_root_json();
+  cJSON_AddStringToObject(head, "file", path);
+  cJSON_AddStringToObject(head, "fit_group", col);
+  cJSON_AddArrayToObject(head, "fits");
+  return head;
+}
+
+static void fit_group(FILE *f, cJSON *head, const pf_fit_doc *d) {
+  (void)f;
+  cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(head, "fits"),
+                       fit_json(d->fr, d->group, d->before, d->after, d->overlay));
+}
+
+static void fit_loo_all(FILE *f, cJSON *head, pf_loo by, int ngroups, pf_vstats t) {
+  (void)f, (void)ngroups;
+  cJSON *l = pf_vstats_json(t);
+  cJSON_AddStringToObject(l, "by", pf_loo_name(by));
+  cJSON_AddItemToObject(head, "leave_one_out_all_groups", l);
+}
+
 const pf_doc_renderers pf_fmt_json_renderers = {
     .prediction = prediction,
     .compare_begin = compare_begin,
@@ -408,4 +462,7 @@ const pf_doc_renderers pf_fmt_json_renderers = {
     .validate_end = validate_end,
     .collval = collval,
     .megatron = megatron,
+    .fit_begin = fit_begin,
+    .fit_group = fit_group,
+    .fit_loo_all = fit_loo_all,
 };

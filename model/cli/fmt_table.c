@@ -294,6 +294,63 @@ static int megatron(FILE *f, const pf_megatron_doc *d, pf_vemit *e) {
   return 0;
 }
 
+/* ---- validate --fit: a paragraph per group's fit ---- */
+
+/* The input rate's line: off, or the rate and the runs whose step it bounds. */
+static void input_text(FILE *f, const pf_fit_result *fr) {
+  const char *nm = pf_fit_param_name(3);
+  if (fr->fixed[3] && fr->input_rows == 0)
+    fprintf(f, "  %-16s off   (no run's workload has sample bytes: not constrained)\n", nm);
+  else if (fr->fixed[3])
+    fprintf(f, "  %-16s off   (not constrained by these runs: fewer configurations than parameters)\n", nm);
+  else if (!(fr->p.input_rate_Bps > 0))
+    fprintf(f, "  %-16s off   (binds on none of the %d runs with sample bytes: input term left off)\n", nm,
+            fr->input_rows);
+  else
+    fprintf(f, "  %-16s %.6g   (%.4g GB/s per node; binds on %d of %d runs with sample bytes; start %s%s)\n", nm,
+            fr->p.input_rate_Bps, fr->p.input_rate_Bps / 1e9, fr->input_binding, fr->input_rows, fr->input_start,
+            fr->at_bound[3] > 0   ? "; at the upper end of its range"
+            : fr->at_bound[3] < 0 ? "; at the lower end of its range" : "");
+}
+
+static void fit_text(FILE *f, const char *path, const char *group, const pf_fit_result *fr, pf_vstats before,
+                     pf_vstats after, const char *overlay) {
+  fprintf(f, "fit of %s, %s: %d rows in %d configurations, %d iterations (%s)\n", path, group, fr->rows_used,
+          fr->groups, fr->iterations, fr->status);
+  for (int k = 0; k < 3; k++)
+    fprintf(f, "  %-16s %.6g%s\n", pf_fit_param_name(k), pf_fit_param_value(&fr->p, k),
+            fr->fixed[k]            ? "   (not constrained by these runs: default kept)"
+            : fr->at_bound[k] > 0   ? "   (at the upper end of its range)"
+            : fr->at_bound[k] < 0   ? "   (at the lower end of its range)" : "");
+  input_text(f, fr);
+  if (fr->dof > 0) fprintf(f, "  %-16s %.4g (relative band of a prediction)\n", "rel_sigma", fr->rel_sigma);
+  else fprintf(f, "  %-16s unknown: as many free parameters as runs, no residual left to estimate it\n", "rel_sigma");
+  fprintf(f, "  RMS log residual %.4g -> %.4g; median |error| %.1f %% -> %.1f %% (predicted rows of the group)\n",
+          fr->rms_before, fr->rms_after, before.median_abs_pct, after.median_abs_pct);
+  if (fr->loo_done)
+    fprintf(f, "  leave-one-%s-out: median |error| %.1f %%, mean %.1f %%, max %.1f %% over %d rows\n",
+            pf_loo_name(fr->loo_by), fr->loo.median_abs_pct, fr->loo.mean_abs_pct, fr->loo.max_abs_pct, fr->loo.n);
+  if (overlay) fprintf(f, "  overlay written to %s (use: --calibration %s)\n", overlay, overlay);
+  fprintf(f, "\n");
+}
+
+static cJSON *fit_begin(const char *path, const char *col) {
+  (void)path, (void)col;
+  return NULL;
+}
+
+static void fit_group(FILE *f, cJSON *head, const pf_fit_doc *d) {
+  (void)head;
+  fit_text(f, d->path, d->group, d->fr, d->before, d->after, d->overlay);
+}
+
+static void fit_loo_all(FILE *f, cJSON *head, pf_loo by, int ngroups, pf_vstats t) {
+  (void)head;
+  fprintf(f, "leave-one-%s-out, the %d fits' rows together (regression rows not judged): median |error| %.1f %%, "
+          "mean %.1f %%, max %.1f %% over %d rows\n\n",
+          pf_loo_name(by), ngroups, t.median_abs_pct, t.mean_abs_pct, t.max_abs_pct, t.n);
+}
+
 const pf_doc_renderers pf_fmt_table_renderers = {
     .prediction = prediction,
     .compare_begin = compare_begin,
@@ -310,4 +367,7 @@ const pf_doc_renderers pf_fmt_table_renderers = {
     .validate_end = validate_end,
     .collval = collval,
     .megatron = megatron,
+    .fit_begin = fit_begin,
+    .fit_group = fit_group,
+    .fit_loo_all = fit_loo_all,
 };

@@ -56,6 +56,14 @@ typedef struct pf_coll_doc {
   int nr;
 } pf_coll_doc;
 
+/* validate --fit: one group's fit (validate_fit.c). */
+typedef struct pf_fit_doc {
+  const char *path, *group;     /* the runs; the group (its value of --fit-group) */
+  const pf_fit_result *fr;      /* borrowed */
+  pf_vstats before, after;      /* |error| of the group's predicted rows before and after the fit */
+  const char *overlay;          /* the overlay written, or NULL */
+} pf_fit_doc;
+
 /* A document written row by row: out is where it goes; items holds the JSON
  * renderer's rows until its end function prints them (owned by the document). */
 typedef struct pf_doc {
@@ -106,6 +114,13 @@ typedef struct pf_doc_renderers {
   /* validate --megatron-log: the report; the rows' errors into e->sum for --max-error
    * (e zeroed by the caller); 0 or a PF_E* code */
   int (*megatron)(FILE *f, const pf_megatron_doc *d, struct pf_vemit *e);
+  /* validate --fit, before its rows (validate_*): fit_begin returns the JSON
+   * document the fits go in (caller owns it; NULL for the text formats), then
+   * one fit_group per group and, with several, fit_loo_all (every group's
+   * left-out rows together); text to f, JSON into head */
+  cJSON *(*fit_begin)(const char *path, const char *col);
+  void (*fit_group)(FILE *f, cJSON *head, const pf_fit_doc *d);
+  void (*fit_loo_all)(FILE *f, cJSON *head, pf_loo by, int ngroups, pf_vstats t);
 } pf_doc_renderers;
 
 /* One row of the format table. */
