@@ -1,8 +1,9 @@
 /* fmt_markdown.c - the Markdown format (--format markdown or md, -o FILE.md):
  * a report to paste into a proposal or a review, valid only for the commands
  * that write one (pf_cli_spec.markdown): plan's section for a proposal
- * (plan_render.c).  validate's Markdown is still written in validate_out.c
- * and validate_coll.c. */
+ * (plan_render.c), and validate's report: the summary, then the predicted
+ * rows (RUNS.csv), or the collectives' summary and rows (validate_coll.c).
+ * --fit and --megatron-log have no Markdown (cmd_validate.c says so). */
 #include "formats.h"
 #include "plan.h"
 #include "validate_out.h"
