@@ -4,12 +4,15 @@
 #include "formats.h"
 #include "plan.h"
 #include "results.h"
+#include "validate_out.h"
 
 #include "core/core.h"
 #include "report/report.h"
 #include "workload/workload.h"
 
+#include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 static void prediction(FILE *f, const pf_scenario *sc, const pf_prediction *p, const char *nofit) {
   fprintf(f, "machine,model,nodes,gpus,tp,pp,dp,mbs,gbs,iteration_time_s,tokens_per_s,tflops_per_gpu,mfu,memory_GiB,"
@@ -96,6 +99,120 @@ static void collective(FILE *f, const pf_coll_doc *d) {
   }
 }
 
+/* ---- validate: streamed, a line per row as it is predicted; no summary ---- */
+
+static void vcsv_header(FILE *f, bool fit) {
+  fprintf(f, "line,machine,model,nodes,gpus,metric,unit,bound,measured,measured_hi,status,predicted,error_pct%s,use,tag,"
+             "reason,source\n", fit ? ",band_lo,band_hi,loo_predicted,loo_error_pct" : "");
+}
+
+static void vcsv_row(FILE *f, const pf_vrow *r, bool fit) {
+  bool ok = r->status == PF_ROW_PREDICTED;
+  fprintf(f, "%d,%s,%s,%d,%d,%s,%s,%s,%.6g,", r->line, r->machine, pf_vmodel_name(r), r->nodes, r->gpus,
+          pf_metric_name(r->metric), pf_metric_unit(r->metric), pf_bound_name(r->bound), pf_vdisp(r, r->measured));
+  if (r->bound == PF_BOUND_RANGE) fprintf(f, "%.6g", pf_vdisp(r, r->measured_hi));
+  fprintf(f, ",%s,", pf_vstatus_name(r->status));
+  if (ok) fprintf(f, "%.6g,%.4f", pf_vdisp(r, r->predicted), 100 * r->error);
+  else fprintf(f, ",");
+  if (fit) {
+    if (ok) fprintf(f, ",%.6g,%.6g", pf_vdisp(r, r->band_lo), pf_vdisp(r, r->band_hi));
+    else fprintf(f, ",,");
+    if (!isnan(r->loo_error)) fprintf(f, ",%.6g,%.4f", pf_vdisp(r, r->loo_predicted), 100 * r->loo_error);
+    else fprintf(f, ",,");
+  }
+  fprintf(f, ",%s,%s,", r->use, r->tag);
+  pf_csv_put(f, ok ? "" : r->reason);
+  fputc(',', f);
+  pf_csv_put(f, r->source);
+  fputc('\n', f);
+}
+
+static int validate_begin(pf_vemit *e, cJSON *head) {
+  cJSON_Delete(head); /* only JSON prints a head */
+  vcsv_header(e->out, e->fit);
+  return 0;
+}
+
+static int validate_row(pf_vemit *e, const pf_vrow *r) {
+  vcsv_row(e->out, r, e->fit);
+  return 0;
+}
+
+static int validate_end(pf_vemit *e) {
+  (void)e;
+  return 0;
+}
+
+/* ---- validate --megatron-log: the log as validation rows (docs/validation.md) ---- */
+
+static void megatron_rows(FILE *f, const pf_optvals *v, const pf_vset *s) {
+  static const char *core[] = {"machine", "model", "layers", "hidden", "heads", "seq", "vocab", "nodes", "gpus",
+                               "tp", "pp", "dp", "mbs", "gbs", "precision", "sp", "dist_opt", "recompute",
+                               "schedule"};
+  int ncore = (int)(sizeof core / sizeof *core);
+  const char *extra[PF_MAXVALS];
+  int nextra = 0;
+  for (int i = 0; i < v->n; i++) {
+    const pf_opt *o = pf_opts_find_scenario(v->name[i]);
+    if (!o || !strcmp(o->name, "calibration") || !strcmp(o->name, "trace") || !strcmp(o->name, "o")) continue;
+    char col[64];
+    snprintf(col, sizeof col, "%s", o->name);
+    for (char *c = col; *c; c++) if (*c == '-') *c = '_';
+    bool known = false;
+    for (int k = 0; k < ncore; k++) known |= !strcmp(core[k], col);
+    for (int k = 0; k < nextra; k++) known |= !strcmp(extra[k], o->name);
+    if (!known) extra[nextra++] = o->name;
+  }
+  for (int k = 0; k < ncore; k++) fprintf(f, "%s,", core[k]);
+  fprintf(f, "metric,value,unit,baseline_nodes,source,scope,use");
+  for (int k = 0; k < nextra; k++) {
+    fputc(',', f);
+    for (const char *c = extra[k]; *c; c++) fputc(*c == '-' ? '_' : *c, f);
+  }
+  fputc('\n', f);
+  for (int i = 0; i < s->n; i++) {
+    const pf_vrow *r = &s->rows[i];
+    for (int k = 0; k < ncore; k++) {
+      char opt[64];
+      snprintf(opt, sizeof opt, "%s", core[k]);
+      for (char *c = opt; *c; c++) if (*c == '_') *c = '-';
+      const pf_opt *o = pf_opts_find_scenario(opt);
+      const char *val = pf_opts_get(v, opt);
+      if (o && !o->arg) val = val ? "true" : "false";
+      pf_csv_put(f, val ? val : "");
+      fputc(',', f);
+    }
+    fprintf(f, "%s,%.9g,%s,,", pf_metric_name(r->metric), r->value, r->unit);
+    pf_csv_put(f, r->source);
+    fprintf(f, ",%s,check", pf_scope_name(r->scope));
+    for (int k = 0; k < nextra; k++) {
+      const pf_opt *o = pf_opts_find_scenario(extra[k]);
+      fputc(',', f);
+      pf_csv_put(f, o && !o->arg ? "true" : pf_opts_get(v, extra[k]));
+    }
+    fputc('\n', f);
+  }
+}
+
+static int megatron(FILE *f, const pf_megatron_doc *d, pf_vemit *e) {
+  (void)e; /* rows to validate later: no errors yet */
+  megatron_rows(f, d->v, d->s);
+  return 0;
+}
+
+/* ---- validate --fit: no fit section, the rows alone ---- */
+
+static cJSON *fit_begin(const char *path, const char *col) {
+  (void)path, (void)col;
+  return NULL;
+}
+
+static void fit_group(FILE *f, cJSON *head, const pf_fit_doc *d) { (void)f, (void)head, (void)d; }
+
+static void fit_loo_all(FILE *f, cJSON *head, pf_loo by, int ngroups, pf_vstats t) {
+  (void)f, (void)head, (void)by, (void)ngroups, (void)t;
+}
+
 const pf_doc_renderers pf_fmt_csv_renderers = {
     .prediction = prediction,
     .compare_begin = compare_begin,
@@ -107,4 +224,12 @@ const pf_doc_renderers pf_fmt_csv_renderers = {
     .collective = collective,
     .sweep = pf_sweep_csv,
     .plan = pf_plan_csv,
+    .validate_begin = validate_begin,
+    .validate_row = validate_row,
+    .validate_end = validate_end,
+    .megatron = megatron,
+    .fit_begin = fit_begin,
+    .fit_group = fit_group,
+    .fit_loo_all = fit_loo_all,
+    /* no .collval: collective rows print as table, json or markdown (validate_coll.c says so) */
 };

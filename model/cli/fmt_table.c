@@ -5,6 +5,7 @@
 #include "formats.h"
 #include "plan.h"
 #include "results.h"
+#include "validate_out.h"
 
 #include "core/core.h"
 #include "report/report.h"
@@ -129,6 +130,227 @@ static void collective(FILE *f, const pf_coll_doc *d) {
   }
 }
 
+/* ---- validate: the rows (table_row; the not-predicted ones after them), then the summary ---- */
+
+static void print_stats_line(FILE *f, const char *label, pf_vstats st) {
+  if (st.n == 0) return;
+  fprintf(f, "  %-24s %4d rows  median %6.1f %%  mean %6.1f %%  max %6.1f %%\n", label, st.n, st.median_abs_pct,
+          st.mean_abs_pct, st.max_abs_pct);
+}
+
+static void vtable_header(FILE *f, bool fit) {
+  if (fit)
+    fprintf(f, "%5s  %-17s %-12s %5s  %-18s %14s  %-26s %8s %8s  %-5s\n", "line", "machine", "model", "nodes", "metric",
+            "measured", "predicted (fit) +- band", "error", "LOO", "use");
+  else
+    fprintf(f, "%5s  %-17s %-12s %5s  %-18s %16s %14s %8s  %-5s %s\n", "line", "machine", "model", "nodes", "metric",
+            "measured", "predicted", "error", "use", "tag");
+}
+
+static void vtable_row(FILE *f, const pf_vrow *r, bool fit) {
+  char m[48], p[48], e[16];
+  pf_vfmt_measured(r, m, sizeof m);
+  pf_vfmt_value(r, r->predicted, p, sizeof p);
+  if (fit) {
+    char band[64], loo[16];
+    snprintf(band, sizeof band, "%s +- %.2g%%", p, 100 * (r->band_hi / r->predicted - 1));
+    if (isnan(r->loo_error)) snprintf(loo, sizeof loo, "-");
+    else snprintf(loo, sizeof loo, "%+.1f%%", 100 * r->loo_error);
+    fprintf(f, "%5d  %-17s %-12s %5d  %-18s %14s  %-26s %8s %8s  %-5s\n", r->line, r->machine, pf_vmodel_name(r), r->nodes,
+            pf_metric_name(r->metric), m, band, pf_vfmt_err(r->error, e, sizeof e), loo, r->use);
+  } else {
+    fprintf(f, "%5d  %-17s %-12s %5d  %-18s %16s %14s %8s  %-5s %s\n", r->line, r->machine, pf_vmodel_name(r), r->nodes,
+            pf_metric_name(r->metric), m, p, pf_vfmt_err(r->error, e, sizeof e), r->use, r->tag);
+  }
+}
+
+static void vtable_summary(FILE *f, const pf_vsum *s) {
+  pf_vstats all = pf_vsum_stats(s, -1, 0);
+  if (all.n == 0) {
+    fprintf(f, "summary: no row could be predicted\n");
+    return;
+  }
+  int nj = pf_vsum_unjudged(s);
+  fprintf(f, "summary: median |error| %.1f %%, mean %.1f %%, max %.1f %% over %d predicted rows%s\n", all.median_abs_pct,
+          all.mean_abs_pct, all.max_abs_pct, all.n, nj ? " (rows tagged regression are not judged)" : "");
+  fprintf(f, "by metric:\n");
+  for (int m = 0; m < PF_MET_COUNT; m++) print_stats_line(f, pf_metric_name((pf_metric)m), pf_vsum_stats(s, 3, m));
+  bool any_scope = false;
+  for (int k = PF_SCOPE_GPU; k <= PF_SCOPE_NODE_GPUS_JOB; k++) {
+    pf_vstats st = pf_vsum_stats(s, 4, k);
+    if (st.n == 0) continue;
+    if (!any_scope) fprintf(f, "by metering scope (energy and power rows; a job's rows with the time held at duration_s):\n");
+    any_scope = true;
+    print_stats_line(f, pf_scope_name((pf_scope)k), st);
+  }
+  static const char *titles[] = {"by tag:", "by use:", "by machine:"};
+  for (int g = 0; g < 3; g++) {
+    if (s->nnames[g] == 0) continue;
+    fprintf(f, "%s\n", titles[g]);
+    for (int k = 0; k < s->nnames[g]; k++) print_stats_line(f, s->names[g][k], pf_vsum_stats(s, g, k));
+  }
+  fprintf(f, "worst rows:\n");
+  for (int k = 0; k < s->nworst; k++) {
+    const pf_vrow *r = &s->worst[k];
+    char m[48], p[48], e[16];
+    pf_vfmt_measured(r, m, sizeof m);
+    pf_vfmt_value(r, r->predicted, p, sizeof p);
+    fprintf(f, "  line %d: %s %s %d nodes %s: predicted %s, measured %s (%s)\n", r->line, r->machine, pf_vmodel_name(r),
+            r->nodes, pf_metric_name(r->metric), p, m, pf_vfmt_err(r->error, e, sizeof e));
+  }
+}
+
+static int validate_begin(pf_vemit *e, cJSON *head) {
+  cJSON_Delete(head); /* only JSON prints a head */
+  int rc = pf_vemit_defer(e);
+  if (rc == 0) vtable_header(e->body, e->fit);
+  return rc;
+}
+
+static int validate_row(pf_vemit *e, const pf_vrow *r) {
+  if (!e->rows) return 0;
+  if (r->status == PF_ROW_PREDICTED) vtable_row(e->body, r, e->fit);
+  else fprintf(e->np, "%5d  %-17s %-12s %-14s %s\n", r->line, r->machine, pf_vmodel_name(r), pf_metric_name(r->metric),
+               r->reason);
+  return 0;
+}
+
+static int validate_end(pf_vemit *e) {
+  FILE *f = e->out;
+  const pf_vsum *s = &e->sum;
+  int rc = 0;
+  fprintf(f, "validation: %s (%d rows: %d predicted, %d not predicted)\n", e->path, s->rows,
+          s->rows - s->not_predicted, s->not_predicted);
+  if (e->rows) {
+    if ((rc = pf_vcopy_file(e->body, f)) == 0 && s->not_predicted) {
+      fprintf(f, "\nnot predicted:\n");
+      rc = pf_vcopy_file(e->np, f);
+    }
+    fprintf(f, "\n");
+  }
+  vtable_summary(f, s);
+  return rc;
+}
+
+/* ---- validate on measured collectives ---- */
+
+static void collval(FILE *f, const pf_cvset *s, bool rows) {
+  fprintf(f, "validation: %s (%d collective rows)\n", s->path, s->n);
+  if (rows) {
+    fprintf(f, "%5s  %-16s %-14s %5s %4s %10s  %-8s %10s %10s %8s  %-15s %s\n", "line", "machine", "op", "nodes", "gpn",
+            "size", "metric", "measured", "predicted", "error", "model", "use");
+    for (int i = 0; i < s->n; i++) {
+      const pf_cvrow *r = &s->rows[i];
+      char sz[32], model[40], meas[32];
+      pf_vfmt_size(r->size_B, sz, sizeof sz);
+      if (r->bound == PF_BOUND_RANGE) snprintf(meas, sizeof meas, "%g-%g", r->measured, r->measured_hi);
+      else snprintf(meas, sizeof meas, "%s%g", r->bound == PF_BOUND_LOWER ? ">= " : r->bound == PF_BOUND_UPPER ? "<= " : "",
+                    r->measured);
+      if (!r->ok) {
+        fprintf(f, "%5d  %-16s %-14s %5d %4d %10s  %-8s %10s  not predicted: %s\n", r->line, r->machine,
+                pf_coll_kind_id(r->op), r->nodes, r->gpn, sz, pf_cmetric_name(r->metric), meas, r->reason);
+        continue;
+      }
+      snprintf(model, sizeof model, "%s/%s", pf_coll_algo_name(r->pred_algo), pf_coll_proto_name(r->pred_proto));
+      fprintf(f, "%5d  %-16s %-14s %5d %4d %10s  %-8s %10s %10.4g %+7.1f%%  %-15s %s\n", r->line, r->machine,
+              pf_coll_kind_id(r->op), r->nodes, r->gpn, sz, pf_cmetric_name(r->metric), meas, r->predicted,
+              100 * r->error, model, r->use);
+    }
+  }
+  pf_vstats all = pf_collval_stats(s, 0), big = pf_collval_stats(s, PF_CV_LARGE_B);
+  fprintf(f, "\nsummary: median |error| %.1f %%, mean %.1f %%, max %.1f %% over %d predicted rows\n",
+          all.median_abs_pct, all.mean_abs_pct, all.max_abs_pct, all.n);
+  if (big.n > 0 && big.n < all.n)
+    fprintf(f, "rows >= 1 MiB: median |error| %.1f %%, mean %.1f %%, max %.1f %% over %d rows\n", big.median_abs_pct,
+            big.mean_abs_pct, big.max_abs_pct, big.n);
+}
+
+/* ---- validate --megatron-log ---- */
+
+/* The table report: the log, the configuration, one line per metric (e->sum gathers the errors). */
+static void megatron_table(FILE *f, const pf_megatron_log *l, const pf_scenario *chk, const pf_vset *s,
+                           const char *notes, const char *path, pf_vemit *e) {
+  fprintf(f, "Megatron-LM log %s: %d iteration lines (time in %s), %d used (first skipped as warm-up), %d "
+             "arguments\n", path, l->niter, l->format, l->used, l->nargs);
+  fprintf(f, "configuration: %s on %s, %d nodes, %d GPUs, TP %d x PP %d x DP %d, mbs %d, gbs %d, %s%s%s\n",
+          chk->workload.id, chk->machine.id, chk->nodes, chk->gpus, chk->plan.tp, chk->plan.pp, chk->plan.dp,
+          chk->plan.mbs, chk->plan.gbs, pf_precision_name(chk->precision), notes[0] ? "; " : "", notes);
+  fprintf(f, "%-26s %14s %14s %9s\n", "metric", "measured", "predicted", "error");
+  for (int i = 0; i < s->n; i++) {
+    const pf_vrow *r = &s->rows[i];
+    pf_vsum_add(&e->sum, r);
+    char m[48], p[48], label[48], er[16];
+    pf_vfmt_measured(r, m, sizeof m);
+    pf_vfmt_value(r, r->predicted, p, sizeof p);
+    snprintf(label, sizeof label, "%s%s", pf_metric_name(r->metric),
+             r->scope == PF_SCOPE_GPU_PER_GPU ? " (per GPU)" : "");
+    if (r->status == PF_ROW_PREDICTED) fprintf(f, "%-26s %14s %14s %9s\n", label, m, p, pf_vfmt_err(r->error, er, sizeof er));
+    else fprintf(f, "%-26s %14s %14s  %s\n", label, m, "-", r->reason);
+  }
+}
+
+static int megatron(FILE *f, const pf_megatron_doc *d, pf_vemit *e) {
+  megatron_table(f, d->log, d->chk, d->s, d->notes, d->path, e);
+  return 0;
+}
+
+/* ---- validate --fit: a paragraph per group's fit ---- */
+
+/* The input rate's line: off, or the rate and the runs whose step it bounds. */
+static void input_text(FILE *f, const pf_fit_result *fr) {
+  const char *nm = pf_fit_param_name(3);
+  if (fr->fixed[3] && fr->input_rows == 0)
+    fprintf(f, "  %-16s off   (no run's workload has sample bytes: not constrained)\n", nm);
+  else if (fr->fixed[3])
+    fprintf(f, "  %-16s off   (not constrained by these runs: fewer configurations than parameters)\n", nm);
+  else if (!(fr->p.input_rate_Bps > 0))
+    fprintf(f, "  %-16s off   (binds on none of the %d runs with sample bytes: input term left off)\n", nm,
+            fr->input_rows);
+  else
+    fprintf(f, "  %-16s %.6g   (%.4g GB/s per node; binds on %d of %d runs with sample bytes; start %s%s)\n", nm,
+            fr->p.input_rate_Bps, fr->p.input_rate_Bps / 1e9, fr->input_binding, fr->input_rows, fr->input_start,
+            fr->at_bound[3] > 0   ? "; at the upper end of its range"
+            : fr->at_bound[3] < 0 ? "; at the lower end of its range" : "");
+}
+
+static void fit_text(FILE *f, const char *path, const char *group, const pf_fit_result *fr, pf_vstats before,
+                     pf_vstats after, const char *overlay) {
+  fprintf(f, "fit of %s, %s: %d rows in %d configurations, %d iterations (%s)\n", path, group, fr->rows_used,
+          fr->groups, fr->iterations, fr->status);
+  for (int k = 0; k < 3; k++)
+    fprintf(f, "  %-16s %.6g%s\n", pf_fit_param_name(k), pf_fit_param_value(&fr->p, k),
+            fr->fixed[k]            ? "   (not constrained by these runs: default kept)"
+            : fr->at_bound[k] > 0   ? "   (at the upper end of its range)"
+            : fr->at_bound[k] < 0   ? "   (at the lower end of its range)" : "");
+  input_text(f, fr);
+  if (fr->dof > 0) fprintf(f, "  %-16s %.4g (relative band of a prediction)\n", "rel_sigma", fr->rel_sigma);
+  else fprintf(f, "  %-16s unknown: as many free parameters as runs, no residual left to estimate it\n", "rel_sigma");
+  fprintf(f, "  RMS log residual %.4g -> %.4g; median |error| %.1f %% -> %.1f %% (predicted rows of the group)\n",
+          fr->rms_before, fr->rms_after, before.median_abs_pct, after.median_abs_pct);
+  if (fr->loo_done)
+    fprintf(f, "  leave-one-%s-out: median |error| %.1f %%, mean %.1f %%, max %.1f %% over %d rows\n",
+            pf_loo_name(fr->loo_by), fr->loo.median_abs_pct, fr->loo.mean_abs_pct, fr->loo.max_abs_pct, fr->loo.n);
+  if (overlay) fprintf(f, "  overlay written to %s (use: --calibration %s)\n", overlay, overlay);
+  fprintf(f, "\n");
+}
+
+static cJSON *fit_begin(const char *path, const char *col) {
+  (void)path, (void)col;
+  return NULL;
+}
+
+static void fit_group(FILE *f, cJSON *head, const pf_fit_doc *d) {
+  (void)head;
+  fit_text(f, d->path, d->group, d->fr, d->before, d->after, d->overlay);
+}
+
+static void fit_loo_all(FILE *f, cJSON *head, pf_loo by, int ngroups, pf_vstats t) {
+  (void)head;
+  fprintf(f, "leave-one-%s-out, the %d fits' rows together (regression rows not judged): median |error| %.1f %%, "
+          "mean %.1f %%, max %.1f %% over %d rows\n\n",
+          pf_loo_name(by), ngroups, t.median_abs_pct, t.mean_abs_pct, t.max_abs_pct, t.n);
+}
+
 const pf_doc_renderers pf_fmt_table_renderers = {
     .prediction = prediction,
     .compare_begin = compare_begin,
@@ -140,4 +362,12 @@ const pf_doc_renderers pf_fmt_table_renderers = {
     .collective = collective,
     .sweep = pf_sweep_table,
     .plan = pf_plan_table,
+    .validate_begin = validate_begin,
+    .validate_row = validate_row,
+    .validate_end = validate_end,
+    .collval = collval,
+    .megatron = megatron,
+    .fit_begin = fit_begin,
+    .fit_group = fit_group,
+    .fit_loo_all = fit_loo_all,
 };

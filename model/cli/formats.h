@@ -56,6 +56,14 @@ typedef struct pf_coll_doc {
   int nr;
 } pf_coll_doc;
 
+/* validate --fit: one group's fit (validate_fit.c). */
+typedef struct pf_fit_doc {
+  const char *path, *group;     /* the runs; the group (its value of --fit-group) */
+  const pf_fit_result *fr;      /* borrowed */
+  pf_vstats before, after;      /* |error| of the group's predicted rows before and after the fit */
+  const char *overlay;          /* the overlay written, or NULL */
+} pf_fit_doc;
+
 /* A document written row by row: out is where it goes; items holds the JSON
  * renderer's rows until its end function prints them (owned by the document). */
 typedef struct pf_doc {
@@ -64,6 +72,17 @@ typedef struct pf_doc {
 } pf_doc;
 
 struct plan_doc; /* plan.h */
+struct pf_vemit; /* validate_out.h: a validation report being written */
+struct pf_optvals; /* options.h */
+
+/* validate --megatron-log: the log, its configuration and its rows (validate_megatron.c). */
+typedef struct pf_megatron_doc {
+  const pf_megatron_log *log;   /* borrowed, as every member */
+  const pf_scenario *chk;       /* the configuration, checked */
+  const pf_vset *s;             /* the log's metrics as predicted validation rows */
+  const struct pf_optvals *v;   /* the scenario's options: the CSV rows' columns */
+  const char *notes, *path;     /* what was read from the log; the log */
+} pf_megatron_doc;
 
 /* One format's renderers, one per document kind; NULL: this format does not write it. */
 typedef struct pf_doc_renderers {
@@ -84,6 +103,24 @@ typedef struct pf_doc_renderers {
   void (*sweep)(FILE *f, const cJSON *ctx, const cJSON *rows);
   /* plan: the proposal's scales (plan.h); plot: the SVG the Markdown section shows, or NULL */
   void (*plan)(FILE *f, const struct plan_doc *d, const char *plot);
+  /* validate RUNS.csv: the report streamed row by row (validate_out.c keeps the
+   * summary in e->sum before each row); begin takes head (the JSON members
+   * before "rows", deleted by the other formats); each returns 0 or a PF_E* code */
+  int (*validate_begin)(struct pf_vemit *e, cJSON *head);
+  int (*validate_row)(struct pf_vemit *e, const pf_vrow *r);
+  int (*validate_end)(struct pf_vemit *e);
+  /* validate on measured collectives (validate_coll.c); rows: false with --summary-only */
+  void (*collval)(FILE *f, const pf_cvset *s, bool rows);
+  /* validate --megatron-log: the report; the rows' errors into e->sum for --max-error
+   * (e zeroed by the caller); 0 or a PF_E* code */
+  int (*megatron)(FILE *f, const pf_megatron_doc *d, struct pf_vemit *e);
+  /* validate --fit, before its rows (validate_*): fit_begin returns the JSON
+   * document the fits go in (caller owns it; NULL for the text formats), then
+   * one fit_group per group and, with several, fit_loo_all (every group's
+   * left-out rows together); text to f, JSON into head */
+  cJSON *(*fit_begin)(const char *path, const char *col);
+  void (*fit_group)(FILE *f, cJSON *head, const pf_fit_doc *d);
+  void (*fit_loo_all)(FILE *f, cJSON *head, pf_loo by, int ngroups, pf_vstats t);
 } pf_doc_renderers;
 
 /* One row of the format table. */

@@ -4,13 +4,14 @@
  * an efficiency fitted over several machines describes none of them.  With -o
  * each group's overlay is written (FILE.json for one group, FILE.GROUP.json
  * for several), naming the machines it was fitted on, so that --calibration
- * refuses it on another machine unless forced. */
+ * refuses it on another machine unless forced.  The report is the format
+ * table's (fit_begin, fit_group, fit_loo_all: fmt_table.c, fmt_json.c,
+ * fmt_csv.c), then every group's rows as validate prints them. */
 #include "cli.h"
 #include "options.h"
 #include "validate_cli.h"
 #include "validate_out.h"
 
-#include "core/core.h"
 #include "core/core.h"
 #include "report/report.h"
 
@@ -37,44 +38,6 @@ static void overlay_path(const char *out, const char *group, int ngroups, char *
   else snprintf(buf, n, "%s.%s", out, group);
 }
 
-/* The input rate's line: off, or the rate and the runs whose step it bounds. */
-static void input_text(FILE *f, const pf_fit_result *fr) {
-  const char *nm = pf_fit_param_name(3);
-  if (fr->fixed[3] && fr->input_rows == 0)
-    fprintf(f, "  %-16s off   (no run's workload has sample bytes: not constrained)\n", nm);
-  else if (fr->fixed[3])
-    fprintf(f, "  %-16s off   (not constrained by these runs: fewer configurations than parameters)\n", nm);
-  else if (!(fr->p.input_rate_Bps > 0))
-    fprintf(f, "  %-16s off   (binds on none of the %d runs with sample bytes: input term left off)\n", nm,
-            fr->input_rows);
-  else
-    fprintf(f, "  %-16s %.6g   (%.4g GB/s per node; binds on %d of %d runs with sample bytes; start %s%s)\n", nm,
-            fr->p.input_rate_Bps, fr->p.input_rate_Bps / 1e9, fr->input_binding, fr->input_rows, fr->input_start,
-            fr->at_bound[3] > 0   ? "; at the upper end of its range"
-            : fr->at_bound[3] < 0 ? "; at the lower end of its range" : "");
-}
-
-static void fit_text(FILE *f, const char *path, const char *group, const pf_fit_result *fr, pf_vstats before,
-                     pf_vstats after, const char *overlay) {
-  fprintf(f, "fit of %s, %s: %d rows in %d configurations, %d iterations (%s)\n", path, group, fr->rows_used,
-          fr->groups, fr->iterations, fr->status);
-  for (int k = 0; k < 3; k++)
-    fprintf(f, "  %-16s %.6g%s\n", pf_fit_param_name(k), pf_fit_param_value(&fr->p, k),
-            fr->fixed[k]            ? "   (not constrained by these runs: default kept)"
-            : fr->at_bound[k] > 0   ? "   (at the upper end of its range)"
-            : fr->at_bound[k] < 0   ? "   (at the lower end of its range)" : "");
-  input_text(f, fr);
-  if (fr->dof > 0) fprintf(f, "  %-16s %.4g (relative band of a prediction)\n", "rel_sigma", fr->rel_sigma);
-  else fprintf(f, "  %-16s unknown: as many free parameters as runs, no residual left to estimate it\n", "rel_sigma");
-  fprintf(f, "  RMS log residual %.4g -> %.4g; median |error| %.1f %% -> %.1f %% (predicted rows of the group)\n",
-          fr->rms_before, fr->rms_after, before.median_abs_pct, after.median_abs_pct);
-  if (fr->loo_done)
-    fprintf(f, "  leave-one-%s-out: median |error| %.1f %%, mean %.1f %%, max %.1f %% over %d rows\n",
-            pf_loo_name(fr->loo_by), fr->loo.median_abs_pct, fr->loo.mean_abs_pct, fr->loo.max_abs_pct, fr->loo.n);
-  if (overlay) fprintf(f, "  overlay written to %s (use: --calibration %s)\n", overlay, overlay);
-  fprintf(f, "\n");
-}
-
 /* Fit one group (rows of s whose key is g) into out's rows; returns the fit's code. */
 static int fit_group(const pf_vset *s, const char *col, const char *g, const pf_validate_opts *o, pf_loo loo,
                      pf_vset *sub, pf_fit_result *fr, pf_vstats *before, pf_vstats *after) {
@@ -88,37 +51,6 @@ static int fit_group(const pf_vset *s, const char *col, const char *g, const pf_
   int rc = pf_fit(sub, o, loo, fr);
   *after = pf_validate_stats(sub, NULL, NULL);
   return rc;
-}
-
-static cJSON *fit_json(const pf_fit_result *fr, const char *group, pf_vstats before, pf_vstats after,
-                       const char *overlay) {
-  cJSON *fo = cJSON_CreateObject();
-  cJSON_AddStringToObject(fo, "group", group);
-  for (int k = 0; k < 3; k++) cJSON_AddNumberToObject(fo, pf_fit_param_name(k), pf_fit_param_value(&fr->p, k));
-  if (fr->p.input_rate_Bps > 0) cJSON_AddNumberToObject(fo, "input_rate_Bps", fr->p.input_rate_Bps);
-  else cJSON_AddNullToObject(fo, "input_rate_Bps"); /* off */
-  cJSON_AddNumberToObject(fo, "input_rows", fr->input_rows);
-  cJSON_AddNumberToObject(fo, "input_binding_rows", fr->input_binding);
-  cJSON_AddStringToObject(fo, "input_start", fr->input_start);
-  cJSON_AddNumberToObject(fo, "rel_sigma", fr->rel_sigma);
-  cJSON *nc = cJSON_AddArrayToObject(fo, "not_constrained");
-  for (int k = 0; k < PF_FIT_NPAR; k++)
-    if (fr->fixed[k]) cJSON_AddItemToArray(nc, cJSON_CreateString(pf_fit_param_name(k)));
-  cJSON *ab = cJSON_AddArrayToObject(fo, "at_range_limit");
-  for (int k = 0; k < PF_FIT_NPAR; k++)
-    if (fr->at_bound[k]) cJSON_AddItemToArray(ab, cJSON_CreateString(pf_fit_param_name(k)));
-  cJSON_AddNumberToObject(fo, "rows_used", fr->rows_used);
-  cJSON_AddNumberToObject(fo, "configurations", fr->groups);
-  cJSON_AddNumberToObject(fo, "iterations", fr->iterations);
-  cJSON_AddStringToObject(fo, "status", fr->status);
-  cJSON_AddItemToObject(fo, "before", pf_vstats_json(before));
-  cJSON_AddItemToObject(fo, "after", pf_vstats_json(after));
-  if (fr->loo_done) {
-    cJSON_AddItemToObject(fo, "leave_one_out", pf_vstats_json(fr->loo));
-    cJSON_AddStringToObject(fo, "leave_one_out_by", pf_loo_name(fr->loo_by));
-  }
-  if (overlay) cJSON_AddStringToObject(fo, "overlay", overlay);
-  return fo;
 }
 
 /* --loo configuration|machine or --no-loo, checked against the grouping column. */
@@ -160,7 +92,7 @@ typedef struct {
   const char *groups[256];
   int ng;
   FILE *f;                      /* the text report */
-  cJSON *head, *fits;           /* the JSON report (fmt json) */
+  cJSON *head;                  /* the JSON report (fmt json; the format's fit_begin) */
   pf_vset all;                  /* every group's rows, with bands and leave-one-out values */
 } fit_run;
 
@@ -187,8 +119,9 @@ static int fit_one(fit_run *r, const pf_vset *s, const pf_validate_opts *o, int 
     free(overlay);
     if (rc < 0) { pf_vset_free(&sub); return pf_cli_fail("validate", rc); }
   }
-  if (r->fits) cJSON_AddItemToArray(r->fits, fit_json(&fr, g, before, after, r->out ? opath : NULL));
-  else if (r->fmt != PF_FMT_CSV) fit_text(r->f, r->path, g, &fr, before, after, r->out ? opath : NULL);
+  const pf_fit_doc doc = {.path = r->path, .group = g, .fr = &fr, .before = before, .after = after,
+                         .overlay = r->out ? opath : NULL};
+  pf_fmt(r->fmt)->fit_group(r->f, r->head, &doc); /* the format table's renderer */
   for (int i = 0; i < sub.n; i++) r->all.rows[r->all.n++] = sub.rows[i];
   pf_vset_free(&sub);
   return 0;
@@ -203,15 +136,7 @@ static void loo_all_groups(fit_run *r) {
     if (!isnan(all->rows[i].loo_error) && pf_vrow_judged(&all->rows[i])) x[nx++] = 100 * fabs(all->rows[i].loo_error);
   if (nx > 0) {
     pf_vstats t = pf_vstats_of(x, nx);
-    if (r->head) {
-      cJSON *l = pf_vstats_json(t);
-      cJSON_AddStringToObject(l, "by", pf_loo_name(r->loo));
-      cJSON_AddItemToObject(r->head, "leave_one_out_all_groups", l);
-    } else if (r->fmt != PF_FMT_CSV) {
-      fprintf(r->f, "leave-one-%s-out, the %d fits' rows together (regression rows not judged): median |error| %.1f %%, "
-              "mean %.1f %%, max %.1f %% over %d rows\n\n",
-              pf_loo_name(r->loo), r->ng, t.median_abs_pct, t.mean_abs_pct, t.max_abs_pct, t.n);
-    }
+    pf_fmt(r->fmt)->fit_loo_all(r->f, r->head, r->loo, r->ng, t);
   }
   free(x);
 }
@@ -257,12 +182,7 @@ int pf_cli_validate_fit(pf_cli *cli, const char *path, pf_format fmt) {
   char *text = NULL;
   size_t len = 0;
   r.f = r.all.rows ? open_memstream(&text, &len) : NULL;
-  r.head = fmt == PF_FMT_JSON ? pf_report_root_json() : NULL;
-  if (r.head) {
-    cJSON_AddStringToObject(r.head, "file", path);
-    cJSON_AddStringToObject(r.head, "fit_group", r.col);
-    r.fits = cJSON_AddArrayToObject(r.head, "fits");
-  }
+  r.head = pf_fmt(fmt)->fit_begin(path, r.col);
   int status = r.f ? 0 : pf_cli_fail("validate", pf_error_set(PF_ENOMEM, "out of memory"));
   for (int gi = 0; gi < r.ng && status == 0; gi++) status = fit_one(&r, &s, &o, gi);
   if (status == 0 && r.ng > 1 && r.loo != PF_LOO_NONE) loo_all_groups(&r);

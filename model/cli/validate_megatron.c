@@ -3,7 +3,8 @@
  * options, Megatron's names mapped to preflight's, and the options given on the command line override
  * them; the medians of the logged iterations after the first (time, TFLOP/s, and energy and power where
  * logged) are the measured values, reported as a table, JSON (the log and the configuration, then the
- * rows) or CSV validation rows (docs/validation.md).  Exit codes as `validate` (cmd_validate.c).
+ * rows) or CSV validation rows (docs/validation.md), by the format table's megatron renderers (fmt_table.c,
+ * fmt_json.c, fmt_csv.c).  Exit codes as `validate` (cmd_validate.c).
  */
 #include "cli.h"
 #include "options.h"
@@ -85,55 +86,6 @@ static int log_options(const pf_megatron_log *l, const pf_optvals *cli, pf_optva
   return 0;
 }
 
-static void megatron_rows(FILE *f, const pf_optvals *v, const pf_vset *s) {
-  static const char *core[] = {"machine", "model", "layers", "hidden", "heads", "seq", "vocab", "nodes", "gpus",
-                               "tp", "pp", "dp", "mbs", "gbs", "precision", "sp", "dist_opt", "recompute",
-                               "schedule"};
-  int ncore = (int)(sizeof core / sizeof *core);
-  const char *extra[PF_MAXVALS];
-  int nextra = 0;
-  for (int i = 0; i < v->n; i++) {
-    const pf_opt *o = pf_opts_find_scenario(v->name[i]);
-    if (!o || !strcmp(o->name, "calibration") || !strcmp(o->name, "trace") || !strcmp(o->name, "o")) continue;
-    char col[64];
-    snprintf(col, sizeof col, "%s", o->name);
-    for (char *c = col; *c; c++) if (*c == '-') *c = '_';
-    bool known = false;
-    for (int k = 0; k < ncore; k++) known |= !strcmp(core[k], col);
-    for (int k = 0; k < nextra; k++) known |= !strcmp(extra[k], o->name);
-    if (!known) extra[nextra++] = o->name;
-  }
-  for (int k = 0; k < ncore; k++) fprintf(f, "%s,", core[k]);
-  fprintf(f, "metric,value,unit,baseline_nodes,source,scope,use");
-  for (int k = 0; k < nextra; k++) {
-    fputc(',', f);
-    for (const char *c = extra[k]; *c; c++) fputc(*c == '-' ? '_' : *c, f);
-  }
-  fputc('\n', f);
-  for (int i = 0; i < s->n; i++) {
-    const pf_vrow *r = &s->rows[i];
-    for (int k = 0; k < ncore; k++) {
-      char opt[64];
-      snprintf(opt, sizeof opt, "%s", core[k]);
-      for (char *c = opt; *c; c++) if (*c == '_') *c = '-';
-      const pf_opt *o = pf_opts_find_scenario(opt);
-      const char *val = pf_opts_get(v, opt);
-      if (o && !o->arg) val = val ? "true" : "false";
-      pf_csv_put(f, val ? val : "");
-      fputc(',', f);
-    }
-    fprintf(f, "%s,%.9g,%s,,", pf_metric_name(r->metric), r->value, r->unit);
-    pf_csv_put(f, r->source);
-    fprintf(f, ",%s,check", pf_scope_name(r->scope));
-    for (int k = 0; k < nextra; k++) {
-      const pf_opt *o = pf_opts_find_scenario(extra[k]);
-      fputc(',', f);
-      pf_csv_put(f, o && !o->arg ? "true" : pf_opts_get(v, extra[k]));
-    }
-    fputc('\n', f);
-  }
-}
-
 /* The scenario of the log: its arguments as options (notes: what was read), then the user's (scen); the
  * machine, the model and the size must be known by then. */
 static int megatron_scenario(const pf_megatron_log *l, const pf_optvals *scen, const char *path, pf_optvals *v,
@@ -181,63 +133,6 @@ static void megatron_predict(const pf_megatron_log *l, const pf_scenario *sc, co
   }
 }
 
-/* The head of the JSON report: the log and the configuration it was predicted with. */
-static cJSON *megatron_head(const pf_megatron_log *l, const pf_scenario *chk, const char *path) {
-  cJSON *head = pf_report_root_json();
-  cJSON *mg = cJSON_AddObjectToObject(head, "megatron_log");
-  cJSON_AddStringToObject(mg, "file", path);
-  cJSON_AddStringToObject(mg, "time_format", l->format);
-  cJSON_AddNumberToObject(mg, "iterations_logged", l->niter);
-  cJSON_AddNumberToObject(mg, "iterations_used", l->used);
-  cJSON_AddNumberToObject(mg, "arguments", l->nargs);
-  static const char *mk[4] = {"median_iteration_time_s", "median_tflops_per_gpu",
-                              "median_energy_J_per_iter_per_gpu", "median_power_W_per_gpu"};
-  double mv[4] = {l->med_time_s, l->med_tflops, l->med_energy_J, l->med_power_W};
-  for (int k = 0; k < 4; k++) {
-    if (isfinite(mv[k])) cJSON_AddNumberToObject(mg, mk[k], mv[k]);
-    else cJSON_AddNullToObject(mg, mk[k]);
-  }
-  cJSON *cfg = cJSON_AddObjectToObject(head, "configuration");
-  cJSON_AddStringToObject(cfg, "machine", chk->machine.id);
-  cJSON_AddStringToObject(cfg, "model", chk->workload.id);
-  cJSON_AddNumberToObject(cfg, "nodes", chk->nodes);
-  cJSON_AddNumberToObject(cfg, "gpus", chk->gpus);
-  cJSON_AddNumberToObject(cfg, "tp", chk->plan.tp);
-  cJSON_AddNumberToObject(cfg, "pp", chk->plan.pp);
-  cJSON_AddNumberToObject(cfg, "dp", chk->plan.dp);
-  cJSON_AddNumberToObject(cfg, "mbs", chk->plan.mbs);
-  cJSON_AddNumberToObject(cfg, "gbs", chk->plan.gbs);
-  cJSON_AddStringToObject(cfg, "precision", pf_precision_name(chk->precision));
-  cJSON_AddBoolToObject(cfg, "sp", chk->plan.sp);
-  cJSON_AddBoolToObject(cfg, "dist_opt", chk->plan.dist_opt);
-  cJSON_AddStringToObject(cfg, "recompute", pf_recompute_name(chk->plan.recompute));
-  cJSON_AddBoolToObject(cfg, "overlap_grad_reduce", chk->plan.overlap_grad_reduce);
-  cJSON_AddBoolToObject(cfg, "overlap_param_gather", chk->plan.overlap_param_gather);
-  return head;
-}
-
-/* The table report: the log, the configuration, one line per metric (e->sum gathers the errors). */
-static void megatron_table(FILE *f, const pf_megatron_log *l, const pf_scenario *chk, const pf_vset *s,
-                           const char *notes, const char *path, pf_vemit *e) {
-  fprintf(f, "Megatron-LM log %s: %d iteration lines (time in %s), %d used (first skipped as warm-up), %d "
-             "arguments\n", path, l->niter, l->format, l->used, l->nargs);
-  fprintf(f, "configuration: %s on %s, %d nodes, %d GPUs, TP %d x PP %d x DP %d, mbs %d, gbs %d, %s%s%s\n",
-          chk->workload.id, chk->machine.id, chk->nodes, chk->gpus, chk->plan.tp, chk->plan.pp, chk->plan.dp,
-          chk->plan.mbs, chk->plan.gbs, pf_precision_name(chk->precision), notes[0] ? "; " : "", notes);
-  fprintf(f, "%-26s %14s %14s %9s\n", "metric", "measured", "predicted", "error");
-  for (int i = 0; i < s->n; i++) {
-    const pf_vrow *r = &s->rows[i];
-    pf_vsum_add(&e->sum, r);
-    char m[48], p[48], label[48], er[16];
-    pf_vfmt_measured(r, m, sizeof m);
-    pf_vfmt_value(r, r->predicted, p, sizeof p);
-    snprintf(label, sizeof label, "%s%s", pf_metric_name(r->metric),
-             r->scope == PF_SCOPE_GPU_PER_GPU ? " (per GPU)" : "");
-    if (r->status == PF_ROW_PREDICTED) fprintf(f, "%-26s %14s %14s %9s\n", label, m, p, pf_vfmt_err(r->error, er, sizeof er));
-    else fprintf(f, "%-26s %14s %14s  %s\n", label, m, "-", r->reason);
-  }
-}
-
 /* The report in the command's format to -o (or stdout), then --max-error.  Returns the exit status. */
 static int megatron_report(pf_cli *cli, const pf_megatron_log *l, const pf_optvals *v, const pf_scenario *chk,
                            const pf_vset *s, const char *notes, const char *path) {
@@ -246,16 +141,8 @@ static int megatron_report(pf_cli *cli, const pf_megatron_log *l, const pf_optva
   if ((rc = pf_output_open(&cli->out, &f)) < 0) return pf_cli_fail("validate", rc);
   pf_vemit e;
   memset(&e, 0, sizeof e);
-  if (cli->fmt == PF_FMT_CSV) {
-    megatron_rows(f, v, s); /* the log as validation rows (docs/validation.md) */
-  } else if (cli->fmt == PF_FMT_JSON) {
-    rc = pf_vemit_begin(&e, f, cli->fmt, path, true, false, megatron_head(l, chk, path));
-    for (int i = 0; i < s->n && rc == 0; i++) rc = pf_vemit_row(&e, &s->rows[i]);
-    if (rc == 0) rc = pf_vemit_end(&e);
-    else pf_vemit_abort(&e);
-  } else {
-    megatron_table(f, l, chk, s, notes, path, &e);
-  }
+  const pf_megatron_doc d = {.log = l, .chk = chk, .s = s, .v = v, .notes = notes, .path = path};
+  rc = pf_fmt(cli->fmt)->megatron(f, &d, &e); /* the format table's renderer (checked in cmd_validate.c) */
   if (rc == 0) rc = pf_output_commit(&cli->out);
   else pf_output_abort(&cli->out);
   if (rc < 0) status = pf_cli_fail("validate", rc);

@@ -67,10 +67,25 @@ void pf_vemit_abort(pf_vemit *e);
 /* Parity plot (SVG) of the points, written to path (checked before). */
 int pf_vplot_write(const pf_vsum *s, const char *title, const char *path);
 
-/* Display helpers shared with the Megatron-log table. */
+/* ---- for the formats' validate renderers (fmt_*.c) ---- */
+
+/* Open e's deferred sections (body, np): the formats that print a section
+ * before the rows that depends on all of them (table, markdown). */
+int pf_vemit_defer(pf_vemit *e);
+/* Copy a deferred section from its start to `to`. */
+int pf_vcopy_file(FILE *from, FILE *to);
+
+/* Display helpers shared by the formats and the Megatron-log table. */
+double pf_vdisp(const pf_vrow *r, double x);  /* scaling efficiency in percent, the rest as measured */
+const char *pf_vstatus_name(pf_row_status s);
+const char *pf_vmodel_name(const pf_vrow *r); /* the model, or custom / custom-tf */
 void pf_vfmt_measured(const pf_vrow *r, char *b, size_t n);
 void pf_vfmt_value(const pf_vrow *r, double x, char *b, size_t n);
 const char *pf_vfmt_err(double e, char *b, size_t n);
+void pf_vfmt_size(double b, char *buf, size_t n); /* a collective's size: "4 MiB" */
 cJSON *pf_vstats_json(pf_vstats st);
+
+/* Collective rows of this size and larger are summarized apart (bandwidth, not latency, decides). */
+#define PF_CV_LARGE_B 1048576.0
 
 #endif
