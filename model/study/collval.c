@@ -110,9 +110,13 @@ static int parse_row(const char *path, const pf_csv_row *rec, const int *idx, pf
     return field_err(path, r->line, "size_B", "a size in bytes", f[C_SIZE]);
   if (!(r->size_B >= 1)) return field_err(path, r->line, "size_B", "must be at least 1 byte", f[C_SIZE]);
   r->algo = PF_COLL_AUTO;
-  if (f[C_ALGO][0] && pf_coll_algo_parse(f[C_ALGO], &r->algo) < 0)
-    return field_err(path, r->line, "algorithm", "valid: empty (the library's choice), ring, tree, nvls, collnet, ...",
-                     f[C_ALGO]);
+  if (f[C_ALGO][0] && pf_coll_algo_parse(f[C_ALGO], &r->algo) < 0) {
+    char valid[512] = "valid: empty (the library's choice)"; /* the algorithms' names from comm's table */
+    size_t n = strlen(valid);
+    for (pf_coll_algo a = PF_COLL_FIRST; a < pf_coll_algo_end() && n < sizeof valid; a++)
+      n += (size_t)snprintf(valid + n, sizeof valid - n, ", %s", pf_coll_algo_name(a));
+    return field_err(path, r->line, "algorithm", valid, f[C_ALGO]);
+  }
   int mi = -1;
   for (int k = 0; k <= PF_CMET_TIME; k++)
     if (!strcmp(f[C_METRIC], cmetric_names[k])) mi = k;
