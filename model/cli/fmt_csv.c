@@ -7,6 +7,7 @@
 #include "validate_out.h"
 
 #include "core/core.h"
+#include "machine/machine.h"
 #include "report/report.h"
 #include "workload/workload.h"
 
@@ -64,6 +65,17 @@ static void models(FILE *f) {
 static void model(FILE *f, const pf_workload *w) {
   fprintf(f, "id,name,params,flops_per_sample\n%s,\"%s\",%.6g,%.6g\n", w->id, w->name, pf_workload_params(w, 1),
           pf_workload_model_flops_per_sample(w, 1));
+}
+
+/* ---- machines: the list (`machines show` has no CSV; cmd_machines.c says so) ---- */
+
+static void machines(FILE *f, const pf_machine *ms, int n) {
+  fprintf(f, "id,name,nodes,gpus_per_node,device,network,nics_per_node,nic_Gbps\n");
+  for (int i = 0; i < n; i++) {
+    const pf_machine *m = &ms[i];
+    fprintf(f, "%s,\"%s\",%d,%d,%s,%s,%d,%.0f\n", m->id, m->name, m->nodes, m->gpus_per_node, m->dev.id,
+            pf_topology_kind_name(m->net.kind), m->nics_per_node, m->nic_bw_Bps * 8 / 1e9);
+  }
 }
 
 /* ---- tune ---- */
@@ -220,6 +232,7 @@ const pf_doc_renderers pf_fmt_csv_renderers = {
     .compare_end = compare_end,
     .models = models,
     .model = model,
+    .machines = machines,
     .tune = tune,
     .collective = collective,
     .sweep = pf_sweep_csv,

@@ -1,7 +1,8 @@
 /* fmt_json.c - the JSON format (--format json): one versioned document per
  * run (schema_version and the tool's provenance from pf_report_root_json, or
  * schema_version alone for the catalogue lists), one renderer per document
- * kind (formats.h).  The prediction's own objects are report's. */
+ * kind (formats.h; the machines' two in fmt_json_machines.c).  The
+ * prediction's own objects are report's. */
 #include "formats.h"
 #include "plan.h"
 #include "results.h"
@@ -453,6 +454,8 @@ const pf_doc_renderers pf_fmt_json_renderers = {
     .compare_end = compare_end,
     .models = models,
     .model = model,
+    .machines = pf_fmt_json_machines,
+    .machine = pf_fmt_json_machine,
     .tune = tune,
     .collective = collective,
     .sweep = pf_sweep_json,

@@ -8,12 +8,16 @@
 #include "validate_out.h"
 
 #include "core/core.h"
+#include "machine/machine.h"
 #include "report/report.h"
 #include "workload/workload.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
+
+#define GiB (1024.0 * 1024.0 * 1024.0)
 
 static void prediction(FILE *f, const pf_scenario *sc, const pf_prediction *p, const char *nofit) {
   if (nofit) pf_report_nofit_table(f, sc, p, nofit);
@@ -80,6 +84,63 @@ static void model(FILE *f, const pf_workload *w) {
               "%g optimizer steps\n", n->name, n->h, n->w, n->c, n->fwd, n->dgrad, n->wgrad, n->opt);
   }
   fprintf(f, "  source           %s\n", w->source);
+}
+
+/* ---- machines ---- */
+
+static void machines(FILE *f, const pf_machine *ms, int n) {
+  fprintf(f, "%-18s %-34s %6s %5s %-14s %-15s %s\n", "id", "name", "nodes", "GPUs", "device", "network", "NICs");
+  for (int i = 0; i < n; i++) {
+    const pf_machine *m = &ms[i];
+    fprintf(f, "%-18s %-34.34s %6d %5d %-14s %-15s %dx%.0fG\n", m->id, m->name, m->nodes, m->gpus_per_node,
+            m->dev.id, pf_topology_kind_name(m->net.kind), m->nics_per_node, m->nic_bw_Bps * 8 / 1e9);
+  }
+}
+
+/* --calibration: the datasheet's rates beside the measured ones. */
+static void machine_calibration(FILE *f, const pf_device *a, const pf_device *b) {
+  fprintf(f, "\n  %-26s %14s %14s\n", "calibration", "datasheet", "measured");
+  fprintf(f, "  %-26s %14.3f %14.3f\n", "GEMM efficiency", a->gemm_eff, b->gemm_eff);
+  fprintf(f, "  %-26s %14.1f %14.1f\n", "GEMM bf16 TFLOP/s (large)", a->gemm_eff * a->peak_flops[PF_BF16] / 1e12,
+          b->gemm_eff * b->peak_flops[PF_BF16] / 1e12);
+  fprintf(f, "  %-26s %14.3f %14.3f\n", "HBM efficiency", a->hbm_eff, b->hbm_eff);
+  fprintf(f, "  %-26s %14.1f %14.1f\n", "HBM GB/s (achievable)", a->hbm_eff * a->memory_bw_Bps / 1e9,
+          b->hbm_eff * b->memory_bw_Bps / 1e9);
+  fprintf(f, "  %-26s %14.2f %14.2f\n", "kernel launch (us)", a->kernel_launch_s * 1e6, b->kernel_launch_s * 1e6);
+  fprintf(f, "  %-26s %14.0f %14.0f\n", "idle power (W)", a->idle_W, b->idle_W);
+  fprintf(f, "  %-26s %14.0f %14.0f\n", "max power (W)", a->tdp_W, b->tdp_W);
+}
+
+static void machine(FILE *f, const pf_machine *m, const pf_machine *measured) {
+  char buf[256];
+  fprintf(f, "%s: %s (%s)\n", m->id, m->name, m->site);
+  fprintf(f, "  nodes            %d x %d %s = %ld devices\n", m->nodes, m->gpus_per_node, m->dev.id,
+          (long)m->nodes * m->gpus_per_node);
+  fprintf(f, "  device           %s, %.0f GiB at %.2f TB/s, %d per package\n", m->dev.name, m->dev.memory_B / GiB,
+          m->dev.memory_bw_Bps / 1e12, m->dev.dies_per_package);
+  fprintf(f, "  peak (dense)    ");
+  for (int p = 0; p < PF_NPREC; p++)
+    if (m->dev.peak_flops[p] > 0)
+      fprintf(f, " %s %.1f", pf_precision_name((pf_precision)p), m->dev.peak_flops[p] / 1e12);
+  fprintf(f, " TFLOP/s\n");
+  fprintf(f, "  cpu              %d x %s, %d cores each\n", m->cpu_sockets, m->cpu_model, m->cpu_cores);
+  fprintf(f, "  fabric           %s, %.0f GB/s per GPU, %.0f GB/s per pair (per direction)\n",
+          pf_fabric_kind_name(m->fabric), m->fabric_bw_Bps / 1e9, m->fabric_pair_bw_Bps / 1e9);
+  fprintf(f, "  nics             %d x %.0f Gb/s\n", m->nics_per_node, m->nic_bw_Bps * 8 / 1e9);
+  fprintf(f, "  network          %s, %s (%s)\n", pf_topology_kind_name(m->net.kind),
+          pf_fmt_net_params(m, buf, sizeof buf), m->net.tech);
+  fprintf(f, "  power            node base %.0f W, device TDP %.0f W, PUE %.2f\n", m->node_base_W, m->dev.tdp_W,
+          m->pue);
+  fprintf(f, "  billing          %s, %.4g per node-hour%s%s\n", m->billing_unit, m->billing_per_node_hour,
+          m->billing_note[0] ? "; " : "", m->billing_note);
+  char cwd[PF_PATH_MAX];
+  const char *shown = m->path;
+  if (getcwd(cwd, sizeof cwd)) { /* relative to the working directory when below it */
+    size_t n = strlen(cwd);
+    if (strncmp(m->path, cwd, n) == 0 && m->path[n] == '/') shown = m->path + n + 1;
+  }
+  fprintf(f, "  file             %s\n", shown);
+  if (measured) machine_calibration(f, &m->dev, &measured->dev);
 }
 
 /* ---- tune ---- */
@@ -358,6 +419,8 @@ const pf_doc_renderers pf_fmt_table_renderers = {
     .compare_end = compare_end,
     .models = models,
     .model = model,
+    .machines = machines,
+    .machine = machine,
     .tune = tune,
     .collective = collective,
     .sweep = pf_sweep_table,

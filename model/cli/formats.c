@@ -4,6 +4,7 @@
  * in one new file (fmt_NAME.c) and one row here. */
 #include "formats.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static const pf_format_desc formats[PF_FMT_COUNT] = {
@@ -18,6 +19,13 @@ const pf_format_desc *pf_format_get(pf_format id) {
 }
 
 const pf_doc_renderers *pf_fmt(pf_format id) { return pf_format_get(id)->r; }
+
+const char *pf_fmt_net_params(const pf_machine *m, char *buf, size_t n) {
+  const pf_net_kind *k = m->net.kind;
+  if (k) k->describe(&m->net, buf, n);
+  else snprintf(buf, n, "?");
+  return buf;
+}
 
 int pf_format_named(const char *name, bool allow_opt_in) {
   for (int i = 0; i < PF_FMT_COUNT; i++) {

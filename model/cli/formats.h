@@ -14,6 +14,7 @@
 #define PREFLIGHT_CLI_FORMATS_H
 
 #include "comm/comm.h"
+#include "machine/machine.h"
 #include "study/study.h"
 
 #include <cjson/cJSON.h>
@@ -95,6 +96,10 @@ typedef struct pf_doc_renderers {
   /* models: the built-in list; models show ID */
   void (*models)(FILE *f);
   void (*model)(FILE *f, const pf_workload *w);
+  /* machines: the list (ms: its n machines, loaded in list order); machines show ID
+   * (measured: m with --calibration's rates applied, or NULL without it) */
+  void (*machines)(FILE *f, const pf_machine *ms, int n);
+  void (*machine)(FILE *f, const pf_machine *m, const pf_machine *measured);
   /* tune: the ranking (ctx: the study's context object) */
   void (*tune)(FILE *f, const cJSON *ctx, const pf_tune_result *r, const pf_tune_config *o);
   /* collective: nccl-tests' columns */
@@ -146,8 +151,15 @@ const char *pf_format_of_suffix(const char *path, bool allow_opt_in);
 /* The valid names in table order, ", "-separated ("table, json, csv"), into buf. */
 const char *pf_format_list(char *buf, size_t size, bool allow_opt_in);
 
+/* The network kind's parameters in one line (its describe function,
+ * machine/network.h), "?" without a kind; returns buf. */
+const char *pf_fmt_net_params(const pf_machine *m, char *buf, size_t n);
+
 /* The formats' renderers (one file each). */
 extern const pf_doc_renderers pf_fmt_table_renderers, pf_fmt_json_renderers, pf_fmt_csv_renderers,
     pf_fmt_markdown_renderers;
+/* JSON renderers kept in a file of their own by document kind (fmt_json_machines.c). */
+void pf_fmt_json_machines(FILE *f, const pf_machine *ms, int n);
+void pf_fmt_json_machine(FILE *f, const pf_machine *m, const pf_machine *measured);
 
 #endif
