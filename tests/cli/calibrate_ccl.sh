@@ -28,6 +28,12 @@ expect_exit 0 $P calibrate --collectives --help
 expect_grep "srun" "$T/out"
 PREFLIGHT_CAL_DIR=/nonexistent expect_exit 3 $P calibrate --collectives
 expect_grep "/nonexistent/preflight-cal-ccl" "$T/err"
+# the back-end reads its numbers whole (strtol/strtod with end checks; atoi once took "5x" for 5)
+CCL=$PF_BUILD/preflight-cal-ccl
+expect_exit 2 "$CCL" --iters 5x
+expect_grep '--iters "5x": invalid' "$T/err"
+expect_exit 2 "$CCL" -f 2x
+expect_grep '-f "2x": invalid' "$T/err"
 
 # the overlay: one node -> the fabric, two nodes -> the network
 expect_exit 0 $P collective --machine mn5-acc --nodes 1,2 --op all_gather -b 1G -e 1G --format csv \
