@@ -328,12 +328,22 @@ void pf_output_abort(pf_output *o) {
   drop_tmp(o);
 }
 
-/* The calibration back-ends link file.c without workers.c, so file.c keeps this
- * loop rather than calling pf_write_all (workers.h). */
-static int write_fd(int fd, const void *src, size_t n) {
+int pf_write_all(int fd, const void *src, size_t n) {
   const char *p = src;
   while (n > 0) {
     ssize_t k = write(fd, p, n);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) return -1;
+    p += k;
+    n -= (size_t)k;
+  }
+  return 0;
+}
+
+int pf_read_all(int fd, void *dst, size_t n) {
+  char *p = dst;
+  while (n > 0) {
+    ssize_t k = read(fd, p, n);
     if (k < 0 && errno == EINTR) continue;
     if (k <= 0) return -1;
     p += k;
@@ -352,7 +362,7 @@ static int copy_in_place(pf_output *o) {
   size_t k;
   int err = 0;
   while (!err && (k = fread(buf, 1, sizeof buf, o->f)) > 0)
-    if (write_fd(fd, buf, k) < 0) err = errno ? errno : EIO;
+    if (pf_write_all(fd, buf, k) < 0) err = errno ? errno : EIO;
   if (!err && ferror(o->f)) err = EIO;
   if (close(fd) != 0 && !err) err = errno;
   if (err)

@@ -72,6 +72,12 @@ int pf_output_write(pf_output *o, const char *text, size_t len);
  * exclusively and registered for removal on a signal (interrupt.c); for the
  * simulation engines' platform files.  Remove with pf_temp_remove(). */
 int pf_temp_create(const char *stem, char *path, size_t n, FILE **f);
+
+/* Write / read exactly n bytes of a file descriptor, retrying on EINTR (0 or
+ * -1): the worker pipes (workers.c) and the in-place rewrite
+ * of an output (copy_in_place) alike. */
+int pf_write_all(int fd, const void *src, size_t n);
+int pf_read_all(int fd, void *dst, size_t n);
 void pf_temp_remove(const char *path);
 
 /* check + write in one step, for outputs the library writes itself (traces). */

@@ -37,30 +37,6 @@ int pf_workers_default_jobs(void) {
   return n >= 1 ? (int)(n > MAXJOBS ? MAXJOBS : n) : 1;
 }
 
-int pf_write_all(int fd, const void *src, size_t n) {
-  const char *p = src;
-  while (n > 0) {
-    ssize_t k = write(fd, p, n);
-    if (k < 0 && errno == EINTR) continue;
-    if (k <= 0) return -1;
-    p += k;
-    n -= (size_t)k;
-  }
-  return 0;
-}
-
-int pf_read_all(int fd, void *dst, size_t n) {
-  char *p = dst;
-  while (n > 0) {
-    ssize_t k = read(fd, p, n);
-    if (k < 0 && errno == EINTR) continue;
-    if (k <= 0) return -1;
-    p += k;
-    n -= (size_t)k;
-  }
-  return 0;
-}
-
 typedef struct {
   pid_t pid; /* -1: free */
   int fd, item;

@@ -52,8 +52,6 @@ int pf_workers_default_jobs(void);
 int pf_spawn_capture(const char *exe, char *const *args, const char *what, size_t max_bytes, char **out, size_t *len,
                      int *status, int *read_rc, int *spawn_err);
 
-/* Write / read exactly n bytes, retrying on EINTR (0 or -1). */
-int pf_write_all(int fd, const void *src, size_t n);
-int pf_read_all(int fd, void *dst, size_t n);
+/* pf_write_all / pf_read_all (exactly n bytes through a pipe): file.h. */
 
 #endif
