@@ -29,7 +29,7 @@ static const pf_cli_spec spec = {
     "any command also takes --machine PATH.cfg.  `machines new` writes a file to start from.",
     tables, false, 2, false,
     "  preflight machines\n  preflight machines --format json\n  preflight machines show lumi-g\n"
-    "  preflight machines new my-cluster --like mn5-acc -o my-cluster.cfg\n"};
+    "  preflight machines new my-cluster --like mn5-acc -o my-cluster.cfg\n", false};
 
 /* `machines show ID` as text in the asked format (caller frees). */
 static int show(const char *id, const pf_cli *cli, char **text) {

@@ -214,7 +214,7 @@ static const pf_cli_spec spec = {
     "Without --nodes, the scales are powers of two from the smallest that fits up to the site's per-job limit;\n"
     "without --tp/--pp/--cp the split is tuned at each scale.  --format md (or -o FILE.md) writes a section\n"
     "for a proposal.",
-    tables, true, 1, true, EXAMPLES};
+    tables, true, 1, true, EXAMPLES, true};
 
 /* The run's size and costs, the threshold, the scales asked for (*nodes_list, caller frees; NULL: from
  * the smallest that fits) and the base scenario with its global batch; *tune: tune the split per scale. */
@@ -322,9 +322,6 @@ int pf_cmd_plan(int argc, char **argv) {
   pf_cli cli;
   int rc = pf_cli_begin(&spec, argc, argv, &cli);
   if (rc != 0) return pf_cli_end(&cli, rc > 0 ? 0 : pf_cli_fail("plan", rc));
-  if (pf_opts_get(&cli.v, "trace")) /* many predictions, one file: each would replace the last */
-    return pf_cli_end(&cli, pf_cli_fail("plan", pf_error_set(PF_EINVAL, "--trace writes the timeline of one "
-                                                              "prediction: use predict, or tune for its best plan")));
   pf_optvals *vp = &cli.v;
   plan_doc *d = calloc(1, sizeof *d);
   pf_scenario *base = malloc(sizeof *base);

@@ -253,7 +253,7 @@ static const pf_opt *const tables[] = {pf_scenario_opts, pf_sweep_opts, NULL};
 static const pf_cli_spec spec = {
     "sweep",
     "usage: preflight sweep [SCENARIO.cfg] --nodes LIST [--scaling weak|strong] [--vary NAME=V1,V2] [options]",
-    tables, true, 1, false, EXAMPLES};
+    tables, true, 1, false, EXAMPLES, true};
 
 /* One sweep: its axes, options, this shard's points and their results. */
 typedef struct {
@@ -423,9 +423,6 @@ int pf_cmd_sweep(int argc, char **argv) {
   pf_cli cli;
   int rc = pf_cli_begin(&spec, argc, argv, &cli);
   if (rc != 0) return pf_cli_end(&cli, rc > 0 ? 0 : pf_cli_fail("sweep", rc));
-  if (pf_opts_get(&cli.v, "trace")) /* many predictions, one file: each would replace the last */
-    return pf_cli_end(&cli, pf_cli_fail("sweep", pf_error_set(PF_EINVAL, "--trace writes the timeline of one "
-                                                              "prediction: use predict, or tune for its best plan")));
   pf_optvals *vp = &cli.v;
   sweep_run r;
   memset(&r, 0, sizeof r);

@@ -320,6 +320,8 @@ int pf_cli_begin(const pf_cli_spec *spec, int argc, char **argv, pf_cli *cli) {
     if ((rc = pf_output_check(path, what, k == 0 ? &cli->out : &o)) < 0) return rc;
   }
   if (!pf_opts_get(v, "o")) pf_output_check(NULL, "-o", &cli->out);
+  if (spec->many_predictions && pf_opts_get(v, "trace")) /* each prediction would replace the last one's file */
+    return pf_error_set(PF_EINVAL, "--trace writes the timeline of one prediction: use predict, or tune for its best plan");
   return 0;
 }
 

@@ -108,6 +108,8 @@ typedef struct pf_cli_spec {
   int max_positional;            /* positional arguments allowed (the scenario file counts) */
   bool markdown;                 /* --format markdown is valid */
   const char *examples;          /* copy-pasteable examples that end --help (each runs in `make test`) */
+  bool many_predictions;         /* the command predicts many configurations: --trace (one iteration's
+                                    timeline, one file) is refused */
 } pf_cli_spec;
 
 typedef struct pf_cli {
