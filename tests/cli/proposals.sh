@@ -186,8 +186,8 @@ EOF2
 # --- validate --fit: one fit per machine; an overlay fitted on one machine is refused on another
 printf '%s,use\n' "$H" >two.csv
 for n in 1 2 4; do
-  printf 'mn5-acc,gpt3-1.3b,,,,,,%d,,1,1,,4,512,bf16,,true,,,iteration_time_s,%s,s,,test,fit\n' $n "$(echo "14 / $n" | bc -l)" >>two.csv
-  printf 'leonardo-booster,gpt3-1.3b,,,,,,%d,,1,1,,4,512,bf16,,true,,,iteration_time_s,%s,s,,test,fit\n' $n "$(echo "24 / $n" | bc -l)" >>two.csv
+  printf 'mn5-acc,gpt3-1.3b,,,,,,%d,,1,1,,4,512,bf16,,true,,,iteration_time_s,%s,s,,test,fit\n' $n "$(awk -v n=$n 'BEGIN { printf "%.12g", 14 / n }')" >>two.csv
+  printf 'leonardo-booster,gpt3-1.3b,,,,,,%d,,1,1,,4,512,bf16,,true,,,iteration_time_s,%s,s,,test,fit\n' $n "$(awk -v n=$n 'BEGIN { printf "%.12g", 24 / n }')" >>two.csv
 done
 expect_exit 0 "$P" validate --fit two.csv --no-loo --format json -o fit.json
 python3 - "$T/out" <<'EOF2' && ok || bad "--fit over two machines did not report two fits"
