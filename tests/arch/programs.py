@@ -288,7 +288,7 @@ def files_to_scan(src):
         path = queue.pop()
         if os.path.abspath(path) == os.path.abspath(__file__):
             continue  # this check names scripts in its own text
-        text = open(path, errors="replace").read()
+        text = re.sub(r"(?m)^\s*#.*$", "", open(path, errors="replace").read())  # not the comments
         for m in re.finditer(r"scripts/([A-Za-z0-9_.-]+\.(?:sh|py))", text):
             p = os.path.join(src, "scripts", m.group(1))
             if os.path.isfile(p) and p not in seen:
