@@ -6,6 +6,7 @@
  *         + dynamic_J(r)                                (the compute kernels: the device's power model,
  *                                                        pmodel.h; the utilisation model, pm_util.c)
  *         + max(0, comm_W - context_W) t_comm_exposed   (communication kernels alone)
+ *         + max(0, wait_W - context_W) t_gaps           (inside the step loop, no kernel running)
  * Communication hidden under compute is charged once: its time is inside the
  * compute kernels' window and adds nothing on top.  Devices of the job's
  * nodes that the job does not use draw idle_W; the package share (package_W:
@@ -83,7 +84,11 @@ void pf_energy_window(const pf_scenario *sc, const pf_energy_use *u, pf_energy *
    * faster than predicted did all its iterations within T; its kernels ran faster, at higher power); the
    * cap below bounds the mean */
   double dyn = pm->dynamic_J(d, u, r);
-  double E_dev = d->context_W * T + dyn + fmax(0.0, d->comm_W - d->context_W) * comm;
+  /* between kernels inside the step loop: the time of the loop no kernel fills (host, input pipeline, waiting
+   * on a collective's peers) at wait_W; outside it (start-up, data loading, checkpoints) context_W */
+  double gaps = fmax(0.0, fmin(u->loop_s, T) - busy - comm);
+  double E_dev = d->context_W * T + dyn + fmax(0.0, d->comm_W - d->context_W) * comm +
+                 fmax(0.0, d->wait_W - d->context_W) * gaps;
   double cap = pf_energy_cap_W(sc);
   E_dev = fmin(E_dev, fmax(cap - d->package_W, d->idle_W) * T); /* the mean never exceeds the cap */
 
@@ -128,6 +133,7 @@ void pf_energy_use_add(pf_energy_use *u, const pf_energy_use *v, double f) {
   u->hbm_util_s += f * v->hbm_util_s;
   u->compute_bound_s += f * v->compute_bound_s;
   u->comm_s += f * v->comm_s;
+  u->loop_s += f * v->loop_s;
 }
 
 void pf_energy_rates(pf_energy *e, double t_iter_s, double samples, double tokens) {

@@ -26,6 +26,9 @@ typedef struct pf_energy_use {
   double comm_s;          /* communication kernels on no compute's shadow (exposed); hidden ones are
                              charged once, inside the compute they overlap */
   double clock_ratio;     /* SM clock / full clock the kernels ran at (0 = 1) */
+  double loop_s;          /* time inside the step loop (iterations, evaluation passes): what of it no kernel
+                             fills is waiting between kernels, at wait_W; the rest of the window (start-up,
+                             data loading, checkpoints) at context_W; 0 = no loop (all gaps at context) */
 } pf_energy_use;
 
 /* Energy of one window (an iteration in a prediction), whole job, by metering scope (energy.h):
