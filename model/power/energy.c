@@ -87,7 +87,8 @@ void pf_energy_window(const pf_scenario *sc, const pf_energy_use *u, pf_energy *
   /* between kernels inside the step loop: the time of the loop no kernel fills (host, input pipeline, waiting
    * on a collective's peers) at wait_W; outside it (start-up, data loading, checkpoints) context_W */
   double gaps = fmax(0.0, fmin(u->loop_s, T) - busy - comm);
-  double E_dev = d->context_W * T + dyn + fmax(0.0, d->comm_W - d->context_W) * comm +
+  double comm_W = fmax(d->comm_W, d->wait_W); /* a communication kernel draws at least what waiting does */
+  double E_dev = d->context_W * T + dyn + fmax(0.0, comm_W - d->context_W) * comm +
                  fmax(0.0, d->wait_W - d->context_W) * gaps;
   double cap = pf_energy_cap_W(sc);
   E_dev = fmin(E_dev, fmax(cap - d->package_W, d->idle_W) * T); /* the mean never exceeds the cap */
