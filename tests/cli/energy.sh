@@ -98,6 +98,18 @@ assert a["power_cap_W"] == 700 and 0.9 * 700 <= a["avg_power_per_gpu_W"] <= 700,
 assert b["avg_power_per_gpu_W"] < 0.4 * a["avg_power_per_gpu_W"], (a["avg_power_per_gpu_W"], b["avg_power_per_gpu_W"])
 PY
 
+# ranges (docs/energy.md "Ranges"): low <= value <= high for mean power and energy, the power band as in
+# energy.c, and that band still what the time-held energy rows give (scripts/energy-band.py --check)
+python3 - "$T/dense.json" <<'PY' && ok || bad "energy ranges bracket the value"
+import json, sys
+e = json.load(open(sys.argv[1]))["energy"]
+for k in ("avg_power_per_gpu_W", "gpu_J", "facility_J"):
+    assert 0 < e[k + "_low"] < e[k] <= e[k + "_high"], (k, e[k + "_low"], e[k], e[k + "_high"])
+assert e["avg_power_per_gpu_W_high"] <= e["power_cap_W"] + 1e-6, e
+assert abs(e["facility_J_low"] / e["facility_J"] - 0.812) < 1e-3, e
+PY
+python3 "$PF_SRC/scripts/energy-band.py" "$P" --check > "$T/band" && ok || bad "energy-band.py --check: $(tail -1 "$T/band")"
+
 # per-run energy with --train-iters: the iteration's times N
 expect_exit 0 $P predict $J --train-iters 1000 --format json
 python3 - "$T/out" <<'PY' && ok || bad "--train-iters: energy per run"
