@@ -3,8 +3,9 @@
 
 Runs `preflight validate scenarios/validation/maelstrom.csv --format csv` (default --hold-time job), takes the
 judged energy and power rows (not tagged regression), and prints the 10th and 90th percentiles of measured /
-predicted (a nominal 80 % interval) and its leave-one-group-out coverage: for each machine x application group,
-the interval from the other groups' rows, and the share of the group's rows inside it.
+predicted (a nominal 80 % interval; rows of use = check left out) and its leave-one-group-out coverage: for each
+machine x application group, the interval from the other groups' rows, and the share of the group's rows inside
+it (the check rows judged too).
 
   scripts/energy-band.py PREFLIGHT [--csv FILE] [--check]
 
@@ -42,21 +43,25 @@ def main():
         sys.exit("energy-band.py: validate failed: " + out.stderr.strip())
     rows = [r for r in csv.DictReader(io.StringIO(out.stdout))
             if r["metric"] in ("energy_J", "avg_power_W") and r["status"] == "predicted" and "regression" not in r["tag"]]
-    data = [(r["machine"] + " " + r["model"], 1.0 / (1.0 + float(r["error_pct"]) / 100.0)) for r in rows]
+    # (group, measured / predicted, held out): rows of use = check (the GH200's) never set the band, they are
+    # only judged by it
+    data = [(r["machine"] + " " + r["model"], 1.0 / (1.0 + float(r["error_pct"]) / 100.0), r["use"] == "check")
+            for r in rows]
     if not data:
         sys.exit("energy-band.py: no judged energy rows in " + a.csv)
     covered = 0
-    for g in sorted({g for g, _ in data}):
-        others = [m for h, m in data if h != g]
+    for g in sorted({g for g, _, _ in data}):
+        others = [m for h, m, held in data if h != g and not held]
         lo, hi = quantile(others, 0.1), quantile(others, 0.9)
-        mine = [m for h, m in data if h == g]
+        mine = [m for h, m, _ in data if h == g]
         c = sum(lo <= m <= hi for m in mine)
         covered += c
         print("%-45s [%.3f, %.3f]  %d of %d rows inside" % (g, lo, hi, c, len(mine)))
-    allm = [m for _, m in data]
-    lo, hi = quantile(allm, 0.1), quantile(allm, 0.9)
-    print("power band (measured / predicted, 10th-90th percentile): [%.3f, %.3f] over %d rows" % (lo, hi, len(allm)))
-    print("leave-one-group-out coverage: %.1f %%" % (100.0 * covered / len(allm)))
+    fit = [m for _, m, held in data if not held]
+    lo, hi = quantile(fit, 0.1), quantile(fit, 0.9)
+    print("power band (measured / predicted, 10th-90th percentile): [%.3f, %.3f] over %d rows (%d check rows "
+          "left out)" % (lo, hi, len(fit), len(data) - len(fit)))
+    print("leave-one-group-out coverage: %.1f %% of %d rows" % (100.0 * covered / len(data), len(data)))
     if a.check:
         src = open(os.path.join(ROOT, "model/power/energy.c")).read()
         m = re.search(r"pf_energy_power_band\[2\] = \{([\d.]+), ([\d.]+)\}", src)
