@@ -224,7 +224,7 @@ static cJSON *summary_json(const pf_vsum *s) {
     if (st.n > 0) cJSON_AddItemToObject(bm, pf_metric_name((pf_metric)m), pf_vstats_json(st));
   }
   cJSON *bs = cJSON_AddObjectToObject(sum, "by_scope");
-  for (int k = PF_SCOPE_GPU; k <= PF_SCOPE_NODE_GPUS_JOB; k++) {
+  for (int k = PF_SCOPE_GPU; k <= PF_SCOPE_PACKAGE_JOB; k++) {
     pf_vstats st = pf_vsum_stats(s, 4, k);
     if (st.n > 0) cJSON_AddItemToObject(bs, pf_scope_name((pf_scope)k), pf_vstats_json(st));
   }

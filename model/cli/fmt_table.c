@@ -237,7 +237,7 @@ static void vtable_summary(FILE *f, const pf_vsum *s) {
   fprintf(f, "by metric:\n");
   for (int m = 0; m < PF_MET_COUNT; m++) print_stats_line(f, pf_metric_name((pf_metric)m), pf_vsum_stats(s, 3, m));
   bool any_scope = false;
-  for (int k = PF_SCOPE_GPU; k <= PF_SCOPE_NODE_GPUS_JOB; k++) {
+  for (int k = PF_SCOPE_GPU; k <= PF_SCOPE_PACKAGE_JOB; k++) {
     pf_vstats st = pf_vsum_stats(s, 4, k);
     if (st.n == 0) continue;
     if (!any_scope) fprintf(f, "by metering scope (energy and power rows; a job's rows with the time held at duration_s):\n");

@@ -78,8 +78,12 @@ typedef struct pf_device {
   double idle_W;                /* bare idle per logical device */
   double context_W;             /* idle with a context (waiting in collectives counts at least this) */
   double comm_W;                /* while running communication kernels only */
-  /* dynamic power above context_W at full utilisation of each resource (power/pm_util.c, docs/energy.md):
-   * P = context + tensor_W u_tensor + vector_W u_vector + hbm_W u_hbm, u against the datasheet peaks */
+  double wait_W;                /* inside the step loop between kernels: waiting on the host, the input
+                                   pipeline or a collective's peers (docs/energy.md, "Power between kernels") */
+  double active_W;              /* the active floor: kernels of no tensor, vector or HBM load back to back
+                                   (clocks and SMs up); the utilisation terms add to it (power/pm_util.c) */
+  /* dynamic power above active_W at full utilisation of each resource (power/pm_util.c, docs/energy.md):
+   * P = active + tensor_W u_tensor + vector_W u_vector + hbm_W u_hbm, u against the datasheet peaks */
   double tensor_W, vector_W, hbm_W;
   double package_W;             /* what shares the package cap outside this device (GH200: Grace CPU +
                                    LPDDR5X per module), charged at package and node scope; 0 = none */
