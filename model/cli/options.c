@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "comm/comm.h"
 #include "core/core.h"
+#include "io/io.h"
 #include "machine/machine.h"
 #include "report/report.h"
 
@@ -317,6 +318,8 @@ int pf_cli_begin(const pf_cli_spec *spec, int argc, char **argv, pf_cli *cli) {
     char what[32];
     snprintf(what, sizeof what, "%s%s", k == 0 ? "-" : "--", output_options[k]);
     pf_output o;
+    pf_plot_kind kind; /* a figure: the suffix names its kind (svg, pdf, png) */
+    if (strcmp(output_options[k], "plot") == 0 && (rc = pf_plot_kind_of(path, what, &kind)) < 0) return rc;
     if ((rc = pf_output_check(path, what, k == 0 ? &cli->out : &o)) < 0) return rc;
   }
   if (!pf_opts_get(v, "o")) pf_output_check(NULL, "-o", &cli->out);

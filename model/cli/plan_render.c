@@ -325,9 +325,7 @@ char *plan_render(const plan_doc *d, pf_format fmt, const char *plot) {
 int plan_plot(const plan_doc *d, const char *path) {
   pf_plot fig;
   pf_plot_init(&fig);
-  char ylab[96];
-  snprintf(ylab, sizeof ylab, "node-hours (%s: x %g)", d->unit, d->per_node_hour);
-  pf_plot_panel *cost = pf_plot_panel_add(&fig, "Cost of the run against its scale", "nodes", ylab, true, false);
+  pf_plot_panel *cost = pf_plot_panel_add(&fig, "Cost of the run against its scale", "nodes", "node-hours", true, false);
   pf_plot_panel *wall = pf_plot_panel_add(&fig, "Wall time of the run", "nodes", "wall time (h)", true, true);
   double x[64], nh[64], lo[64], hi[64], wh[64];
   int n = 0;
@@ -341,25 +339,23 @@ int plan_plot(const plan_doc *d, const char *path) {
     hi[n] = d->range.n >= PF_RANGE_MIN_ROWS ? r->b.node_h * d->range.hi : NAN;
     n++;
   }
-  int rc = pf_plot_add(cost, "predicted node-hours", PF_PLOT_LINES, n, x, nh);
+  /* one series, the run, in one colour in both panels; its range dashed in the same colour */
+  int rc = pf_plot_add(cost, "predicted", PF_PLOT_LINES, n, x, nh);
   if (rc == 0 && d->range.n >= PF_RANGE_MIN_ROWS) {
-    rc = pf_plot_add(cost, "range: low", PF_PLOT_DASHED, n, x, lo);
-    if (rc == 0) rc = pf_plot_add(cost, "range: high", PF_PLOT_DASHED, n, x, hi);
+    rc = pf_plot_add_like(cost, "range", "predicted", PF_PLOT_DASHED, n, x, lo);
+    if (rc == 0) rc = pf_plot_add_like(cost, "range", "predicted", PF_PLOT_DASHED, n, x, hi);
   }
-  if (rc == 0) rc = pf_plot_add(wall, "predicted wall time", PF_PLOT_LINES, n, x, wh);
+  if (rc == 0) rc = pf_plot_add(wall, "predicted", PF_PLOT_LINES, n, x, wh);
   if (rc == 0 && d->walltime_limit_s > 0) {
     wall->ref_y = d->walltime_limit_s / 3600;
     snprintf(wall->ref_label, sizeof wall->ref_label, "one job (%.0f h limit)", d->walltime_limit_s / 3600);
   }
   snprintf(fig.caption, sizeof fig.caption,
            "Predicted by preflight %s: %s on %s for %s. Node-hours include checkpoints, expected failures and job "
-           "start-ups (assumptions in the plan output)%s; wall time excludes queueing.",
-           pf_version(), d->model, d->machine, d->run,
+           "start-ups (assumptions in the plan output); 1 node-hour = %g %ss on %s%s; wall time excludes queueing.",
+           pf_version(), d->model, d->machine, d->run, d->per_node_hour, d->unit, d->machine,
            d->range.n >= PF_RANGE_MIN_ROWS ? "; dashed: range from the validation error of similar measured runs" : "");
-  char *svg = rc == 0 ? pf_plot_svg(&fig) : NULL;
-  if (rc == 0 && !svg) rc = -1;
-  if (rc == 0) rc = pf_write_file_atomic(path, svg);
-  free(svg);
+  if (rc == 0) rc = pf_plot_write(&fig, path);
   pf_plot_free(&fig);
   return rc;
 }
