@@ -209,6 +209,8 @@ int pf_cmd_validate(int argc, char **argv) {
   if (fit && !pf_opts_get(v, "format")) fmt = PF_FMT_TABLE; /* with --fit, -o is the overlay, not the report */
   if (fit && !pf_fmt(fmt)->fit_group) rc = pf_error_set(PF_EINVAL, "--fit: valid formats: table, json, csv");
   else if (mlog && !pf_fmt(fmt)->megatron) rc = pf_error_set(PF_EINVAL, "--megatron-log: valid formats: table, json, csv");
+  else if (!mlog && !fit && !pf_fmt(fmt)->validate_begin)
+    rc = pf_error_set(PF_EINVAL, "--format %s: validate writes table, json, csv, markdown", pf_format_get(fmt)->name);
   else if (mlog && fit) rc = pf_error_set(PF_EINVAL, "--megatron-log and --fit: give one");
   else if ((mlog || fit) && v->npositional > 0)
     rc = pf_error_set(PF_EINVAL, "\"%s\": no RUNS.csv argument with --%s", v->positional[0],

@@ -115,9 +115,7 @@ int pf_plot_write(const pf_plot *f, const char *path) {
   } else if ((rc = pf_plot_cairo(f, kind, &buf, &len)) < 0) {
     return rc;
   }
-  pf_output o;
-  rc = pf_output_check(path, "--plot", &o);
-  if (rc == 0) rc = pf_output_write(&o, buf, len);
+  rc = pf_write_bytes_atomic(path, "--plot", buf, len);
   free(buf);
   return rc;
 }
