@@ -312,6 +312,29 @@ static void panel_frame(const pf_plot_panel *p, double y0, frame *g) {
   g->py1 = y0 + MT + PLOT_H;
 }
 
+/* The reference line's label: above it at the right, else the first of the other corners whose box
+ * holds no data point. */
+static void ref_label(pf_canvas *c, const pf_plot_panel *p, const frame *g, double y) {
+  double w = pf_plot_text_w(p->ref_label, 11, false);
+  for (int k = 0; k < 4; k++) {
+    bool right = k % 2 == 0, above = k < 2;
+    double x0 = right ? g->px1 - 4 - w : g->px0 + 4, y0 = above ? y - 16 : y + 2;
+    bool clear = true;
+    for (int s = 0; s < p->nseries && clear; s++)
+      for (int i = 0; i < p->series[s].n && clear; i++) {
+        double dx = p->series[s].x[i], dy = p->series[s].y[i];
+        if (!usable(dx, p->logx) || !usable(dy, p->logy)) continue;
+        double px = fx(g, dx), py = fy(g, dy);
+        clear = !(px > x0 - 6 && px < x0 + w + 6 && py > y0 - 6 && py < y0 + 20);
+      }
+    if (clear || k == 3) {
+      c->text(c, right ? g->px1 - 4 : g->px0 + 4, above ? y - 4 : y + 13, right ? PF_ANCHOR_END : PF_ANCHOR_START, 11,
+              false, false, NULL, p->ref_label);
+      return;
+    }
+  }
+}
+
 /* The box, grid, tick labels, axis labels, parity lines and reference line. */
 static void panel_axes(pf_canvas *c, const pf_plot_panel *p, const frame *g, double y0) {
   c->text(c, (g->px0 + g->px1) / 2, y0 + 24, PF_ANCHOR_MIDDLE, 15, true, false, NULL, p->title);
@@ -342,7 +365,7 @@ static void panel_axes(pf_canvas *c, const pf_plot_panel *p, const frame *g, dou
   if (usable(p->ref_y, p->logy) && p->ref_y >= g->ay.lo && p->ref_y <= g->ay.hi) {
     double y = fy(g, p->ref_y);
     c->line(c, g->px0, y, g->px1, y, "#555", 1, PF_DASH_LONG, "ref");
-    c->text(c, g->px1 - 4, y - 4, PF_ANCHOR_END, 11, false, false, NULL, p->ref_label);
+    ref_label(c, p, g, y);
   }
 }
 
