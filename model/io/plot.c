@@ -192,13 +192,23 @@ static bool legend_shown(const pf_plot_panel *p, int s) {
 #define LEG_SWATCH 30.0 /* the line or dot before the name, with its gap */
 #define LEG_GAP 18.0
 
+/* A legend entry's text: the name, cut with "..." where even a row of its own could not hold it. */
+static const char *legend_text(const char *name, char *buf, size_t n) {
+  double room = W - MR - ML - LEG_SWATCH;
+  snprintf(buf, n, "%s", name);
+  for (size_t k = strlen(buf); k > 4 && pf_plot_text_w(buf, LEG_FONT, false) > room; k--)
+    snprintf(buf, n, "%.*s...", (int)(k - 4), name);
+  return buf;
+}
+
 /* Lay out the legend: the row and x of each entry from the left margin; returns the number of rows. */
 static int legend_layout(const pf_plot_panel *p, double *ex, int *erow) {
   double x = ML, right = W - MR;
   int row = 0, any = 0;
   for (int s = 0; s < p->nseries; s++) {
     if (!legend_shown(p, s)) { erow[s] = -1; continue; }
-    double w = LEG_SWATCH + pf_plot_text_w(p->series[s].name, LEG_FONT, false);
+    char t[sizeof p->series[s].name + 4];
+    double w = LEG_SWATCH + pf_plot_text_w(legend_text(p->series[s].name, t, sizeof t), LEG_FONT, false);
     if (any && x + w > right) { row++; x = ML; }
     ex[s] = x;
     erow[s] = row;
@@ -402,7 +412,9 @@ static void panel_legend(pf_canvas *c, const pf_plot *f, const pf_plot_panel *p,
     if (se->style == PF_PLOT_POINTS) c->point(c, ex[s] + 11, y - 4, 4, col, NULL, NAN, NAN);
     else c->line(c, ex[s], y - 4, ex[s] + 22, y - 4, col, 2, se->style == PF_PLOT_DASHED ? PF_DASH_SHORT : PF_DASH_NONE,
                  NULL);
-    c->text(c, ex[s] + LEG_SWATCH, y, PF_ANCHOR_START, LEG_FONT, false, false, "legend", se->name);
+    char t[sizeof se->name + 4];
+    c->text(c, ex[s] + LEG_SWATCH, y, PF_ANCHOR_START, LEG_FONT, false, false, "legend",
+            legend_text(se->name, t, sizeof t));
   }
 }
 
