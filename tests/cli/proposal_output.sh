@@ -63,7 +63,7 @@ expect_grep 'validate writes table, json, csv, markdown' "$T/err"
 # --- the text table: the same notes, no path, no "to verify"
 expect_exit 0 "$P" plan $PL
 expect_grep '^sources and assumptions' "$T/out"
-if grep -q "to ""verify" "$T/out" || grep -qF "$PF_SRC" "$T/out"; then bad "plan table: a path or a note to verify"; else ok; fi
+if grep -q "to ""verify" "$T/out" || grep -qF "$PF_SRC" "$T/out"; then bad "plan table: a path or an unverified note"; else ok; fi
 
 # --- figures: the suffix picks the kind; PNG and PDF read back
 [ "$(head -c 8 fig/cost.png | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] && ok || bad "cost.png is not a PNG"
