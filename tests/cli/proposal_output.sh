@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # proposal_output.sh - output a proposal can take as it is (issue 24, item 3): plan's Markdown and LaTeX
 # hold no machine path and a first table of at most 8 columns, each source or assumption listed once,
-# no "to verify" note in the output or anywhere in the sources; figures as SVG, PDF and PNG that read
+# no unverified note ("to be verified") in the output or anywhere in the sources; figures as SVG, PDF and PNG that read
 # back (PNG through cairo, PDF through poppler's pdfinfo), legends inside the canvas, one colour per series.
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.bash"
@@ -60,7 +60,7 @@ expect_grep '^\\begin\{tabular\}' by-suffix.tex
 expect_exit 2 "$P" validate "$PF_SRC/scenarios/validation/epicure.csv" --format tex
 expect_grep 'validate writes table, json, csv, markdown' "$T/err"
 
-# --- the text table: the same notes, no path, no "to verify"
+# --- the text table: the same notes, no path, no unverified note
 expect_exit 0 "$P" plan $PL
 expect_grep '^sources and assumptions' "$T/out"
 if grep -q "to ""verify" "$T/out" || grep -qF "$PF_SRC" "$T/out"; then bad "plan table: a path or an unverified note"; else ok; fi
@@ -112,8 +112,8 @@ assert all(l.count("(") <= 1 and ":" not in l for l in ylabels), ylabels  # one 
 PY
 done
 
-# --- no "to verify" note anywhere in the sources, machines, docs or scripts
+# --- no unverified note anywhere in the sources, machines, docs or scripts
 hits=$(grep -rIl --exclude-dir=.git --exclude-dir=build -e "to ""verify" "$PF_SRC/model" "$PF_SRC/machines" \
-  "$PF_SRC/docs" "$PF_SRC/scripts" "$PF_SRC/scenarios" "$PF_SRC/tests/golden" "$PF_SRC/README.md" 2>/dev/null)
-[ -z "$hits" ] && ok || bad "\"to verify\" notes in: $hits"
+  "$PF_SRC/docs" "$PF_SRC/scripts" "$PF_SRC/scenarios" "$PF_SRC/tests" "$PF_SRC/README.md" 2>/dev/null)
+[ -z "$hits" ] && ok || bad "unverified notes in: $hits"
 finish
