@@ -20,8 +20,9 @@ if command -v pkg-config >/dev/null 2>&1; then
   have_pc gsl || need+=(libgsl-dev)
   have_pc libconfig || need+=(libconfig-dev)
   have_pc libcjson || need+=(libcjson-dev)
+  have_pc cairo || need+=(libcairo2-dev)  # PDF and PNG figures (model/io/plot_cairo.c)
 else
-  need+=(libsimgrid-dev libgsl-dev libconfig-dev libcjson-dev)
+  need+=(libsimgrid-dev libgsl-dev libconfig-dev libcjson-dev libcairo2-dev)
 fi
 if [ "${PF_WITH_HIP:-0}" = 1 ] && ! command -v hipcc >/dev/null 2>&1; then need+=(hipcc libamdhip64-dev); fi
 [ ${#need[@]} -eq 0 ] && exit 0

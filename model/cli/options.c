@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "comm/comm.h"
 #include "core/core.h"
+#include "io/io.h"
 #include "machine/machine.h"
 #include "report/report.h"
 
@@ -206,7 +207,7 @@ int pf_opts_load_scenario_file(const char *path, pf_optvals *v) {
   return pf_opts_load_scenario(path, tables, v);
 }
 
-int pf_opts_format(const pf_optvals *v, bool markdown, pf_format *fmt) {
+int pf_opts_format(const pf_optvals *v, unsigned markdown, pf_format *fmt) {
   *fmt = PF_FMT_TABLE;
   const char *f = pf_opts_get(v, "format");
   if (!f) f = pf_format_of_suffix(pf_opts_get(v, "o"), markdown);
@@ -252,8 +253,8 @@ int pf_cli_fail(const char *cmd, int code) {
 static bool wants_json(int argc, char **argv) {
   bool json = false;
   for (int i = 0; i + 1 < argc; i++)
-    if (strcmp(argv[i], "-o") == 0 && pf_format_of_suffix(argv[i + 1], false))
-      json = pf_format_named(pf_format_of_suffix(argv[i + 1], false), false) == PF_FMT_JSON;
+    if (strcmp(argv[i], "-o") == 0 && pf_format_of_suffix(argv[i + 1], 0))
+      json = pf_format_named(pf_format_of_suffix(argv[i + 1], 0), 0) == PF_FMT_JSON;
   for (int i = 0; i < argc; i++) {
     if (strcmp(argv[i], "--format=json") == 0 || (strcmp(argv[i], "--format") == 0 && i + 1 < argc &&
                                                   strcmp(argv[i + 1], "json") == 0))
@@ -308,7 +309,8 @@ int pf_cli_begin(const pf_cli_spec *spec, int argc, char **argv, pf_cli *cli) {
   }
   if (spec->scenario && v->npositional >= 1 && (rc = pf_opts_load_scenario(v->positional[0], tables, v)) < 0)
     return rc;
-  if ((rc = pf_opts_format(v, spec->markdown, &cli->fmt)) < 0) return rc;
+  unsigned opt_in = spec->markdown ? PF_FMT_BIT(PF_FMT_MARKDOWN) | PF_FMT_BIT(PF_FMT_TEX) : 0;
+  if ((rc = pf_opts_format(v, opt_in, &cli->fmt)) < 0) return rc;
   errors_as_json = cli->fmt == PF_FMT_JSON;
   /* every file the command will write, checked before any work starts */
   for (size_t k = 0; k < sizeof output_options / sizeof output_options[0]; k++) {
@@ -317,6 +319,8 @@ int pf_cli_begin(const pf_cli_spec *spec, int argc, char **argv, pf_cli *cli) {
     char what[32];
     snprintf(what, sizeof what, "%s%s", k == 0 ? "-" : "--", output_options[k]);
     pf_output o;
+    pf_plot_kind kind; /* a figure: the suffix names its kind (svg, pdf, png) */
+    if (strcmp(output_options[k], "plot") == 0 && (rc = pf_plot_kind_of(path, what, &kind)) < 0) return rc;
     if ((rc = pf_output_check(path, what, k == 0 ? &cli->out : &o)) < 0) return rc;
   }
   if (!pf_opts_get(v, "o")) pf_output_check(NULL, "-o", &cli->out);

@@ -90,7 +90,7 @@ int pf_opts_num_range(const pf_optvals *v, const char *name, double lo, bool lo_
 
 /* Output format: a row of the format table (formats.h), from --format or
  * -o's suffix; table by default; markdown only where the command allows it. */
-int pf_opts_format(const pf_optvals *v, bool markdown, pf_format *fmt);
+int pf_opts_format(const pf_optvals *v, unsigned opt_in, pf_format *fmt);
 
 void pf_opts_help(FILE *f, const char *usage, const pf_opt *const *tables, const char *examples);
 
@@ -106,7 +106,8 @@ typedef struct pf_cli_spec {
   const pf_opt *const *tables;   /* the command's tables, NULL-terminated; pf_output_opts is added */
   bool scenario;                 /* the first positional argument is a SCENARIO.cfg; --precision=help */
   int max_positional;            /* positional arguments allowed (the scenario file counts) */
-  bool markdown;                 /* --format markdown is valid */
+  bool markdown;                 /* the opt-in formats (markdown, tex) are valid; a command that writes
+                                    one of them only checks for its renderer (validate) */
   const char *examples;          /* copy-pasteable examples that end --help (each runs in `make test`) */
   bool many_predictions;         /* the command predicts many configurations: --trace (one iteration's
                                     timeline, one file) is refused */
