@@ -155,6 +155,32 @@ static int validate_end(pf_vemit *e) {
   return 0;
 }
 
+/* ---- validate on measured collectives (collval.h): one line per row ---- */
+
+static void collval(FILE *f, const pf_cvset *s, bool rows) {
+  (void)rows; /* CSV is the rows */
+  fprintf(f, "line,machine,op,nodes,gpus_per_node,size_B,metric,measured,predicted,error_pct,algorithm,protocol,use,"
+             "source,reason\n");
+  for (int i = 0; i < s->n; i++) {
+    const pf_cvrow *r = &s->rows[i];
+    fprintf(f, "%d,", r->line);
+    pf_csv_put(f, r->machine);
+    fprintf(f, ",%s,%d,%d,%.0f,%s,%.6g,", pf_coll_kind_id(r->op), r->nodes, r->gpn, r->size_B,
+            pf_cmetric_name(r->metric), r->measured);
+    if (r->ok)
+      fprintf(f, "%.6g,%.4g,%s,%s,", r->predicted, 100 * r->error, pf_coll_algo_name(r->pred_algo),
+              pf_coll_proto_name(r->pred_proto));
+    else
+      fprintf(f, ",,,,");
+    pf_csv_put(f, r->use);
+    fputc(',', f);
+    pf_csv_put(f, r->source);
+    fputc(',', f);
+    pf_csv_put(f, r->ok ? "" : r->reason);
+    fputc('\n', f);
+  }
+}
+
 /* ---- validate --megatron-log: the log as validation rows (docs/validation.md) ---- */
 
 static void megatron_rows(FILE *f, const pf_optvals *v, const pf_vset *s) {
@@ -244,5 +270,5 @@ const pf_doc_renderers pf_fmt_csv_renderers = {
     .fit_begin = fit_begin,
     .fit_group = fit_group,
     .fit_loo_all = fit_loo_all,
-    /* no .collval: collective rows print as table, json or markdown (validate_coll.c says so) */
+    .collval = collval,
 };

@@ -16,6 +16,10 @@ enum { PF_HW_NVLINK, PF_HW_PCI, PF_HW_NET };
 double pf_ccl_base_lat(pf_ccl_lib lib, pf_coll_algo a, pf_coll_proto p);
 /* Per-step latency of (algo, proto) on hardware class hw, seconds. */
 double pf_ccl_step_lat(pf_ccl_lib lib, int hw, pf_coll_algo a, pf_coll_proto p);
+/* A measured ring table's per-step latency (machine file ccl.table): a step
+ * that crosses the network (net) or one inside the node, protocol p; def
+ * (NCCL's constant) where the table gives none. */
+double pf_ccl_table_step(const pf_ccl_table *tab, int net, pf_coll_proto p, double def);
 /* Payload share of a protocol's wire format: LL 4 of 8 bytes, LL128 120 of
  * 128, Simple 1. */
 double pf_ccl_proto_eff(pf_coll_proto p);

@@ -117,5 +117,6 @@ int pf_coll_pattern_build(const pf_topology *t, pf_coll_kind kind, pf_coll_algo 
     pf_coll_pattern_free(out);
     return pf_error_set(PF_ENOMEM, "out of memory building a collective pattern");
   }
+  out->tab = t->tab.present && out->algo == PF_COLL_RING ? &t->tab : NULL; /* measured on rings only */
   return 0;
 }

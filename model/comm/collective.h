@@ -68,6 +68,7 @@ typedef struct pf_coll_pattern {
   pf_ccl_lib lib;      /* library whose latencies apply */
   int fabric_hw;       /* latency class of the fabric: 0 NVLink / Infinity Fabric / Xe Link, 1 PCIe */
   double lib_factor;   /* measured library efficiency on network links (1 = none) */
+  const pf_ccl_table *tab; /* the library's measured ring where it applies (ring patterns; NULL: NCCL's constants) */
   double bytes;        /* the buffer each rank holds */
   int p, ngroups;
 } pf_coll_pattern;
