@@ -99,13 +99,13 @@ static void tune(FILE *out, const cJSON *ctx, const pf_tune_result *r, const pf_
 
 static void collective(FILE *f, const pf_coll_doc *d) {
   const pf_machine *m = d->m;
-  fprintf(f, "machine,op,nodes,gpus_per_node,ranks,size_B,time_us,algbw_GBps,busbw_GBps,algorithm,protocol\n");
+  fprintf(f, "machine,op,nodes,gpus_per_node,ranks,size_B,count,time_us,algbw_GBps,busbw_GBps,algorithm,protocol\n");
   for (int i = 0; i < d->nr; i++) {
     const pf_coll_run *u = &d->runs[i];
     for (int k = 0; k < u->n; k++) {
       const pf_coll_result *r = &u->r[k];
-      fprintf(f, "%s,%s,%d,%d,%d,%.0f,%.2f,%.2f,%.2f,%s,%s\n", m->id, pf_coll_kind_id(d->op), u->nodes, u->gpn,
-              u->ranks, u->size[k], r->time_s * 1e6, r->alg_bw_Bps / 1e9, r->bus_bw_Bps / 1e9,
+      fprintf(f, "%s,%s,%d,%d,%d,%.0f,%.0f,%.2f,%.2f,%.2f,%s,%s\n", m->id, pf_coll_kind_id(d->op), u->nodes, u->gpn,
+              u->ranks, u->size[k], pf_coll_count(d->op, u->size[k], d->dtype_size, u->ranks), r->time_s * 1e6, r->alg_bw_Bps / 1e9, r->bus_bw_Bps / 1e9,
               pf_coll_algo_name(r->algo), pf_coll_proto_name(r->proto));
     }
   }

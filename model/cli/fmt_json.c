@@ -150,7 +150,7 @@ static void collective(FILE *f, const pf_coll_doc *d) {
       const pf_coll_result *r = &u->r[k];
       cJSON *x = cJSON_CreateObject();
       cJSON_AddNumberToObject(x, "size_B", u->size[k]);
-      cJSON_AddNumberToObject(x, "count", floor(u->size[k] / d->dtype_size));
+      cJSON_AddNumberToObject(x, "count", pf_coll_count(d->op, u->size[k], d->dtype_size, u->ranks));
       cJSON_AddNumberToObject(x, "time_us", round(r->time_s * 1e8) / 100);
       cJSON_AddNumberToObject(x, "algbw_GBps", round(r->alg_bw_Bps / 1e7) / 100);
       cJSON_AddNumberToObject(x, "busbw_GBps", round(r->bus_bw_Bps / 1e7) / 100);

@@ -39,6 +39,12 @@ double pf_coll_busbw_factor(pf_coll_kind k, int p) {
   }
 }
 
+double pf_coll_count(pf_coll_kind k, double bytes, double elt, int p) {
+  double n = elt > 0 ? floor(bytes / elt) : 0;
+  if (p > 1 && (k == PF_ALLGATHER || k == PF_REDUCE_SCATTER || k == PF_ALLTOALL)) n = floor(n / p);
+  return n;
+}
+
 /* ---------- pattern construction ---------- */
 
 void pf_coll_pattern_free(pf_coll_pattern *pat) {
