@@ -187,7 +187,8 @@ static void collective(FILE *f, const pf_coll_doc *d) {
     fprintf(f, "# nodes %d, GPUs per node %d, ranks %d, %s %s\n", u->nodes, u->gpn, u->ranks,
             pf_fabric_kind_name(m->fabric), m->net.tech[0] ? m->net.tech : pf_topology_kind_name(m->net.kind));
     if (m->ccl_table.present)
-      fprintf(f, "# library: measured ring table (%s)\n", m->ccl_table.plugin[0] ? m->ccl_table.plugin : "machine file");
+      fprintf(f, "# library: measured table for ring steps (%s); other algorithms NCCL's tuning constants\n",
+              m->ccl_table.plugin[0] ? m->ccl_table.plugin : "machine file");
     else
       fprintf(f, "# library: no measured table for this machine: NCCL's tuning constants on the topology\n");
     fprintf(f, "# in-place priced as the separate-buffer call; #wrong N/A: nothing is checked\n#\n");
