@@ -135,6 +135,9 @@ static void collective(FILE *f, const pf_coll_doc *d) {
   cJSON_AddStringToObject(j, "machine", m->id);
   cJSON_AddStringToObject(j, "op", pf_coll_kind_id(d->op));
   cJSON_AddStringToObject(j, "library", pf_ccl_lib_name(m->ccl));
+  cJSON_AddStringToObject(j, "library_version", m->ccl_version);
+  cJSON_AddStringToObject(j, "tuner", PF_CCL_TUNER);
+  cJSON_AddBoolToObject(j, "library_table", m->ccl_table.present);
   cJSON_AddStringToObject(j, "datatype", d->dtype);
   cJSON_AddStringToObject(j, "placement", pf_placement_name(d->pl));
   cJSON_AddNumberToObject(j, "seed", (double)d->seed);

@@ -186,6 +186,8 @@ static void collective(FILE *f, const pf_coll_doc *d) {
             m->name, pf_ccl_lib_name(m->ccl), pf_placement_name(d->pl));
     fprintf(f, "# nodes %d, GPUs per node %d, ranks %d, %s %s\n", u->nodes, u->gpn, u->ranks,
             pf_fabric_kind_name(m->fabric), m->net.tech[0] ? m->net.tech : pf_topology_kind_name(m->net.kind));
+    fprintf(f, "# tuner: %s (%s)\n", PF_CCL_TUNER,
+            m->ccl_version[0] ? "the machine file's ccl.version is not modelled apart" : "the machine file names no ccl.version");
     if (m->ccl_table.present)
       fprintf(f, "# library: measured table for ring steps (%s); other algorithms NCCL's tuning constants\n",
               m->ccl_table.plugin[0] ? m->ccl_table.plugin : "machine file");

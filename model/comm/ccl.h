@@ -12,6 +12,10 @@
  * PCIe, the network. */
 enum { PF_HW_NVLINK, PF_HW_PCI, PF_HW_NET };
 
+/* The tuner preflight reproduces, for output: the one set of constants it
+ * has (NCCL 2.18-2.21's tuning.cc, which RCCL inherits) whatever version the
+ * machine file names (ccl.version), and whether that version was named. */
+#define PF_CCL_TUNER "NCCL 2.18-2.21 tuning constants"
 /* Per-call latency of (algo, proto), seconds. */
 double pf_ccl_base_lat(pf_ccl_lib lib, pf_coll_algo a, pf_coll_proto p);
 /* Per-step latency of (algo, proto) on hardware class hw, seconds. */

@@ -206,6 +206,7 @@ typedef struct pf_machine {
   /* collective library */
   pf_ccl_lib ccl;
   int ccl_pxn;                  /* 1 PXN on, 0 off, -1 library default */
+  char ccl_version[PF_ID_MAX];  /* ccl.version as the file names it ("2.18.3"); "" = not named */
   int ccl_neff;
   pf_ccl_eff ccl_eff[PF_CCL_MAX_EFF];
   pf_ccl_table ccl_table;       /* ccl.table; present = 0 when the file has none */

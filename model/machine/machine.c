@@ -126,6 +126,7 @@ static int read_comm_keys(const reader *r, pf_machine *m) {
   int lib = !strcmp(m->dev.vendor, "amd") ? PF_CCL_RCCL : !strcmp(m->dev.vendor, "intel") ? PF_CCL_ONECCL : PF_CCL_NCCL;
   TRY(get_enum(r, "ccl.library", ccl_names, 3, &lib, 0));
   m->ccl = (pf_ccl_lib)lib;
+  TRY(get_str(r, "ccl.version", m->ccl_version, sizeof m->ccl_version, 0));
   bool pxn = false;
   int got = get_bool(r, "ccl.pxn", &pxn);
   if (got < 0) return got;
