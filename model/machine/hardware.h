@@ -127,7 +127,7 @@ typedef struct pf_ccl_table {
   int present;
   char plugin[PF_NAME_MAX];     /* the network plugin and its settings the figures were measured with */
   double base_s;                /* per call */
-  double fabric_step_s;         /* per ring step inside the node, every protocol */
+  double fabric_step_s;         /* per ring step inside the node, Simple and LL128 (LL: NCCL's constant) */
   double net_step_s[3];         /* per ring step that crosses the network, before its transfer: LL, LL128, Simple */
   double net_floor_s[3];        /* least time of such a step (the handshake the transfer does not hide); 0 none */
   double ll_net_Bps;            /* per rank, the LL protocol's rate over the network (0: the links') */
