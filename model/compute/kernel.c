@@ -82,7 +82,8 @@ double pf_attention_eff(const pf_device *d, pf_precision p, pf_pass pass, double
   double blocks = ceil(m / FLASH_BLOCK_M) * (batch > 0 ? batch : 1.0);
   double util = d->units > 0 ? blocks / (ceil(blocks / d->units) * d->units) : 1.0;
   double eff = top * fmin(S, 1.0) * D * util;
-  return eff < 1.0 ? eff : 1.0;
+  double cap = d->gemm_ceiling[pf_gemm_class(p)] > 0 ? d->gemm_ceiling[pf_gemm_class(p)] : 1.0; /* calapply.c */
+  return eff < cap ? eff : cap;
 }
 
 int pf_kernel_cost_eval(const pf_kernel_env *env, const pf_kernel *k, pf_kernel_cost *c) {
