@@ -62,7 +62,9 @@ static bool input_fused(const char *name) {
 }
 
 static int add(pf_kernel_list *l, const char *name, double bytes, double count) {
-  pf_kernel x = {.kind = PF_KERNEL_MEMORY, .name = name, .bytes = bytes, .count = count, .host_ops = 1};
+  /* tagged fp8: what the pass exists for (its price is its bytes; kernel.c counts it as FP8 scaling) */
+  pf_kernel x = {.kind = PF_KERNEL_MEMORY, .name = name, .prec = PF_FP8, .bytes = bytes, .count = count,
+                 .host_ops = 1};
   return pf_kernel_list_add(l, &x);
 }
 

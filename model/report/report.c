@@ -117,6 +117,10 @@ cJSON *pf_report_prediction_json(const pf_scenario *sc, const pf_prediction *p) 
   cJSON_AddNumberToObject(x, "host_bound", r6(xs->host_bound));
   cJSON_AddNumberToObject(x, "host_op_s", r6(xs->host_op_s * 1e6) / 1e6);
   cJSON_AddNumberToObject(x, "operators", r6(xs->ops));
+  if (xs->fp8_math + xs->fp8_scaling > 0) { /* fp8 only: what of the busy time runs in FP8 (compute/fp8.c) */
+    cJSON_AddNumberToObject(x, "fp8_math", r6(xs->fp8_math));
+    cJSON_AddNumberToObject(x, "fp8_scaling", r6(xs->fp8_scaling));
+  }
   /* communication per GPU and iteration (comm.h, predict.h pf_comm_summary) */
   const pf_comm_summary *cs = &p->comm;
   cJSON *c = cJSON_AddObjectToObject(j, "communication");
@@ -214,6 +218,14 @@ void pf_report_prediction_table(FILE *f, const pf_scenario *sc, const pf_predict
     human_time(xs->host_bound, h, sizeof h);
     fprintf(f, "compute     compute-bound %s, memory-bound %s, launch %s, host-bound %s (%.4g operators at %.3g us)\n",
             a, m, l, h, xs->ops, xs->host_op_s * 1e6);
+  }
+  if (xs->fp8_math + xs->fp8_scaling > 0) {
+    char a[32], s8[32], n[32];
+    human_time(xs->fp8_math, a, sizeof a);
+    human_time(xs->fp8_scaling, s8, sizeof s8);
+    human_time(xs->compute_bound + xs->memory_bound + xs->launch - xs->fp8_math - xs->fp8_scaling, n, sizeof n);
+    fprintf(f, "fp8         in FP8 %s (linear-layer GEMMs), FP8 scaling %s (casts, transposes, amax), not FP8 %s\n", a,
+            s8, n);
   }
   const pf_comm_summary *cs = &p->comm;
   if (cs->tp_s + cs->pp_s + cs->dp_s > 0) {
