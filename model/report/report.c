@@ -174,12 +174,17 @@ static void plan_line(FILE *f, const pf_scenario *sc) {
   const pf_plan *pl = &sc->plan;
   fprintf(f, "%s on %s (%s): %d nodes, %d GPUs\n", sc->workload.id, sc->machine.id, sc->machine.dev.id, sc->nodes,
           sc->gpus);
+  char prec[64];
+  pf_fp8_recipe r;
+  if (sc->precision == PF_FP8 && pf_fp8_recipe_of(sc, &r) == 0) /* the recipe that runs (compute/fp8.c) */
+    snprintf(prec, sizeof prec, "fp8 (%s scaling%s)", pf_fp8_recipe_name(r), pl->fp8_attention ? ", fp8 attention" : "");
+  else
+    snprintf(prec, sizeof prec, "%s", pf_precision_name(sc->precision));
   fprintf(f, "plan        TP %d x PP %d x DP %d x CP %d, mbs %d, gbs %d, %d microbatches, %s%s%s%s%s%s, recompute %s, %s\n",
           pl->tp, pl->pp, pl->dp, pl->cp, pl->mbs, pl->gbs, pl->grad_accum, pf_schedule_name(pl->schedule),
           pl->sp ? ", SP" : "", pl->dist_opt ? ", dist-opt" : "",
           pl->overlap_grad_reduce ? ", overlap-grad-reduce" : "", pl->overlap_param_gather ? ", overlap-param-gather" : "",
-          pl->flash_attn ? ", flash-attn" : "",
-          pf_recompute_name(pl->recompute), pf_precision_name(sc->precision));
+          pl->flash_attn ? ", flash-attn" : "", pf_recompute_name(pl->recompute), prec);
 }
 
 static void memory_line(FILE *f, const pf_memory *m, bool fits) {
