@@ -150,14 +150,8 @@ static int transformer_work(const pf_scenario *sc, const pf_kernel_env *env, int
   double el = pf_precision_bytes(sc->precision);
   int lps = w->layers / p->pp;
   out->layers = lps;
-  pf_kernel_list lf = {0}, core = {0}, fwd = {0}, bwd = {0}, ends_f = {0}, ends_b = {0};
+  pf_kernel_list lf = {0}, core = {0}, fwd = {0}, bwd = {0}, ends_f = {0}, ends_b = {0}, fq = {0}, bq = {0};
   int rc = layer_forward(sc, &lf, &core);
-  rc |= repeat_into(&fwd, &lf, 1);
-  rc |= repeat_into(&fwd, &core, 1);
-  rc |= repeat_into(&bwd, &fwd, 2);
-  if (p->recompute == PF_RECOMPUTE_FULL) rc |= repeat_into(&bwd, &fwd, 1);
-  else if (p->recompute == PF_RECOMPUTE_SELECTIVE && !p->flash_attn) rc |= repeat_into(&bwd, &core, 1);
-
   double b = p->mbs, sl = (double)w->seq / p->cp, h = w->hidden, t = p->tp;
   double V = pf_workload_padded_vocab(w, p->tp);
   if (stage == 0) /* embedding lookup (+ position), dropout */
@@ -169,6 +163,14 @@ static int transformer_work(const pf_scenario *sc, const pf_kernel_env *env, int
     rc |= mem(&ends_f, "final-norm", bytes / 3) | mem(&ends_f, "softmax", bytes / 3) |
           mem(&ends_f, "cross-entropy", bytes / 3);
   }
+  if (rc == 0) rc = pf_fp8_layer(sc, lps, &lf, &core, &ends_f, &fq, &bq); /* FP8 as it runs (fp8.c) */
+  rc |= repeat_into(&fwd, &lf, 1);
+  rc |= repeat_into(&fwd, &core, 1);
+  rc |= repeat_into(&bwd, &fwd, 2);
+  if (p->recompute == PF_RECOMPUTE_FULL) rc |= repeat_into(&bwd, &fwd, 1) | repeat_into(&bwd, &fq, 1);
+  else if (p->recompute == PF_RECOMPUTE_SELECTIVE && !p->flash_attn) rc |= repeat_into(&bwd, &core, 1);
+  rc |= repeat_into(&fwd, &fq, 1) | repeat_into(&bwd, &bq, 1);
+
   rc |= repeat_into(&ends_b, &ends_f, 2);
   if (rc < 0) goto done;
 
@@ -193,6 +195,8 @@ done:
   pf_kernel_list_free(&bwd);
   pf_kernel_list_free(&ends_f);
   pf_kernel_list_free(&ends_b);
+  pf_kernel_list_free(&fq);
+  pf_kernel_list_free(&bq);
   return rc < 0 ? rc : 0;
 }
 

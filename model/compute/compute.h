@@ -60,5 +60,6 @@ double pf_stage_cp_attention_s(const pf_scenario *sc, const pf_stage_work *w);
 
 /* The rest of the module's public API (docs/architecture.md). */
 #include "gemm.h"
+#include "fp8.h"
 
 #endif

@@ -82,7 +82,8 @@ double pf_attention_eff(const pf_device *d, pf_precision p, pf_pass pass, double
   double blocks = ceil(m / FLASH_BLOCK_M) * (batch > 0 ? batch : 1.0);
   double util = d->units > 0 ? blocks / (ceil(blocks / d->units) * d->units) : 1.0;
   double eff = top * fmin(S, 1.0) * D * util;
-  return eff < 1.0 ? eff : 1.0;
+  double cap = d->gemm_ceiling[pf_gemm_class(p)] > 0 ? d->gemm_ceiling[pf_gemm_class(p)] : 1.0; /* calapply.c */
+  return eff < cap ? eff : cap;
 }
 
 int pf_kernel_cost_eval(const pf_kernel_env *env, const pf_kernel *k, pf_kernel_cost *c) {
@@ -167,6 +168,12 @@ int pf_step_add(pf_step *s, const pf_kernel_env *env, const pf_kernel *k) {
   s->limit_s[PF_LIMIT_FLOOR] += n * c.floor_s;
   s->flops += n * pf_kernel_flops(k);
   s->bytes += n * k->bytes;
+  if (k->prec == PF_FP8) { /* the math of an fp8 product, or an fp8 scaling pass (a memory kernel tagged fp8) */
+    if (k->kind == PF_KERNEL_MEMORY)
+      s->fp8_scaling_s += n * t;
+    else if (k->kind != PF_KERNEL_FIXED && k->kind != PF_KERNEL_OPTIMIZER)
+      s->fp8_math_s += n * t;
+  }
   s->tensor_util_s += n * t * c.u_tensor;
   s->vector_util_s += n * t * c.u_vector;
   s->hbm_util_s += n * t * c.u_hbm;
@@ -192,6 +199,8 @@ static void step_axpy(pf_step *a, double f, const pf_step *b, const pf_step *c) 
   for (int i = 0; i < PF_LIMIT_N; i++) a->limit_s[i] += f * (b->limit_s[i] - c->limit_s[i]);
   a->flops += f * (b->flops - c->flops);
   a->bytes += f * (b->bytes - c->bytes);
+  a->fp8_math_s += f * (b->fp8_math_s - c->fp8_math_s);
+  a->fp8_scaling_s += f * (b->fp8_scaling_s - c->fp8_scaling_s);
   a->tensor_util_s += f * (b->tensor_util_s - c->tensor_util_s);
   a->vector_util_s += f * (b->vector_util_s - c->vector_util_s);
   a->hbm_util_s += f * (b->hbm_util_s - c->hbm_util_s);
@@ -222,6 +231,8 @@ void pf_step_append(pf_step *a, const pf_step *b) {
   for (int i = 0; i < PF_LIMIT_N; i++) a->limit_s[i] += b->limit_s[i];
   a->flops += b->flops;
   a->bytes += b->bytes;
+  a->fp8_math_s += b->fp8_math_s;
+  a->fp8_scaling_s += b->fp8_scaling_s;
   a->tensor_util_s += b->tensor_util_s;
   a->vector_util_s += b->vector_util_s;
   a->hbm_util_s += b->hbm_util_s;
@@ -237,6 +248,8 @@ void pf_step_scale(pf_step *s, double f) {
   for (int i = 0; i < PF_LIMIT_N; i++) s->limit_s[i] *= f;
   s->flops *= f;
   s->bytes *= f;
+  s->fp8_math_s *= f;
+  s->fp8_scaling_s *= f;
   s->tensor_util_s *= f;
   s->vector_util_s *= f;
   s->hbm_util_s *= f;

@@ -85,6 +85,8 @@ typedef struct pf_step {
   double limit_s[PF_LIMIT_N]; /* busy time split: the bodies of compute-, memory-bound and fixed kernels,
                                  and every launch's floor under PF_LIMIT_FLOOR (sum = busy_s) */
   double flops, bytes;
+  double fp8_math_s, fp8_scaling_s; /* busy time of FP8 math kernels and of FP8 scaling kernels (memory kernels
+                                       tagged fp8: casts, transposes, amax; compute/fp8.c) */
   double tensor_util_s, vector_util_s, hbm_util_s; /* sum of time x utilisation */
   double kernels, ops;
 } pf_step;

@@ -5,6 +5,7 @@
  * Math precision at fp32 follows the frameworks' defaults, with their sources
  * in workload/layers.c's header comment. */
 #include "compute.h"
+#include "fusion.h"
 
 #include "core/core.h"
 
@@ -48,6 +49,8 @@ int pf_layers_work(const pf_scenario *sc, const pf_kernel_env *env, pf_stage_wor
   pf_layers_totals t;
   double pn[PF_LAYERS_MAX_NETS] = {0};
   int rc = pf_layers_walk(w, sc->plan.mbs, pf_precision_bytes(sc->precision), sc->machine.dev.units, gp, cp, lists, &t, pn);
+  for (int i = 0; i < 3 * nn && rc == 0 && sc->host_mode == PF_HOST_COMPILED; i++) /* torch.compile fuses */
+    rc = pf_fuse_elementwise(&lists[i]);
   pf_step fs, bs, es;
   memset(&fs, 0, sizeof fs);
   memset(&bs, 0, sizeof bs);

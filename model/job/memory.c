@@ -19,7 +19,9 @@
  * fc1 (2 sbh, replicated unless SP) and of proj and fc2 (sbh + sbf, split by
  * TP) are halved; the attention core (Q, K, V, softmax) and the activation
  * function's input stay bf16 (TE runs them in bf16), as does the full
- * recomputation checkpoint.
+ * recomputation checkpoint.  The FP8 copies of the layers' weights (and their
+ * transposes or column-wise copies) add 2 B per parameter (2 + 2/32 with
+ * MXFP8), counted under weights.
  */
 #include "memory.h"
 
@@ -59,6 +61,18 @@ double pf_memory_act_per_layer(const pf_scenario *sc) {
     else replicated -= rep_in, split -= split_in;
   }
   return el * (replicated + (split + scores) / t);
+}
+
+/* FP8 weight copies per parameter of the transformer layers, kept across the microbatches of a step besides
+ * the bf16 weights (TE caches them when Megatron passes is_first_microbatch): delayed and current scaling
+ * keep the FP8 weight and its transpose (Hopper's FP8 GEMM takes both operands K-major: the data gradient
+ * reads W^T), 2 B; MXFP8 keeps row- and column-wise copies with one e8m0 scale per 32 elements, 2 + 2/32 B
+ * (compute/fp8.c).  0 at other precisions. */
+static double fp8_weight_copy_bytes(const pf_scenario *sc) {
+  pf_fp8_recipe r;
+  if (sc->precision != PF_FP8) return 0.0;
+  if (pf_fp8_recipe_of(sc, &r) < 0) r = PF_FP8_DELAYED; /* the prediction reports the error */
+  return r == PF_FP8_MXFP8 ? 2.0 + 2.0 / 32.0 : 2.0;
 }
 
 static double inflight(const pf_plan *p) {
@@ -104,6 +118,7 @@ void pf_memory_estimate(const pf_scenario *sc, pf_memory *m) {
     double emb = pf_workload_embedding_params(w, tp) / tp;
     double out = pf_workload_output_params(w, tp) / tp;
     double apl = pf_memory_act_per_layer(sc);
+    double fp8_copy = fp8_weight_copy_bytes(sc);
     double infl = inflight(p);
     double best = -1;
     for (int s = 0; s < (pp > 1 ? 2 : 1); s++) {
@@ -118,10 +133,10 @@ void pf_memory_estimate(const pf_scenario *sc, pf_memory *m) {
       if (stage == pp - 1)
         act += 4.0 * w->seq / p->cp * p->mbs * (double)pf_workload_padded_vocab(w, tp) / tp;
       double opt = P * opt_bytes / (p->dist_opt ? p->dp * p->cp : 1);
-      double total = P * (wbytes + grad_bytes) + opt + act;
+      double total = P * (wbytes + grad_bytes) + lps * layer * fp8_copy + opt + act;
       if (total > best) {
         best = total;
-        m->weights_B = P * wbytes;
+        m->weights_B = P * wbytes + lps * layer * fp8_copy;
         m->gradients_B = P * grad_bytes;
         m->optimizer_B = opt;
         m->activations_B = act;

@@ -284,3 +284,26 @@ int pf_plan_check(pf_scenario *sc) {
     return rc;
   return 0;
 }
+
+static const char *fp8_names[] = {"auto", "delayed", "current", "mxfp8"};
+
+const char *pf_fp8_recipe_name(pf_fp8_recipe r) { return r >= 0 && r <= PF_FP8_MXFP8 ? fp8_names[r] : "?"; }
+
+/* Blackwell and later: sm_100 (B200, GB200) and up have block-scaled (MX) FP8 tensor cores (NVIDIA Blackwell
+ * architecture technical brief, 2024: second-generation Transformer Engine, micro-tensor scaling) */
+static bool has_block_scaled_fp8(const pf_device *d) {
+  int sm;
+  return sscanf(d->arch, "sm_%d", &sm) == 1 && sm >= 100;
+}
+
+int pf_fp8_recipe_of(const pf_scenario *sc, pf_fp8_recipe *out) {
+  const pf_device *d = &sc->machine.dev;
+  pf_fp8_recipe r = sc->plan.fp8_recipe;
+  if (r == PF_FP8_AUTO) r = has_block_scaled_fp8(d) ? PF_FP8_MXFP8 : PF_FP8_DELAYED;
+  if (r == PF_FP8_MXFP8 && !has_block_scaled_fp8(d))
+    return pf_error_set(PF_EINVAL, "--fp8-recipe mxfp8: %s (%s, %s) has no block-scaled FP8 tensor cores (MXFP8 "
+                        "needs Blackwell, sm_100 or later); use --fp8-recipe delayed or current",
+                        d->id, d->name, d->arch[0] ? d->arch : "arch not given");
+  *out = r;
+  return 0;
+}

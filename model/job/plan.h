@@ -32,6 +32,14 @@ typedef enum { PF_ORDER_TP_CP_DP_PP, PF_ORDER_TP_CP_PP_DP } pf_rank_order;
  * compiled: torch.compile / XLA fuse element-wise kernels and launch fewer. */
 typedef enum { PF_HOST_AUTO, PF_HOST_EAGER, PF_HOST_GRAPHS, PF_HOST_COMPILED } pf_host_mode;
 
+/* FP8 scaling recipe (Transformer Engine, --fp8-recipe; compute/fp8.c prices each):
+ * delayed: per-tensor scales from an amax history, the amax taken inside the cast (TE DelayedScaling, the
+ *          Hopper default); current: per-tensor scale from the tensor's own amax, an extra pass before each
+ *          cast (TE Float8CurrentScaling); mxfp8: one e8m0 scale per 32 elements, computed in the cast, with
+ *          row- and column-wise copies (TE MXFP8BlockScaling, Blackwell only); auto: mxfp8 on Blackwell
+ *          (sm_100 and later), else delayed. */
+typedef enum { PF_FP8_AUTO, PF_FP8_DELAYED, PF_FP8_CURRENT, PF_FP8_MXFP8 } pf_fp8_recipe;
+
 typedef struct pf_plan {
   int tp, pp, dp, cp;
   int mbs, gbs, grad_accum;     /* grad_accum = microbatches per iteration per pipeline */
@@ -47,6 +55,8 @@ typedef struct pf_plan {
   bool tp_across_nodes;         /* allow TP groups larger than a node */
   bool tp_comm_overlap;         /* Megatron/TE --tp-comm-overlap: TP all-gather / reduce-scatter behind GEMMs */
   pf_rank_order rank_order;
+  pf_fp8_recipe fp8_recipe;     /* --fp8-recipe (with --precision fp8) */
+  bool fp8_attention;           /* --fp8-attention: the fused attention in FP8 too (TE/cuDNN FP8 attention) */
 } pf_plan;
 
 typedef struct pf_scenario {
@@ -84,6 +94,11 @@ void pf_scenario_init(pf_scenario *sc);
  * dp, grad_accum/gbs; check divisibility and placement.  PF_EPLAN with a
  * message that names the constraint and what would be valid. */
 int pf_plan_check(pf_scenario *sc);
+
+/* The recipe that runs: auto resolved by the device's architecture; PF_EINVAL naming the device for mxfp8
+ * on a part before Blackwell (its tensor cores have no block-scaled FP8).  Only meaningful at fp8. */
+int pf_fp8_recipe_of(const pf_scenario *sc, pf_fp8_recipe *out);
+const char *pf_fp8_recipe_name(pf_fp8_recipe r);
 
 const char *pf_schedule_name(pf_schedule s);
 const char *pf_recompute_name(pf_recompute r);

@@ -33,6 +33,8 @@ static void full(cJSON *o, const pf_plan *pl) {
   if (pl->ddp_bucket_size > 0) cJSON_AddNumberToObject(o, "ddp_bucket_size", pl->ddp_bucket_size);
   cJSON_AddStringToObject(o, "recompute", pf_recompute_name(pl->recompute));
   cJSON_AddBoolToObject(o, "flash_attn", pl->flash_attn);
+  if (pl->fp8_recipe != PF_FP8_AUTO) cJSON_AddStringToObject(o, "fp8_recipe", pf_fp8_recipe_name(pl->fp8_recipe));
+  if (pl->fp8_attention) cJSON_AddBoolToObject(o, "fp8_attention", true);
 }
 
 static void tune(cJSON *o, const pf_plan *pl) {

@@ -5,7 +5,8 @@
  *   FULL   prediction documents' "parallel" (report/report.c): tp pp dp cp mbs
  *          gbs grad_accum microbatches schedule ("interleaved:V") sp dist_opt
  *          [overlap_grad_reduce overlap_param_gather, when either is set]
- *          [ddp_bucket_size, when set] recompute flash_attn
+ *          [ddp_bucket_size, when set] recompute flash_attn [fp8_recipe when not auto,
+ *          fp8_attention when set]
  *   SHAPE  plan rows' "parallel" (cli/plan_render.c): tp pp dp cp mbs gbs, then
  *          the caller's "options" text
  *   ASKED  a sweep point with no prediction (cli/cmd_sweep.c): the plan as

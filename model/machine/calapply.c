@@ -1,8 +1,13 @@
 /* calapply.c - overlay a loaded calibration (calibration.c) on a machine.
  *
  * The overlay keeps the datasheet peaks (so MFU stays against the datasheet,
- * as Megatron and the EPICURE reports count it) and replaces the efficiencies:
- *   gemm_eff  = measured tensor median (bf16, else fp16) / datasheet peak
+ * as Megatron and the EPICURE reports count it) and overlays only what was
+ * measured like for like (docs/calibration.md, "What the overlay changes"):
+ *   GEMMs     library rows (calibrate --gemm): over the device's table, each
+ *             table row moves by the measured/predicted ratio near its shape;
+ *             without a table the rows become the table
+ *   ceilings  the harness's peak tensor kernels cap every product of their
+ *             class, where that kernel is the full-rate path (not sm_90+)
  *   hbm_eff   = measured triad (else copy) median / datasheet HBM bandwidth
  *   kernel_launch_s, idle_W, context_W from the file; device.power_cap_W (the
  *   driver's cap) replaces tdp_W and the cap; power_model.coefficients replace
@@ -20,8 +25,10 @@
 #include "core/core.h"
 
 #include <ctype.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Model tokens of a device name: lower-case alphanumeric words that mix
@@ -85,6 +92,16 @@ bool pf_calibration_matches(const pf_calibration *c, const pf_machine *m, char *
              m->id, m->dev.name);
     return false;
   }
+  /* the same model in another memory configuration is another part: H100 SXM 64, 80 and 94 GB differ in HBM
+   * stacks, type and bandwidth (1.63, 3.35, 2.45 TB/s in their device files); 10 % covers what the driver
+   * reserves (80 GiB reads 79.2 GiB) */
+  double r = c->memory_B > 0 && m->dev.memory_B > 0 ? c->memory_B / m->dev.memory_B : 1.0;
+  if (r < 0.9 || r > 1.1) {
+    snprintf(why, whylen, "%s was measured on a %.0f GiB \"%s\"; %s's device %s has %.0f GiB: another variant "
+             "(HBM stacks and bandwidth differ); calibrate on %s or pick a machine with that part", c->path,
+             c->memory_B / 1073741824.0, c->device_name, m->id, m->dev.id, m->dev.memory_B / 1073741824.0, m->id);
+    return false;
+  }
   return true;
 }
 
@@ -104,9 +121,10 @@ static int measured_eff(const pf_calibration *c, const pf_device *d, const char 
   return 0;
 }
 
-/* The library GEMM table of c becomes d's table (measured on this part: the
- * table's reference efficiency is its best row, which also becomes d's
- * large-GEMM efficiency), built once per file content and device. */
+/* Library GEMM rows measured on this part.  Without a table on d they become d's table (its reference
+ * efficiency, the best row, becomes d's large-GEMM efficiency).  Over d's table they overlay like for like:
+ * each table row moves by the measured/predicted ratio of the calibration rows near its shape
+ * (pf_gemm_table_corrected), so a table-backed prediction moves by no more than what was measured. */
 static int apply_gemm(const pf_calibration *c, pf_device *d) {
   uint64_t h = 0xcbf29ce484222325ull;
   for (int i = 0; i < c->gemm_n; i++) h = pf_cal_fnv1a((const char *)&c->gemm[i], sizeof c->gemm[i]) ^ (h * 31);
@@ -121,13 +139,76 @@ static int apply_gemm(const pf_calibration *c, pf_device *d) {
     if (rc < 0) return rc;
     if (!(t = pf_gemm_table_intern(key, nt))) return PF_ENOMEM;
   }
-  d->gemm_table = t;
+  const pf_gemm_table *base = d->gemm_table;
+  bool over = base != NULL;
+  if (over) {
+    char okey[sizeof key + PF_PATH_MAX + 32];
+    if (snprintf(okey, sizeof okey, "%s|over|%s|%.17g|%.17g", key, base->name, d->gemm_eff, d->gemm_eff_fp8) >=
+        (int)sizeof okey)
+      return pf_error_set(PF_EINVAL, "%s: path too long", c->path);
+    const pf_gemm_table *o = pf_gemm_table_find(okey);
+    if (!o) {
+      double *ratio = malloc((size_t)t->n * sizeof *ratio);
+      if (!ratio) return pf_error_set(PF_ENOMEM, "out of memory");
+      /* measured / what the table measured at the same shape (on d: times the transfer gemm_eff / ref_eff),
+       * else / what d predicts there; kernel rates, without the launch floor */
+      for (int j = 0; j < t->n; j++) {
+        const pf_gemm_row *r = &t->row[j];
+        double b = pf_gemm_table_measured(base, r->prec, r->layout, r->m, r->n, r->k);
+        double was = b > 0 && base->ref_eff[r->prec] > 0 ? fmin(1.0, b * pf_gemm_top(d, r->prec) / base->ref_eff[r->prec])
+                                                         : pf_gemm_eff_batched(d, r->prec, r->layout, r->m, r->n, r->k, 1);
+        ratio[j] = r->eff / was;
+      }
+      char name[PF_PATH_MAX];
+      if (snprintf(name, sizeof name, "%s over %s", c->path, base->name) >= (int)sizeof name)
+        name[sizeof name - 1] = '\0'; /* a label only */
+      pf_gemm_table *nt;
+      int rc = pf_gemm_table_corrected(name, base, t, ratio, &nt);
+      free(ratio);
+      if (rc < 0) return rc;
+      if (!(o = pf_gemm_table_intern(okey, nt))) return PF_ENOMEM;
+    }
+    d->gemm_table = o;
+  } else {
+    d->gemm_table = t;
+  }
   int rc;
-  if (t->ref_eff[PF_BF16] > 0 && (rc = measured_eff(c, d, "bf16 library GEMM rate", t->ref_eff[PF_BF16], &d->gemm_eff)) < 0)
+  if (!(over && base->top[PF_BF16] > 0) && t->ref_eff[PF_BF16] > 0 &&
+      (rc = measured_eff(c, d, "bf16 library GEMM rate", t->ref_eff[PF_BF16], &d->gemm_eff)) < 0)
     return rc;
-  if (t->ref_eff[PF_FP8] > 0 &&
+  if (!(over && base->top[PF_FP8] > 0) && t->ref_eff[PF_FP8] > 0 &&
       (rc = measured_eff(c, d, "fp8 library GEMM rate", t->ref_eff[PF_FP8], &d->gemm_eff_fp8)) < 0)
     return rc;
+  return 0;
+}
+
+/* Is the harness's tensor kernel (mma.sync, MFMA) the part's full-rate path?  Not on sm_90 and later, where
+ * the full rate needs wgmma (Hopper) or tcgen05 (Blackwell) and mma.sync issues at ~2/3 of the dense peak
+ * (654 of 989 TFLOP/s on an H100 SXM against cuBLAS's 770-794, data/h100-calibrate; docs/calibration.md):
+ * there it bounds the peak from below and caps nothing. */
+static bool tensor_kernel_is_ceiling(const char *arch) {
+  int sm;
+  return !(arch && sscanf(arch, "sm_%d", &sm) == 1 && sm >= 90);
+}
+
+/* The harness's peak tensor kernels as ceilings: no product of that class runs faster than the instruction
+ * kernel measured on the part (a lower clock, a power cap), wherever that kernel is the full-rate path.  The
+ * GEMM efficiency itself stays the table's or the device's: an instruction loop is not a library GEMM. */
+static int apply_tensor_ceilings(const pf_calibration *c, pf_device *d) {
+  bool ceiling = tensor_kernel_is_ceiling(c->arch[0] ? c->arch : d->arch);
+  static const pf_precision cls[] = {PF_BF16, PF_TF32, PF_FP8, PF_FP64};
+  for (size_t i = 0; i < sizeof cls / sizeof cls[0]; i++) {
+    pf_precision p = cls[i];
+    double f = c->tensor_flops[p] > 0 ? c->tensor_flops[p] : p == PF_BF16 ? c->tensor_flops[PF_FP16] : 0;
+    /* on sm_90 the fp8 mma.sync is emulated (docs/calibration.md: files before the fix report 118 %) */
+    if (!(f > 0 && d->peak_flops[p] > 0) || (!ceiling && p == PF_FP8)) continue;
+    char what[48];
+    double eff;
+    snprintf(what, sizeof what, "%s tensor rate", pf_precision_name(p == PF_BF16 && !(c->tensor_flops[p] > 0) ? PF_FP16 : p));
+    int rc = measured_eff(c, d, what, f / d->peak_flops[p], &eff); /* a rate above the peak is refused anyway */
+    if (rc < 0) return rc;
+    if (ceiling) d->gemm_ceiling[p] = eff;
+  }
   return 0;
 }
 
@@ -140,14 +221,9 @@ int pf_calibration_apply(const pf_calibration *c, pf_machine *m) {
                         c->path, m->id, d->name);
 
   if (c->units > 0) d->units = c->units;
-  pf_precision gp = c->tensor_flops[PF_BF16] > 0 ? PF_BF16 : PF_FP16;
   int rc;
-  if (c->gemm_n > 0) {
-    if ((rc = apply_gemm(c, d)) < 0) return rc;
-  } else if (c->tensor_flops[gp] > 0 && d->peak_flops[gp] > 0 &&
-             (rc = measured_eff(c, d, gp == PF_BF16 ? "bf16 tensor rate" : "fp16 tensor rate",
-                                c->tensor_flops[gp] / d->peak_flops[gp], &d->gemm_eff)) < 0)
-    return rc;
+  if (c->gemm_n > 0 && (rc = apply_gemm(c, d)) < 0) return rc;
+  if ((rc = apply_tensor_ceilings(c, d)) < 0) return rc;
   double bw = c->hbm_triad_Bps > 0 ? c->hbm_triad_Bps : c->hbm_copy_Bps;
   if (bw > 0 && d->memory_bw_Bps > 0 &&
       (rc = measured_eff(c, d, c->hbm_triad_Bps > 0 ? "triad bandwidth" : "copy bandwidth", bw / d->memory_bw_Bps,

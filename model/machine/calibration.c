@@ -359,6 +359,8 @@ static int parse_doc(const ctx *c, const char *text, size_t len, pf_calibration 
     double units = 0;
     if ((rc = get_num(c, dev, "units", "device.units", false, &units, NULL))) goto done;
     out->units = units >= 1 && units < 1e6 ? (int)units : 0;
+    if ((rc = get_string(c, dev, "arch", "device.arch", out->arch, sizeof out->arch))) goto done;
+    if ((rc = get_num(c, dev, "memory_B", "device.memory_B", false, &out->memory_B, NULL))) goto done;
     if ((rc = get_num(c, dev, "power_cap_W", "device.power_cap_W", false, &out->power_cap_W, NULL))) goto done;
     if (out->power_cap_W > 3000) {
       rc = pf_error_set(PF_EPARSE, "%s: field device.power_cap_W: %g W is above 3000 W per device", c->path,

@@ -24,6 +24,8 @@ typedef struct pf_calibration {
   char path[PF_PATH_MAX];
   char backend[16];                 /* "cpu", "cuda", "hip", "fit" */
   char device_name[PF_NAME_MAX];
+  char arch[16];                    /* device.arch ("sm_90", "gfx90a"); "" = not given */
+  double memory_B;                  /* device.memory_B: the measured part's memory, 0 = not given */
   /* measured medians, SI; 0 = not measured */
   double tensor_flops[PF_NPREC];
   double vector_flops[PF_NPREC];

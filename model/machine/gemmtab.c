@@ -85,9 +85,12 @@ static uint64_t mix(uint64_t h, double v) {
 
 /* ---- table ---- */
 
+static void fit_classes(pf_gemm_table *t, double *ratio, const double ref_eff[PF_NPREC]);
+
 void pf_gemm_table_free(pf_gemm_table *t) {
   if (!t) return;
   free(t->row);
+  free(t->corr);
   free(t->memo);
   free(t);
 }
@@ -137,7 +140,16 @@ int pf_gemm_table_build(const char *name, const pf_gemm_sample *s, int n, double
     r->prec = c;
     r->eff = flops / (pk * body);
   }
-  /* per class: top = median of eff / shape, residual = ln(eff / (top shape)) */
+  fit_classes(t, ratio, ref_eff);
+  free(ratio);
+  *out = t;
+  return 0;
+}
+
+/* Per class: top = median of eff / shape, residual = ln(eff / (top shape)); ref_eff[c] (0: the class's best
+ * row).  ratio: scratch of t->n doubles. */
+static void fit_classes(pf_gemm_table *t, double *ratio, const double ref_eff[PF_NPREC]) {
+  int n = t->n, units = t->units;
   for (int c = 0; c < PF_NPREC; c++) {
     int m = 0;
     double best = 0;
@@ -156,21 +168,18 @@ int pf_gemm_table_build(const char *name, const pf_gemm_sample *s, int n, double
       r->r = log(r->eff / (t->top[c] * pf_gemm_shape(units, r->prec, r->m, r->n, r->k, 1)));
     }
   }
-  free(ratio);
-  *out = t;
-  return 0;
 }
 
-/* Interpolated residual of class c, layout l at (m, n, k): inverse squared
- * log-distance over the KNN nearest rows of that layout (all layouts when the
- * table has none of it), faded by the distance to the nearest. */
-static double residual(const pf_gemm_table *t, pf_precision c, pf_gemm_layout l, double m, double n, double k) {
-  double qm = log(m), qn = log(n), qk = log(k);
+/* Inverse squared log-distance mean of val[i] over the KNN rows of class c and layout l nearest to
+ * (lm, ln, lk) (all layouts when there is none of l); *d2 the squared distance to the nearest.  0 and
+ * *d2 = inf without rows of c. */
+static double knn_mean(const pf_gemm_row *row, const double *val, int n, pf_precision c, pf_gemm_layout l,
+                       double qm, double qn, double qk, double *d2min) {
   double bd[KNN], br[KNN];
   int nb = 0;
   for (int pass = 0; pass < 2 && nb == 0; pass++)
-    for (int i = 0; i < t->n; i++) {
-      const pf_gemm_row *r = &t->row[i];
+    for (int i = 0; i < n; i++) {
+      const pf_gemm_row *r = &row[i];
       if (r->prec != c || (pass == 0 && r->layout != l)) continue;
       double dm = r->lm - qm, dn = r->ln - qn, dk = r->lk - qk;
       double d2 = dm * dm + dn * dn + dk * dk;
@@ -182,8 +191,9 @@ static double residual(const pf_gemm_table *t, pf_precision c, pf_gemm_layout l,
         j--;
       }
       bd[j] = d2;
-      br[j] = r->r;
+      br[j] = val ? val[i] : r->r;
     }
+  *d2min = nb ? bd[0] : INFINITY;
   if (nb == 0) return 0.0;
   double sw = 0, swr = 0;
   for (int j = 0; j < nb; j++) {
@@ -191,7 +201,82 @@ static double residual(const pf_gemm_table *t, pf_precision c, pf_gemm_layout l,
     sw += w;
     swr += w * br[j];
   }
-  return swr / sw * exp(-bd[0] / (FADE_LN * FADE_LN));
+  return swr / sw;
+}
+
+/* Interpolated residual of class c, layout l at (m, n, k), faded by the distance to the nearest row. */
+static double residual(const pf_gemm_table *t, pf_precision c, pf_gemm_layout l, double m, double n, double k) {
+  double d2;
+  double r = knn_mean(t->row, NULL, t->n, c, l, log(m), log(n), log(k), &d2);
+  return isfinite(d2) ? r * exp(-d2 / (FADE_LN * FADE_LN)) : 0.0;
+}
+
+int pf_gemm_table_corrected(const char *name, const pf_gemm_table *base, const pf_gemm_table *meas,
+                            const double *meas_ratio, pf_gemm_table **out) {
+  *out = NULL;
+  int n = base->n, nc = 0;
+  for (int j = 0; j < meas->n; j++) {
+    if (base->top[meas->row[j].prec] > 0)
+      nc++;
+    else
+      n++; /* a class the base lacks: the measured rows join as rows */
+  }
+  pf_gemm_table *t = calloc(1, sizeof *t);
+  double *lr = malloc((size_t)(meas->n + n + 1) * sizeof *lr);
+  if (!t || !lr || !(t->row = calloc((size_t)n, sizeof *t->row)) || !(t->memo = calloc(1, sizeof *t->memo)) ||
+      !(t->corr = calloc((size_t)nc + 1, sizeof *t->corr))) {
+    free(lr);
+    pf_gemm_table_free(t);
+    return pf_error_set(PF_ENOMEM, "out of memory");
+  }
+  snprintf(t->name, sizeof t->name, "%s", name);
+  t->units = base->units;
+  t->overhead_s = base->overhead_s;
+  double ref[PF_NPREC];
+  for (int c = 0; c < PF_NPREC; c++) {
+    ref[c] = base->top[c] > 0 ? base->ref_eff[c] : meas->ref_eff[c];
+    int m = 0; /* far from every measured shape the class moves by its median measured ratio */
+    for (int j = 0; j < meas->n; j++)
+      if (meas->row[j].prec == (pf_precision)c && base->top[c] > 0) lr[m++] = log(meas_ratio[j]);
+    t->corr_med[c] = m ? pf_median(lr, m) : 0.0;
+  }
+  for (int i = 0; i < base->n; i++) t->row[t->n++] = base->row[i];
+  for (int j = 0; j < meas->n; j++) {
+    pf_gemm_row r = meas->row[j];
+    if (base->top[r.prec] > 0) {
+      r.r = log(meas_ratio[j]);
+      t->corr[t->ncorr++] = r;
+    } else {
+      t->row[t->n++] = r;
+    }
+  }
+  fit_classes(t, lr, ref);
+  free(lr);
+  *out = t;
+  return 0;
+}
+
+double pf_gemm_table_measured(const pf_gemm_table *t, pf_precision p, pf_gemm_layout l, double m, double n,
+                              double k) {
+  pf_precision c = pf_gemm_class(p);
+  double s = 0;
+  int hits = 0;
+  for (int i = 0; t && i < t->n; i++) {
+    const pf_gemm_row *r = &t->row[i];
+    if (r->prec == c && r->layout == l && r->m == m && r->n == n && r->k == k) {
+      s += log(r->eff);
+      hits++;
+    }
+  }
+  return hits ? exp(s / hits) : 0.0;
+}
+
+/* The measured correction of a corrected table at (m, n, k): the nearest measured log ratios, fading with
+ * distance to the class's median (0 for a class without corrections). */
+static double correction(const pf_gemm_table *t, pf_precision c, pf_gemm_layout l, double m, double n, double k) {
+  if (t->ncorr == 0) return 0.0;
+  double d2, loc = knn_mean(t->corr, NULL, t->ncorr, c, l, log(m), log(n), log(k), &d2);
+  return isfinite(d2) ? t->corr_med[c] + (loc - t->corr_med[c]) * exp(-d2 / (FADE_LN * FADE_LN)) : 0.0;
 }
 
 static double residual_memo(const pf_gemm_table *t, pf_precision c, pf_gemm_layout l, double m, double n, double k) {
@@ -201,7 +286,7 @@ static double residual_memo(const pf_gemm_table *t, pf_precision c, pf_gemm_layo
   size_t i = (size_t)(h & (MEMO_SLOTS - 1));
   if (mm->slot[i].used && mm->slot[i].key == key && mm->slot[i].m == m && mm->slot[i].n == n && mm->slot[i].k == k)
     return mm->slot[i].r;
-  double r = residual(t, c, l, m, n, k);
+  double r = residual(t, c, l, m, n, k) + correction(t, c, l, m, n, k);
   mm->slot[i].used = true;
   mm->slot[i].key = key;
   mm->slot[i].m = m;
@@ -225,7 +310,8 @@ double pf_gemm_eff_batched(const pf_device *d, pf_precision p, pf_gemm_layout la
     eff = t->top[c] * (top / t->ref_eff[c]) * shape * exp(residual_memo(t, c, layout, m, n, k));
   else
     eff = top * PF_GEMM_SHAPE_TOP * shape;
-  return eff < 1.0 ? eff : 1.0;
+  double cap = d->gemm_ceiling[c] > 0 ? d->gemm_ceiling[c] : 1.0; /* a measured peak kernel (calapply.c) */
+  return eff < cap ? eff : cap;
 }
 
 /* ---- CSV samples ---- */

@@ -71,6 +71,9 @@ typedef struct pf_gemm_table {
   int units;                 /* SMs/CUs of the part that was measured (0 = unknown: no wave term) */
   double top[PF_NPREC];      /* median of eff / shape over the class's rows; 0 = no rows */
   double ref_eff[PF_NPREC];  /* large-GEMM efficiency of the measured part (transfer reference) */
+  int ncorr;                 /* measured corrections (pf_gemm_table_corrected), 0 = none */
+  pf_gemm_row *corr;         /* owned: their shapes, r = ln(measured / the base table's prediction) */
+  double corr_med[PF_NPREC]; /* per class: the median r, what a shape far from every correction moves by */
   double overhead_s;         /* per-call time removed from each measured time (host dispatch + launch floor) */
   struct pf_gemm_memo *memo; /* owned: residuals already interpolated */
 } pf_gemm_table;
@@ -98,6 +101,20 @@ int pf_gemm_table_build(const char *name, const pf_gemm_sample *s, int n, double
                         const double peak[PF_NPREC], int units, const double ref_eff[PF_NPREC],
                         pf_gemm_table **out);
 void pf_gemm_table_free(pf_gemm_table *t);
+
+/* A table measured on this part (meas) overlaid on the device's table (base), like for like: base's rows
+ * stay, and a prediction of a class base has moves by the measured ratios meas_ratio[j] (measured
+ * efficiency / base's prediction at meas row j) interpolated at its shape as residuals are, fading with the
+ * distance to the nearest measured shape to the class's median ratio: no prediction moves by more than
+ * the measured differences.  Measured rows of a class base lacks join as rows.  ref_eff: base's per class,
+ * else meas's.  Owned by the caller. */
+int pf_gemm_table_corrected(const char *name, const pf_gemm_table *base, const pf_gemm_table *meas,
+                            const double *meas_ratio, pf_gemm_table **out);
+
+/* The efficiency t measured at exactly this shape, layout and precision class (the geometric mean of its
+ * repeated rows: the shipped table holds some shapes twice, up to 10 % apart), or 0. */
+double pf_gemm_table_measured(const pf_gemm_table *t, pf_precision p, pf_gemm_layout l, double m, double n,
+                              double k);
 
 /* Read samples from a CSV file with the columns m,n,k,layout,dtype,time_s
  * (more columns are ignored; '#' lines are comments), as in

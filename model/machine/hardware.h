@@ -72,6 +72,8 @@ typedef struct pf_device {
   double conv_eff;              /* implicit-GEMM convolution rate / GEMM rate of the same shape */
   const struct pf_gemm_table *gemm_table; /* measured GEMM table or NULL; borrowed from the
                                    process-wide registry in gemm.c (lives until exit) */
+  double gemm_ceiling[PF_NPREC];/* a calibration's peak tensor kernel / dense peak, per GEMM class: no product of
+                                   that class runs faster (calapply.c); 0 = none */
   double hbm_eff;               /* achievable fraction of memory_bw_Bps for streams */
   double kernel_launch_s;       /* launch floor: minimum GPU time of one kernel */
   double tdp_W;                 /* power cap of one logical device (package cap / dies) */

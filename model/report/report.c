@@ -124,6 +124,10 @@ cJSON *pf_report_prediction_json(const pf_scenario *sc, const pf_prediction *p) 
   cJSON_AddNumberToObject(x, "host_bound", r6(xs->host_bound));
   cJSON_AddNumberToObject(x, "host_op_s", r6(xs->host_op_s * 1e6) / 1e6);
   cJSON_AddNumberToObject(x, "operators", r6(xs->ops));
+  if (xs->fp8_math + xs->fp8_scaling > 0) { /* fp8 only: what of the busy time runs in FP8 (compute/fp8.c) */
+    cJSON_AddNumberToObject(x, "fp8_math", r6(xs->fp8_math));
+    cJSON_AddNumberToObject(x, "fp8_scaling", r6(xs->fp8_scaling));
+  }
   /* communication per GPU and iteration (comm.h, predict.h pf_comm_summary) */
   const pf_comm_summary *cs = &p->comm;
   cJSON *c = cJSON_AddObjectToObject(j, "communication");
@@ -177,12 +181,17 @@ static void plan_line(FILE *f, const pf_scenario *sc) {
   const pf_plan *pl = &sc->plan;
   fprintf(f, "%s on %s (%s): %d nodes, %d GPUs\n", sc->workload.id, sc->machine.id, sc->machine.dev.id, sc->nodes,
           sc->gpus);
+  char prec[64];
+  pf_fp8_recipe r;
+  if (sc->precision == PF_FP8 && pf_fp8_recipe_of(sc, &r) == 0) /* the recipe that runs (compute/fp8.c) */
+    snprintf(prec, sizeof prec, "fp8 (%s scaling%s)", pf_fp8_recipe_name(r), pl->fp8_attention ? ", fp8 attention" : "");
+  else
+    snprintf(prec, sizeof prec, "%s", pf_precision_name(sc->precision));
   fprintf(f, "plan        TP %d x PP %d x DP %d x CP %d, mbs %d, gbs %d, %d microbatches, %s%s%s%s%s%s, recompute %s, %s\n",
           pl->tp, pl->pp, pl->dp, pl->cp, pl->mbs, pl->gbs, pl->grad_accum, pf_schedule_name(pl->schedule),
           pl->sp ? ", SP" : "", pl->dist_opt ? ", dist-opt" : "",
           pl->overlap_grad_reduce ? ", overlap-grad-reduce" : "", pl->overlap_param_gather ? ", overlap-param-gather" : "",
-          pl->flash_attn ? ", flash-attn" : "",
-          pf_recompute_name(pl->recompute), pf_precision_name(sc->precision));
+          pl->flash_attn ? ", flash-attn" : "", pf_recompute_name(pl->recompute), prec);
 }
 
 static void memory_line(FILE *f, const pf_memory *m, bool fits) {
@@ -221,6 +230,14 @@ void pf_report_prediction_table(FILE *f, const pf_scenario *sc, const pf_predict
     human_time(xs->host_bound, h, sizeof h);
     fprintf(f, "compute     compute-bound %s, memory-bound %s, launch %s, host-bound %s (%.4g operators at %.3g us)\n",
             a, m, l, h, xs->ops, xs->host_op_s * 1e6);
+  }
+  if (xs->fp8_math + xs->fp8_scaling > 0) {
+    char a[32], s8[32], n[32];
+    human_time(xs->fp8_math, a, sizeof a);
+    human_time(xs->fp8_scaling, s8, sizeof s8);
+    human_time(xs->compute_bound + xs->memory_bound + xs->launch - xs->fp8_math - xs->fp8_scaling, n, sizeof n);
+    fprintf(f, "fp8         in FP8 %s (linear-layer GEMMs), FP8 scaling %s (casts, transposes, amax), not FP8 %s\n", a,
+            s8, n);
   }
   const pf_comm_summary *cs = &p->comm;
   if (cs->tp_s + cs->pp_s + cs->dp_s > 0) {

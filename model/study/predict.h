@@ -21,6 +21,7 @@
  * dispatch cost per framework operator the prediction used. */
 typedef struct pf_compute_split {
   double compute_bound, memory_bound, launch, host_bound, host_op_s, ops;
+  double fp8_math, fp8_scaling; /* of the busy time: FP8 products, FP8 scaling passes (compute/fp8.c); 0 unless fp8 */
 } pf_compute_split;
 
 /* Input pipeline time per iteration (0 when off), the longer of the node's read and a GPU's loader work. */

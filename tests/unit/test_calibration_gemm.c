@@ -36,8 +36,9 @@ int main(void) {
   CHECK_NEAR(c.gemm_overhead_s, 3e-6, 1e-12);
   CHECK_INT(pf_calibration_apply(&c, &m), 0);
   CHECK(m.dev.gemm_table != NULL && m.dev.gemm_table != shipped);
-  /* the library is the ceiling: the best measured row */
-  CHECK_NEAR(m.dev.gemm_eff, 0.5, 1e-6);
+  /* over the shipped bf16 table the rows correct it like for like (the large-GEMM reference stays the
+   * table's); fp8, which the table lacks, takes the best measured row */
+  CHECK_NEAR(m.dev.gemm_eff, 0.803, 0);
   CHECK_NEAR(m.dev.gemm_eff_fp8, 0.4, 1e-6);
   /* on a table point the kernel costs what was measured, less the per-call overhead, plus the launch floor */
   double t = kernel_s(&m.dev, PF_BF16, 4096, 4096, 4096);

@@ -1,0 +1,123 @@
+/* fp8.c - FP8 training as Transformer Engine runs it (docs/model.md, "FP8").
+ *
+ * What runs in FP8: only the GEMMs of the linear layers (TE Linear,
+ * LayerNormLinear, LayerNormMLP: QKV, projection, FC1, FC2), forward, data
+ * gradient and weight gradient (E4M3 activations and weights, E5M2
+ * gradients under the HYBRID format Megatron uses).  The fused attention
+ * (unless --fp8-attention: cuDNN FP8 attention), softmax, norms, activation,
+ * dropout and residual kernels, the output layer (Megatron-core builds it
+ * from tensor_parallel.ColumnParallelLinear, not a TE module), the loss and
+ * the optimizer run as in BF16 (NVIDIA Transformer Engine documentation,
+ * "Using FP8 with Transformer Engine"; Micikevicius et al. 2022, "FP8
+ * formats for deep learning").
+ *
+ * The scaling work, per FP8 GEMM of m tokens x n outputs x k inputs
+ * (X = m k input elements, G = m n gradient elements, W = k n weights), HBM
+ * bytes per element (2 = bf16 read, 1 = fp8 write):
+ *   delayed  forward: input cast + transpose (cast_transpose: read 2, write
+ *            1 + 1 for the weight gradient's X^T, since Hopper's FP8 GEMM
+ *            takes both operands K-major) as its own kernel for the
+ *            projection; fused into the producer for QKV and FC1 (TE's
+ *            layernorm writes FP8) and FC2 (the GeLU writes FP8), whose
+ *            transpose runs in backward (read 1, write 1).  Backward: the
+ *            gradient's cast_transpose (read 2, write 1 + 1).  Amax inside
+ *            the casts; the amax history and scales updated by one
+ *            multi-tensor kernel per forward and per backward of the stage
+ *            (history 1024, TE's default: 3 tensors x 4 GEMMs x 1024 x 4 B
+ *            read and written per layer).
+ *   current  the scale comes from the tensor's own amax, so each cast
+ *            needs an amax pass first (read 2) and cannot fuse into its
+ *            producer: every input and gradient: amax + cast_transpose,
+ *            two kernels; no history.
+ *   mxfp8    one e8m0 scale per 32 elements (OCP MX v1.0), computed inside
+ *            the quantize kernel: no amax pass, no history; row- and
+ *            column-wise copies (a block's scale is along the reduction
+ *            dimension, so the weight gradient's operand is quantized
+ *            separately, not transposed): read 2, write 1 + 1 + 2/32.
+ *            Assumed unfused with its producer.
+ *   weights  cast (and transposed or column-wise copy) once per step: TE
+ *            caches FP8 weights across the microbatches of a step
+ *            (Megatron passes is_first_microbatch): 4 B per weight (6 with
+ *            current scaling's amax pass, 4 + 2/32 for mxfp8), count
+ *            1 / grad_accum per microbatch.
+ * Not priced here: the amax all-reduce across the TP/DP group (delayed,
+ * once per forward and backward: a few-kB latency-bound collective).
+ */
+#include "fp8.h"
+
+#include "compute.h"
+#include "core/core.h"
+
+#include <string.h>
+
+#define MX_SCALE_B (1.0 / 32.0) /* one e8m0 byte per 32-element block (OCP Microscaling Formats v1.0) */
+#define AMAX_HISTORY 1024.0     /* TE DelayedScaling amax_history_len default */
+
+/* TE modules whose producer writes the GEMM input in FP8 (delayed scaling only) */
+static bool input_fused(const char *name) {
+  static const char *fused[] = {"qkv", "fc1", "fc2"}; /* LayerNormLinear (norm), LayerNormMLP (norm, GeLU) */
+  for (size_t i = 0; name && i < sizeof fused / sizeof fused[0]; i++)
+    if (strcmp(name, fused[i]) == 0) return true;
+  return false;
+}
+
+static int add(pf_kernel_list *l, const char *name, double bytes, double count) {
+  /* tagged fp8: what the pass exists for (its price is its bytes; kernel.c counts it as FP8 scaling) */
+  pf_kernel x = {.kind = PF_KERNEL_MEMORY, .name = name, .prec = PF_FP8, .bytes = bytes, .count = count,
+                 .host_ops = 1};
+  return pf_kernel_list_add(l, &x);
+}
+
+/* Quantize a tensor of e elements that the next GEMM reads (row-wise) and a later GEMM reads transposed. */
+static int quantize(pf_kernel_list *l, pf_fp8_recipe r, double e, double count) {
+  switch (r) {
+  case PF_FP8_CURRENT:
+    return add(l, "fp8-amax", 2 * e, count) | add(l, "fp8-cast-transpose", 4 * e, count);
+  case PF_FP8_MXFP8:
+    return add(l, "mxfp8-quantize", (4 + 2 * MX_SCALE_B) * e, count);
+  default:
+    return add(l, "fp8-cast-transpose", 4 * e, count);
+  }
+}
+
+int pf_fp8_layer(const pf_scenario *sc, int layers, pf_kernel_list *lf, pf_kernel_list *core, pf_kernel_list *ends,
+                 pf_kernel_list *fwd_q, pf_kernel_list *bwd_q) {
+  if (sc->precision != PF_FP8) return 0;
+  pf_fp8_recipe r;
+  int rc = pf_fp8_recipe_of(sc, &r);
+  if (rc < 0) return rc;
+  double per_step = 1.0 / (sc->plan.grad_accum > 0 ? sc->plan.grad_accum : 1);
+  int gemms = 0;
+  for (int i = 0; i < lf->n && rc == 0; i++) {
+    pf_kernel *k = &lf->k[i];
+    if (k->kind != PF_KERNEL_GEMM || k->batch > 1) continue;
+    double c = k->count > 0 ? k->count : 1.0, X = k->m * k->k, G = k->m * k->n, W = k->k * k->n;
+    gemms++;
+    if (r == PF_FP8_DELAYED && input_fused(k->name))
+      rc |= add(bwd_q, "fp8-transpose", 2 * X, c); /* the producer wrote X in FP8; X^T for the weight gradient */
+    else
+      rc |= quantize(fwd_q, r, X, c);
+    rc |= quantize(bwd_q, r, G, c); /* the output gradient, for the data and the weight gradient */
+    rc |= r == PF_FP8_MXFP8 ? add(fwd_q, "mxfp8-weight-quantize", (4 + 2 * MX_SCALE_B) * W, c * per_step)
+          : r == PF_FP8_CURRENT ? add(fwd_q, "fp8-weight-amax", 2 * W, c * per_step) |
+                                      add(fwd_q, "fp8-weight-cast-transpose", 4 * W, c * per_step)
+                                : add(fwd_q, "fp8-weight-cast-transpose", 4 * W, c * per_step);
+  }
+  if (r == PF_FP8_DELAYED && gemms > 0 && layers > 0) { /* one multi-tensor update per pass of the stage */
+    double bytes = layers * 3.0 * gemms * AMAX_HISTORY * 4.0 * 2.0;
+    rc |= add(fwd_q, "fp8-amax-scale-update", bytes, 1.0 / layers);
+    rc |= add(bwd_q, "fp8-amax-scale-update", bytes, 1.0 / layers);
+  }
+  /* the attention core in bf16 unless FP8 attention was asked (fused only: cuDNN FP8 attention) */
+  for (int i = 0; i < core->n; i++) {
+    pf_kernel *k = &core->k[i];
+    if (k->kind == PF_KERNEL_GEMM || k->kind == PF_KERNEL_ATTENTION)
+      k->prec = sc->plan.fp8_attention && k->kind == PF_KERNEL_ATTENTION ? PF_FP8 : PF_BF16;
+  }
+  for (int i = 0; i < lf->n; i++) /* products in the layer that are not linear layers (none in GPT) */
+    if ((lf->k[i].kind == PF_KERNEL_GEMM && lf->k[i].batch > 1) || lf->k[i].kind == PF_KERNEL_ATTENTION)
+      lf->k[i].prec = PF_BF16;
+  for (int i = 0; i < ends->n; i++) /* output layer and loss: not TE modules */
+    if (ends->k[i].kind == PF_KERNEL_GEMM || ends->k[i].kind == PF_KERNEL_ATTENTION) ends->k[i].prec = PF_BF16;
+  return rc < 0 ? rc : 0;
+}
