@@ -27,9 +27,36 @@ typedef struct pf_stage_work {
                                     steps are training's), the forward third of a FLOP-count workload */
 } pf_stage_work;
 
-/* Host dispatch time per framework operator for the scenario's framework,
- * --host-overhead mode and data-parallel implementation (compute.c). */
+/* Host CPU time per framework operator (hostqueue.c): forward operators,
+ * autograd backward nodes (both times the replicas one interpreter drives
+ * under single-process DataParallel) and the step's optimizer operators, for
+ * the scenario's framework, --host-overhead mode and calibration. */
+typedef struct pf_host_costs {
+  double fwd_op_s, bwd_op_s, opt_op_s;
+  double replicas;               /* GPUs whose operators one host thread issues in turn (1: one process per GPU) */
+} pf_host_costs;
+void pf_host_costs_get(const pf_scenario *sc, pf_host_costs *h);
+/* The forward cost (what reports print as host_op_s). */
 double pf_host_op_s(const pf_scenario *sc);
+/* The framework the run uses: --framework, else the model's own (layer lists),
+ * Megatron-LM for transformers, PyTorch otherwise. */
+pf_framework pf_scenario_framework(const pf_scenario *sc);
+
+/* The kernel lists of one microbatch on pipeline stage `stage` of a
+ * transformer (compute.c): the layer's forward and backward, run lps times,
+ * and the ends (embedding; logits and loss), run once. */
+typedef struct pf_stage_lists {
+  pf_kernel_list fwd, bwd, ends_f, ends_b;
+  int lps;
+} pf_stage_lists;
+int pf_transformer_lists(const pf_scenario *sc, int stage, pf_stage_lists *L);
+void pf_stage_lists_free(pf_stage_lists *L);
+
+/* The kernels of one step after the last backward, for the scenario's
+ * framework (stepkernels.c): params held by the GPU, upd parameter updates
+ * per step (the optimizer shard is taken from it), tensors the parameter
+ * tensors multi-tensor kernels walk.  Appended to *l; 0 or PF_ENOMEM. */
+int pf_step_tail_kernels(const pf_scenario *sc, double params, double upd, double tensors, pf_kernel_list *l);
 
 /* Work of pipeline stage s (0..pp-1) for one microbatch at full clock, or
  * (pf_stage_work_at) with the SM clock at clock_ratio of full under a power

@@ -52,10 +52,12 @@ int pf_layers_work(const pf_scenario *sc, const pf_kernel_env *env, pf_stage_wor
   memset(&fs, 0, sizeof fs);
   memset(&bs, 0, sizeof bs);
   memset(&es, 0, sizeof es);
+  pf_kernel_env benv = *env; /* backward nodes cost the host the autograd engine's time */
+  benv.host_op_s = env->host_bwd_op_s;
   for (int n = 0; n < nn && rc == 0; n++) { /* forward passes, then data and weight gradients */
     rc = run(&fs, env, &lists[3 * n], nets[n].fwd);
-    if (rc == 0) rc = run(&bs, env, &lists[3 * n + 1], nets[n].dgrad);
-    if (rc == 0) rc = run(&bs, env, &lists[3 * n + 2], nets[n].wgrad);
+    if (rc == 0) rc = run(&bs, &benv, &lists[3 * n + 1], nets[n].dgrad);
+    if (rc == 0) rc = run(&bs, &benv, &lists[3 * n + 2], nets[n].wgrad);
     out->opt_params += pn[n] * nets[n].opt;
   }
   for (int n = 0; n < nn && rc == 0; n++) /* evaluation: each network forward once */

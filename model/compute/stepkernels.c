@@ -1,0 +1,122 @@
+/* stepkernels.c - the kernels of a training step outside the layers: what
+ * runs once per step after the last backward (gradient norm and clipping,
+ * loss-scale unscaling and the inf check, the optimizer, the copies of the
+ * master weights, gradient bucket copies, zeroing the gradients) and the
+ * copies single-process DataParallel adds, each priced from its bytes like the
+ * layers' memory-bound kernels (kernel.c: HBM at the device's measured or
+ * datasheet efficiency).  The list follows the framework (pf_scenario_framework):
+ *
+ * Megatron-LM (megatron/core/optimizer: DistributedOptimizer / Float16Optimizer,
+ *   clip_grads.py; core v0.x): the fp32 gradient buffer zeroed before the step
+ *   (zero_grad_buffer, 4 B a parameter of the stage); fp16 only: main grads
+ *   copied from the fp16 buffer (2 + 4 B) and unscaled with the inf check
+ *   (multi_tensor_scale, 8 B); the gradient norm (multi_tensor_l2norm, 4 B;
+ *   the scaling pass runs only when the norm exceeds clip_grad, on the host's
+ *   .item() of it, so it is not priced); fused Adam (apex / TE FusedAdam: grad
+ *   4, fp32 master r/w 8, m r/w 8, v r/w 8 = 28 B) on the optimizer shard;
+ *   bf16/fp16: the updated master copied to the model weights (4 + 2 B).
+ * PyTorch eager (torch.optim, >= 2.0): zero_grad(set_to_none=True) is the
+ *   default, so no kernel; AMP fp16: GradScaler's unscale and inf check
+ *   (_amp_foreach_non_finite_check_and_unscale_, 8 B); clip_grad_norm_ (the
+ *   Hugging Face Trainer's default max_grad_norm 1.0): foreach norms (4 B) and
+ *   a foreach multiply by the clamped coefficient, which runs whether or not it
+ *   clips (8 B); AdamW's default on CUDA, the multi-tensor (foreach, unfused)
+ *   implementation (torch/optim/adamw.py _multi_tensor_adamw): weight decay
+ *   mul_ 8, lerp_ of m 12, mul_ and addcmul_ of v 8 + 12, sqrt 8, div_ 8,
+ *   add_ eps 8, addcdiv_ into the parameter 16 = 80 B a parameter in 8 foreach
+ *   launches per chunk of tensors; parameters and master are fp32 under AMP.
+ *   DDP (one process per GPU) copies each gradient into its all-reduce bucket
+ *   and back (gradient_as_bucket_view=False, the default; DDP documentation):
+ *   16 B.  DataParallel (one process, several GPUs; torch/nn/parallel/
+ *   data_parallel.py): every forward replicates the module from the first GPU
+ *   (broadcast_coalesced: parameters flattened into buckets, sent, unflattened
+ *   on each GPU) and backward sums the replicas' gradients onto it
+ *   (reduce_add_coalesced): the first GPU flattens 8 B, unflattens and adds
+ *   8 B a parameter, and sends and receives 4 B a parameter each way over the
+ *   fabric (datasheet pair bandwidth: NCCL's ring broadcast and reduce move
+ *   the whole buffer over each link; a bridged pair uses its bridge); these replace
+ *   the all-reduce of one process per GPU (engine/dpsync.c skips it), and the
+ *   optimizer runs on the first GPU only.
+ * TensorFlow / Keras: Adam is one fused ResourceApplyAdam per variable (28 B:
+ *   gradient, variable, m, v), no clipping by default; Horovod copies the
+ *   gradients into its fusion buffer and back (Horovod documentation, "Tensor
+ *   Fusion"): 16 B.
+ * Multi-tensor kernels launch once per chunk of tensors: PyTorch's
+ *   MultiTensorApply takes at most 48-110 tensors a launch (depth_to_max_tensors,
+ *   ATen/native/cuda/MultiTensorApply.cuh); 48 is used. */
+#include "compute.h"
+
+#include <math.h>
+
+#define MT_CHUNK 48.0 /* tensors per multi-tensor launch (depth 3) */
+
+typedef struct tail_ctx {
+  pf_kernel_list *l;
+  double launches; /* multi-tensor launches of one foreach operator */
+  int rc;
+} tail_ctx;
+
+static void add(tail_ctx *c, const char *name, double bytes, double count) {
+  if (!(bytes > 0)) return;
+  pf_kernel k = {.kind = PF_KERNEL_OPTIMIZER, .name = name, .pass = PF_PASS_OPT, .bytes = bytes / count,
+                 .count = count, .host_ops = 1};
+  if (c->rc == 0) c->rc = pf_kernel_list_add(c->l, &k);
+}
+
+static void megatron_tail(tail_ctx *c, const pf_scenario *sc, double P, double S) {
+  bool fp16 = sc->precision == PF_FP16, low = pf_precision_bytes(sc->precision) < 4;
+  add(c, "zero-grad-buffer", (fp16 ? 2.0 : 4.0) * P, 1);
+  if (fp16) {
+    add(c, "main-grads-copy", 6.0 * S, c->launches);
+    add(c, "unscale-inf-check", 8.0 * S, c->launches);
+  }
+  add(c, "grad-norm", 4.0 * S, c->launches);
+  add(c, "adam (fused)", 28.0 * S, c->launches);
+  if (low) add(c, "master-to-model-params", 6.0 * S, c->launches);
+}
+
+static void pytorch_tail(tail_ctx *c, const pf_scenario *sc, double P, double S) {
+  int dp = sc->plan.dp * sc->plan.cp;
+  if (dp > 1 && sc->workload.dp_impl == PF_DPIMPL_PROCESS) add(c, "ddp-bucket-copies", 16.0 * P, 2 * c->launches);
+  if (sc->precision == PF_FP16) add(c, "unscale-inf-check", 8.0 * P, c->launches);
+  add(c, "grad-norm", 4.0 * P, c->launches);
+  add(c, "clip-grads", 8.0 * P, c->launches);
+  add(c, "adamw (foreach)", 80.0 * S, 8 * c->launches);
+}
+
+static void tensorflow_tail(tail_ctx *c, const pf_scenario *sc, double P, double S, double tensors) {
+  if (sc->plan.dp * sc->plan.cp > 1) add(c, "fusion-buffer-copies", 16.0 * P, 2);
+  add(c, "adam (per variable)", 28.0 * S, tensors);
+}
+
+/* DataParallel's replicate and gradient reduction on the first GPU: the copies, and the sends at the
+ * fabric's pair bandwidth (per direction) */
+static void dataparallel(tail_ctx *c, const pf_scenario *sc, double P) {
+  const pf_machine *m = &sc->machine;
+  int n = sc->plan.dp;
+  double bw = m->fabric_pair_bw_Bps > 0 ? m->fabric_pair_bw_Bps : m->fabric_bw_Bps;
+  if (m->fabric_bridge_bw_Bps > 0 && n <= m->fabric_bridge_group) bw = m->fabric_bridge_bw_Bps; /* one bridged group */
+  if (n <= 1 || !(bw > 0)) return;
+  add(c, "dp-replicate-flatten", 8.0 * P, c->launches);
+  add(c, "dp-reduce-unflatten-add", 8.0 * P, c->launches);
+  double xfer = 4.0 * P / bw + m->fabric_latency_s;
+  pf_kernel b = {.kind = PF_KERNEL_FIXED, .name = "dp-replicate-broadcast", .pass = PF_PASS_OPT, .fixed_s = xfer,
+                 .host_ops = 1};
+  pf_kernel r = b;
+  r.name = "dp-grad-reduce";
+  if (c->rc == 0) c->rc = pf_kernel_list_add(c->l, &b);
+  if (c->rc == 0) c->rc = pf_kernel_list_add(c->l, &r);
+}
+
+int pf_step_tail_kernels(const pf_scenario *sc, double params, double upd, double tensors, pf_kernel_list *l) {
+  const pf_plan *p = &sc->plan;
+  double shard = upd / (p->dist_opt ? (double)p->dp * p->cp : 1.0);
+  tail_ctx c = {.l = l, .launches = fmax(1.0, ceil(tensors / MT_CHUNK))};
+  switch (pf_scenario_framework(sc)) {
+  case PF_FW_MEGATRON: megatron_tail(&c, sc, params, shard); break;
+  case PF_FW_TENSORFLOW: tensorflow_tail(&c, sc, params, shard, fmax(1.0, tensors)); break;
+  default: pytorch_tail(&c, sc, params, shard); break;
+  }
+  if (sc->workload.dp_impl == PF_DPIMPL_DATAPARALLEL) dataparallel(&c, sc, params);
+  return c.rc;
+}
