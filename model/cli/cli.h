@@ -7,6 +7,7 @@
 int pf_cmd_machines(int argc, char **argv);
 int pf_cmd_models(int argc, char **argv);
 int pf_cmd_predict(int argc, char **argv);
+int pf_cmd_kernels(int argc, char **argv);
 int pf_cmd_sweep(int argc, char **argv);
 int pf_cmd_plan(int argc, char **argv);
 int pf_cmd_tune(int argc, char **argv);
@@ -17,6 +18,8 @@ int pf_cmd_collective(int argc, char **argv);
 int pf_cmd_merge(int argc, char **argv);
 /* `calibrate --collectives` (calibrate_ccl.c), called by pf_cmd_calibrate */
 int pf_cmd_calibrate_collectives(int argc, char **argv);
+/* `calibrate --host` (calibrate_host.c), called by pf_cmd_calibrate */
+int pf_cmd_calibrate_host(int argc, char **argv);
 /* `machines new` (machines_new.c): the new machine file's text from the
  * parsed options (caller frees); a PF_E* code on error. */
 struct pf_optvals;

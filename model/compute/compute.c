@@ -58,7 +58,7 @@ static int layer_forward(const pf_scenario *sc, pf_kernel_list *f, pf_kernel_lis
   rc |= mem(f, "bias-dropout-add1", (3 * el + 1) * x);
   rc |= mem(f, "bias-dropout-add2", (3 * el + 1) * x);
   rc |= mem(f, "activation", (w->swiglu ? 3.0 : 2.0) * el * y);
-  rc |= mem(f, "rotary", w->learned_pos ? 0.0 : 2 * el * (b * sl * (h + kv) / t));
+  if (!w->learned_pos) rc |= mem(f, "rotary", 2 * el * (b * sl * (h + kv) / t)); /* learned positions: none */
   rc |= mem(f, "bias", 0.0);
 
   /* attention core over a/t heads: scores, softmax, dropout, weighted sum */
@@ -166,13 +166,22 @@ int pf_transformer_lists(const pf_scenario *sc, int stage, pf_stage_lists *L) {
   if (stage == 0) /* embedding lookup (+ position), dropout */
     rc |= mem(&L->ends_f, "embedding", 3 * el * b * sl * h / (p->sp ? t : 1) / 2) |
           mem(&L->ends_f, "embedding-dropout", 3 * el * b * sl * h / (p->sp ? t : 1) / 2);
-  if (stage == p->pp - 1) { /* final norm, logits, cross-entropy in fp32 */
+  if (stage == p->pp - 1) { /* final norm, logits, loss over the vocabulary shard in fp32 */
+    double logits = b * sl * V / t; /* vocabulary-parallel: each TP rank holds V/t of every token's logits */
+    rc |= mem(&L->ends_f, "final-norm", 4 * el * b * sl * h / (p->sp ? t : 1));
     rc |= gemm(&L->ends_f, sc, "logits", b * sl, V / t, h, 1);
-    double bytes = 4 * el * b * sl * h / (p->sp ? t : 1) + 12.0 * b * sl * V / t;
-    rc |= mem(&L->ends_f, "final-norm", bytes / 3) | mem(&L->ends_f, "softmax", bytes / 3) |
-          mem(&L->ends_f, "cross-entropy", bytes / 3);
+    /* cross-entropy in fp32 (Megatron's vocab-parallel one, PyTorch's under autocast): the logits cast and
+     * their max-shifted exponentials read and written (8 B a logit), the sum and the target's logit read
+     * (4 B); backward twice that (the softmax rebuilt, the one-hot subtracted, the gradient cast back) */
+    rc |= mem(&L->ends_f, "loss-softmax", 8.0 * logits) | mem(&L->ends_f, "loss-nll", 4.0 * logits);
   }
   rc |= repeat_into(&L->ends_b, &L->ends_f, 2);
+  /* the word embedding's weight gradient is dense (torch.nn.functional.embedding's default): the V/t x h table
+   * written whole (embedding_dense_backward), then, in Megatron, added into the fp32 main-grad buffer (read it
+   * and the gradient, write the buffer); eager PyTorch under AMP writes the fp32 gradient once */
+  if (stage == 0)
+    rc |= mem(&L->ends_b, "embedding-wgrad",
+              V / t * h * (pf_scenario_framework(sc) == PF_FW_MEGATRON ? 2 * el + 8 : 4.0));
   pf_kernel_list_free(&lf);
   pf_kernel_list_free(&core);
   if (rc < 0) pf_stage_lists_free(L);
@@ -241,17 +250,12 @@ int pf_stage_work_at(const pf_scenario *sc, double clock_ratio, int stage, pf_st
       pf_step_scale(&out->eval, 1.0 / 3.0);
     }
   }
-  /* the step's kernels after the last backward (stepkernels.c), issued by one host thread; a GAN updates
-   * its critic several times per step (opt_params) */
-  double upd = out->opt_params > 0 ? out->opt_params : out->params;
-  double tensors = sc->workload.kind == PF_WL_TRANSFORMER ? 12.0 * out->layers + 4
-                   : sc->workload.kind == PF_WL_LAYERS   ? 2.0 * out->layers
-                                                         : 161; /* torchvision ResNet-50's parameter tensors */
+  /* the step's kernels after the last backward (stepkernels.c), issued by one host thread */
   pf_kernel_env oenv = {.dev = &m->dev, .host_op_s = hc.opt_op_s, .eff_scale = 1, .clock_ratio = clk};
   pf_kernel_list tail = {0};
   pf_step st;
   memset(&st, 0, sizeof st);
-  rc = pf_step_tail_kernels(sc, out->params, upd, tensors, &tail);
+  rc = pf_step_tail_kernels(sc, out, &tail);
   if (rc == 0) rc = pf_step_run(&st, &oenv, &tail, 1);
   pf_kernel_list_free(&tail);
   if (rc < 0) return rc;

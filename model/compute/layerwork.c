@@ -37,6 +37,27 @@ static int run(pf_step *acc, const pf_kernel_env *env, const pf_kernel_list *l, 
   return rc;
 }
 
+int pf_layers_kernel_lists(const pf_scenario *sc, pf_kernel_list *lists, double *times, int *n) {
+  const pf_workload *w = &sc->workload;
+  int nn;
+  const pf_net *nets = pf_layers_nets(w, &nn);
+  pf_precision gp, cp;
+  math_precisions(sc, &gp, &cp);
+  memset(lists, 0, 3 * PF_LAYERS_MAX_NETS * sizeof *lists);
+  pf_layers_totals t;
+  int rc = pf_layers_walk(w, sc->plan.mbs, pf_precision_bytes(sc->precision), sc->machine.dev.units, gp, cp, lists,
+                          &t, NULL);
+  for (int i = 0; i < nn; i++) {
+    times[3 * i] = nets[i].fwd;
+    times[3 * i + 1] = nets[i].dgrad;
+    times[3 * i + 2] = nets[i].wgrad;
+  }
+  *n = 3 * nn;
+  if (rc < 0)
+    for (int i = 0; i < 3 * PF_LAYERS_MAX_NETS; i++) pf_kernel_list_free(&lists[i]);
+  return rc < 0 ? rc : 0;
+}
+
 int pf_layers_work(const pf_scenario *sc, const pf_kernel_env *env, pf_stage_work *out) {
   const pf_workload *w = &sc->workload;
   int nn;

@@ -47,6 +47,7 @@
 #include "compute.h"
 
 #include <math.h>
+#include <string.h>
 
 #define MT_CHUNK 48.0 /* tensors per multi-tensor launch (depth 3) */
 
@@ -108,8 +109,15 @@ static void dataparallel(tail_ctx *c, const pf_scenario *sc, double P) {
   if (c->rc == 0) c->rc = pf_kernel_list_add(c->l, &r);
 }
 
-int pf_step_tail_kernels(const pf_scenario *sc, double params, double upd, double tensors, pf_kernel_list *l) {
+int pf_step_tail_kernels(const pf_scenario *sc, const pf_stage_work *w, pf_kernel_list *l) {
   const pf_plan *p = &sc->plan;
+  /* a GAN updates its critic several times per step (opt_params); parameter tensors: a transformer layer's
+   * 12 (QKV, projection, FC1, FC2 weights and biases, two norms' scales and shifts), about two per layer of a
+   * layer list (weight and bias), torchvision ResNet-50's 161 for a FLOP-count model */
+  double params = w->params, upd = w->opt_params > 0 ? w->opt_params : w->params;
+  double tensors = sc->workload.kind == PF_WL_TRANSFORMER ? 12.0 * w->layers + 4
+                   : sc->workload.kind == PF_WL_LAYERS   ? 2.0 * w->layers
+                                                         : 161;
   double shard = upd / (p->dist_opt ? (double)p->dp * p->cp : 1.0);
   tail_ctx c = {.l = l, .launches = fmax(1.0, ceil(tensors / MT_CHUNK))};
   switch (pf_scenario_framework(sc)) {
@@ -119,4 +127,30 @@ int pf_step_tail_kernels(const pf_scenario *sc, double params, double upd, doubl
   }
   if (sc->workload.dp_impl == PF_DPIMPL_DATAPARALLEL) dataparallel(&c, sc, params);
   return c.rc;
+}
+
+static const struct {
+  const char *name, *source;
+} sources[] = {
+    {"zero-grad-buffer", "Megatron zero_grad_buffer: memset of the gradient buffer, 4 B/param (2 B fp16)"},
+    {"main-grads-copy", "Megatron fp16: main grads from the fp16 buffer, 2 + 4 B/param"},
+    {"unscale-inf-check", "loss-scale unscale + inf check (multi_tensor_scale / GradScaler), 8 B/param"},
+    {"grad-norm", "multi-tensor L2 norm of the gradients, 4 B/param"},
+    {"clip-grads", "clip_grad_norm_: foreach multiply by the clamped coefficient, 8 B/param"},
+    {"adam (fused)", "fused Adam (apex/TE FusedAdam): grad 4 + master, m, v read and written 24 = 28 B/param"},
+    {"master-to-model-params", "fp32 master copied to the bf16/fp16 weights, 4 + 2 B/param"},
+    {"adamw (foreach)", "torch.optim.AdamW foreach (default on CUDA): 8 foreach ops, 80 B/param"},
+    {"ddp-bucket-copies", "DDP: gradients into the all-reduce buckets and back, 16 B/param"},
+    {"fusion-buffer-copies", "Horovod Tensor Fusion: gradients into the fusion buffer and back, 16 B/param"},
+    {"adam (per variable)", "Keras Adam: ResourceApplyAdam per variable, 28 B/param"},
+    {"dp-replicate-flatten", "DataParallel replicate: broadcast_coalesced flattens and unflattens, 8 B/param"},
+    {"dp-reduce-unflatten-add", "DataParallel backward: reduce_add_coalesced unflattens and adds, 8 B/param"},
+    {"dp-replicate-broadcast", "DataParallel replicate: 4 B/param from GPU 0 at the fabric pair bandwidth"},
+    {"dp-grad-reduce", "DataParallel backward: 4 B/param onto GPU 0 at the fabric pair bandwidth"},
+};
+
+const char *pf_step_kernel_source(const char *name) {
+  for (size_t i = 0; name && i < sizeof sources / sizeof sources[0]; i++)
+    if (!strcmp(sources[i].name, name)) return sources[i].source;
+  return NULL;
 }
