@@ -72,18 +72,7 @@ static double num(const cJSON *o, const char *k) {
 /* The launch latency (median) and device name from the GPU back-end's --quick run. */
 static const char *backend_launch(const char *backend, double *launch_s, char *dev, size_t ndev) {
   static char exe[PF_PATH_MAX + 32];
-  const char *env = getenv("PREFLIGHT_CAL_DIR");
-  char dir[PF_PATH_MAX] = ".";
-  if (env && *env) snprintf(dir, sizeof dir, "%s", env);
-  else {
-    ssize_t n = readlink("/proc/self/exe", dir, sizeof dir - 1);
-    if (n > 0) {
-      dir[n] = '\0';
-      char *s = strrchr(dir, '/');
-      if (s) *s = '\0';
-    }
-  }
-  snprintf(exe, sizeof exe, "%s/preflight-cal-%s", dir, backend);
+  pf_cli_cal_exe(backend, exe, sizeof exe);
   if (access(exe, X_OK) != 0) return exe;
   char *args[] = {exe, "--quick", "--quiet", NULL};
   cJSON *doc;

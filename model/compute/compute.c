@@ -176,6 +176,13 @@ int pf_transformer_lists(const pf_scenario *sc, int stage, pf_stage_lists *L) {
     rc |= mem(&L->ends_f, "loss-softmax", 8.0 * logits) | mem(&L->ends_f, "loss-nll", 4.0 * logits);
   }
   rc |= repeat_into(&L->ends_b, &L->ends_f, 2);
+  if (stage == 0) { /* the batch from the host, before the first forward kernel (forward only) */
+    pf_kernel_list in = {0};
+    rc |= pf_step_input_kernels(sc, &in);
+    rc |= repeat_into(&in, &L->ends_f, 1);
+    pf_kernel_list_free(&L->ends_f);
+    L->ends_f = in;
+  }
   /* the word embedding's weight gradient is dense (torch.nn.functional.embedding's default): the V/t x h table
    * written whole (embedding_dense_backward), then, in Megatron, added into the fp32 main-grad buffer (read it
    * and the gradient, write the buffer); eager PyTorch under AMP writes the fp32 gradient once */
@@ -255,6 +262,9 @@ int pf_stage_work_at(const pf_scenario *sc, double clock_ratio, int stage, pf_st
   pf_kernel_list tail = {0};
   pf_step st;
   memset(&st, 0, sizeof st);
+  /* the host starts the step caught up with the GPU: Megatron reads the gradient norm back (.item()), the
+   * Hugging Face Trainer checks the step's loss for NaN/inf on the host after backward (logging_nan_inf_filter,
+   * default on), and TensorFlow's step is one graph */
   rc = pf_step_tail_kernels(sc, out, &tail);
   if (rc == 0) rc = pf_step_run(&st, &oenv, &tail, 1);
   pf_kernel_list_free(&tail);

@@ -33,6 +33,8 @@ typedef struct pf_stage_work {
  * the scenario's framework, --host-overhead mode and calibration. */
 typedef struct pf_host_costs {
   double fwd_op_s, bwd_op_s, opt_op_s;
+  double cpu_scale;              /* the node's eager host cost over the default (1; a calibration's ratio; 0 under
+                                    graphs): scales host work that is not one operator per kernel */
   double replicas;               /* GPUs whose operators one host thread issues in turn (1: one process per GPU) */
 } pf_host_costs;
 void pf_host_costs_get(const pf_scenario *sc, pf_host_costs *h);
@@ -57,6 +59,11 @@ void pf_stage_lists_free(pf_stage_lists *L);
  * forward and backward w holds (its params, opt_params and layers), for the
  * scenario's framework (stepkernels.c).  Appended to *l; 0 or PF_ENOMEM. */
 int pf_step_tail_kernels(const pf_scenario *sc, const pf_stage_work *w, pf_kernel_list *l);
+
+/* The copy of one microbatch's inputs from the host (stepkernels.c), on the
+ * first stage before its forward; nothing when the inputs or the host link
+ * are unknown.  Appended to *l; 0 or PF_ENOMEM. */
+int pf_step_input_kernels(const pf_scenario *sc, pf_kernel_list *l);
 
 /* Work of pipeline stage s (0..pp-1) for one microbatch at full clock, or
  * (pf_stage_work_at) with the SM clock at clock_ratio of full under a power

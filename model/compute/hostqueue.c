@@ -71,6 +71,7 @@ void pf_host_costs_get(const pf_scenario *sc, pf_host_costs *h) {
   h->fwd_op_s = f * h->replicas;
   h->bwd_op_s = b * h->replicas;
   h->opt_op_s = f;
+  h->cpu_scale = eager ? f / HOST_EAGER_S : sc->host_mode == PF_HOST_GRAPHS ? 0.0 : 1.0;
 }
 
 double pf_host_op_s(const pf_scenario *sc) {

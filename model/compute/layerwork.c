@@ -75,6 +75,11 @@ int pf_layers_work(const pf_scenario *sc, const pf_kernel_env *env, pf_stage_wor
   memset(&es, 0, sizeof es);
   pf_kernel_env benv = *env; /* backward nodes cost the host the autograd engine's time */
   benv.host_op_s = env->host_bwd_op_s;
+  pf_kernel_list in = {0}; /* the batch from the host before the first network's forward (training, evaluation) */
+  if (rc == 0) rc = pf_step_input_kernels(sc, &in);
+  if (rc == 0) rc = run(&fs, env, &in, nn > 0 ? nets[0].fwd : 0);
+  if (rc == 0) rc = run(&es, env, &in, nn > 0 && nets[0].fwd > 0 ? 1 : 0);
+  pf_kernel_list_free(&in);
   for (int n = 0; n < nn && rc == 0; n++) { /* forward passes, then data and weight gradients */
     rc = run(&fs, env, &lists[3 * n], nets[n].fwd);
     if (rc == 0) rc = run(&bs, &benv, &lists[3 * n + 1], nets[n].dgrad);

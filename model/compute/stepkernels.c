@@ -47,9 +47,19 @@
 #include "compute.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <string.h>
 
 #define MT_CHUNK 48.0 /* tensors per multi-tensor launch (depth 3) */
+/* Host time per parameter tensor of a PyTorch step outside its kernels' dispatch, counted in the code of
+ * PyTorch 2.1-2.2 (torch/optim/adamw.py, sgd.py, optimizer.py, nn/utils/clip_grad.py) at the eager
+ * per-operator costs above: non-capturable foreach AdamW reads each tensor's step count twice with .item()
+ * (the bias corrections' list comprehensions: two dispatches of ~3 us, pytorch#32194's operator
+ * micro-benchmarks) and increments it (a CPU add inside _foreach_add_, ~1 us), and _init_group,
+ * clip_grad_norm_ and zero_grad(set_to_none) walk the parameter lists in Python (~2 us): 9 us a tensor;
+ * foreach SGD has no step count: the list walks, 2 us.  Scaled by the node's measured eager cost. */
+#define PY_ADAMW_TENSOR_S 9e-6
+#define PY_SGD_TENSOR_S 2e-6
 
 typedef struct tail_ctx {
   pf_kernel_list *l;
@@ -76,13 +86,23 @@ static void megatron_tail(tail_ctx *c, const pf_scenario *sc, double P, double S
   if (low) add(c, "master-to-model-params", 6.0 * S, c->launches);
 }
 
-static void pytorch_tail(tail_ctx *c, const pf_scenario *sc, double P, double S) {
+static void pytorch_tail(tail_ctx *c, const pf_scenario *sc, double P, double S, double tensors) {
   int dp = sc->plan.dp * sc->plan.cp;
+  bool sgd = sc->workload.optimizer == PF_OPTIM_SGD;
+  /* the step's Python per parameter tensor, on the host only (a kernel of no GPU time), before its kernels */
+  pf_host_costs hc;
+  pf_host_costs_get(sc, &hc);
+  pf_kernel py = {.kind = PF_KERNEL_FIXED, .name = "optimizer-python", .pass = PF_PASS_OPT,
+                  .host_s = tensors * (sgd ? PY_SGD_TENSOR_S : PY_ADAMW_TENSOR_S) * hc.cpu_scale};
+  if (c->rc == 0 && py.host_s > 0) c->rc = pf_kernel_list_add(c->l, &py);
   if (dp > 1 && sc->workload.dp_impl == PF_DPIMPL_PROCESS) add(c, "ddp-bucket-copies", 16.0 * P, 2 * c->launches);
   if (sc->precision == PF_FP16) add(c, "unscale-inf-check", 8.0 * P, c->launches);
-  add(c, "grad-norm", 4.0 * P, c->launches);
-  add(c, "clip-grads", 8.0 * P, c->launches);
-  add(c, "adamw (foreach)", 80.0 * S, 8 * c->launches);
+  if (!sgd) { /* clipping: the Hugging Face Trainer's default; torchvision's ImageNet recipe has none */
+    add(c, "grad-norm", 4.0 * P, c->launches);
+    add(c, "clip-grads", 8.0 * P, c->launches);
+  }
+  if (sgd) add(c, "sgd-momentum (foreach)", 36.0 * S, 3 * c->launches);
+  else add(c, "adamw (foreach)", 80.0 * S, 8 * c->launches);
 }
 
 static void tensorflow_tail(tail_ctx *c, const pf_scenario *sc, double P, double S, double tensors) {
@@ -123,15 +143,30 @@ int pf_step_tail_kernels(const pf_scenario *sc, const pf_stage_work *w, pf_kerne
   switch (pf_scenario_framework(sc)) {
   case PF_FW_MEGATRON: megatron_tail(&c, sc, params, shard); break;
   case PF_FW_TENSORFLOW: tensorflow_tail(&c, sc, params, shard, fmax(1.0, tensors)); break;
-  default: pytorch_tail(&c, sc, params, shard); break;
+  default: pytorch_tail(&c, sc, params, shard, tensors); break;
   }
   if (sc->workload.dp_impl == PF_DPIMPL_DATAPARALLEL) dataparallel(&c, sc, params);
   return c.rc;
 }
 
+/* The microbatch's inputs copied from the host before its forward: token ids and labels (int64, 16 B a
+ * token) of a transformer's first stage, the fp32 input tensor of a layer list's first network (DataLoader
+ * output); on the GPU's stream at the node's host link (datasheet PCIe / C2C rate), so the forward waits for
+ * it (PyTorch's ImageNet example copies with .cuda(non_blocking=True) just before the forward). */
+int pf_step_input_kernels(const pf_scenario *sc, pf_kernel_list *l) {
+  const pf_workload *w = &sc->workload;
+  double bw = sc->machine.host_link_bw_Bps, bytes = 0;
+  if (w->kind == PF_WL_TRANSFORMER) bytes = 16.0 * sc->plan.mbs * w->seq / sc->plan.cp;
+  else if (w->kind == PF_WL_LAYERS && w->nets) bytes = 4.0 * sc->plan.mbs * w->nets[0].h * w->nets[0].w * w->nets[0].c;
+  if (!(bytes > 0) || !(bw > 0)) return 0;
+  pf_kernel k = {.kind = PF_KERNEL_FIXED, .name = "h2d-batch", .fixed_s = bytes / bw, .bytes = bytes, .host_ops = 1};
+  return pf_kernel_list_add(l, &k);
+}
+
 static const struct {
   const char *name, *source;
 } sources[] = {
+    {"h2d-batch", "the microbatch's inputs over the host link (datasheet rate) before its forward"},
     {"zero-grad-buffer", "Megatron zero_grad_buffer: memset of the gradient buffer, 4 B/param (2 B fp16)"},
     {"main-grads-copy", "Megatron fp16: main grads from the fp16 buffer, 2 + 4 B/param"},
     {"unscale-inf-check", "loss-scale unscale + inf check (multi_tensor_scale / GradScaler), 8 B/param"},
@@ -139,6 +174,8 @@ static const struct {
     {"clip-grads", "clip_grad_norm_: foreach multiply by the clamped coefficient, 8 B/param"},
     {"adam (fused)", "fused Adam (apex/TE FusedAdam): grad 4 + master, m, v read and written 24 = 28 B/param"},
     {"master-to-model-params", "fp32 master copied to the bf16/fp16 weights, 4 + 2 B/param"},
+    {"optimizer-python", "host only: the step's Python per parameter tensor (AdamW 9 us, SGD 2 us; stepkernels.c)"},
+    {"sgd-momentum (foreach)", "torch.optim.SGD foreach with momentum and weight decay: 3 foreach ops, 36 B/param"},
     {"adamw (foreach)", "torch.optim.AdamW foreach (default on CUDA): 8 foreach ops, 80 B/param"},
     {"ddp-bucket-copies", "DDP: gradients into the all-reduce buckets and back, 16 B/param"},
     {"fusion-buffer-copies", "Horovod Tensor Fusion: gradients into the fusion buffer and back, 16 B/param"},

@@ -1,19 +1,23 @@
 #!/usr/bin/env bash
 # hostqueue.sh - host dispatch as a queue (compute/hostqueue.c) and the step's own kernels
 # (compute/stepkernels.c): with eager dispatch at sequence 128 and micro-batch 1 a calibration file that
-# doubles the per-operator cost (results.host) doubles the host-bound part (+-10 %) and leaves the GPU
-# time as it was; at sequence 4096 and micro-batch 8 the same change moves the step by less than 2 %;
+# doubles the per-operator cost (results.host, 30 -> 60 us) doubles the host-bound part (+-10 %) and leaves
+# the GPU time as it was; at sequence 4096 and micro-batch 8 doubling it from the default (12 -> 24 us)
+# moves the step by less than 2 % (the step's Python per parameter tensor, serial after the host's sync,
+# is what moves);
 # a bad results.host value is refused naming the file and the field; DataParallel's step kernels (the
 # replicate broadcast and the gradient reduction onto the first GPU) replace the DP all-reduce.
 source "$PF_SRC/tests/cli/lib.bash"
 P=$PREFLIGHT
-for h in 30e-6 60e-6; do
+for h in 12e-6 24e-6 30e-6 60e-6; do
   printf '{"schema_version": 1, "backend": "cuda", "device": {"name": "NVIDIA H100 80GB HBM3"},\n "results": {"host": {"torch_fwd_op_s": %s, "torch_bwd_op_s": %s}}}\n' "$h" "$h" > "$T/h$h.json"
 done
 M=(--machine mn5-acc --gpus 1 --layers 12 --hidden 768 --heads 12 --vocab 50257 --framework pytorch --host-overhead eager)
 for h in 30e-6 60e-6; do
   expect_exit 0 $P predict "${M[@]}" --seq 128 --mbs 1 --gbs 1 --calibration "$T/h$h.json" --force-calibration --format json
   cp "$T/out" "$T/short$h.json"
+done
+for h in 12e-6 24e-6; do
   expect_exit 0 $P predict "${M[@]}" --seq 4096 --mbs 8 --gbs 8 --flash-attn --recompute selective \
     --calibration "$T/h$h.json" --force-calibration --format json
   cp "$T/out" "$T/long$h.json"
@@ -22,14 +26,14 @@ python3 - "$T" <<'PY' && ok || bad "doubling the per-operator cost: host-bound p
 import json, sys
 t = sys.argv[1]
 ld = lambda f: json.load(open(f"{t}/{f}"))
-s1, s2, l1, l2 = ld("short30e-6.json"), ld("short60e-6.json"), ld("long30e-6.json"), ld("long60e-6.json")
+s1, s2, l1, l2 = ld("short30e-6.json"), ld("short60e-6.json"), ld("long12e-6.json"), ld("long24e-6.json")
 gpu = lambda d: sum(d["compute_split_s"][k] for k in ("compute_bound", "memory_bound", "launch"))
 assert s1["compute_split_s"]["host_op_s"] == 30e-6 and s2["compute_split_s"]["host_op_s"] == 60e-6
 r = s2["compute_split_s"]["host_bound"] / s1["compute_split_s"]["host_bound"]
 assert 1.8 <= r <= 2.2, r
 assert abs(gpu(s2) - gpu(s1)) <= 1e-9 * gpu(s1), (gpu(s1), gpu(s2))
 d = abs(l2["iteration_time_s"] / l1["iteration_time_s"] - 1)
-assert d < 0.02, d
+assert 0 < d < 0.02, d
 print("host-bound ratio", r, "long-step change", d)
 PY
 printf '{"schema_version": 1, "backend": "cuda", "device": {"name": "NVIDIA H100 80GB HBM3"},\n "results": {"host": {"torch_fwd_op_s": -1}}}\n' > "$T/bad.json"
