@@ -35,7 +35,7 @@ static const char *usage =
     "      -o ccl-2nodes.json\n"
     "  preflight collective --machine mn5-acc --nodes 1 --calibration ccl-node.json\n";
 
-static void exe_path(char *exe, size_t n) {
+void pf_cli_cal_exe(const char *which, char *exe, size_t n) {
   const char *env = getenv("PREFLIGHT_CAL_DIR");
   char dir[PF_PATH_MAX] = ".";
   if (env && *env) snprintf(dir, sizeof dir, "%s", env);
@@ -47,7 +47,7 @@ static void exe_path(char *exe, size_t n) {
       if (slash) *slash = '\0';
     }
   }
-  snprintf(exe, n, "%s/preflight-cal-ccl", dir);
+  snprintf(exe, n, "%s/preflight-cal-%s", dir, which);
 }
 
 int pf_cmd_calibrate_collectives(int argc, char **argv) {
@@ -55,7 +55,7 @@ int pf_cmd_calibrate_collectives(int argc, char **argv) {
   char *args[32];
   int k = 0;
   char exe[PF_PATH_MAX + 32];
-  exe_path(exe, sizeof exe);
+  pf_cli_cal_exe("ccl", exe, sizeof exe);
   args[k++] = exe;
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i];

@@ -4,9 +4,12 @@
 #ifndef PREFLIGHT_CLI_H
 #define PREFLIGHT_CLI_H
 
+#include <stddef.h>
+
 int pf_cmd_machines(int argc, char **argv);
 int pf_cmd_models(int argc, char **argv);
 int pf_cmd_predict(int argc, char **argv);
+int pf_cmd_kernels(int argc, char **argv);
 int pf_cmd_sweep(int argc, char **argv);
 int pf_cmd_plan(int argc, char **argv);
 int pf_cmd_tune(int argc, char **argv);
@@ -17,6 +20,11 @@ int pf_cmd_collective(int argc, char **argv);
 int pf_cmd_merge(int argc, char **argv);
 /* `calibrate --collectives` (calibrate_ccl.c), called by pf_cmd_calibrate */
 int pf_cmd_calibrate_collectives(int argc, char **argv);
+/* The path of the calibration back-end executable preflight-cal-WHICH: in $PREFLIGHT_CAL_DIR, else next to
+ * this program (calibrate_ccl.c). */
+void pf_cli_cal_exe(const char *which, char *exe, size_t n);
+/* `calibrate --host` (calibrate_host.c), called by pf_cmd_calibrate */
+int pf_cmd_calibrate_host(int argc, char **argv);
 /* `machines new` (machines_new.c): the new machine file's text from the
  * parsed options (caller frees); a PF_E* code on error. */
 struct pf_optvals;

@@ -214,6 +214,8 @@ static int run_cpu_backend(const pfcal_args *a, pf_output *out) {
 int pf_cmd_calibrate(int argc, char **argv) {
   for (int i = 0; i < argc; i++) /* NCCL/RCCL collectives: their own back-end (calibrate_ccl.c) */
     if (!strcmp(argv[i], "--collectives")) return pf_cmd_calibrate_collectives(argc, argv);
+  for (int i = 0; i < argc; i++) /* the host's per-operator costs (calibrate_host.c) */
+    if (!strcmp(argv[i], "--host")) return pf_cmd_calibrate_host(argc, argv);
   pfcal_args a;
   int rc = pfcal_parse_args(argc, argv, 0, true, &a);
   if (rc) {
@@ -241,6 +243,8 @@ int pf_cmd_calibrate(int argc, char **argv) {
 int pf_cmd_calibrate(int argc, char **argv) {
   for (int i = 0; i < argc; i++)
     if (!strcmp(argv[i], "--collectives")) return pf_cmd_calibrate_collectives(argc, argv);
+  for (int i = 0; i < argc; i++)
+    if (!strcmp(argv[i], "--host")) return pf_cmd_calibrate_host(argc, argv);
   fprintf(stderr, "preflight calibrate: this build has no calibration harness (calibrate/ was not built); "
                   "rebuild from the full source tree\n");
   return 3;

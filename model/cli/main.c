@@ -18,6 +18,7 @@ static const command commands[] = {
     {"machines", pf_cmd_machines, "list machines; `machines show ID`"},
     {"models", pf_cmd_models, "list built-in workloads; `models show ID`"},
     {"predict", pf_cmd_predict, "one configuration -> time, throughput, memory, energy"},
+    {"kernels", pf_cmd_kernels, "every kernel of one GPU's iteration: time, bound and source"},
     {"sweep", pf_cmd_sweep, "the same job over node counts (weak or strong scaling)"},
     {"tune", pf_cmd_tune, "best parallel configuration (TP, PP, micro-batch, recompute, schedule) that fits"},
     {"compare", pf_cmd_compare, "the same job on several machines"},

@@ -58,7 +58,7 @@ static int layer_forward(const pf_scenario *sc, pf_kernel_list *f, pf_kernel_lis
   rc |= mem(f, "bias-dropout-add1", (3 * el + 1) * x);
   rc |= mem(f, "bias-dropout-add2", (3 * el + 1) * x);
   rc |= mem(f, "activation", (w->swiglu ? 3.0 : 2.0) * el * y);
-  rc |= mem(f, "rotary", w->learned_pos ? 0.0 : 2 * el * (b * sl * (h + kv) / t));
+  if (!w->learned_pos) rc |= mem(f, "rotary", 2 * el * (b * sl * (h + kv) / t)); /* learned positions: none */
   rc |= mem(f, "bias", 0.0);
 
   /* attention core over a/t heads: scores, softmax, dropout, weighted sum */
@@ -144,94 +144,92 @@ static int generic_work(const pf_scenario *sc, const pf_kernel_env *env, pf_stag
   return 0;
 }
 
-static int transformer_work(const pf_scenario *sc, const pf_kernel_env *env, int stage, pf_stage_work *out) {
+/* The kernel lists of stage `stage` of a transformer for one microbatch: the
+ * layer's forward and backward (run lps times) and the ends (embedding, logits
+ * and loss) forward and backward (run once). */
+int pf_transformer_lists(const pf_scenario *sc, int stage, pf_stage_lists *L) {
   const pf_workload *w = &sc->workload;
   const pf_plan *p = &sc->plan;
   double el = pf_precision_bytes(sc->precision);
-  int lps = w->layers / p->pp;
-  out->layers = lps;
-  pf_kernel_list lf = {0}, core = {0}, fwd = {0}, bwd = {0}, ends_f = {0}, ends_b = {0}, fq = {0}, bq = {0};
+  memset(L, 0, sizeof *L);
+  L->lps = w->layers / p->pp;
+  pf_kernel_list lf = {0}, core = {0}, fq = {0}, bq = {0};
   int rc = layer_forward(sc, &lf, &core);
   double b = p->mbs, sl = (double)w->seq / p->cp, h = w->hidden, t = p->tp;
   double V = pf_workload_padded_vocab(w, p->tp);
   if (stage == 0) /* embedding lookup (+ position), dropout */
-    rc |= mem(&ends_f, "embedding", 3 * el * b * sl * h / (p->sp ? t : 1) / 2) |
-          mem(&ends_f, "embedding-dropout", 3 * el * b * sl * h / (p->sp ? t : 1) / 2);
-  if (stage == p->pp - 1) { /* final norm, logits, cross-entropy in fp32 */
-    rc |= gemm(&ends_f, sc, "logits", b * sl, V / t, h, 1);
-    double bytes = 4 * el * b * sl * h / (p->sp ? t : 1) + 12.0 * b * sl * V / t;
-    rc |= mem(&ends_f, "final-norm", bytes / 3) | mem(&ends_f, "softmax", bytes / 3) |
-          mem(&ends_f, "cross-entropy", bytes / 3);
+    rc |= mem(&L->ends_f, "embedding", 3 * el * b * sl * h / (p->sp ? t : 1) / 2) |
+          mem(&L->ends_f, "embedding-dropout", 3 * el * b * sl * h / (p->sp ? t : 1) / 2);
+  if (stage == p->pp - 1) { /* final norm, logits, loss over the vocabulary shard in fp32 */
+    double logits = b * sl * V / t; /* vocabulary-parallel: each TP rank holds V/t of every token's logits */
+    rc |= mem(&L->ends_f, "final-norm", 4 * el * b * sl * h / (p->sp ? t : 1));
+    rc |= gemm(&L->ends_f, sc, "logits", b * sl, V / t, h, 1);
+    /* cross-entropy in fp32 (Megatron's vocab-parallel one, PyTorch's under autocast): the logits cast and
+     * their max-shifted exponentials read and written (8 B a logit), the sum and the target's logit read
+     * (4 B); backward twice that (the softmax rebuilt, the one-hot subtracted, the gradient cast back) */
+    rc |= mem(&L->ends_f, "loss-softmax", 8.0 * logits) | mem(&L->ends_f, "loss-nll", 4.0 * logits);
   }
-  if (rc == 0) rc = pf_fp8_layer(sc, lps, &lf, &core, &ends_f, &fq, &bq); /* FP8 as it runs (fp8.c) */
-  rc |= repeat_into(&fwd, &lf, 1);
-  rc |= repeat_into(&fwd, &core, 1);
-  rc |= repeat_into(&bwd, &fwd, 2);
-  if (p->recompute == PF_RECOMPUTE_FULL) rc |= repeat_into(&bwd, &fwd, 1) | repeat_into(&bwd, &fq, 1);
-  else if (p->recompute == PF_RECOMPUTE_SELECTIVE && !p->flash_attn) rc |= repeat_into(&bwd, &core, 1);
-  rc |= repeat_into(&fwd, &fq, 1) | repeat_into(&bwd, &bq, 1);
+  if (rc == 0) rc = pf_fp8_layer(sc, L->lps, &lf, &core, &L->ends_f, &fq, &bq); /* FP8 as it runs (fp8.c) */
+  rc |= repeat_into(&L->fwd, &lf, 1);
+  rc |= repeat_into(&L->fwd, &core, 1);
+  rc |= repeat_into(&L->bwd, &L->fwd, 2);
+  if (p->recompute == PF_RECOMPUTE_FULL) rc |= repeat_into(&L->bwd, &L->fwd, 1) | repeat_into(&L->bwd, &fq, 1);
+  else if (p->recompute == PF_RECOMPUTE_SELECTIVE && !p->flash_attn) rc |= repeat_into(&L->bwd, &core, 1);
+  rc |= repeat_into(&L->fwd, &fq, 1) | repeat_into(&L->bwd, &bq, 1);
+  rc |= repeat_into(&L->ends_b, &L->ends_f, 2);
+  if (stage == 0) { /* the batch from the host, before the first forward kernel (forward only) */
+    pf_kernel_list in = {0};
+    rc |= pf_step_input_kernels(sc, &in);
+    rc |= repeat_into(&in, &L->ends_f, 1);
+    pf_kernel_list_free(&L->ends_f);
+    L->ends_f = in;
+  }
+  /* the word embedding's weight gradient is dense (torch.nn.functional.embedding's default): the V/t x h table
+   * written whole (embedding_dense_backward), then, in Megatron, added into the fp32 main-grad buffer (read it
+   * and the gradient, write the buffer); eager PyTorch under AMP writes the fp32 gradient once */
+  if (stage == 0)
+    rc |= mem(&L->ends_b, "embedding-wgrad",
+              V / t * h * (pf_scenario_framework(sc) == PF_FW_MEGATRON ? 2 * el + 8 : 4.0));
+  pf_kernel_list_free(&lf);
+  pf_kernel_list_free(&core);
+  pf_kernel_list_free(&fq);
+  pf_kernel_list_free(&bq);
+  if (rc < 0) pf_stage_lists_free(L);
+  return rc < 0 ? rc : 0;
+}
 
-  rc |= repeat_into(&ends_b, &ends_f, 2);
-  if (rc < 0) goto done;
+void pf_stage_lists_free(pf_stage_lists *L) {
+  pf_kernel_list_free(&L->fwd);
+  pf_kernel_list_free(&L->bwd);
+  pf_kernel_list_free(&L->ends_f);
+  pf_kernel_list_free(&L->ends_b);
+}
 
+static int transformer_work(const pf_scenario *sc, const pf_kernel_env *env, int stage, pf_stage_work *out) {
+  const pf_workload *w = &sc->workload;
+  const pf_plan *p = &sc->plan;
+  pf_stage_lists L;
+  int rc = pf_transformer_lists(sc, stage, &L);
+  if (rc < 0) return rc;
+  int lps = L.lps;
+  out->layers = lps;
   pf_step fs, bs;
   memset(&fs, 0, sizeof fs);
   memset(&bs, 0, sizeof bs);
-  out->fwd_s = run_list(env, &fwd, lps, &fs) + run_list(env, &ends_f, 1, &fs);
-  out->bwd_s = run_list(env, &bwd, lps, &bs) + run_list(env, &ends_b, 1, &bs);
+  out->fwd_s = run_list(env, &L.fwd, lps, &fs) + run_list(env, &L.ends_f, 1, &fs);
+  pf_kernel_env benv = *env; /* backward nodes cost the host the autograd engine's time */
+  benv.host_op_s = env->host_bwd_op_s;
+  out->bwd_s = run_list(&benv, &L.bwd, lps, &bs) + run_list(&benv, &L.ends_b, 1, &bs);
+  pf_stage_lists_free(&L);
   add_states(out, &fs);
   add_states(out, &bs);
   out->fwd_flops = fs.flops;
   out->bwd_flops = bs.flops;
   out->fwd = fs;
   out->bwd = bs;
-
   out->params = (lps * pf_workload_layer_params(w) + (stage == 0 ? pf_workload_embedding_params(w, p->tp) : 0) +
                  (stage == p->pp - 1 ? pf_workload_output_params(w, p->tp) : 0)) / p->tp;
-done:
-  pf_kernel_list_free(&lf);
-  pf_kernel_list_free(&core);
-  pf_kernel_list_free(&fwd);
-  pf_kernel_list_free(&bwd);
-  pf_kernel_list_free(&ends_f);
-  pf_kernel_list_free(&ends_b);
-  pf_kernel_list_free(&fq);
-  pf_kernel_list_free(&bq);
-  return rc < 0 ? rc : 0;
-}
-
-/* ---- host dispatch per framework operator ----
- *
- * Eager PyTorch: Python, the dispatcher, autograd recording and
- * cudaLaunchKernel cost the host about 10-20 us per operator on current
- * server CPUs (Fernandez et al. 2023, "The Framework Tax", EMNLP: eager
- * frameworks are overhead-bound below a few ms of GPU work per layer; the
- * PyTorch CUDA-graphs blog, Nguyen et al. 2021, gives CPU launch overheads of
- * this order as the reason to capture graphs): 12 us assumed.  TensorFlow
- * graph mode (tf.function / Keras fit) runs the C++ executor without Python:
- * 5 us per operator assumed.  torch.compile (Ansel et al. 2024, ASPLOS,
- * PyTorch 2) keeps one generated wrapper call per fused kernel: 4 us assumed.
- * CUDA/HIP graphs replay a captured step: no per-operator host cost.
- * Megatron-LM runs eager PyTorch by default (CUDA graphs are opt-in). */
-#define HOST_EAGER_S 12e-6
-#define HOST_TF_GRAPH_S 5e-6
-#define HOST_COMPILED_S 4e-6
-
-double pf_host_op_s(const pf_scenario *sc) {
-  pf_framework fw = sc->framework != PF_FW_AUTO ? sc->framework
-                    : sc->workload.kind == PF_WL_LAYERS ? sc->workload.framework : PF_FW_AUTO;
-  double h;
-  switch (sc->host_mode) {
-  case PF_HOST_EAGER: h = HOST_EAGER_S; break;
-  case PF_HOST_GRAPHS: h = 0; break;
-  case PF_HOST_COMPILED: h = HOST_COMPILED_S; break;
-  default: h = fw == PF_FW_TENSORFLOW ? HOST_TF_GRAPH_S : HOST_EAGER_S; break;
-  }
-  /* single-process DataParallel: one interpreter dispatches every replica's operators under one lock
-   * (PyTorch documentation, "Comparison between DataParallel and DistributedDataParallel": GIL contention
-   * across threads makes DataParallel slower than DDP even on one machine) */
-  if (sc->workload.dp_impl == PF_DPIMPL_DATAPARALLEL && sc->plan.dp > 1) h *= sc->plan.dp;
-  return h;
+  return 0;
 }
 
 int pf_stage_work_compute(const pf_scenario *sc, int stage, pf_stage_work *out) {
@@ -239,12 +237,13 @@ int pf_stage_work_compute(const pf_scenario *sc, int stage, pf_stage_work *out) 
 }
 
 int pf_stage_work_at(const pf_scenario *sc, double clock_ratio, int stage, pf_stage_work *out) {
-  const pf_plan *p = &sc->plan;
   const pf_machine *m = &sc->machine;
   memset(out, 0, sizeof *out);
   double clk = clock_ratio > 0 ? clock_ratio : 1.0;
-  pf_kernel_env env = {.dev = &m->dev, .host_op_s = pf_host_op_s(sc), .eff_scale = sc->compute_eff_scale,
-                       .clock_ratio = clk};
+  pf_host_costs hc;
+  pf_host_costs_get(sc, &hc);
+  pf_kernel_env env = {.dev = &m->dev, .host_op_s = hc.fwd_op_s, .host_bwd_op_s = hc.bwd_op_s,
+                       .eff_scale = sc->compute_eff_scale, .clock_ratio = clk};
   int rc = sc->workload.kind == PF_WL_TRANSFORMER ? transformer_work(sc, &env, stage, out)
            : sc->workload.kind == PF_WL_LAYERS    ? pf_layers_work(sc, &env, out)
                                                   : generic_work(sc, &env, out);
@@ -261,19 +260,18 @@ int pf_stage_work_at(const pf_scenario *sc, double clock_ratio, int stage, pf_st
       pf_step_scale(&out->eval, 1.0 / 3.0);
     }
   }
-  /* optimizer step: Adam over the local parameter shard, ~30 B per parameter
-   * (read fp32 grad, master, m, v; write master, m, v, low-precision weight),
-   * plus the gradient-norm pass (4 B per parameter), in about 20 launches;
-   * a GAN updates its critic several times per step (opt_params). */
-  double upd = out->opt_params > 0 ? out->opt_params : out->params;
-  double shard = upd / (p->dist_opt ? (double)p->dp * p->cp : 1.0);
-  pf_kernel_env oenv = {.dev = &m->dev, .host_op_s = env.host_op_s, .eff_scale = 1, .clock_ratio = clk};
-  pf_kernel opt = {.kind = PF_KERNEL_OPTIMIZER, .name = "adam", .bytes = shard * 30.0 + upd * 4.0,
-                   .host_ops = 1};
-  pf_kernel more = {.kind = PF_KERNEL_MEMORY, .name = "optimizer launches", .count = 19, .host_ops = 1};
+  /* the step's kernels after the last backward (stepkernels.c), issued by one host thread */
+  pf_kernel_env oenv = {.dev = &m->dev, .host_op_s = hc.opt_op_s, .eff_scale = 1, .clock_ratio = clk};
+  pf_kernel_list tail = {0};
   pf_step st;
   memset(&st, 0, sizeof st);
-  if ((rc = pf_step_add(&st, &oenv, &opt)) < 0 || (rc = pf_step_add(&st, &oenv, &more)) < 0) return rc;
+  /* the host starts the step caught up with the GPU: Megatron reads the gradient norm back (.item()), the
+   * Hugging Face Trainer checks the step's loss for NaN/inf on the host after backward (logging_nan_inf_filter,
+   * default on), and TensorFlow's step is one graph */
+  rc = pf_step_tail_kernels(sc, out, &tail);
+  if (rc == 0) rc = pf_step_run(&st, &oenv, &tail, 1);
+  pf_kernel_list_free(&tail);
+  if (rc < 0) return rc;
   out->optimizer_s = pf_step_time(&st);
   out->opt = st;
   return 0;

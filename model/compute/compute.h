@@ -27,9 +27,43 @@ typedef struct pf_stage_work {
                                     steps are training's), the forward third of a FLOP-count workload */
 } pf_stage_work;
 
-/* Host dispatch time per framework operator for the scenario's framework,
- * --host-overhead mode and data-parallel implementation (compute.c). */
+/* Host CPU time per framework operator (hostqueue.c): forward operators,
+ * autograd backward nodes (both times the replicas one interpreter drives
+ * under single-process DataParallel) and the step's optimizer operators, for
+ * the scenario's framework, --host-overhead mode and calibration. */
+typedef struct pf_host_costs {
+  double fwd_op_s, bwd_op_s, opt_op_s;
+  double cpu_scale;              /* the node's eager host cost over the default (1; a calibration's ratio; 0 under
+                                    graphs): scales host work that is not one operator per kernel */
+  double replicas;               /* GPUs whose operators one host thread issues in turn (1: one process per GPU) */
+} pf_host_costs;
+void pf_host_costs_get(const pf_scenario *sc, pf_host_costs *h);
+/* The forward cost (what reports print as host_op_s). */
 double pf_host_op_s(const pf_scenario *sc);
+/* The framework the run uses: --framework, else the model's own (layer lists),
+ * Megatron-LM for transformers, PyTorch otherwise. */
+pf_framework pf_scenario_framework(const pf_scenario *sc);
+
+/* The kernel lists of one microbatch on pipeline stage `stage` of a
+ * transformer (compute.c): the layer's forward and backward, run lps times,
+ * and the ends (embedding; logits and loss), run once. */
+typedef struct pf_stage_lists {
+  pf_kernel_list fwd, bwd, ends_f, ends_b;
+  int lps;
+} pf_stage_lists;
+int pf_transformer_lists(const pf_scenario *sc, int stage, pf_stage_lists *L);
+void pf_stage_lists_free(pf_stage_lists *L);
+
+
+/* The kernels of one step after the last backward of the stage whose
+ * forward and backward w holds (its params, opt_params and layers), for the
+ * scenario's framework (stepkernels.c).  Appended to *l; 0 or PF_ENOMEM. */
+int pf_step_tail_kernels(const pf_scenario *sc, const pf_stage_work *w, pf_kernel_list *l);
+
+/* The copy of one microbatch's inputs from the host (stepkernels.c), on the
+ * first stage before its forward; nothing when the inputs or the host link
+ * are unknown.  Appended to *l; 0 or PF_ENOMEM. */
+int pf_step_input_kernels(const pf_scenario *sc, pf_kernel_list *l);
 
 /* Work of pipeline stage s (0..pp-1) for one microbatch at full clock, or
  * (pf_stage_work_at) with the SM clock at clock_ratio of full under a power
@@ -44,6 +78,31 @@ int pf_stage_work_at(const pf_scenario *sc, double clock_ratio, int stage, pf_st
  * compute/memory/launch split, the FLOPs, params and opt_params of *out
  * (layerwork.c). */
 int pf_layers_work(const pf_scenario *sc, const pf_kernel_env *env, pf_stage_work *out);
+
+/* The kernel lists of a layer-list workload's step (layerwork.c): lists[3 n
+ * + 0..2] forward, data and weight gradient of network n, each run times[]
+ * per step; *n lists (3 x networks).  The caller frees each list. */
+int pf_layers_kernel_lists(const pf_scenario *sc, pf_kernel_list *lists, double *times, int *n);
+
+/* Every kernel of one iteration on one GPU of pipeline stage `stage`
+ * (kernlist.c), merged by phase and name: launches per iteration, time of one
+ * launch, total, what bounds it and where its price comes from; plus, per
+ * phase, the time the GPU waits for the host (name "(host-bound wait)"). */
+typedef struct pf_kernel_row {
+  char name[48];
+  const char *phase;             /* "forward", "backward", "step"; static */
+  double launches, time_s, total_s;
+  pf_limit limit;
+  char source[160];
+} pf_kernel_row;
+typedef struct pf_kernel_rows {
+  int n, cap;
+  pf_kernel_row *r;              /* owned */
+} pf_kernel_rows;
+int pf_stage_kernel_rows(const pf_scenario *sc, int stage, pf_kernel_rows *out);
+void pf_kernel_rows_free(pf_kernel_rows *r);
+/* Where the price of a step kernel of stepkernels.c comes from (static; NULL: not one of them). */
+const char *pf_step_kernel_source(const char *name);
 
 /* The compute that communication hides behind (overlapgemm.c), at the
  * stage's achieved rate of compute-bound kernels (pf_stage_gemm_rate, FLOP/s):

@@ -155,7 +155,7 @@ int pf_step_add(pf_step *s, const pf_kernel_env *env, const pf_kernel *k) {
   int rc = pf_kernel_cost_eval(env, k, &c);
   if (rc < 0) return rc;
   double n = k->count > 0 ? k->count : 1.0;
-  double h = k->host_ops * env->host_op_s, t = c.time_s;
+  double h = k->host_ops * env->host_op_s + k->host_s, t = c.time_s;
   /* n identical launches: G_n = max(G_0 + n t, H_0 + max over j of (j h + (n - j + 1) t)),
    * the max at j = n when h >= t (host-bound) and at j = 1 otherwise */
   double gpu_chain = s->end_s + n * t;

@@ -39,7 +39,8 @@ typedef struct pf_kernel_cost {
 /* Everything a kernel's price depends on besides the kernel itself. */
 typedef struct pf_kernel_env {
   const pf_device *dev; /* borrowed */
-  double host_op_s;     /* host dispatch time per framework operator */
+  double host_op_s;     /* host dispatch time per framework operator (forward) */
+  double host_bwd_op_s; /* per autograd backward node (the backward lists are run with it as host_op_s) */
   double eff_scale;     /* fit overlay: achieved rates x eff_scale (1 = none; 0 is taken as 1) */
   double clock_ratio;   /* SM clock / full clock under a power cap: the math of a kernel runs at x
                            clock_ratio, its HBM stream does not (0 is taken as 1; energy.c) */

@@ -38,6 +38,27 @@ static int run(pf_step *acc, const pf_kernel_env *env, const pf_kernel_list *l, 
   return rc;
 }
 
+int pf_layers_kernel_lists(const pf_scenario *sc, pf_kernel_list *lists, double *times, int *n) {
+  const pf_workload *w = &sc->workload;
+  int nn;
+  const pf_net *nets = pf_layers_nets(w, &nn);
+  pf_precision gp, cp;
+  math_precisions(sc, &gp, &cp);
+  memset(lists, 0, 3 * PF_LAYERS_MAX_NETS * sizeof *lists);
+  pf_layers_totals t;
+  int rc = pf_layers_walk(w, sc->plan.mbs, pf_precision_bytes(sc->precision), sc->machine.dev.units, gp, cp, lists,
+                          &t, NULL);
+  for (int i = 0; i < nn; i++) {
+    times[3 * i] = nets[i].fwd;
+    times[3 * i + 1] = nets[i].dgrad;
+    times[3 * i + 2] = nets[i].wgrad;
+  }
+  *n = 3 * nn;
+  if (rc < 0)
+    for (int i = 0; i < 3 * PF_LAYERS_MAX_NETS; i++) pf_kernel_list_free(&lists[i]);
+  return rc < 0 ? rc : 0;
+}
+
 int pf_layers_work(const pf_scenario *sc, const pf_kernel_env *env, pf_stage_work *out) {
   const pf_workload *w = &sc->workload;
   int nn;
@@ -55,10 +76,17 @@ int pf_layers_work(const pf_scenario *sc, const pf_kernel_env *env, pf_stage_wor
   memset(&fs, 0, sizeof fs);
   memset(&bs, 0, sizeof bs);
   memset(&es, 0, sizeof es);
+  pf_kernel_env benv = *env; /* backward nodes cost the host the autograd engine's time */
+  benv.host_op_s = env->host_bwd_op_s;
+  pf_kernel_list in = {0}; /* the batch from the host before the first network's forward (training, evaluation) */
+  if (rc == 0) rc = pf_step_input_kernels(sc, &in);
+  if (rc == 0) rc = run(&fs, env, &in, nn > 0 ? nets[0].fwd : 0);
+  if (rc == 0) rc = run(&es, env, &in, nn > 0 && nets[0].fwd > 0 ? 1 : 0);
+  pf_kernel_list_free(&in);
   for (int n = 0; n < nn && rc == 0; n++) { /* forward passes, then data and weight gradients */
     rc = run(&fs, env, &lists[3 * n], nets[n].fwd);
-    if (rc == 0) rc = run(&bs, env, &lists[3 * n + 1], nets[n].dgrad);
-    if (rc == 0) rc = run(&bs, env, &lists[3 * n + 2], nets[n].wgrad);
+    if (rc == 0) rc = run(&bs, &benv, &lists[3 * n + 1], nets[n].dgrad);
+    if (rc == 0) rc = run(&bs, &benv, &lists[3 * n + 2], nets[n].wgrad);
     out->opt_params += pn[n] * nets[n].opt;
   }
   for (int n = 0; n < nn && rc == 0; n++) /* evaluation: each network forward once */

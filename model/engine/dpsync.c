@@ -234,6 +234,9 @@ static int build(const pf_comm *c, const pf_stage_work *w, dp_ws *ws, pf_dpsync 
   const pf_workload *wl = &sc->workload;
   const pf_topology *topo = &c->topo;
   int P = p->pp, rc = 0, ndp = p->dp * p->cp;
+  /* single-process DataParallel sums the replicas' gradients onto the first GPU and broadcasts the weights
+   * from it: kernels of its step (compute/stepkernels.c), not a collective of one process per GPU */
+  if (wl->dp_impl == PF_DPIMPL_DATAPARALLEL) ndp = 1;
   for (int s = 0; s < P && rc == 0 && ndp > 1; s++) {
     pf_coll_result gi, ai;
     rc = pf_dp_collective_pattern(sc, topo, d->kind, w[s].params * gbytes, s, &d->grad[s], &gi);

@@ -79,6 +79,9 @@ typedef struct pf_scenario {
                                    nothing: every prediction of the scenario repeats it as a warning */
   /* efficiency overrides from a fit overlay (1, 1, 0 = none) */
   double compute_eff_scale, comm_eff_scale, step_overhead_s;
+  /* host CPU time per eager forward operator and per autograd backward node measured on the node
+   * (calibration results.host, `calibrate --host`; 0 = the defaults of compute/hostqueue.c) */
+  double host_fwd_op_s, host_bwd_op_s;
   double jitter_cv;             /* per-step compute jitter (0 = deterministic timing) */
   double train_iters;           /* --train-iters: iterations of the run (per-run energy; 0 = not given) */
   double power_cap_W;           /* --power-cap: per device (with its package share); 0 = the device's cap */

@@ -218,6 +218,26 @@ static int load_gemm(const ctx *c, const cJSON *results, pf_calibration *out) {
   return 0;
 }
 
+/* results.host: per-operator host costs, each in (0, 10 ms] when present */
+static int load_host(const ctx *c, const cJSON *results, pf_calibration *out) {
+  const cJSON *o;
+  int rc;
+  if ((rc = get_object(c, results, "host", "results.host", &o)) || !o) return rc;
+  const char *keys[] = {"torch_fwd_op_s", "torch_bwd_op_s"};
+  double *dst[] = {&out->host_fwd_op_s, &out->host_bwd_op_s};
+  for (int i = 0; i < 2; i++) {
+    bool found;
+    double v;
+    char field[64];
+    snprintf(field, sizeof field, "results.host.%s", keys[i]);
+    if ((rc = get_num(c, o, keys[i], field, false, &v, &found))) return rc;
+    if (found && !(v > 0 && v <= 10e-3))
+      return pf_error_set(PF_EPARSE, "%s: field results.host.%s: %g s is outside (0, 0.01]", c->path, keys[i], v);
+    if (found) *dst[i] = v;
+  }
+  return 0;
+}
+
 static int load_results(const ctx *c, const cJSON *results, pf_calibration *out) {
   int rc;
   const cJSON *o;
@@ -238,6 +258,7 @@ static int load_results(const ctx *c, const cJSON *results, pf_calibration *out)
   if ((rc = get_num(c, results, "h2d_Bps", "results.h2d_Bps", false, &out->h2d_Bps, NULL))) return rc;
   if ((rc = get_num(c, results, "d2h_Bps", "results.d2h_Bps", false, &out->d2h_Bps, NULL))) return rc;
   if ((rc = load_gemm(c, results, out))) return rc;
+  if ((rc = load_host(c, results, out))) return rc;
   return load_d2d(c, results, out);
 }
 

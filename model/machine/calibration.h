@@ -31,6 +31,9 @@ typedef struct pf_calibration {
   double vector_flops[PF_NPREC];
   double hbm_read_Bps, hbm_write_Bps, hbm_copy_Bps, hbm_triad_Bps;
   double launch_s;
+  /* results.host (`calibrate --host`): host CPU time of an eager PyTorch forward operator and of an autograd
+   * backward node, measured with a tiny script on the node (0 = not measured) */
+  double host_fwd_op_s, host_bwd_op_s;
   double h2d_Bps, d2h_Bps, d2d_Bps;
   double link_alpha_s, link_beta_Bps; /* fitted alpha-beta of device<->device */
   double idle_W, context_W, max_W;  /* power states measured, 0 = not measured (max_W: the highest point seen) */

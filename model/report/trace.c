@@ -14,10 +14,13 @@
  *                                --overlap-param-gather the hidden part of the
  *                                all-gather sits at the start, the exposed part at
  *                                the end
- *   pid 3 "optimizer"            per stage: the optimizer step
+ *   pid 3 "optimizer"            per stage: the optimizer step, and inside it the step's
+ *                                kernels (compute/stepkernels.c) one after another,
+ *                                each as long as the model prices it
  * Times are microseconds with nanosecond resolution; every X event has name,
  * cat, ph, ts, dur, pid and tid.
  */
+#include "compute/compute.h"
 #include "engine/engine.h"
 
 #include "core/core.h"
@@ -38,6 +41,22 @@ static void meta(cJSON *ev, const char *what, int pid, int tid, const char *name
   cJSON *a = cJSON_AddObjectToObject(m, "args");
   cJSON_AddStringToObject(a, "name", name);
   cJSON_AddItemToArray(ev, m);
+}
+
+static void span(cJSON *ev, int pid, int tid, const char *name, const char *cat, double t0, double t1);
+
+/* The step kernels of stage s laid from the optimizer step's start (nothing when they cannot be listed). */
+static void step_kernels(cJSON *ev, const pf_scenario *sc, int s, double t0, double t1) {
+  pf_kernel_rows R;
+  if (pf_stage_kernel_rows(sc, s, &R) < 0) return;
+  for (int i = 0; i < R.n; i++) {
+    const pf_kernel_row *r = &R.r[i];
+    if (strcmp(r->phase, "step") || r->limit == PF_LIMIT_N || !(r->total_s > 0)) continue;
+    double e = fmin(t1, t0 + r->total_s);
+    span(ev, 3, s, r->name, "step_kernel", t0, e);
+    t0 = e;
+  }
+  pf_kernel_rows_free(&R);
 }
 
 static void span(cJSON *ev, int pid, int tid, const char *name, const char *cat, double t0, double t1) {
@@ -88,8 +107,10 @@ int pf_trace_write(const pf_scenario *sc, const pf_trace *t, const char *path) {
   for (int s = 0; tl && s < P; s++) {
     if (tl->grad_end_s[s] > tl->grad_start_s[s])
       span(ev, 2, s, tl->grad_name, "dp_comm", tl->grad_start_s[s], tl->grad_end_s[s]);
-    if (tl->opt_end_s[s] > tl->opt_start_s[s])
+    if (tl->opt_end_s[s] > tl->opt_start_s[s]) {
       span(ev, 3, s, "optimizer step", "optimizer", tl->opt_start_s[s], tl->opt_end_s[s]);
+      step_kernels(ev, sc, s, tl->opt_start_s[s], tl->opt_end_s[s]);
+    }
     if ((s == 0 || s == P - 1) && tl->emb_end_s > tl->emb_start_s)
       span(ev, 2, s, "tied-embedding all-reduce", "dp_comm", tl->emb_start_s, tl->emb_end_s);
     if (tl->ag_end_s[s] > tl->ag_start_s[s])

@@ -33,6 +33,9 @@ int pf_scenario_apply_calibration(pf_scenario *sc) {
       snprintf(sc->calibration_note, sizeof sc->calibration_note, "%s (applied with --force-calibration)", why);
     }
     if ((rc = pf_calibration_apply(&cal, &sc->machine)) < 0) return rc;
+    /* the node's host: per-operator costs of eager PyTorch (compute/hostqueue.c) */
+    if (cal.host_fwd_op_s > 0) sc->host_fwd_op_s = cal.host_fwd_op_s;
+    if (cal.host_bwd_op_s > 0) sc->host_bwd_op_s = cal.host_bwd_op_s;
   }
   if ((rc = pf_ccl_cal_apply(&cc, &sc->machine)) < 0) return rc;
   if (cal.has_fit) {

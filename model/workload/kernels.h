@@ -33,6 +33,7 @@ typedef struct pf_kernel {
   double bytes;         /* HBM bytes read + written by one launch */
   double count;         /* identical launches back to back; 0 means 1 */
   double host_ops;      /* framework operators the host dispatches per launch (0: fused into the previous one) */
+  double host_s;        /* host time per launch besides its operators' dispatch (an optimizer's Python loop) */
   double fixed_s;       /* PF_KERNEL_FIXED: time of one launch */
 } pf_kernel;
 

@@ -22,6 +22,9 @@ typedef enum { PF_FW_AUTO, PF_FW_MEGATRON, PF_FW_PYTORCH, PF_FW_TENSORFLOW } pf_
  * or PyTorch's single-process DataParallel (one host thread per GPU, all
  * dispatching under one interpreter lock). */
 typedef enum { PF_DPIMPL_PROCESS, PF_DPIMPL_DATAPARALLEL } pf_dp_impl;
+/* The optimizer a PyTorch run steps with (compute/stepkernels.c): AdamW (Hugging Face's and most language
+ * models' default) or SGD with momentum (torchvision's ImageNet recipes). */
+typedef enum { PF_OPTIM_ADAMW, PF_OPTIM_SGD } pf_optimizer;
 
 struct pf_layer;
 struct pf_net;
@@ -47,6 +50,7 @@ typedef struct pf_workload {
   const struct pf_net *nets; /* ended by an entry with name NULL; NULL: one network, one pass each */
   pf_framework framework;   /* the framework the model's runs use (auto: PyTorch) */
   pf_dp_impl dp_impl;       /* how its data parallelism runs */
+  pf_optimizer optimizer;   /* what a PyTorch run steps with (AdamW unless the model says) */
   double nontrainable;      /* non-trainable parameters (batch-norm running statistics) */
   bool tf32_matmul;         /* fp32 matmuls run in TF32 where the part has it (NGC PyTorch containers) */
 } pf_workload;

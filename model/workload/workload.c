@@ -56,7 +56,7 @@ static const pf_workload builtins[] = {
           "Llama 3 model card and config.json (8 KV heads, vocabulary 128256, context 8192)"),
     /* sample_bytes: an ImageNet training JPEG, ~110 kB (ILSVRC-2012 train: ~140 GB over 1 281 167 images) */
     {.id = "resnet50", .name = "ResNet-50 v1.5 (ImageNet, 224x224)", .kind = PF_WL_LAYERS, .ly = pf_resnet50,
-     .nets = pf_resnet50_nets, .framework = PF_FW_PYTORCH, .sample_bytes = 110e3,
+     .nets = pf_resnet50_nets, .framework = PF_FW_PYTORCH, .sample_bytes = 110e3, .optimizer = PF_OPTIM_SGD,
      .source = "He et al. 2016, Table 1 (50-layer); v1.5 stride on the 3x3 convolution as torchvision and NVIDIA "
                "DeepLearningExamples build it (model/workload/resnet.c): 25557032 parameters (torchvision), 4.09 GMAC "
                "forward at 224x224; PyTorch eager, one DDP process per GPU, as EPICURE's vision benchmark (PyTorch's ImageNet example, "

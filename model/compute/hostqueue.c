@@ -1,0 +1,81 @@
+/* hostqueue.c - what the host costs the GPU: the CPU time of each framework
+ * operator, per framework mode and pass, that kernel.c lays on the two-resource
+ * queue (the GPU starts kernel i when it has finished kernel i-1 and the host
+ * has issued kernel i; kernel.h).  Short kernels leave the GPU waiting on the
+ * host (host-bound); long ones hide it.
+ *
+ * Defaults (docs/model.md, "Host dispatch"):
+ *  eager PyTorch forward    12 us per operator: Python, the dispatcher, autograd
+ *                           recording and cudaLaunchKernel on a current server
+ *                           CPU (Fernandez et al. 2023, "The Framework Tax",
+ *                           EMNLP: eager frameworks are overhead-bound below a
+ *                           few ms of GPU work per layer; Nguyen et al. 2021,
+ *                           PyTorch blog "Accelerating PyTorch with CUDA
+ *                           Graphs": CPU launch overhead as the reason to
+ *                           capture; PyTorch's operator micro-benchmarks put the
+ *                           C++ dispatch of a trivial operator called from Python
+ *                           at 2.3-3.4 us before the launch, pytorch#32194).
+ *  autograd backward        12 us per backward node: the engine runs the node's
+ *                           backward formula through the same dispatcher and
+ *                           launch path (no Python, but one to three dispatches
+ *                           per node: a linear's backward is two GEMMs and a
+ *                           bias reduction); assumed equal to forward until
+ *                           `calibrate --host` measures both.
+ *  TensorFlow graph mode     5 us: the C++ executor, no Python per operator.
+ *  torch.compile             4 us per fused kernel, forward and backward
+ *                           (Ansel et al. 2024, ASPLOS, PyTorch 2: one generated
+ *                           wrapper call per kernel, AOTAutograd's backward too).
+ *  CUDA/HIP graphs           0: the captured step is replayed by one launch.
+ *  Megatron-LM (with TE)     eager PyTorch: the same per-operator cost over its
+ *                           fused kernels (CUDA graphs are opt-in there).
+ * A calibration file (results.host, `preflight calibrate --host`) replaces the
+ * forward and backward costs with the node's measurements.
+ *
+ * PyTorch's single-process DataParallel runs one host thread per GPU under one
+ * interpreter lock (PyTorch documentation, "Comparison between DataParallel and
+ * DistributedDataParallel": GIL contention across threads makes DataParallel
+ * slower than DDP even on one machine): every replica's operators are issued
+ * one after the other, so the forward and backward costs are those of one
+ * replica times the replicas; the optimizer runs once, on the first GPU. */
+#include "compute.h"
+
+#define HOST_EAGER_S 12e-6
+#define HOST_AUTOGRAD_S 12e-6
+#define HOST_TF_GRAPH_S 5e-6
+#define HOST_COMPILED_S 4e-6
+
+pf_framework pf_scenario_framework(const pf_scenario *sc) {
+  if (sc->framework != PF_FW_AUTO) return sc->framework;
+  if (sc->workload.kind == PF_WL_LAYERS) return sc->workload.framework != PF_FW_AUTO ? sc->workload.framework
+                                                                                    : PF_FW_PYTORCH;
+  return sc->workload.kind == PF_WL_TRANSFORMER ? PF_FW_MEGATRON : PF_FW_PYTORCH;
+}
+
+void pf_host_costs_get(const pf_scenario *sc, pf_host_costs *h) {
+  pf_framework fw = pf_scenario_framework(sc);
+  double f, b;
+  switch (sc->host_mode) {
+  case PF_HOST_EAGER: f = HOST_EAGER_S, b = HOST_AUTOGRAD_S; break;
+  case PF_HOST_GRAPHS: f = b = 0; break;
+  case PF_HOST_COMPILED: f = b = HOST_COMPILED_S; break;
+  default:
+    if (fw == PF_FW_TENSORFLOW) f = b = HOST_TF_GRAPH_S;
+    else f = HOST_EAGER_S, b = HOST_AUTOGRAD_S;
+    break;
+  }
+  /* a measured node (calibration results.host) replaces the eager costs; graphs replay without the host */
+  bool eager = sc->host_mode == PF_HOST_EAGER || (sc->host_mode == PF_HOST_AUTO && fw != PF_FW_TENSORFLOW);
+  if (eager && sc->host_fwd_op_s > 0) f = sc->host_fwd_op_s;
+  if (eager && sc->host_bwd_op_s > 0) b = sc->host_bwd_op_s;
+  h->replicas = sc->workload.dp_impl == PF_DPIMPL_DATAPARALLEL && sc->plan.dp > 1 ? sc->plan.dp : 1;
+  h->fwd_op_s = f * h->replicas;
+  h->bwd_op_s = b * h->replicas;
+  h->opt_op_s = f;
+  h->cpu_scale = eager ? f / HOST_EAGER_S : sc->host_mode == PF_HOST_GRAPHS ? 0.0 : 1.0;
+}
+
+double pf_host_op_s(const pf_scenario *sc) {
+  pf_host_costs h;
+  pf_host_costs_get(sc, &h);
+  return h.fwd_op_s;
+}
