@@ -176,7 +176,9 @@ static int set_group(pf_optvals *v, const space *s, long g) {
     const char *val = ax->val[g % ax->n];
     g /= ax->n;
     const pf_opt *o = pf_opts_find_scenario(ax->name);
-    int rc = pf_opts_set(v, ax->name, o->arg == NULL && strcmp(val, "0") == 0 ? NULL : val);
+    /* a flag off is --no-X where it is on by default (docs/defaults.md) */
+    int rc = o->arg == NULL ? pf_opts_set_flag(v, ax->name, strcmp(val, "0") != 0, "command line")
+                            : pf_opts_set(v, ax->name, val);
     if (rc < 0) return rc;
   }
   return 0;

@@ -103,6 +103,10 @@ CSV
 expect_exit 0 $P validate "$T/rows.csv" --format json
 python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['rows']; sys.exit(0 if r[0]['predicted'] > r[1]['predicted'] else 1)" "$T/out" \
   && ok || bad "validation row flash_attn=false did not turn fused attention off"
+# a sweep axis of a flag: off is --no-X
+expect_exit 0 $P sweep --machine mn5-acc --model llama2-7b --nodes 4 --tp 4 --pp 2 --gbs 128 --vary flash-attn=on,off --format json
+python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['rows']; sys.exit(0 if sorted(x['parallel']['flash_attn'] for x in r) == [False, True] else 1)" "$T/out" \
+  && ok || bad "sweep --vary flash-attn=on,off"
 # the help says when each is on
 expect_exit 0 $P predict --help
 for s in $settings; do expect_grep "^ +--no-$s " "$T/out"; done
