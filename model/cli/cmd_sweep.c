@@ -177,7 +177,9 @@ static int set_group(pf_optvals *v, const space *s, long g) {
     const char *val = ax->val[g % ax->n];
     g /= ax->n;
     const pf_opt *o = pf_opts_find_scenario(ax->name);
-    int rc = pf_opts_set(v, ax->name, o->arg == NULL && strcmp(val, "0") == 0 ? NULL : val);
+    /* a flag off is --no-X where it is on by default (docs/defaults.md) */
+    int rc = o->arg == NULL ? pf_opts_set_flag(v, ax->name, strcmp(val, "0") != 0, "command line")
+                            : pf_opts_set(v, ax->name, val);
     if (rc < 0) return rc;
   }
   return 0;
@@ -336,14 +338,7 @@ static int sweep_predict(const pf_optvals *vp, sweep_run *r) {
     pf_progress_end();
     return rc;
   }
-  static const struct { const char *opt; unsigned bit; } fx[] = {
-      {"tp", PF_FIX_TP}, {"pp", PF_FIX_PP}, {"cp", PF_FIX_CP}, {"mbs", PF_FIX_MBS},
-      {"recompute", PF_FIX_RECOMPUTE}, {"schedule", PF_FIX_SCHEDULE}, {"sp", PF_FIX_SP},
-      {"dist-opt", PF_FIX_DIST_OPT}, {"overlap-grad-reduce", PF_FIX_OVERLAP_GRAD},
-      {"overlap-param-gather", PF_FIX_OVERLAP_PARAM}};
-  unsigned fixed = 0;
-  for (size_t f = 0; f < sizeof fx / sizeof *fx; f++)
-    if (pf_opts_get(vp, fx[f].opt)) fixed |= fx[f].bit;
+  unsigned fixed = pf_opts_tune_fixed(vp);
   for (long i = 0; i < r->mine && rc == 0; i++) {
     if (scs[i].plan.gbs <= 0 && !r->weak) return pf_error_set(PF_EINVAL, "--tune-each needs --gbs");
     if (r->weak && scs[i].plan.gbs <= 0) { /* weak: the global batch follows the tuned DP; keep the first plan's */

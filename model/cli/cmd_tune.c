@@ -32,18 +32,6 @@ const pf_opt pf_tune_opts[] = {
     "  preflight tune --machine mn5-acc --model gpt3-175b --nodes 256 --gbs 1536 --tp 4 --objective energy\n" \
     "  preflight tune --machine mn5-acc --model llama2-7b --nodes 8 --gbs 512 --shard 1/2 -o t1.json\n"
 
-/* Options that fix a dimension of the search. */
-static unsigned fixed_mask(const pf_optvals *v) {
-  static const struct { const char *opt; unsigned bit; } map[] = {
-      {"tp", PF_FIX_TP}, {"pp", PF_FIX_PP}, {"cp", PF_FIX_CP}, {"mbs", PF_FIX_MBS}, {"recompute", PF_FIX_RECOMPUTE},
-      {"schedule", PF_FIX_SCHEDULE}, {"sp", PF_FIX_SP}, {"dist-opt", PF_FIX_DIST_OPT},
-      {"overlap-grad-reduce", PF_FIX_OVERLAP_GRAD}, {"overlap-param-gather", PF_FIX_OVERLAP_PARAM}};
-  unsigned m = 0;
-  for (size_t i = 0; i < sizeof map / sizeof *map; i++)
-    if (pf_opts_get(v, map[i].opt)) m |= map[i].bit;
-  return m;
-}
-
 /* Format a tune result (plain run or merge) as the user asked. */
 char *pf_cli_tune_render(const cJSON *ctx, const pf_tune_result *r, const pf_tune_config *o, pf_format fmt) {
   char *buf = NULL;
@@ -69,7 +57,7 @@ int pf_cmd_tune(int argc, char **argv) {
   int rc = pf_cli_begin(&spec, argc, argv, &cli);
   if (rc != 0) return pf_cli_end(&cli, rc > 0 ? 0 : pf_cli_fail("tune", rc));
   pf_optvals *vp = &cli.v;
-  pf_tune_config o = {.fixed = fixed_mask(vp), .objective = PF_OBJ_TIME, .top = 10, .shard = 1, .nshards = 1};
+  pf_tune_config o = {.fixed = pf_opts_tune_fixed(vp), .objective = PF_OBJ_TIME, .top = 10, .shard = 1, .nshards = 1};
   pf_format fmt = cli.fmt;
   pf_scenario *base = malloc(sizeof *base);
   pf_tune_result r = {0};

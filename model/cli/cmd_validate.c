@@ -66,7 +66,7 @@ static const pf_cli_spec spec = {
     tables, false, 1, true,
     "  preflight validate scenarios/validation/epicure.csv\n"
     "  preflight validate scenarios/validation/maelstrom.csv --format json --plot parity.svg\n"
-    "  preflight validate runs.csv --max-error 15      # your runs; exit 1 if the median error exceeds 15 %\n"
+    "  preflight validate runs.csv --max-error 20      # your runs; exit 1 if the median error exceeds 20 %\n"
     "  preflight validate --megatron-log train.log --machine leonardo-booster      # your Megatron-LM log\n"
     "  preflight validate --fit my-runs.csv -o fitted.json                        # your runs\n"
     "  preflight predict --machine lumi-g --model llama2-7b --nodes 64 --tp 2 --gbs 1024 --dist-opt --flash-attn \\\n"

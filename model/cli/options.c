@@ -86,6 +86,17 @@ int pf_opts_set_from(pf_optvals *v, const char *name, const char *value, const c
   return pf_opts_add(v, o->name, value, source);
 }
 
+int pf_opts_set_flag(pf_optvals *v, const char *name, bool on, const char *source) {
+  const pf_opt *o = pf_opts_find_scenario(name);
+  if (!o) return pf_error_set(PF_EINVAL, "\"%s\" is not a scenario option (see --help)", name);
+  char no[72];
+  snprintf(no, sizeof no, "no-%s", o->name);
+  bool negatable = pf_opts_find_scenario(no) != NULL;
+  int rc = negatable ? pf_opts_set_from(v, no, on ? NULL : "1", source) : 0;
+  if (rc == 0) rc = pf_opts_set_from(v, o->name, on ? "1" : NULL, source);
+  return rc;
+}
+
 const pf_opt *pf_opts_find_scenario(const char *name) {
   const pf_opt *const t[] = {pf_scenario_opts, NULL};
   return pf_opt_find(t, name);
@@ -158,7 +169,11 @@ int pf_opts_load_scenario(const char *path, const pf_opt *const *tables, pf_optv
     case CONFIG_TYPE_STRING: snprintf(val, sizeof val, "%s", config_setting_get_string(s)); break;
     case CONFIG_TYPE_BOOL:
       if (o->arg != NULL) { rc = pf_error_set(PF_EPARSE, "%s: %s: expected a value, not a boolean", src, name); break; }
-      if (!config_setting_get_bool(s)) continue;
+      if (!config_setting_get_bool(s)) { /* "sp = false;": off, also where it is on by default (--no-sp) */
+        char no[72];
+        snprintf(no, sizeof no, "no-%s", o->name);
+        if (!(o = pf_opt_find(tables, no))) continue;
+      }
       snprintf(val, sizeof val, "1");
       break;
     case CONFIG_TYPE_ARRAY: case CONFIG_TYPE_LIST: { /* e.g. nodes = [16, 32, 64] -> "16,32,64" */

@@ -69,6 +69,15 @@ int pf_opts_scenario(const pf_optvals *v, pf_scenario *sc);
  * line, nothing else), built as pf_opts_scenario() builds one. */
 int pf_opts_scenario_file(const char *path, pf_scenario *sc);
 
+/* The PF_SET_* settings (job/plan.h) given either way, as --X or --no-X (a row's column, a scenario file's key). */
+unsigned pf_opts_settings_given(const pf_optvals *v);
+/* What the options fix in a tune search (study/tune.h PF_FIX_*): each dimension given, each setting given
+ * either way.  tune, sweep --tune-each and plan read it. */
+unsigned pf_opts_tune_fixed(const pf_optvals *v);
+/* Set a flag on or off: on gives NAME and removes no-NAME, off gives no-NAME where the table has it (a
+ * setting on by default) and otherwise removes NAME.  Returns 0 or PF_EINVAL / PF_ENOMEM. */
+int pf_opts_set_flag(pf_optvals *v, const char *name, bool on, const char *source);
+
 /* Append a (name, value) pair (value copied); source says where it came from. */
 int pf_opts_add(pf_optvals *v, const char *name, const char *value, const char *source);
 

@@ -40,9 +40,9 @@ static void f_range(cell c, const plan_doc *d, const plan_row *r) {
 }
 
 static const char *flags(const pf_plan *p, char *buf, size_t n) {
-  snprintf(buf, n, "%s%s%s%s%s", p->sp ? " SP" : "", p->dist_opt ? " dist-opt" : "",
+  snprintf(buf, n, "%s%s%s%s%s%s", p->sp ? " SP" : "", p->dist_opt ? " dist-opt" : "",
            p->overlap_grad_reduce ? " overlap-grad" : "", p->overlap_param_gather ? " overlap-param" : "",
-           p->flash_attn ? " flash-attn" : "");
+           p->flash_attn ? " flash-attn" : "", p->tp_comm_overlap ? " tp-comm-overlap" : "");
   return buf;
 }
 

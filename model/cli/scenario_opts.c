@@ -41,10 +41,27 @@ static int read_value(const pf_optvals *v, const pf_opt *o, void *base) {
   return 1;
 }
 
+/* Where name was given last in v (scenario-file settings come before the command line's), -1 if not. */
+static int last_given(const pf_optvals *v, const char *name) {
+  for (int i = v->n - 1; i >= 0; i--)
+    if (strcmp(v->name[i], name) == 0) return i;
+  return -1;
+}
+
+/* A flag and its --no- form (PF_OPT_NEGATE) share a destination: the one given last wins. */
+static bool overruled(const pf_optvals *v, const pf_opt *o) {
+  if (o->type != PF_OPT_FLAG) return false;
+  char partner[72];
+  if (o->flags & PF_OPT_NEGATE) snprintf(partner, sizeof partner, "%s", o->name + 3);
+  else snprintf(partner, sizeof partner, "no-%s", o->name);
+  return last_given(v, partner) > last_given(v, o->name);
+}
+
 int pf_opts_fill(const pf_optvals *v, const pf_opt *table, int group, void *base) {
   for (int alias = 1; alias >= 0; alias--) /* aliases first: the entry's own name wins */
     for (const pf_opt *o = table; o->name; o++) {
       if (!o->at || (group && o->group != group) || !(o->flags & PF_OPT_ALIAS) != !alias) continue;
+      if (overruled(v, o)) continue;
       int rc = read_value(v, o, base);
       if (rc < 0) return rc;
     }
@@ -139,7 +156,36 @@ int pf_opts_scenario(const pf_optvals *v, pf_scenario *sc) {
   if ((rc = pf_device_precision_check(&sc->machine.dev, sc->precision)) < 0) return rc;
   /* the rest: plan features, engine, collectives, input pipeline, energy, files */
   if ((rc = pf_opts_fill(v, pf_scenario_opts, PF_SCG_RUN, sc)) < 0) return rc;
+  /* then what current practice turns on, for the settings not given either way (job/defaults.c) */
+  pf_scenario_practice_defaults(sc, pf_opts_settings_given(v));
   return pf_scenario_apply_calibration(sc); /* the overlay read once, where the scenario is built */
+}
+
+unsigned pf_opts_settings_given(const pf_optvals *v) {
+  unsigned given = 0;
+  for (int i = 0; i < PF_SET_COUNT; i++) {
+    unsigned bit = 1u << i;
+    char no[72];
+    snprintf(no, sizeof no, "no-%s", pf_setting_name(bit));
+    if (pf_opts_get(v, pf_setting_name(bit)) || pf_opts_get(v, no)) given |= bit;
+  }
+  return given;
+}
+
+unsigned pf_opts_tune_fixed(const pf_optvals *v) {
+  static const struct { const char *opt; unsigned bit; } map[] = {
+      {"tp", PF_FIX_TP}, {"pp", PF_FIX_PP}, {"cp", PF_FIX_CP}, {"mbs", PF_FIX_MBS}, {"recompute", PF_FIX_RECOMPUTE},
+      {"schedule", PF_FIX_SCHEDULE}};
+  static const struct { unsigned set, bit; } settings[] = {
+      {PF_SET_SP, PF_FIX_SP}, {PF_SET_DIST_OPT, PF_FIX_DIST_OPT}, {PF_SET_OVERLAP_GRAD, PF_FIX_OVERLAP_GRAD},
+      {PF_SET_OVERLAP_PARAM, PF_FIX_OVERLAP_PARAM}, {PF_SET_FLASH_ATTN, PF_FIX_FLASH_ATTN},
+      {PF_SET_TP_COMM_OVERLAP, PF_FIX_TP_COMM_OVERLAP}};
+  unsigned m = 0, given = pf_opts_settings_given(v);
+  for (size_t i = 0; i < sizeof map / sizeof *map; i++)
+    if (pf_opts_get(v, map[i].opt)) m |= map[i].bit;
+  for (size_t i = 0; i < sizeof settings / sizeof *settings; i++)
+    if (given & settings[i].set) m |= settings[i].bit;
+  return m;
 }
 
 int pf_opts_scenario_file(const char *path, pf_scenario *sc) {

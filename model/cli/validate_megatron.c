@@ -24,6 +24,26 @@
 static bool is_true(const char *s) { return s && (!strcmp(s, "True") || !strcmp(s, "true") || !strcmp(s, "1")); }
 static bool is_set(const char *s) { return s && *s && strcmp(s, "None") && strcmp(s, "null"); }
 
+/* The settings of current practice (job/defaults.c) as the log ran them, each on or off: a dump names
+ * Megatron-LM's flags, and one it does not name was off (store_true flags of arguments.py).  Fused attention:
+ * --use-flash-attn, an --attention-backend other than unfused/local, or Transformer Engine's layers (which
+ * pick a fused kernel themselves).  A log without an argument dump leaves them to the defaults. */
+static int log_settings(const pf_megatron_log *l, pf_optvals *v) {
+  static const struct { const char *arg, *opt; } map[] = {
+      {"sequence_parallel", "sp"}, {"use_distributed_optimizer", "dist-opt"},
+      {"overlap_grad_reduce", "overlap-grad-reduce"}, {"overlap_param_gather", "overlap-param-gather"},
+      {"tp_comm_overlap", "tp-comm-overlap"}};
+  if (l->nargs == 0) return 0;
+  int rc = 0;
+  for (size_t i = 0; i < sizeof map / sizeof *map && rc == 0; i++)
+    rc = pf_opts_set_flag(v, map[i].opt, is_true(pf_megatron_arg(l, map[i].arg)), l->path);
+  const char *be = pf_megatron_arg(l, "attention_backend"), *impl = pf_megatron_arg(l, "transformer_impl");
+  bool fused = is_true(pf_megatron_arg(l, "use_flash_attn")) ||
+               (is_set(be) ? !strstr(be, "unfused") && !strstr(be, "local")
+                           : is_set(impl) && !strcmp(impl, "transformer_engine"));
+  return rc < 0 ? rc : pf_opts_set_flag(v, "flash-attn", fused, l->path);
+}
+
 /* Option pairs from the log's argument dump (Megatron names -> preflight options). */
 static int log_options(const pf_megatron_log *l, const pf_optvals *cli, pf_optvals *v, char *notes, size_t nlen) {
   static const struct { const char *arg, *opt; bool shape; } map[] = {
@@ -55,13 +75,7 @@ static int log_options(const pf_megatron_log *l, const pf_optvals *cli, pf_optva
     }
     if (is_set(voc) && (rc = pf_opts_add(v, "vocab", voc, l->path)) < 0) return rc;
   }
-  if (is_true(pf_megatron_arg(l, "sequence_parallel")) && (rc = pf_opts_add(v, "sp", "1", l->path)) < 0) return rc;
-  if (is_true(pf_megatron_arg(l, "use_distributed_optimizer")) && (rc = pf_opts_add(v, "dist-opt", "1", l->path)) < 0)
-    return rc;
-  if (is_true(pf_megatron_arg(l, "overlap_grad_reduce")) && (rc = pf_opts_add(v, "overlap-grad-reduce", "1", l->path)) < 0)
-    return rc;
-  if (is_true(pf_megatron_arg(l, "overlap_param_gather")) && (rc = pf_opts_add(v, "overlap-param-gather", "1", l->path)) < 0)
-    return rc;
+  if ((rc = log_settings(l, v)) < 0) return rc;
   if (is_set(a = pf_megatron_arg(l, "ddp_bucket_size")) && (rc = pf_opts_add(v, "ddp-bucket-size", a, l->path)) < 0) return rc;
   const char *prec = is_true(pf_megatron_arg(l, "fp16")) ? "fp16" : is_true(pf_megatron_arg(l, "bf16")) ? "bf16"
                      : l->nargs > 0 ? "fp32" : NULL;

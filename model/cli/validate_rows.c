@@ -54,13 +54,15 @@ int pf_cli_vrow_build(const pf_vrow *r, void *arg, pf_scenario *sc, char *why, s
     const pf_opt *o = pf_opts_find_scenario(name);
     if (!o) { rc = pf_error_set(PF_EPARSE, "%s: column %s is not a scenario option", src, r->opt_name[i]); break; }
     const char *val = r->opt_value[i];
-    if (o->arg == NULL) { /* a flag: true sets it, false clears it (also when the command line set it) */
+    if (o->arg == NULL) { /* a flag: true sets it, false clears it (also when the command line set it, and
+                           * where it is on by default: --no-X) */
       int on;
       if (parse_flag(val, &on) < 0) {
         rc = pf_error_set(PF_EPARSE, "%s: %s \"%s\": expected true or false", src, r->opt_name[i], val);
         break;
       }
-      val = on ? "1" : NULL;
+      rc = pf_opts_set_flag(&v, o->name, on, src);
+      continue;
     }
     rc = pf_opts_set_from(&v, o->name, val, src);
   }

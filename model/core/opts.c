@@ -141,7 +141,7 @@ int pf_opt_store(const pf_opt *o, const char *text, void *base, char *why, size_
   int rc = 0;
   switch (o->type) {
   case PF_OPT_FLAG:
-    if (dest) *(bool *)dest = true;
+    if (dest) *(bool *)dest = !(o->flags & PF_OPT_NEGATE);
     return 0;
   case PF_OPT_TEXT:
     if ((o->flags & PF_OPT_NONEMPTY) && !*text) return refuse(why, len, "empty");

@@ -44,6 +44,8 @@ enum {
   PF_OPT_NONEMPTY = 1 << 1, /* PF_OPT_TEXT: "" is refused (file names) */
   PF_OPT_ALIAS = 1 << 2,    /* another name for an entry with the same destination: stored before it
                              * (pf_opts_fill in model/cli), so the entry's own name wins when both are given */
+  PF_OPT_NEGATE = 1 << 3,   /* PF_OPT_FLAG "no-NAME": stores false where the flag NAME stores true (a setting
+                             * that is on by default turned off); of the two, the one given last wins */
 };
 
 /* One valid value of a PF_OPT_CHOICE (or of a PF_OPT_TEXT with a list); lists end with {NULL}. */
@@ -72,7 +74,7 @@ struct pf_opt {
   pf_unit_kind unit; /* PF_OPT_QTY */
   const pf_opt_choice *choices; /* PF_OPT_CHOICE; a PF_OPT_TEXT with choices accepts only those names */
   pf_opt_parse_fn parse;        /* PF_OPT_CALLBACK */
-  unsigned flags;               /* PF_OPT_LO_OPEN, PF_OPT_NONEMPTY, PF_OPT_ALIAS */
+  unsigned flags;               /* PF_OPT_LO_OPEN, PF_OPT_NONEMPTY, PF_OPT_ALIAS, PF_OPT_NEGATE */
   int group;                    /* the caller's grouping (which step fills it, who may give it); 0: none */
   char short_name;              /* one-letter alias of a long name (-q for --quiet); 0: none */
 };

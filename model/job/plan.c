@@ -279,6 +279,7 @@ static int check_batch(pf_scenario *sc) {
 
 int pf_plan_check(pf_scenario *sc) {
   int rc;
+  pf_plan_settle_defaults(sc); /* a setting on by default that this plan rules out is put off (defaults.c) */
   if ((rc = check_world(sc)) < 0 || (rc = check_model_parallel(sc)) < 0 || (rc = check_model_shape(sc)) < 0 ||
       (rc = check_batch(sc)) < 0)
     return rc;

@@ -57,7 +57,24 @@ typedef struct pf_plan {
   pf_rank_order rank_order;
   pf_fp8_recipe fp8_recipe;     /* --fp8-recipe (with --precision fp8) */
   bool fp8_attention;           /* --fp8-attention: the fused attention in FP8 too (TE/cuDNN FP8 attention) */
+  /* The settings current Megatron-Core / NeMo recipes turn on (defaults.c, docs/defaults.md), as PF_SET_* bits:
+   * practice, those the recipes turn on for this job (model family, framework, hardware); given, those the
+   * user set either way (--X or --no-X, a row's column).  A setting on by default and not given is dropped
+   * without a word where the plan rules it out (SP at TP 1, the TP-comm overlap without SP, ...); one the
+   * user gave is checked and refused as before. */
+  unsigned practice, given;
 } pf_plan;
+
+/* The settings that follow current practice (pf_plan.practice, .given). */
+enum {
+  PF_SET_FLASH_ATTN = 1 << 0,
+  PF_SET_SP = 1 << 1,
+  PF_SET_DIST_OPT = 1 << 2,
+  PF_SET_OVERLAP_GRAD = 1 << 3,
+  PF_SET_OVERLAP_PARAM = 1 << 4,
+  PF_SET_TP_COMM_OVERLAP = 1 << 5,
+};
+#define PF_SET_COUNT 6
 
 typedef struct pf_scenario {
   pf_machine machine;
@@ -92,6 +109,21 @@ typedef struct pf_scenario {
 
 /* Defaults: tp=pp=cp=1, mbs=1, schedule 1f1b, precision bf16, seed 1. */
 void pf_scenario_init(pf_scenario *sc);
+
+/* The settings of current practice (defaults.c): for a transformer trained with Megatron (framework auto or
+ * megatron), each PF_SET_* setting that the recipes turn on for the device is put on unless `given` holds
+ * its bit (the user set it either way); layer lists, custom models and other frameworks keep every setting
+ * as given.  Call once the machine, the workload, the precision and --framework are known. */
+void pf_scenario_practice_defaults(pf_scenario *sc, unsigned given);
+/* The PF_SET_* settings current practice turns on for sc (what pf_scenario_practice_defaults applies). */
+unsigned pf_practice_settings(const pf_scenario *sc);
+/* A setting's option name ("flash-attn", "sp", ...), its recipe source (docs/defaults.md), and its value in p. */
+const char *pf_setting_name(unsigned bit);
+const char *pf_setting_source(unsigned bit);
+bool pf_setting_get(const pf_plan *p, unsigned bit);
+/* A setting on by default (practice and not given) that the plan rules out is put off (pf_plan_check calls
+ * it first; so does the engine check for what --engine full does not model). */
+void pf_plan_settle_defaults(pf_scenario *sc);
 
 /* Complete and check the plan against machine and workload: derive gpus,
  * dp, grad_accum/gbs; check divisibility and placement.  PF_EPLAN with a

@@ -25,14 +25,12 @@ static void full(cJSON *o, const pf_plan *pl) {
   cJSON_AddStringToObject(o, "schedule", sched);
   cJSON_AddBoolToObject(o, "sp", pl->sp);
   cJSON_AddBoolToObject(o, "dist_opt", pl->dist_opt);
-  /* only when set, so that default outputs stay as they were */
-  if (pl->overlap_grad_reduce || pl->overlap_param_gather) {
-    cJSON_AddBoolToObject(o, "overlap_grad_reduce", pl->overlap_grad_reduce);
-    cJSON_AddBoolToObject(o, "overlap_param_gather", pl->overlap_param_gather);
-  }
+  cJSON_AddBoolToObject(o, "overlap_grad_reduce", pl->overlap_grad_reduce);
+  cJSON_AddBoolToObject(o, "overlap_param_gather", pl->overlap_param_gather);
   if (pl->ddp_bucket_size > 0) cJSON_AddNumberToObject(o, "ddp_bucket_size", pl->ddp_bucket_size);
   cJSON_AddStringToObject(o, "recompute", pf_recompute_name(pl->recompute));
   cJSON_AddBoolToObject(o, "flash_attn", pl->flash_attn);
+  cJSON_AddBoolToObject(o, "tp_comm_overlap", pl->tp_comm_overlap);
   if (pl->fp8_recipe != PF_FP8_AUTO) cJSON_AddStringToObject(o, "fp8_recipe", pf_fp8_recipe_name(pl->fp8_recipe));
   if (pl->fp8_attention) cJSON_AddBoolToObject(o, "fp8_attention", true);
 }
@@ -46,6 +44,8 @@ static void tune(cJSON *o, const pf_plan *pl) {
   cJSON_AddBoolToObject(o, "dist_opt", pl->dist_opt);
   cJSON_AddBoolToObject(o, "overlap_grad_reduce", pl->overlap_grad_reduce);
   cJSON_AddBoolToObject(o, "overlap_param_gather", pl->overlap_param_gather);
+  cJSON_AddBoolToObject(o, "flash_attn", pl->flash_attn);
+  cJSON_AddBoolToObject(o, "tp_comm_overlap", pl->tp_comm_overlap);
 }
 
 void pf_plan_json_fields(cJSON *o, const pf_plan *pl, pf_plan_form form) {
@@ -87,6 +87,8 @@ int pf_plan_json_read(const cJSON *o, pf_plan *p) {
   p->sp = flag(o, "sp", &bad); p->dist_opt = flag(o, "dist_opt", &bad);
   p->overlap_grad_reduce = flag(o, "overlap_grad_reduce", &bad);
   p->overlap_param_gather = flag(o, "overlap_param_gather", &bad);
+  p->flash_attn = flag(o, "flash_attn", &bad);
+  p->tp_comm_overlap = flag(o, "tp_comm_overlap", &bad);
   const cJSON *s = cJSON_GetObjectItemCaseSensitive(o, "schedule");
   const cJSON *r = cJSON_GetObjectItemCaseSensitive(o, "recompute");
   int v;

@@ -4,8 +4,8 @@
  * a few forms, named here:
  *   FULL   prediction documents' "parallel" (report/report.c): tp pp dp cp mbs
  *          gbs grad_accum microbatches schedule ("interleaved:V") sp dist_opt
- *          [overlap_grad_reduce overlap_param_gather, when either is set]
- *          [ddp_bucket_size, when set] recompute flash_attn [fp8_recipe when not auto,
+ *          overlap_grad_reduce overlap_param_gather [ddp_bucket_size, when set]
+ *          recompute flash_attn tp_comm_overlap [fp8_recipe when not auto,
  *          fp8_attention when set]
  *   SHAPE  plan rows' "parallel" (cli/plan_render.c): tp pp dp cp mbs gbs, then
  *          the caller's "options" text
@@ -13,7 +13,8 @@
  *          asked, tp pp gbs, each only when set (> 0)
  *   TUNE   tune's finalists and shards (study/tune.c), flat in the candidate:
  *          tp pp dp cp mbs gbs microbatches schedule vstages recompute sp
- *          dist_opt overlap_grad_reduce overlap_param_gather, then the
+ *          dist_opt overlap_grad_reduce overlap_param_gather flash_attn
+ *          tp_comm_overlap, then the
  *          caller's "options" text; pf_plan_json_read() reads it back.
  */
 #ifndef PREFLIGHT_PLAN_JSON_H

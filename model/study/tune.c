@@ -45,19 +45,20 @@ void pf_tune_plan_text(const pf_plan *p, char *buf, size_t n) {
   char sched[24];
   if (p->schedule == PF_SCHED_INTERLEAVED) snprintf(sched, sizeof sched, "interleaved:%d", p->vstages);
   else snprintf(sched, sizeof sched, "%s", pf_schedule_name(p->schedule));
-  snprintf(buf, n, "--tp %d --pp %d%s%.0d --mbs %d --recompute %s --schedule %s%s%s%s%s", p->tp, p->pp,
+  snprintf(buf, n, "--tp %d --pp %d%s%.0d --mbs %d --recompute %s --schedule %s%s%s%s%s%s%s", p->tp, p->pp,
            p->cp > 1 ? " --cp " : "", p->cp > 1 ? p->cp : 0, p->mbs, pf_recompute_name(p->recompute), sched,
            p->sp ? " --sp" : "", p->dist_opt ? " --dist-opt" : "", p->overlap_grad_reduce ? " --overlap-grad-reduce" : "",
-           p->overlap_param_gather ? " --overlap-param-gather" : "");
+           p->overlap_param_gather ? " --overlap-param-gather" : "", p->flash_attn ? " --flash-attn" : "",
+           p->tp_comm_overlap ? " --tp-comm-overlap" : "");
 }
 
 /* ---- ordering ---- */
 
 static int plan_cmp(const pf_plan *a, const pf_plan *b) {
   const int x[] = {a->tp, a->cp, a->pp, a->schedule, a->vstages, a->mbs, a->recompute, a->sp, a->dist_opt,
-                   a->overlap_grad_reduce, a->overlap_param_gather};
+                   a->overlap_grad_reduce, a->overlap_param_gather, !a->flash_attn, !a->tp_comm_overlap};
   const int y[] = {b->tp, b->cp, b->pp, b->schedule, b->vstages, b->mbs, b->recompute, b->sp, b->dist_opt,
-                   b->overlap_grad_reduce, b->overlap_param_gather};
+                   b->overlap_grad_reduce, b->overlap_param_gather, !b->flash_attn, !b->tp_comm_overlap};
   for (size_t i = 0; i < sizeof x / sizeof *x; i++)
     if (x[i] != y[i]) return x[i] < y[i] ? -1 : 1;
   return 0;
@@ -141,10 +142,41 @@ static int try_plan(search *s, const pf_plan *pl) {
   return pool_add(&s->pool, &c);
 }
 
+/* What the user fixed: the options the command names, and the settings of current practice given either way
+ * (job/defaults.c; so plan, which fixes nothing else, keeps a --no-flash-attn). */
+static unsigned fixed_of(const search *s) {
+  static const struct { unsigned set, fix; } map[] = {
+      {PF_SET_SP, PF_FIX_SP}, {PF_SET_DIST_OPT, PF_FIX_DIST_OPT}, {PF_SET_OVERLAP_GRAD, PF_FIX_OVERLAP_GRAD},
+      {PF_SET_OVERLAP_PARAM, PF_FIX_OVERLAP_PARAM}, {PF_SET_FLASH_ATTN, PF_FIX_FLASH_ATTN},
+      {PF_SET_TP_COMM_OVERLAP, PF_FIX_TP_COMM_OVERLAP}};
+  unsigned fx = s->o->fixed;
+  for (size_t i = 0; i < sizeof map / sizeof *map; i++)
+    if (s->base->plan.given & map[i].set) fx |= map[i].fix;
+  return fx;
+}
+
+/* The TP-comm overlap: on and off where current practice turns it on for the job and the user left it open
+ * (on first: it hides the TP collectives but takes SMs from the GEMMs it hides behind, comm.c), else as the
+ * scenario has it.  Fused attention is not searched: it stays as the scenario has it, on where the device
+ * has it (Megatron-Core's attention backend "auto" picks a fused kernel whenever there is one, defaults.c),
+ * off with --no-flash-attn; searching it off too doubled the plans priced (1.9x the time of a tune of
+ * llama2-13b on 16 leonardo-booster nodes) for plans the recipes do not run. */
+static int try_settings(search *s, pf_plan pl) {
+  const pf_plan *b = &s->base->plan;
+  bool open = !(fixed_of(s) & PF_FIX_TP_COMM_OVERLAP) && (b->practice & PF_SET_TP_COMM_OVERLAP);
+  bool both = open && pl.sp && pl.tp > 1 && pl.tp <= s->base->machine.gpus_per_node;
+  for (int tc = both ? 1 : 0; tc >= 0; tc--) {
+    pl.tp_comm_overlap = open ? tc : b->tp_comm_overlap;
+    int rc = try_plan(s, &pl);
+    if (rc < 0) return rc;
+  }
+  return 0;
+}
+
 /* Everything after the shape (TP, CP, PP, schedule) is fixed. */
 static int enumerate_rest(search *s, pf_plan pl) {
   const pf_scenario *b = s->base;
-  unsigned fx = s->o->fixed;
+  unsigned fx = fixed_of(s);
   static const int mbs_set[] = {1, 2, 4, 8};
   int nm = fx & PF_FIX_MBS ? 1 : 4;
   int dp_gt1 = b->gpus / (pl.tp * pl.pp * pl.cp) > 1 || pl.cp > 1;
@@ -165,7 +197,7 @@ static int enumerate_rest(search *s, pf_plan pl) {
             if (fx & PF_FIX_OVERLAP_PARAM) { if (op) break; pl.overlap_param_gather = b->plan.overlap_param_gather; }
             else if (op && (!pl.dist_opt || !dp_gt1)) break;
             else pl.overlap_param_gather = op;
-            int rc = try_plan(s, &pl);
+            int rc = try_settings(s, pl);
             if (rc < 0) return rc;
           }
         }
@@ -178,7 +210,7 @@ static int enumerate_rest(search *s, pf_plan pl) {
 static int enumerate(search *s) {
   const pf_scenario *b = s->base;
   const pf_workload *w = &b->workload;
-  unsigned fx = s->o->fixed;
+  unsigned fx = fixed_of(s);
   int gpn = b->machine.gpus_per_node, gpus = b->gpus;
   int tr = w->kind == PF_WL_TRANSFORMER;
   int tps[64], ntp = 0, cps[8], ncp = 0, pps[256], npp = 0;

@@ -8,7 +8,8 @@ source "$PF_SRC/tests/cli/lib.bash"
 P=$PREFLIGHT
 FAST="$PF_SRC/tests/fixtures/machines/fast.cfg"
 expect_exit 0 $P predict --machine "$FAST" --layers 32 --hidden 4096 --heads 32 --seq 2048 --vocab 1024 \
-  --nodes 2 --tp 1 --pp 8 --mbs 2 --grad-accum 32 --recompute selective --schedule 1f1b --format json
+  --nodes 2 --tp 1 --pp 8 --mbs 2 --grad-accum 32 --recompute selective --schedule 1f1b --format json \
+  --no-flash-attn --no-dist-opt --no-overlap-grad-reduce --no-overlap-param-gather # the settings it was written with
 python3 - "$T/out" <<'PY' && ok || bad "1F1B bubble share differs from (p-1)/(m+p-1) by more than 2 %"
 import json, sys
 d = json.load(open(sys.argv[1]))

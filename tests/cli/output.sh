@@ -73,7 +73,7 @@ assert d["memory_per_gpu_GiB"]["total"] > d["memory_per_gpu_GiB"]["capacity"]
 PY
 expect_grep "needs [0-9.]+ GiB per GPU" "$T/err"
 # ... and a sweep marks such points as rows
-SW="--machine leonardo-booster --model llama2-13b --tp 4 --pp 1 --mbs 1 --gbs 512 --dist-opt --sp --nodes 1,16"
+SW="--machine leonardo-booster --model llama2-13b --tp 4 --pp 1 --mbs 1 --gbs 512 --dist-opt --sp --no-flash-attn --nodes 1,16"
 expect_exit 0 $P sweep $SW --format json
 python3 - "$T/out" <<'PY' && ok || bad "sweep rows marked"
 import json, sys
@@ -87,7 +87,8 @@ expect_exit 0 $P sweep $SW
 expect_grep '^ +1 +4  \(does not fit: needs' "$T/out"
 expect_grep 'warning: 16 nodes: memory per GPU is within 8 %' "$T/err"
 # no point runs: exit 1, the rows still say why
-expect_exit 1 $P sweep --machine leonardo-booster --model llama2-13b --tp 4 --pp 1 --mbs 1 --gbs 512 --nodes 1,2
+expect_exit 1 $P sweep --machine leonardo-booster --model llama2-13b --tp 4 --pp 1 --mbs 1 --gbs 512 --nodes 1,2 \
+  --no-flash-attn --no-sp --no-dist-opt   # the settings it was written with (docs/defaults.md)
 expect_grep 'does not fit' "$T/out"
 # machines and models honour -o
 $P models -o "$T/models.csv" && expect_grep '^id,name,params' "$T/models.csv"

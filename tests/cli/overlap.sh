@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # overlap.sh - Megatron-LM's --overlap-grad-reduce / --overlap-param-gather / --ddp-bucket-size on the
-# command line: the flags reach the JSON and the table's plan line (and stay out of default outputs),
+# command line: the flags reach the JSON and the table's plan line (--no-X turns off what is on by default
+# for Megatron transformers, docs/defaults.md),
 # overlap never slows the iteration and never exposes more DP time, outputs are byte-identical run to
 # run, a scenario file sets them as the flags do, --overlap-param-gather without --dist-opt and
 # --engine full with overlap exit 2 naming the options, and the trace shows stage 0's gradient
@@ -9,8 +10,8 @@ source "$PF_SRC/tests/cli/lib.bash"
 P=$PREFLIGHT
 BASE=(--machine lumi-g --model gpt-857m --nodes 32 --mbs 1 --gbs 512 --precision fp16 --dist-opt)
 
-expect_exit 0 $P predict "${BASE[@]}" --format json;                                              cp "$T/out" "$T/off.json"
-expect_exit 0 $P predict "${BASE[@]}" --overlap-grad-reduce --format json;                        cp "$T/out" "$T/ogr.json"
+expect_exit 0 $P predict "${BASE[@]}" --no-overlap-grad-reduce --no-overlap-param-gather --format json; cp "$T/out" "$T/off.json"
+expect_exit 0 $P predict "${BASE[@]}" --overlap-grad-reduce --no-overlap-param-gather --format json;  cp "$T/out" "$T/ogr.json"
 expect_exit 0 $P predict "${BASE[@]}" --overlap-grad-reduce --overlap-param-gather --format json; cp "$T/out" "$T/both.json"
 expect_exit 0 $P predict "${BASE[@]}" --overlap-grad-reduce --overlap-param-gather --format json; cp "$T/out" "$T/both2.json"
 cmp -s "$T/both.json" "$T/both2.json" && ok || bad "two identical runs with overlap differ"
@@ -18,7 +19,7 @@ cmp -s "$T/both.json" "$T/both2.json" && ok || bad "two identical runs with over
 python3 - "$T/off.json" "$T/ogr.json" "$T/both.json" <<'PY' && ok || bad "JSON flags / overlap invariants"
 import json, sys
 off, ogr, both = (json.load(open(f)) for f in sys.argv[1:4])
-assert "overlap_grad_reduce" not in off["parallel"], off["parallel"]      # default output unchanged
+assert off["parallel"]["overlap_grad_reduce"] is False and off["parallel"]["overlap_param_gather"] is False
 assert ogr["parallel"]["overlap_grad_reduce"] is True and ogr["parallel"]["overlap_param_gather"] is False
 assert both["parallel"]["overlap_grad_reduce"] is True and both["parallel"]["overlap_param_gather"] is True
 t = [d["iteration_time_s"] for d in (off, ogr, both)]
@@ -51,7 +52,7 @@ expect_exit 2 $P predict "${BASE[@]}" --overlap-grad-reduce --ddp-bucket-size 0
 expect_grep "ddp-bucket-size" "$T/err"
 
 # errors name both options
-expect_exit 2 $P predict --machine lumi-g --model gpt-857m --nodes 32 --gbs 512 --overlap-param-gather
+expect_exit 2 $P predict --machine lumi-g --model gpt-857m --nodes 32 --gbs 512 --no-dist-opt --overlap-param-gather
 expect_grep "overlap-param-gather" "$T/err"
 expect_grep "dist-opt" "$T/err"
 expect_exit 2 $P predict --machine lumi-g --model gpt3-1.3b --nodes 8 --tp 2 --pp 4 --gbs 64 --engine full --overlap-grad-reduce

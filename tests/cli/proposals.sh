@@ -74,7 +74,7 @@ assert all(r["mbs"] == 2 and r["recompute"] == "full" for r in d["rows"])
 EOF
 # every interleaving degree Megatron accepts: 96 layers on 8 stages -> 12 per stage -> V in 1, 2, 3, 4, 6, 12
 expect_exit 0 "$P" tune --machine mn5-acc --model gpt3-175b --gpus 256 --gbs 1536 --tp 4 --pp 8 --cp 1 --mbs 1 \
-  --recompute full --sp --dist-opt --overlap-grad-reduce --overlap-param-gather --top 6 --format json -o v.json
+  --recompute full --sp --dist-opt --overlap-grad-reduce --overlap-param-gather --tp-comm-overlap --top 6 --format json -o v.json
 python3 - v.json <<'EOF' && ok || bad "tune did not try every interleaving degree"
 import json, sys
 d = json.load(open(sys.argv[1]))

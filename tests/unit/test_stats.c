@@ -68,7 +68,8 @@ static void plan_json(void) {
   cJSON *par = pf_plan_json_parallel(root, &p, PF_PLAN_FORM_FULL);
   CHECK(par == cJSON_GetObjectItemCaseSensitive(root, "parallel"));
   keys(par, k, sizeof k);
-  CHECK_STR(k, "tp pp dp cp mbs gbs grad_accum microbatches schedule sp dist_opt recompute flash_attn");
+  CHECK_STR(k, "tp pp dp cp mbs gbs grad_accum microbatches schedule sp dist_opt overlap_grad_reduce "
+               "overlap_param_gather recompute flash_attn tp_comm_overlap");
   CHECK_STR(cJSON_GetObjectItemCaseSensitive(par, "schedule")->valuestring, "interleaved:2");
   cJSON_Delete(root);
 
@@ -77,7 +78,7 @@ static void plan_json(void) {
   root = cJSON_CreateObject();
   keys(pf_plan_json_parallel(root, &p, PF_PLAN_FORM_FULL), k, sizeof k);
   CHECK_STR(k, "tp pp dp cp mbs gbs grad_accum microbatches schedule sp dist_opt overlap_grad_reduce "
-               "overlap_param_gather ddp_bucket_size recompute flash_attn");
+               "overlap_param_gather ddp_bucket_size recompute flash_attn tp_comm_overlap");
   cJSON_Delete(root);
 
   root = cJSON_CreateObject();
@@ -95,7 +96,7 @@ static void plan_json(void) {
   pf_plan_json_fields(o, &p, PF_PLAN_FORM_TUNE);
   keys(o, k, sizeof k);
   CHECK_STR(k, "tp pp dp cp mbs gbs microbatches schedule vstages recompute sp dist_opt overlap_grad_reduce "
-               "overlap_param_gather");
+               "overlap_param_gather flash_attn tp_comm_overlap");
   pf_plan back;
   CHECK_INT(pf_plan_json_read(o, &back), 0);
   CHECK(back.tp == 2 && back.pp == 4 && back.dp == 8 && back.cp == 1 && back.mbs == 1 && back.gbs == 512);
