@@ -17,6 +17,9 @@ typedef struct plan_row {
   double t_iter_s, tflops, eff, tokens_per_s;
   double eval_iter_s;          /* one forward-only pass of the global batch (evaluation) */
   pf_budget b;
+  pf_pred_interval iv;           /* the row's prediction interval (study/interval.h) */
+  pf_budget lo, hi;              /* the budget at the interval's fast and slow ends (time x time_lo, x time_hi) */
+  double eff_lo, eff_hi;         /* the efficiency's range (the smallest scale: 1, 1 by definition) */
   char why[256];                 /* when !ok */
 } plan_row;
 
@@ -32,8 +35,8 @@ typedef struct plan_doc {
   plan_row rows[64];
   int base, fastest, cheapest, greenest, recommended; /* row indexes, -1 if none */
   double min_eff;
-  pf_budget_range range;
-  char validation[PF_PATH_MAX];
+  bool anchored;                 /* the ranges are anchored on a fit overlay (--calibration) */
+  char validation[PF_PATH_MAX];  /* the validation folder the ranges come from */
 } plan_doc;
 
 /* The proposal as text in fmt, through the format table's plan renderer; NULL when out of memory. */

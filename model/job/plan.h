@@ -69,6 +69,8 @@ typedef struct pf_scenario {
                                    nothing: every prediction of the scenario repeats it as a warning */
   /* efficiency overrides from a fit overlay (1, 1, 0 = none) */
   double compute_eff_scale, comm_eff_scale, step_overhead_s;
+  bool fit_anchored;            /* the overlay holds a fit (validate --fit): predictions are anchored on runs */
+  double fit_rel_sigma;         /* that fit's relative residual spread (RMS log residual; 0: not known) */
   double jitter_cv;             /* per-step compute jitter (0 = deterministic timing) */
   double train_iters;           /* --train-iters: iterations of the run (per-run energy; 0 = not given) */
   double power_cap_W;           /* --power-cap: per device (with its package share); 0 = the device's cap */
