@@ -48,7 +48,7 @@ int pf_interval_coverage(pf_ipool *p, pf_icover *out) {
     double lo, hi;
     int used;
     char regime[160];
-    if ((rc = pf_interval_class(p, &x->k, x->cls, x->group, &lo, &hi, &used, regime, sizeof regime)) < 0) break;
+    if ((rc = pf_interval_class(p, &x->k, x->cls, x->group, false, &lo, &hi, &used, regime, sizeof regime)) < 0) break;
     pf_icover_group *g = &out->g[x->group];
     bool in = inside(x, lo, hi);
     g->n[x->cls]++;

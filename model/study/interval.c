@@ -41,8 +41,16 @@ double pf_irow_ratio(const pf_irow *x) {
   return rate ? 1 + e : 1 / (1 + e);
 }
 
-/* The rows of class cls matching k under mask, not in group skip, measured, predicted and usable. */
-static int collect(pf_ipool *p, const pf_rkey *k, int cls, unsigned mask, int skip, double *q, int *nq) {
+/* A scaling row's error per doubling of scale: ln r / log2(nodes / baseline) (NAN for other rows). */
+static double per_doubling(const pf_irow *x, double r) {
+  if (x->r.metric != PF_MET_SCALING || x->r.baseline_nodes <= 0 || x->nodes <= x->r.baseline_nodes) return NAN;
+  return log(r) / log2((double)x->nodes / x->r.baseline_nodes);
+}
+
+/* The rows of class cls matching k under mask, not in group skip, measured, predicted and usable: their r,
+ * or with doubling, their error per doubling of scale. */
+static int collect(pf_ipool *p, const pf_rkey *k, int cls, unsigned mask, int skip, bool doubling, double *q,
+                   int *nq) {
   int *idx = malloc(sizeof *idx * (size_t)(p->n ? p->n : 1)), n = 0;
   if (!idx) return pf_error_set(PF_ENOMEM, "out of memory");
   for (int i = 0; i < p->n; i++) {
@@ -54,48 +62,59 @@ static int collect(pf_ipool *p, const pf_rkey *k, int cls, unsigned mask, int sk
   for (int i = 0; i < n && rc == 0; i++) {
     const pf_irow *x = &p->rows[idx[i]];
     double r = x->r.status == PF_ROW_PREDICTED ? pf_irow_ratio(x) : NAN;
-    if (isfinite(r) && r > 0) q[(*nq)++] = r;
+    if (doubling && isfinite(r) && r > 0) r = per_doubling(x, r);
+    if (isfinite(r) && (doubling || r > 0)) q[(*nq)++] = r;
   }
   free(idx);
   return rc;
 }
 
-int pf_interval_class(pf_ipool *p, const pf_rkey *k, int cls, int skip, double *lo, double *hi, int *n,
-                      char *regime, size_t len) {
+int pf_interval_class(pf_ipool *p, const pf_rkey *k, int cls, int skip, bool doubling, double *lo, double *hi,
+                      int *n, char *regime, size_t len) {
   double *q = malloc(sizeof *q * (size_t)(p->n ? p->n : 1));
   if (!q) return pf_error_set(PF_ENOMEM, "out of memory");
   int rc = 0, nq = 0;
   size_t levels = sizeof ladder / sizeof *ladder;
   for (size_t l = 0; l < levels; l++) {
-    if ((rc = collect(p, k, cls, ladder[l], skip, q, &nq)) < 0) break;
+    if ((rc = collect(p, k, cls, ladder[l], skip, doubling, q, &nq)) < 0) break;
     if (nq >= PF_INTERVAL_MIN_ROWS || l + 1 == levels) {
       pf_rkey_describe(k, ladder[l], regime, len);
       break;
     }
   }
   *n = nq;
+  double one = doubling ? 0 : 1; /* no error: r = 1, or 0 per doubling */
   if (rc == 0 && nq > 0) {
     qsort(q, (size_t)nq, sizeof *q, pf_cmp_double);
-    *lo = fmin(1.0, pf_quantile_sorted(q, nq, PF_INTERVAL_P_LO)); /* the prediction itself is always inside */
-    *hi = fmax(1.0, pf_quantile_sorted(q, nq, PF_INTERVAL_P_HI));
+    *lo = fmin(one, pf_quantile_sorted(q, nq, PF_INTERVAL_P_LO)); /* the prediction itself is always inside */
+    *hi = fmax(one, pf_quantile_sorted(q, nq, PF_INTERVAL_P_HI));
   } else {
-    *lo = *hi = 1.0;
+    *lo = *hi = one;
   }
   free(q);
   return rc;
 }
 
-/* Anchored: the fit's residual spread with the scale-extrapolation spread the efficiency rows give. */
-static void anchored(const pf_scenario *sc, pf_pred_interval *out) {
-  double zs = Z90 * sc->fit_rel_sigma;
-  double up = log(fmax(1.0, 1 / out->eff_lo)), down = log(fmin(1.0, 1 / out->eff_hi));
+/* Anchored: the fit's residual spread with the error of carrying the fit's largest scale to sc's, D
+ * doublings at the scaling rows' error per doubling (their 10th and 90th percentiles d10 <= 0 <= d90, log
+ * efficiency ratios: the time's log ratio is their negative). */
+static int anchored(pf_ipool *p, const pf_rkey *k, const pf_scenario *sc, pf_pred_interval *out) {
+  double d10, d90;
+  char regime[160];
+  int rc = pf_interval_class(p, k, PF_ICLASS_EFF, -1, true, &d10, &d90, &out->n_time, regime, sizeof regime);
+  if (rc < 0) return rc;
+  int gpn = sc->machine.gpus_per_node > 0 ? sc->machine.gpus_per_node : 1;
+  double nodes = sc->nodes > 0 ? sc->nodes : (sc->gpus + gpn - 1) / gpn;
+  double D = log2(fmax(1.0, nodes / fmax(1.0, sc->fit_max_nodes)));
+  double zs = Z90 * sc->fit_rel_sigma, up = -d10 * D, down = -d90 * D;
   out->time_hi = exp(sqrt(up * up + zs * zs));
   out->time_lo = exp(-sqrt(down * down + zs * zs));
-  out->n_time = out->n_eff;
   out->anchored = true;
   const char *base = strrchr(sc->calibration, '/');
-  snprintf(out->time_regime, sizeof out->time_regime, "anchored on %.64s (fit spread %.1f %%; scale from %.150s)",
-           base ? base + 1 : sc->calibration, 100 * sc->fit_rel_sigma, out->eff_regime);
+  snprintf(out->time_regime, sizeof out->time_regime, "anchored on %.64s (fit spread %.1f %%, %.1f doublings of scale "
+           "from %.0f nodes at the scaling error of %.120s)", base ? base + 1 : sc->calibration,
+           100 * sc->fit_rel_sigma, D, fmax(1.0, sc->fit_max_nodes), regime);
+  return 0;
 }
 
 int pf_interval_of(pf_ipool *p, const pf_scenario *sc, bool efficiency, pf_pred_interval *out) {
@@ -103,14 +122,11 @@ int pf_interval_of(pf_ipool *p, const pf_scenario *sc, bool efficiency, pf_pred_
   out->eff_lo = out->eff_hi = 1;
   pf_rkey k;
   pf_rkey_of(sc, &k);
-  int rc = !efficiency && !sc->fit_anchored ? 0 : pf_interval_class(p, &k, PF_ICLASS_EFF, -1, &out->eff_lo, &out->eff_hi, &out->n_eff, out->eff_regime,
+  int rc = !efficiency ? 0 : pf_interval_class(p, &k, PF_ICLASS_EFF, -1, false, &out->eff_lo, &out->eff_hi, &out->n_eff, out->eff_regime,
                              sizeof out->eff_regime);
   if (rc < 0) return rc;
-  if (sc->fit_anchored) {
-    anchored(sc, out);
-    return 0;
-  }
-  return pf_interval_class(p, &k, PF_ICLASS_TIME, -1, &out->time_lo, &out->time_hi, &out->n_time,
+  if (sc->fit_anchored) return anchored(p, &k, sc, out);
+  return pf_interval_class(p, &k, PF_ICLASS_TIME, -1, false, &out->time_lo, &out->time_hi, &out->n_time,
                            out->time_regime, sizeof out->time_regime);
 }
 

@@ -139,6 +139,8 @@ static int add_file(pf_ipool *p, const char *path) {
     if (pf_vrow_scenario(r, p->vo, sc, why, sizeof why) == 0) {
       x->keyed = true;
       pf_rkey_of(sc, &x->k);
+      int gpn = sc->machine.gpus_per_node > 0 ? sc->machine.gpus_per_node : 1;
+      x->nodes = sc->nodes > 0 ? sc->nodes : (sc->gpus + gpn - 1) / gpn;
     }
     pf_error_clear();
   }

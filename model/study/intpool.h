@@ -23,6 +23,7 @@ typedef struct pf_irow {
   int file, group, cls;
   bool keyed;                   /* its scenario was built and its key found */
   bool done;                    /* pf_validate_run has run on it */
+  int nodes;                    /* its scenario's node count */
   pf_rkey k;
 } pf_irow;
 
@@ -48,8 +49,9 @@ int pf_ipool_predict(pf_ipool *p, const int *idx, int n);
 /* r of a predicted row (interval.h), NAN when it has none. */
 double pf_irow_ratio(const pf_irow *x);
 /* The 10th and 90th percentile of r over the rows of class cls nearest to k (the ladder), leaving out
- * group skip (-1: none); *n rows used, regime named in regime.  lo <= 1 <= hi. */
-int pf_interval_class(pf_ipool *p, const pf_rkey *k, int cls, int skip, double *lo, double *hi, int *n,
-                      char *regime, size_t len);
+ * group skip (-1: none); *n rows used, regime named in regime.  lo <= 1 <= hi.  With doubling: of the
+ * scaling rows' ln r per doubling of scale instead (lo <= 0 <= hi). */
+int pf_interval_class(pf_ipool *p, const pf_rkey *k, int cls, int skip, bool doubling, double *lo, double *hi,
+                      int *n, char *regime, size_t len);
 
 #endif
