@@ -95,7 +95,7 @@ const pf_opt pf_plan_opts[] = {
      .type = PF_OPT_TEXT},
     {"tune-each", NULL, "tune the parallel split at every scale (the default when no --tp/--pp/--cp is given)",
      .type = PF_OPT_FLAG},
-    {"validation", "DIR|CSV", "measured runs for the range (default: $PREFLIGHT_VALIDATION or scenarios/validation)",
+    {"validation", "DIR|CSV", "measured runs the ranges come from (default: $PREFLIGHT_VALIDATION or scenarios/validation)",
      .type = PF_OPT_TEXT},
     {"plot", "FILE.svg", "cost versus scale: node-hours and wall time against nodes", .type = PF_OPT_TEXT},
     PF_OPT_END};

@@ -177,7 +177,7 @@ static void paragraph(FILE *out, const plan_doc *d) {
                  "TP x PP x DP and micro-batch columns)");
   cell rr;
   f_range(rr, r);
-  fprintf(out, "; from preflight's %svalidation errors, the node-hours lie in %s (nominal 80 %%)",
+  fprintf(out, "; from preflight's %svalidation errors, the node-hours lie in %s (the ranges below)",
           d->anchored ? "fit and " : "", rr);
   fprintf(out, ".\n");
 }

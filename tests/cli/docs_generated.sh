@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # docs_generated.sh - pages generated from the repository's own files are current: the device table
 # of docs/machine-sources.md is what scripts/device-table.py writes from machines/devices/*.cfg, and
-# the check notices a stale table (a copy of the page with one value changed fails it).
+# the check notices a stale table (a copy of the page with one value changed fails it); the coverage table
+# of the prediction intervals in docs/validation.md is what `validate --coverage` prints.
 set -u
 . "$(dirname "$0")/lib.bash"
 python3 "$PF_SRC/scripts/device-table.py" --check && ok || bad "docs/machine-sources.md device table is stale: run scripts/device-table.py"
@@ -14,4 +15,6 @@ cmp -s "$T/docs/machine-sources.md" "$PF_SRC/docs/machine-sources.md" && bad "th
 out=$(python3 "$T/scripts/device-table.py" --check 2>&1); rc=$?
 [ $rc -ne 0 ] && grep -q "machine-sources.md:[0-9]*: the device table differs" <<<"$out" && ok || bad "a stale table passed the check (rc $rc: $out)"
 python3 "$T/scripts/device-table.py" && python3 "$T/scripts/device-table.py" --check && ok || bad "regenerating did not make the table current"
+PF_ROOT="$PF_SRC" PREFLIGHT="$PREFLIGHT" bash "$PF_SRC/scripts/interval-coverage.sh" --check && ok ||
+  bad "docs/validation.md coverage table is stale: run scripts/interval-coverage.sh"
 finish
