@@ -47,8 +47,11 @@ int pf_interval_coverage(pf_ipool *p, pf_icover *out) {
     if (!x->keyed || x->r.status != PF_ROW_PREDICTED) continue;
     double lo, hi;
     int used;
-    char regime[160];
-    if ((rc = pf_interval_class(p, &x->k, x->cls, x->group, false, &lo, &hi, &used, regime, sizeof regime)) < 0) break;
+    char regime[320];
+    rc = x->cls == PF_ICLASS_TIME
+             ? pf_interval_time(p, &x->k, x->nodes, x->group, &lo, &hi, &used, regime, sizeof regime)
+             : pf_interval_class(p, &x->k, x->cls, x->group, false, &lo, &hi, &used, NULL, regime, sizeof regime);
+    if (rc < 0) break;
     pf_icover_group *g = &out->g[x->group];
     bool in = inside(x, lo, hi);
     g->n[x->cls]++;

@@ -50,7 +50,7 @@ static double per_doubling(const pf_irow *x, double r) {
 /* The rows of class cls matching k under mask, not in group skip, measured, predicted and usable: their r,
  * or with doubling, their error per doubling of scale. */
 static int collect(pf_ipool *p, const pf_rkey *k, int cls, unsigned mask, int skip, bool doubling, double *q,
-                   int *nq) {
+                   double *nodes, int *nq) {
   int *idx = malloc(sizeof *idx * (size_t)(p->n ? p->n : 1)), n = 0;
   if (!idx) return pf_error_set(PF_ENOMEM, "out of memory");
   for (int i = 0; i < p->n; i++) {
@@ -63,20 +63,22 @@ static int collect(pf_ipool *p, const pf_rkey *k, int cls, unsigned mask, int sk
     const pf_irow *x = &p->rows[idx[i]];
     double r = x->r.status == PF_ROW_PREDICTED ? pf_irow_ratio(x) : NAN;
     if (doubling && isfinite(r) && r > 0) r = per_doubling(x, r);
-    if (isfinite(r) && (doubling || r > 0)) q[(*nq)++] = r;
+    if (!isfinite(r) || (!doubling && !(r > 0))) continue;
+    nodes[*nq] = x->nodes;
+    q[(*nq)++] = r;
   }
   free(idx);
   return rc;
 }
 
 int pf_interval_class(pf_ipool *p, const pf_rkey *k, int cls, int skip, bool doubling, double *lo, double *hi,
-                      int *n, char *regime, size_t len) {
-  double *q = malloc(sizeof *q * (size_t)(p->n ? p->n : 1));
-  if (!q) return pf_error_set(PF_ENOMEM, "out of memory");
+                      int *n, double *ref_nodes, char *regime, size_t len) {
+  double *q = malloc(sizeof *q * (size_t)(p->n ? p->n : 1)), *nodes = malloc(sizeof *q * (size_t)(p->n ? p->n : 1));
+  if (!q || !nodes) { free(q); free(nodes); return pf_error_set(PF_ENOMEM, "out of memory"); }
   int rc = 0, nq = 0;
   size_t levels = sizeof ladder / sizeof *ladder;
   for (size_t l = 0; l < levels; l++) {
-    if ((rc = collect(p, k, cls, ladder[l], skip, doubling, q, &nq)) < 0) break;
+    if ((rc = collect(p, k, cls, ladder[l], skip, doubling, q, nodes, &nq)) < 0) break;
     if (nq >= PF_INTERVAL_MIN_ROWS || l + 1 == levels) {
       pf_rkey_describe(k, ladder[l], regime, len);
       break;
@@ -91,8 +93,41 @@ int pf_interval_class(pf_ipool *p, const pf_rkey *k, int cls, int skip, bool dou
   } else {
     *lo = *hi = one;
   }
+  if (ref_nodes) *ref_nodes = nq > 0 ? pf_median(nodes, nq) : 1;
   free(q);
+  free(nodes);
   return rc;
+}
+
+static int nodes_of(const pf_scenario *sc) {
+  int gpn = sc->machine.gpus_per_node > 0 ? sc->machine.gpus_per_node : 1;
+  return sc->nodes > 0 ? sc->nodes : (sc->gpus + gpn - 1) / gpn;
+}
+
+/* The scaling rows' error per doubling of scale near k (10th and 90th percentiles, d10 <= 0 <= d90) and its
+ * regime. */
+static int per_doubling_spread(pf_ipool *p, const pf_rkey *k, int skip, double *d10, double *d90, int *n,
+                               char *regime, size_t len) {
+  return pf_interval_class(p, k, PF_ICLASS_EFF, skip, true, d10, d90, n, NULL, regime, len);
+}
+
+int pf_interval_time(pf_ipool *p, const pf_rkey *k, int nodes, int skip, double *lo, double *hi, int *n,
+                     char *regime, size_t len) {
+  double ref, d10, d90;
+  int rc = pf_interval_class(p, k, PF_ICLASS_TIME, skip, false, lo, hi, n, &ref, regime, len);
+  double D = log2(fmax(1.0, nodes / fmax(1.0, ref)));
+  if (rc < 0 || D <= 0) return rc;
+  char sreg[160];
+  int ns;
+  if ((rc = per_doubling_spread(p, k, skip, &d10, &d90, &ns, sreg, sizeof sreg)) < 0) return rc;
+  double up = log(*hi), down = log(*lo), su = -d10 * D, sd = -d90 * D;
+  *hi = exp(sqrt(up * up + su * su));
+  *lo = exp(-sqrt(down * down + sd * sd));
+  size_t w = strlen(regime);
+  snprintf(regime + w, len - w, ", with %.1f doublings of scale from %.0f nodes at the scaling error of %.100s", D,
+           ref, sreg);
+  *n += ns;
+  return 0;
 }
 
 /* Anchored: the fit's residual spread with the error of carrying the fit's largest scale to sc's, D
@@ -101,11 +136,9 @@ int pf_interval_class(pf_ipool *p, const pf_rkey *k, int cls, int skip, bool dou
 static int anchored(pf_ipool *p, const pf_rkey *k, const pf_scenario *sc, pf_pred_interval *out) {
   double d10, d90;
   char regime[160];
-  int rc = pf_interval_class(p, k, PF_ICLASS_EFF, -1, true, &d10, &d90, &out->n_time, regime, sizeof regime);
+  int rc = per_doubling_spread(p, k, -1, &d10, &d90, &out->n_time, regime, sizeof regime);
   if (rc < 0) return rc;
-  int gpn = sc->machine.gpus_per_node > 0 ? sc->machine.gpus_per_node : 1;
-  double nodes = sc->nodes > 0 ? sc->nodes : (sc->gpus + gpn - 1) / gpn;
-  double D = log2(fmax(1.0, nodes / fmax(1.0, sc->fit_max_nodes)));
+  double D = log2(fmax(1.0, nodes_of(sc) / fmax(1.0, sc->fit_max_nodes)));
   double zs = Z90 * sc->fit_rel_sigma, up = -d10 * D, down = -d90 * D;
   out->time_hi = exp(sqrt(up * up + zs * zs));
   out->time_lo = exp(-sqrt(down * down + zs * zs));
@@ -122,12 +155,12 @@ int pf_interval_of(pf_ipool *p, const pf_scenario *sc, bool efficiency, pf_pred_
   out->eff_lo = out->eff_hi = 1;
   pf_rkey k;
   pf_rkey_of(sc, &k);
-  int rc = !efficiency ? 0 : pf_interval_class(p, &k, PF_ICLASS_EFF, -1, false, &out->eff_lo, &out->eff_hi, &out->n_eff, out->eff_regime,
+  int rc = !efficiency ? 0 : pf_interval_class(p, &k, PF_ICLASS_EFF, -1, false, &out->eff_lo, &out->eff_hi, &out->n_eff, NULL, out->eff_regime,
                              sizeof out->eff_regime);
   if (rc < 0) return rc;
   if (sc->fit_anchored) return anchored(p, &k, sc, out);
-  return pf_interval_class(p, &k, PF_ICLASS_TIME, -1, false, &out->time_lo, &out->time_hi, &out->n_time,
-                           out->time_regime, sizeof out->time_regime);
+  return pf_interval_time(p, &k, nodes_of(sc), -1, &out->time_lo, &out->time_hi, &out->n_time, out->time_regime,
+                          sizeof out->time_regime);
 }
 
 void pf_interval_scale(const pf_prediction *p, double f, pf_prediction *out) {

@@ -63,7 +63,7 @@ typedef struct pf_icover_group {
   char source[64], family[64];  /* file name, model family (the model id without its size) */
   int n[2], inside[2];          /* [0] time and throughput rows, [1] efficiency rows: judged, and inside */
   int bounds, bounds_inside;    /* of those, rows measured as a bound (counted inside when they overlap) */
-  char regime[192];             /* the regime of the group's first row (time class, else efficiency) */
+  char regime[352];             /* the regime of the group's first row (time class, else efficiency) */
 } pf_icover_group;
 
 typedef struct pf_icover {

@@ -52,6 +52,11 @@ double pf_irow_ratio(const pf_irow *x);
  * group skip (-1: none); *n rows used, regime named in regime.  lo <= 1 <= hi.  With doubling: of the
  * scaling rows' ln r per doubling of scale instead (lo <= 0 <= hi). */
 int pf_interval_class(pf_ipool *p, const pf_rkey *k, int cls, int skip, bool doubling, double *lo, double *hi,
-                      int *n, char *regime, size_t len);
+                      int *n, double *ref_nodes, char *regime, size_t len);
+/* The time factors of a prediction at nodes: the time rows' interval (pf_interval_class; their median node
+ * count N), widened beyond N by the scaling rows' error per doubling over log2(nodes / N) doublings, the two
+ * independent in log space (interval.h). */
+int pf_interval_time(pf_ipool *p, const pf_rkey *k, int nodes, int skip, double *lo, double *hi, int *n,
+                     char *regime, size_t len);
 
 #endif

@@ -78,8 +78,8 @@ PY
 expect_exit 2 $P validate --coverage "$T/none"
 expect_grep "cannot open the validation folder" "$T/err"
 
-# anchored: a fit from 1-2 node runs on lumi-g (synthesised with known parameters, +-3 % noise), a plan one
-# doubling beyond them (farther out the scaling rows' spread per doubling grows past the unanchored range)
+# anchored: a fit from 1-2 node runs on lumi-g (synthesised with known parameters, +-3 % noise), plans at 4 and 16
+# nodes
 KNOWN=$PF_SRC/tests/fixtures/validation/known-fit.json
 H="machine,model,layers,hidden,heads,seq,vocab,nodes,gpus,tp,pp,dp,mbs,gbs,precision,sp,dist_opt,recompute,schedule,metric,value,unit,baseline_nodes,source"
 echo "$H" > "$T/runs.csv"
@@ -93,9 +93,9 @@ for n in 1 2; do
   done
 done
 expect_exit 0 $P validate --fit "$T/runs.csv" --no-loo -o "$T/fitted.json"
-expect_exit 0 $P plan --machine lumi-g $A $R --nodes 4 --format json
+expect_exit 0 $P plan --machine lumi-g $A $R --nodes 4,16 --format json
 cp "$T/out" "$T/plain.json"
-expect_exit 0 $P plan --machine lumi-g $A $R --nodes 4 --calibration "$T/fitted.json" --format json
+expect_exit 0 $P plan --machine lumi-g $A $R --nodes 4,16 --calibration "$T/fitted.json" --format json
 python3 - "$T/plain.json" "$T/out" <<'PY' && ok || bad "anchored plan range not narrower"
 import json, sys
 a, b = (json.load(open(f)) for f in sys.argv[1:3])
