@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # update-readme.sh - regenerate every generated section of README.md from the built binary:
-# the tour (scripts/readme-tour.sh), the accuracy tables (scripts/validation-tables.sh), the coverage
-# of the prediction intervals in docs/validation.md (scripts/interval-coverage.sh) and the
+# the tour (scripts/readme-tour.sh), the accuracy tables and the coverage of the prediction intervals
+# (scripts/validation-tables.sh) and the
 # speed table (bench/run.sh); and the device table of docs/machine-sources.md from the device
 # files (scripts/device-table.py).  Nothing in those sections is typed by hand.
 set -euo pipefail
@@ -10,7 +10,6 @@ PF=${1:-build/preflight}
 scripts/device-table.py
 scripts/readme-tour.sh "$PF"
 PREFLIGHT=$(pwd)/$PF scripts/validation-tables.sh
-PREFLIGHT=$(pwd)/$PF scripts/interval-coverage.sh
 bench=$(bench/run.sh "$PF" 3)
 python3 - "$bench" <<'PY'
 import re, sys

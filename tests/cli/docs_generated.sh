@@ -15,6 +15,6 @@ cmp -s "$T/docs/machine-sources.md" "$PF_SRC/docs/machine-sources.md" && bad "th
 out=$(python3 "$T/scripts/device-table.py" --check 2>&1); rc=$?
 [ $rc -ne 0 ] && grep -q "machine-sources.md:[0-9]*: the device table differs" <<<"$out" && ok || bad "a stale table passed the check (rc $rc: $out)"
 python3 "$T/scripts/device-table.py" && python3 "$T/scripts/device-table.py" --check && ok || bad "regenerating did not make the table current"
-PF_ROOT="$PF_SRC" PREFLIGHT="$PREFLIGHT" bash "$PF_SRC/scripts/interval-coverage.sh" --check && ok ||
-  bad "docs/validation.md coverage table is stale: run scripts/interval-coverage.sh"
+PF_ROOT="$PF_SRC" PREFLIGHT="$PREFLIGHT" bash "$PF_SRC/scripts/validation-tables.sh" --check-coverage && ok ||
+  bad "docs/validation.md coverage table is stale: run scripts/validation-tables.sh"
 finish
