@@ -43,9 +43,6 @@ typedef struct pf_ipool pf_ipool;
  * negative code (unreadable folder, malformed CSV). */
 int pf_ipool_open(const char *dir_or_csv, const pf_validate_opts *vo, pf_ipool **out);
 void pf_ipool_free(pf_ipool *p);
-/* Rows in the pool, and those predicted so far (the cost of the intervals asked for). */
-int pf_ipool_rows(const pf_ipool *p);
-int pf_ipool_predicted(const pf_ipool *p);
 
 /* The interval of scenario sc (its own node count, plan and calibration): the time factors, and with
  * efficiency (or when sc is anchored, which needs them) the efficiency factors (n_eff 0 without: their

@@ -191,9 +191,6 @@ void pf_ipool_free(pf_ipool *p) {
   free(p);
 }
 
-int pf_ipool_rows(const pf_ipool *p) { return p->n; }
-int pf_ipool_predicted(const pf_ipool *p) { return p->npredicted; }
-
 int pf_ipool_predict(pf_ipool *p, const int *idx, int n) {
   pf_vset s = {0};
   int *which = malloc(sizeof *which * (size_t)(n ? n : 1));
@@ -208,7 +205,6 @@ int pf_ipool_predict(pf_ipool *p, const int *idx, int n) {
     for (int i = 0; i < s.n && rc == 0; i++) {
       p->rows[which[i]].r = s.rows[i];
       p->rows[which[i]].done = true;
-      p->npredicted++;
     }
   }
   free(which);

@@ -31,7 +31,7 @@ typedef struct pf_irow {
 
 struct pf_ipool {
   const pf_validate_opts *vo;
-  int n, npredicted;
+  int n;
   pf_irow *rows;                /* owned */
   int nfiles;
   char files[PF_IPOOL_FILES][PF_PATH_MAX]; /* paths, in name order */

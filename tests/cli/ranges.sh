@@ -77,6 +77,12 @@ assert n >= 50 and 0.70 <= k / n <= 0.90, (k, n)
 PY
 expect_exit 2 $P validate --coverage "$T/none"
 expect_grep "cannot open the validation folder" "$T/err"
+# one CSV as the validation set; a malformed one is refused with its file and line
+expect_exit 0 $P plan --machine lumi-g $A $R --nodes 4 --validation "$PF_SRC/scenarios/validation/maelstrom.csv" --format json
+check_json "$T/out" && ok || bad "plan --validation FILE.csv"
+printf 'machine,model,layers,hidden,heads,seq,vocab,nodes,gpus,tp,pp,dp,mbs,gbs,precision,sp,dist_opt,recompute,schedule,metric,value,unit,baseline_nodes,source\nlumi-g,gpt3-1.3b,,,,,,x,,1,1,,4,512,bf16,,,,,iteration_time_s,1,s,,here\n' > "$T/bad.csv"
+expect_exit 2 $P plan --machine lumi-g $A $R --nodes 4 --validation "$T/bad.csv"
+expect_grep "bad.csv:2" "$T/err"
 
 # anchored: a fit from 1-2 node runs on lumi-g (synthesised with known parameters, +-3 % noise), plans at 4 and 16
 # nodes
