@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # update-readme.sh - regenerate every generated section of README.md from the built binary:
-# the tour (scripts/readme-tour.sh), the accuracy tables (scripts/validation-tables.sh) and the
+# the tour (scripts/readme-tour.sh), the accuracy tables and the coverage of the prediction intervals
+# (scripts/validation-tables.sh) and the
 # speed table (bench/run.sh); and the device table of docs/machine-sources.md from the device
 # files (scripts/device-table.py).  Nothing in those sections is typed by hand.
 set -euo pipefail

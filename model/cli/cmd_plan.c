@@ -8,7 +8,9 @@
  * billing units and energy.  Efficiency is relative to the smallest scale that
  * fits (DESIGN 5.6).  It recommends the fastest, the cheapest, the best time x
  * energy and - with --min-efficiency - the largest scale still above it, and
- * gives a range from the validation error of similar measured runs.
+ * gives every row a range: its prediction interval (study/interval.h) from the
+ * validation folder, anchored when --calibration holds a fit, and the budget
+ * at both ends of it.
  */
 #include "cli.h"
 #include "options.h"
@@ -94,7 +96,7 @@ const pf_opt pf_plan_opts[] = {
      .type = PF_OPT_TEXT},
     {"tune-each", NULL, "tune the parallel split at every scale (the default when no --tp/--pp/--cp is given)",
      .type = PF_OPT_FLAG},
-    {"validation", "DIR|CSV", "measured runs for the range (default: $PREFLIGHT_VALIDATION or scenarios/validation)",
+    {"validation", "DIR|CSV", "measured runs the ranges come from (default: $PREFLIGHT_VALIDATION or scenarios/validation)",
      .type = PF_OPT_TEXT},
     {"plot", "FILE", "cost versus scale: node-hours and wall time against nodes (FILE.svg, .pdf or .png)",
      .type = PF_OPT_TEXT},
@@ -198,6 +200,9 @@ static void choose(plan_doc *d) {
     if (!r->ok) continue;
     if (d->base < 0) d->base = i;
     r->eff = pf_scaling_efficiency(r->tflops, d->rows[d->base].tflops);
+    /* the smallest scale is the reference: its efficiency is 1 by definition */
+    r->eff_lo = i == d->base ? r->eff : r->eff * r->iv.eff_lo;
+    r->eff_hi = i == d->base ? r->eff : r->eff * r->iv.eff_hi;
     if (!r->within_limit) continue;
     if (d->fastest < 0 || r->b.wall_s < d->rows[d->fastest].b.wall_s) d->fastest = i;
     if (d->cheapest < 0 || r->b.units < d->rows[d->cheapest].b.units) d->cheapest = i;
@@ -248,8 +253,36 @@ static int plan_inputs(pf_optvals *vp, plan_doc *d, pf_scenario *base, char **no
   return 0;
 }
 
-/* One row per scale: its prediction (p is the work space) and, where it fits, its budget. */
-static int plan_rows(plan_doc *d, const pf_scenario *base, const char *nodes_list, int tune, pf_prediction *p) {
+/* A row's budget, its prediction interval and the budget at both ends of it (p: the row's prediction). */
+static int row_budget(plan_doc *d, const pf_scenario *base, plan_row *r, pf_prediction *p, pf_cli_intervals *ci) {
+  pf_scenario *sc = malloc(sizeof *sc);
+  pf_prediction *q = malloc(sizeof *q);
+  int rc = sc && q ? 0 : pf_error_set(PF_ENOMEM, "out of memory");
+  if (rc == 0) {
+    *sc = *base;
+    sc->nodes = r->nodes;
+    sc->gpus = r->gpus;
+    sc->plan = r->plan;
+    rc = pf_budget_compute(sc, p, &d->bo, &r->b);
+  }
+  if (rc == 0) rc = pf_cli_intervals_of(ci, sc, true, p);
+  if (rc == 0) {
+    r->iv = p->interval;
+    pf_interval_scale(p, r->iv.time_lo, q);
+    rc = pf_budget_compute(sc, q, &d->bo, &r->lo);
+  }
+  if (rc == 0) {
+    pf_interval_scale(p, r->iv.time_hi, q);
+    rc = pf_budget_compute(sc, q, &d->bo, &r->hi);
+  }
+  free(q);
+  free(sc);
+  return rc;
+}
+
+/* One row per scale: its prediction (p is the work space) and, where it fits, its budget and ranges. */
+static int plan_rows(plan_doc *d, const pf_scenario *base, const char *nodes_list, int tune, pf_prediction *p,
+                     pf_cli_intervals *ci) {
   int nodes[64], nn = 0, rc;
   pf_optvals tmp = {0};
   if (nodes_list && (rc = pf_opts_set(&tmp, "nodes", nodes_list)) < 0) { pf_opts_free(&tmp); return rc; }
@@ -265,18 +298,8 @@ static int plan_rows(plan_doc *d, const pf_scenario *base, const char *nodes_lis
     pf_progress_item();
     if (rc < 0) break;
     r->within_limit = m->max_job_nodes <= 0 || nodes[i] <= m->max_job_nodes;
-    if (r->ok) {
-      pf_scenario *sc = malloc(sizeof *sc);
-      if (!sc) { rc = pf_error_set(PF_ENOMEM, "out of memory"); break; }
-      *sc = *base;
-      sc->nodes = r->nodes;
-      sc->gpus = r->gpus;
-      sc->plan = r->plan;
-      /* the prediction of this row is in p (predict_scale's last call) */
-      rc = pf_budget_compute(sc, p, &d->bo, &r->b);
-      free(sc);
-      if (rc < 0) break;
-    }
+    /* the prediction of this row is in p (predict_scale's last call) */
+    if (r->ok && (rc = row_budget(d, base, r, p, ci)) < 0) break;
   }
   pf_progress_end();
   return rc < 0 ? rc : 0;
@@ -307,21 +330,6 @@ static void plan_context(plan_doc *d, const pf_scenario *base) {
   else snprintf(d->run, sizeof d->run, "%g epochs of %.4g samples", d->bo.epochs, d->bo.samples);
 }
 
-/* The range of the base row from the validation error of similar measured runs. */
-static int plan_range(plan_doc *d, const pf_scenario *base, const char *validation) {
-  snprintf(d->validation, sizeof d->validation, "%s", validation ? validation : pf_validation_dir());
-  pf_scenario *rs = malloc(sizeof *rs);
-  if (!rs) return pf_error_set(PF_ENOMEM, "out of memory");
-  *rs = *base;
-  rs->plan = d->rows[d->base].plan;
-  pf_optvals none = {0}; /* the measured rows as they are: no defaults from this command */
-  pf_vrow_defaults vd;
-  pf_validate_opts vo = pf_cli_validate_opts(&none, &vd, d->validation);
-  int rc = pf_budget_similar(rs, d->validation, &vo, &d->range);
-  free(rs);
-  return rc;
-}
-
 int pf_cmd_plan(int argc, char **argv) {
   pf_cli cli;
   int rc = pf_cli_begin(&spec, argc, argv, &cli);
@@ -330,23 +338,29 @@ int pf_cmd_plan(int argc, char **argv) {
   plan_doc *d = calloc(1, sizeof *d);
   pf_scenario *base = malloc(sizeof *base);
   pf_prediction *p = malloc(sizeof *p);
+  pf_cli_intervals *ci = calloc(1, sizeof *ci);
   char *text = NULL, *nodes_list = NULL;
   int tune = 0;
-  if (!d || !base || !p) { rc = pf_error_set(PF_ENOMEM, "out of memory"); goto done; }
-  if ((rc = plan_inputs(vp, d, base, &nodes_list, &tune)) < 0 || (rc = plan_rows(d, base, nodes_list, tune, p)) < 0)
-    goto done;
+  if (!d || !base || !p || !ci) { rc = pf_error_set(PF_ENOMEM, "out of memory"); goto done; }
+  if ((rc = plan_inputs(vp, d, base, &nodes_list, &tune)) < 0) goto done;
+  /* the ranges' validation rows: read (and checked) before any prediction */
+  if ((rc = pf_cli_intervals_open(ci, pf_opts_get(vp, "validation"))) < 0) goto done;
+  snprintf(d->validation, sizeof d->validation, "%s", ci->dir);
+  d->anchored = base->fit_anchored;
+  if ((rc = plan_rows(d, base, nodes_list, tune, p, ci)) < 0) goto done;
   choose(d);
   if (d->base < 0) {
     rc = pf_error_set(PF_ENOFIT, "no scale is a valid plan that fits (first: %s)", d->rows[0].why);
     goto done;
   }
   plan_context(d, base);
-  if ((rc = plan_range(d, base, pf_opts_get(vp, "validation"))) < 0) goto done;
   const char *plot = pf_opts_get(vp, "plot");
   if (plot && (rc = plan_plot(d, plot)) < 0) goto done;
   if (!(text = plan_render(d, cli.fmt, plot))) { rc = pf_error_set(PF_ENOMEM, "out of memory"); goto done; }
   rc = pf_cli_emit(&cli, text);
 done:
+  if (ci) pf_cli_intervals_close(ci);
+  free(ci);
   free(text);
   free(nodes_list);
   free(d);

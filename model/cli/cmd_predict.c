@@ -6,6 +6,7 @@
  * failure prints nothing on stdout (docs/exit-codes.md). */
 #include "cli.h"
 #include "options.h"
+#include "validate_cli.h"
 
 #include "core/core.h"
 #include "study/study.h"
@@ -36,6 +37,24 @@ static char *render(pf_format fmt, const pf_scenario *sc, const pf_prediction *p
   return buf;
 }
 
+/* The prediction interval from the validation folder (study/interval.h); without a readable folder the
+ * prediction goes out without one, and stderr says why. */
+static int with_interval(const pf_scenario *sc, pf_prediction *p) {
+  pf_cli_intervals *ci = malloc(sizeof *ci);
+  if (!ci) return pf_error_set(PF_ENOMEM, "out of memory");
+  int rc = pf_cli_intervals_open(ci, NULL);
+  if (rc == PF_ENOMEM) { free(ci); return rc; }
+  if (rc < 0) {
+    fprintf(stderr, "preflight predict: no range: %s\n", pf_error_detail());
+    rc = 0;
+  } else {
+    rc = pf_cli_intervals_of(ci, sc, false, p);
+  }
+  pf_cli_intervals_close(ci);
+  free(ci);
+  return rc;
+}
+
 int pf_cmd_predict(int argc, char **argv) {
   pf_cli cli;
   int rc = pf_cli_begin(&spec, argc, argv, &cli);
@@ -46,6 +65,7 @@ int pf_cmd_predict(int argc, char **argv) {
   if (!sc || !p) rc = pf_error_set(PF_ENOMEM, "out of memory");
   if (rc == 0) rc = pf_opts_scenario(&cli.v, sc);
   if (rc == 0) rc = pf_report_predict(sc, pf_opts_get(&cli.v, "trace"), p);
+  if (rc == 0) rc = with_interval(sc, p);
   if (rc == 0 || rc == PF_ENOFIT) {
     char reason[2048];
     snprintf(reason, sizeof reason, "%s", rc == PF_ENOFIT ? pf_error_detail() : "");

@@ -14,6 +14,7 @@
  */
 #include "cli.h"
 #include "options.h"
+#include "validate_cli.h"
 #include "results.h"
 
 #include "study/study.h"
@@ -352,6 +353,23 @@ static int sweep_predict(const pf_optvals *vp, sweep_run *r) {
   return rc;
 }
 
+/* Every predicted point's interval (study/interval.h); without a readable validation folder the points go
+ * out without one, and stderr says why. */
+static int sweep_intervals(sweep_run *r) {
+  pf_cli_intervals *ci = calloc(1, sizeof *ci);
+  if (!ci) return pf_error_set(PF_ENOMEM, "out of memory");
+  int rc = pf_cli_intervals_open(ci, NULL);
+  if (rc < 0 && rc != PF_ENOMEM) {
+    fprintf(stderr, "preflight sweep: no ranges: %s\n", pf_error_detail());
+    rc = 0;
+  }
+  for (long i = 0; i < r->mine && rc == 0 && ci->pool; i++)
+    if (r->items[i].rc == 0) rc = pf_cli_intervals_of(ci, &r->scs[i], false, &r->items[i].pred);
+  pf_cli_intervals_close(ci);
+  free(ci);
+  return rc;
+}
+
 /* One row per point: its prediction, or why it has none. */
 static cJSON *sweep_rows(const sweep_run *r) {
   cJSON *rows = cJSON_CreateArray();
@@ -424,7 +442,8 @@ int pf_cmd_sweep(int argc, char **argv) {
   memset(&r, 0, sizeof r);
   cJSON *rows = NULL, *ctx = NULL;
   char *text = NULL;
-  if ((rc = sweep_options(vp, cli.fmt, &r)) < 0 || (rc = sweep_points(vp, &r)) < 0 || (rc = sweep_predict(vp, &r)) < 0)
+  if ((rc = sweep_options(vp, cli.fmt, &r)) < 0 || (rc = sweep_points(vp, &r)) < 0 || (rc = sweep_predict(vp, &r)) < 0 ||
+      (rc = sweep_intervals(&r)) < 0)
     goto done;
   rows = sweep_rows(&r);
   ctx = cJSON_CreateObject();

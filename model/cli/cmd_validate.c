@@ -35,6 +35,8 @@ static const pf_opt validate_opts[] = {
      .type = PF_OPT_TEXT},
     {"fit", "RUNS.csv", "fit compute_eff, comm_eff, step_overhead_s, input_rate_Bps per machine; -o writes the calibration overlay",
      .type = PF_OPT_TEXT},
+    {"coverage", "DIR", "prediction intervals: leave each group (file x model family) out, count its rows inside the "
+                        "nominal 80 % interval built from the rest (docs/validation.md)", .type = PF_OPT_TEXT},
     {"no-loo", NULL, "with --fit: skip the leave-one-out errors", .type = PF_OPT_FLAG},
     {"loo", "WHAT", "with --fit: leave out each configuration (default) or each machine (with --fit-group all: a machine the fit never saw)",
      .type = PF_OPT_TEXT},
@@ -59,7 +61,8 @@ static const pf_cli_spec spec = {
     "usage: preflight validate RUNS.csv [--format table|json|csv|markdown] [--plot FILE.svg|.pdf|.png]\n"
     "       [--max-error P]\n"
     "       preflight validate --megatron-log FILE --machine ID [scenario options]\n"
-    "       preflight validate --fit RUNS.csv [-o fitted.json] [--no-loo | --loo configuration|machine]\n\n"
+    "       preflight validate --fit RUNS.csv [-o fitted.json] [--no-loo | --loo configuration|machine]\n"
+    "       preflight validate --coverage DIR [--format markdown|json]\n\n"
     "Predicts every measured run, prints the relative errors and their median and mean; rows the model\n"
     "cannot predict (no workload, energy measured over whole jobs or nodes) are listed with the reason.\n"
     "The CSV columns are described in docs/validation.md.",
@@ -69,6 +72,7 @@ static const pf_cli_spec spec = {
     "  preflight validate runs.csv --max-error 20      # your runs; exit 1 if the median error exceeds 20 %\n"
     "  preflight validate --megatron-log train.log --machine leonardo-booster      # your Megatron-LM log\n"
     "  preflight validate --fit my-runs.csv -o fitted.json                        # your runs\n"
+    "  preflight validate --coverage scenarios/validation --format markdown\n"
     "  preflight predict --machine lumi-g --model llama2-7b --nodes 64 --tp 2 --gbs 1024 --dist-opt --flash-attn \\\n"
     "      --calibration fitted.json                                              # your fitted overlay\n", false};
 
@@ -208,6 +212,12 @@ int pf_cmd_validate(int argc, char **argv) {
   const pf_optvals *v = &cli.v;
   const char *mlog = pf_opts_get(v, "megatron-log"), *fit = pf_opts_get(v, "fit");
   pf_format fmt = cli.fmt;
+  if (pf_opts_get(v, "coverage")) {
+    if (mlog || fit || v->npositional > 0)
+      return pf_cli_end(&cli, pf_cli_fail("validate", pf_error_set(PF_EINVAL, "--coverage DIR: give no RUNS.csv, "
+                                                                   "--fit or --megatron-log with it")));
+    return pf_cli_end(&cli, pf_cli_validate_coverage(&cli, pf_opts_get(v, "coverage"), fmt));
+  }
   if (fit && !pf_opts_get(v, "format")) fmt = PF_FMT_TABLE; /* with --fit, -o is the overlay, not the report */
   if (fit && !pf_fmt(fmt)->fit_group) rc = pf_error_set(PF_EINVAL, "--fit: valid formats: table, json, csv");
   else if (mlog && !pf_fmt(fmt)->megatron) rc = pf_error_set(PF_EINVAL, "--megatron-log: valid formats: table, json, csv");

@@ -18,6 +18,9 @@ typedef struct plan_row {
   double t_iter_s, tflops, eff, tokens_per_s;
   double eval_iter_s;          /* one forward-only pass of the global batch (evaluation) */
   pf_budget b;
+  pf_pred_interval iv;           /* the row's prediction interval (study/interval.h) */
+  pf_budget lo, hi;              /* the budget at the interval's fast and slow ends (time x time_lo, x time_hi) */
+  double eff_lo, eff_hi;         /* the efficiency's range (the smallest scale: 1, 1 by definition) */
   char why[256];                 /* when !ok */
 } plan_row;
 
@@ -33,7 +36,7 @@ typedef struct plan_doc {
   plan_row rows[64];
   int base, fastest, cheapest, greenest, recommended; /* row indexes, -1 if none */
   double min_eff;
-  pf_budget_range range;
+  bool anchored;                   /* the ranges are anchored on a fit overlay (--calibration) */
   char validation[PF_PATH_MAX];
   char machine_file[PF_PATH_MAX];  /* the machine file read (its provenance holds its sources) */
   double storage_bw_Bps;           /* the machine file's file-system bandwidth; 0: not given */
@@ -55,6 +58,8 @@ typedef struct plan_table {
 void plan_tables(const plan_doc *d, plan_table *first, plan_table *second);
 /* The evidence paragraph: every number in it is a cell of the tables. */
 void plan_paragraph(FILE *out, const plan_doc *d);
+/* The ranges of every row (wall time, node-hours, device-hours, efficiency) and the rows they come from. */
+void plan_ranges(FILE *out, const plan_doc *d, bool md);
 
 /* Sources and assumptions: each value's source, or "assumption", listed once. */
 #define PLAN_MAXNOTES 16

@@ -50,6 +50,7 @@ void pf_plan_markdown(FILE *out, const plan_doc *d, const char *plot) {
   md_table(out, &t[1]);
   free(t);
   fprintf(out, "\n");
+  plan_ranges(out, d, true);
   if (plot) fprintf(out, "![Node-hours and wall time against the number of nodes](%s)\n\n", base_name(plot));
   plan_paragraph(out, d);
   fprintf(out, "\nSources and assumptions:\n\n");

@@ -92,12 +92,12 @@ static void energy_note(const plan_doc *d, const plan_row *r, plan_note *x) {
 
 static void range_note(const plan_doc *d, plan_note *x) {
   char fn[PF_PATH_MAX];
-  if (d->range.n >= PF_RANGE_MIN_ROWS)
-    snprintf(x->text, sizeof x->text, "node-hours x %.2f to x %.2f, the spread of measured/predicted time over %d "
-             "similar measured runs (%s)", d->range.lo, d->range.hi, d->range.n, d->range.rows);
-  else
-    snprintf(x->text, sizeof x->text, "none can be given: %s in %s", d->range.why,
-             plan_file_label(d->validation, fn, sizeof fn));
+  snprintf(x->text, sizeof x->text, "the nominal 80 %% interval (10th to 90th percentile) of what the run would "
+           "measure, %s (%s; docs/validation.md, \"Prediction intervals\")",
+           d->anchored ? "anchored on the fitted overlay (--calibration): the fit's residual spread and the error of "
+                         "carrying its scale to each row's, from the validation rows' scaling efficiencies"
+                       : "from the errors of preflight's own validation rows nearest to each row's regime",
+           plan_file_label(d->validation, fn, sizeof fn));
 }
 
 int plan_notes(const plan_doc *d, plan_note *n) {

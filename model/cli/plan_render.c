@@ -34,16 +34,36 @@ static void f_sched(cell c, const pf_plan *p) {
   else snprintf(c, sizeof(cell), "%s", pf_schedule_name(p->schedule));
 }
 
-static void f_range(cell c, const plan_doc *d, const plan_row *r) {
-  if (d->range.n < PF_RANGE_MIN_ROWS) snprintf(c, sizeof(cell), "n/a");
-  else snprintf(c, sizeof(cell), "%.0f-%.0f", r->b.node_h * d->range.lo, r->b.node_h * d->range.hi);
-}
+static void f_range(cell c, const plan_row *r) { snprintf(c, sizeof(cell), "%.0f-%.0f", r->lo.node_h, r->hi.node_h); }
 
 static const char *flags(const pf_plan *p, char *buf, size_t n) {
   snprintf(buf, n, "%s%s%s%s%s%s", p->sp ? " SP" : "", p->dist_opt ? " dist-opt" : "",
            p->overlap_grad_reduce ? " overlap-grad" : "", p->overlap_param_gather ? " overlap-param" : "",
            p->flash_attn ? " flash-attn" : "", p->tp_comm_overlap ? " tp-comm-overlap" : "");
   return buf;
+}
+
+/* The ranges of every row: wall time, node-hours, device-hours, efficiency, and the rows they come from. */
+void plan_ranges(FILE *out, const plan_doc *d, bool md) {
+  if (md)
+    fprintf(out, "Ranges (nominal 80 %%):\n\n| nodes | wall time (h) | node-hours | %s | efficiency | from |\n"
+                 "|---:|---|---|---|---|---|\n", d->devh);
+  else fprintf(out, "ranges (nominal 80 %%):\n");
+  for (int i = 0; i < d->nrows; i++) {
+    const plan_row *r = &d->rows[i];
+    if (!r->ok) continue;
+    cell wl, wh, gl, gh, el, eh, nh;
+    f_h(wl, r->lo.wall_s); f_h(wh, r->hi.wall_s); f_int(gl, r->lo.gpu_h); f_int(gh, r->hi.gpu_h);
+    f_eff(el, r->eff_lo); f_eff(eh, r->eff_hi); f_range(nh, r);
+    if (md)
+      fprintf(out, "| %d | %s-%s | %s | %s-%s | %s-%s | time: %s (%d rows); efficiency: %s (%d rows) |\n", r->nodes, wl,
+              wh, nh, gl, gh, el, eh, r->iv.time_regime, r->iv.n_time, r->iv.eff_regime, r->iv.n_eff);
+    else
+      fprintf(out, "%6d nodes: wall %s-%s h, node-hours %s, %s %s-%s, efficiency %s-%s; time from %s (%d rows), "
+                   "efficiency from %s (%d rows)\n", r->nodes, wl, wh, nh, d->devh, gl, gh, el, eh, r->iv.time_regime,
+              r->iv.n_time, r->iv.eff_regime, r->iv.n_eff);
+  }
+  fprintf(out, "\n");
 }
 
 static void table(FILE *out, const plan_doc *d) {
@@ -62,12 +82,13 @@ static void table(FILE *out, const plan_doc *d) {
     char fl[96];
     f_split(sp, &r->plan); f_sched(sc, &r->plan); f_it(it, r->t_iter_s); f_tf(tf, r->tflops); f_eff(ef, r->eff);
     f_h(wh, r->b.wall_s); f_int(jb, r->b.jobs); f_int(gh, r->b.gpu_h); f_int(nh, r->b.node_h); f_int(un, r->b.units);
-    f_mwh(mw, r->b.energy_MWh); f_range(rg, d, r);
+    f_mwh(mw, r->b.energy_MWh); f_range(rg, r);
     fprintf(out, "%6d %6d %-15s %4d %-14s %9s %9s %5s %9s %5s %11s %11s %14s %8s %17s %s%s\n", r->nodes, r->gpus, sp,
             r->plan.mbs, sc, it, tf, ef, wh, jb, gh, nh, un, mw, rg, flags(&r->plan, fl, sizeof fl),
             r->within_limit ? "" : " (above the per-job node limit)");
   }
   fprintf(out, "\n");
+  plan_ranges(out, d, false);
   const plan_row *rec = d->recommended >= 0 ? &d->rows[d->recommended] : &d->rows[d->base];
   fprintf(out, "sources and assumptions (overheads at %d nodes):\n", rec->nodes);
   plan_note notes[PLAN_MAXNOTES];
@@ -102,11 +123,10 @@ void plan_paragraph(FILE *out, const plan_doc *d) {
   if (r->eff > 1.005) /* a reviewer's first question: say where a super-linear figure comes from */
     fprintf(out, " (above 100 %% because the smallest scale holds the model only with a slower split: compare the "
                  "TP x PP x DP and micro-batch columns)");
-  if (d->range.n >= PF_RANGE_MIN_ROWS) {
-    cell rr;
-    f_range(rr, d, r);
-    fprintf(out, "; from the validation error of similar measured runs, the node-hours lie in %s", rr);
-  }
+  cell rr;
+  f_range(rr, r);
+  fprintf(out, "; from preflight's %svalidation errors, the node-hours lie in %s (the ranges below)",
+          d->anchored ? "fit and " : "", rr);
   fprintf(out, ".\n");
 }
 
@@ -132,7 +152,7 @@ void plan_tables(const plan_doc *d, plan_table *t1, plan_table *t2) {
     snprintf(a[1], sizeof a[1], "%d", r->gpus);
     if (!r->ok) { snprintf(t1->span[t1->nrow++], sizeof t1->span[0], "does not run: %s", r->why); continue; }
     f_split(a[2], &r->plan); f_tf(a[3], r->tflops); f_eff(a[4], r->eff); f_h(a[5], r->b.wall_s);
-    f_int(a[6], r->b.node_h); f_range(a[7], d, r);
+    f_int(a[6], r->b.node_h); f_range(a[7], r);
     t1->nrow++;
     char (*b)[48] = t2->cell[t2->nrow++];
     snprintf(b[0], sizeof b[0], "%d", r->nodes);
@@ -140,6 +160,16 @@ void plan_tables(const plan_doc *d, plan_table *t1, plan_table *t2) {
     f_sched(b[2], &r->plan); f_it(b[3], r->t_iter_s); f_int(b[4], r->b.jobs); f_int(b[5], r->b.gpu_h);
     f_int(b[6], r->b.units); f_mwh(b[7], r->b.energy_MWh);
   }
+}
+
+/* name, name_low, name_high: a value and its range. */
+static void ranged(cJSON *o, const char *name, double v, double lo, double hi) {
+  char k[64];
+  cJSON_AddNumberToObject(o, name, v);
+  snprintf(k, sizeof k, "%s_low", name);
+  cJSON_AddNumberToObject(o, k, lo);
+  snprintf(k, sizeof k, "%s_high", name);
+  cJSON_AddNumberToObject(o, k, hi);
 }
 
 static cJSON *row_json(const plan_doc *d, const plan_row *r) {
@@ -154,10 +184,11 @@ static cJSON *row_json(const plan_doc *d, const plan_row *r) {
   cJSON_AddStringToObject(par, "options", txt);
   const pf_budget *b = &r->b;
   cJSON_AddNumberToObject(o, "iterations", b->iterations);
-  cJSON_AddNumberToObject(o, "iteration_time_s", r->t_iter_s);
-  cJSON_AddNumberToObject(o, "tflops_per_gpu", r->tflops);
-  cJSON_AddNumberToObject(o, "scaling_efficiency", r->eff);
-  cJSON_AddNumberToObject(o, "wall_time_h", b->wall_s / 3600);
+  const pf_pred_interval *iv = &r->iv;
+  ranged(o, "iteration_time_s", r->t_iter_s, r->t_iter_s * iv->time_lo, r->t_iter_s * iv->time_hi);
+  ranged(o, "tflops_per_gpu", r->tflops, r->tflops / iv->time_hi, r->tflops / iv->time_lo);
+  ranged(o, "scaling_efficiency", r->eff, r->eff_lo, r->eff_hi);
+  ranged(o, "wall_time_h", b->wall_s / 3600, r->lo.wall_s / 3600, r->hi.wall_s / 3600);
   cJSON_AddNumberToObject(o, "jobs", b->jobs);
   cJSON *ck = cJSON_AddObjectToObject(o, "checkpoint");
   cJSON_AddNumberToObject(ck, "size_B", b->checkpoint_B);
@@ -168,8 +199,8 @@ static cJSON *row_json(const plan_doc *d, const plan_row *r) {
   cJSON_AddNumberToObject(fl, "expected", b->failures);
   cJSON_AddNumberToObject(fl, "lost_h", b->failure_s / 3600);
   if (isfinite(b->mtbf_s)) cJSON_AddNumberToObject(fl, "system_mtbf_h", b->mtbf_s / 3600);
-  cJSON_AddNumberToObject(o, "gpu_hours", b->gpu_h);
-  cJSON_AddNumberToObject(o, "node_hours", b->node_h);
+  ranged(o, "gpu_hours", b->gpu_h, r->lo.gpu_h, r->hi.gpu_h);
+  ranged(o, "node_hours", b->node_h, r->lo.node_h, r->hi.node_h);
   cJSON *bu = cJSON_AddObjectToObject(o, "billing_units");
   cJSON_AddNumberToObject(bu, "value", b->units);
   cJSON_AddStringToObject(bu, "unit", d->unit);
@@ -189,11 +220,11 @@ static cJSON *row_json(const plan_doc *d, const plan_row *r) {
   cJSON_AddNumberToObject(ep, "waiting_h", b->waiting_s / 3600);
   cJSON_AddNumberToObject(ep, "waiting_MWh", b->energy_waiting_MWh);
   cJSON_AddBoolToObject(o, "within_job_limit", r->within_limit);
-  if (d->range.n >= PF_RANGE_MIN_ROWS) {
-    cJSON *rg = cJSON_AddObjectToObject(o, "node_hours_range");
-    cJSON_AddNumberToObject(rg, "low", b->node_h * d->range.lo);
-    cJSON_AddNumberToObject(rg, "high", b->node_h * d->range.hi);
-  }
+  cJSON *rg = cJSON_AddObjectToObject(o, "range");
+  cJSON_AddStringToObject(rg, "time_regime", iv->time_regime);
+  cJSON_AddNumberToObject(rg, "time_rows", iv->n_time);
+  cJSON_AddStringToObject(rg, "efficiency_regime", iv->eff_regime);
+  cJSON_AddNumberToObject(rg, "efficiency_rows", iv->n_eff);
   return o;
 }
 
@@ -214,13 +245,9 @@ static void json(FILE *out, const plan_doc *d) {
   cJSON_AddNumberToObject(as, "other_fraction", d->bo.other_fraction);
   cJSON_AddStringToObject(as, "billing", d->billing_note);
   cJSON *rg = cJSON_AddObjectToObject(root, "range");
-  cJSON_AddNumberToObject(rg, "similar_runs", d->range.n);
-  cJSON_AddNumberToObject(rg, "minimum", PF_RANGE_MIN_ROWS);
-  cJSON_AddStringToObject(rg, "rows", d->range.rows);
-  if (d->range.n >= PF_RANGE_MIN_ROWS) {
-    cJSON_AddNumberToObject(rg, "low_factor", d->range.lo);
-    cJSON_AddNumberToObject(rg, "high_factor", d->range.hi);
-  } else cJSON_AddStringToObject(rg, "none_because", d->range.why);
+  cJSON_AddNumberToObject(rg, "nominal_coverage", PF_INTERVAL_P_HI - PF_INTERVAL_P_LO);
+  cJSON_AddBoolToObject(rg, "anchored", d->anchored);
+  cJSON_AddNumberToObject(rg, "minimum_rows", PF_INTERVAL_MIN_ROWS);
   cJSON *arr = cJSON_AddArrayToObject(root, "rows");
   for (int i = 0; i < d->nrows; i++) cJSON_AddItemToArray(arr, row_json(d, &d->rows[i]));
   cJSON *rec = cJSON_AddObjectToObject(root, "recommended");
@@ -238,14 +265,18 @@ static void json(FILE *out, const plan_doc *d) {
 
 static void csv(FILE *out, const plan_doc *d) {
   fprintf(out, "nodes,gpus,tp,pp,dp,cp,mbs,iterations,iteration_time_s,tflops_per_gpu,scaling_efficiency,wall_time_h,"
-               "jobs,gpu_hours,node_hours,billing_units,billing_unit,energy_MWh,within_job_limit,fits\n");
+               "jobs,gpu_hours,node_hours,billing_units,billing_unit,energy_MWh,within_job_limit,fits,"
+               "node_hours_low,node_hours_high,gpu_hours_low,gpu_hours_high,wall_time_h_low,wall_time_h_high,"
+               "scaling_efficiency_low,scaling_efficiency_high\n");
   for (int i = 0; i < d->nrows; i++) {
     const plan_row *r = &d->rows[i];
-    if (!r->ok) { fprintf(out, "%d,%d,,,,,,,,,,,,,,,,,,false\n", r->nodes, r->gpus); continue; }
-    fprintf(out, "%d,%d,%d,%d,%d,%d,%d,%.0f,%.6g,%.6g,%.6g,%.6g,%.0f,%.6g,%.6g,%.6g,%s,%.6g,%s,true\n", r->nodes,
+    if (!r->ok) { fprintf(out, "%d,%d,,,,,,,,,,,,,,,,,,false,,,,,,,,\n", r->nodes, r->gpus); continue; }
+    fprintf(out, "%d,%d,%d,%d,%d,%d,%d,%.0f,%.6g,%.6g,%.6g,%.6g,%.0f,%.6g,%.6g,%.6g,%s,%.6g,%s,true,", r->nodes,
             r->gpus, r->plan.tp, r->plan.pp, r->plan.dp, r->plan.cp, r->plan.mbs, r->b.iterations, r->t_iter_s,
             r->tflops, r->eff, r->b.wall_s / 3600, r->b.jobs, r->b.gpu_h, r->b.node_h, r->b.units, d->unit,
             r->b.energy_MWh, r->within_limit ? "true" : "false");
+    fprintf(out, "%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g\n", r->lo.node_h, r->hi.node_h, r->lo.gpu_h, r->hi.gpu_h,
+            r->lo.wall_s / 3600, r->hi.wall_s / 3600, r->eff_lo, r->eff_hi);
   }
 }
 
@@ -282,13 +313,13 @@ int plan_plot(const plan_doc *d, const char *path) {
     x[n] = r->nodes;
     nh[n] = r->b.node_h;
     wh[n] = r->b.wall_s / 3600;
-    lo[n] = d->range.n >= PF_RANGE_MIN_ROWS ? r->b.node_h * d->range.lo : NAN;
-    hi[n] = d->range.n >= PF_RANGE_MIN_ROWS ? r->b.node_h * d->range.hi : NAN;
+    lo[n] = r->lo.node_h;
+    hi[n] = r->hi.node_h;
     n++;
   }
   /* one series, the run, in one colour in both panels; its range dashed in the same colour */
   int rc = pf_plot_add(cost, "predicted", PF_PLOT_LINES, n, x, nh);
-  if (rc == 0 && d->range.n >= PF_RANGE_MIN_ROWS) {
+  if (rc == 0) {
     rc = pf_plot_add_like(cost, "range", "predicted", PF_PLOT_DASHED, n, x, lo);
     if (rc == 0) rc = pf_plot_add_like(cost, "range", "predicted", PF_PLOT_DASHED, n, x, hi);
   }
@@ -299,10 +330,10 @@ int plan_plot(const plan_doc *d, const char *path) {
   }
   snprintf(fig.caption, sizeof fig.caption,
            "Predicted by preflight %s: %s on %s for %s. Node-hours include checkpoints, expected failures and job "
-           "start-ups (assumptions in the plan output); 1 node-hour = %g %s%s on %s%s; wall time excludes queueing.",
+           "start-ups (assumptions in the plan output); 1 node-hour = %g %s%s on %s; dashed: the nominal 80 %% range "
+           "from preflight's validation errors; wall time excludes queueing.",
            pf_version(), d->model, d->machine, d->run, d->per_node_hour, d->unit, d->per_node_hour == 1 ? "" : "s",
-           d->machine,
-           d->range.n >= PF_RANGE_MIN_ROWS ? "; dashed: range from the validation error of similar measured runs" : "");
+           d->machine);
   if (rc == 0) rc = pf_plot_write(&fig, path);
   pf_plot_free(&fig);
   return rc;

@@ -21,6 +21,25 @@ int pf_cli_vrow_build(const pf_vrow *r, void *arg, pf_scenario *sc, char *why, s
 /* Validation options that build rows with pf_cli_vrow_build (d must outlive them). */
 pf_validate_opts pf_cli_validate_opts(const pf_optvals *cli, pf_vrow_defaults *d, const char *path);
 
+/* The prediction intervals of a command (intervals.c): the pool of the validation folder's rows. */
+typedef struct pf_cli_intervals {
+  pf_optvals none;         /* the rows as measured: no option of the command */
+  pf_vrow_defaults vd;
+  pf_validate_opts vo;
+  pf_ipool *pool;          /* NULL when not opened */
+  char dir[PF_PATH_MAX];
+} pf_cli_intervals;
+/* Open the pool of dir (NULL: pf_validation_dir()).  0 or a negative code (unreadable folder or CSV). */
+int pf_cli_intervals_open(pf_cli_intervals *ci, const char *dir);
+/* p->interval for scenario sc, with its efficiency factors when asked (nothing when the pool is not open).
+ * 0 or PF_ENOMEM. */
+int pf_cli_intervals_of(pf_cli_intervals *ci, const pf_scenario *sc, bool efficiency, pf_prediction *p);
+void pf_cli_intervals_close(pf_cli_intervals *ci);
+
+/* validate --coverage DIR: the leave-one-group-out coverage of the prediction intervals
+ * (validate_cover.c).  Returns the exit status (errors reported). */
+int pf_cli_validate_coverage(pf_cli *cli, const char *dir, pf_format fmt);
+
 /* validate --fit RUNS.csv: one fit per machine (or --fit-group COLUMN); the
  * report in fmt on standard output, the overlays to -o. */
 int pf_cli_validate_fit(pf_cli *cli, const char *path, pf_format fmt);

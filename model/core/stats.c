@@ -1,5 +1,5 @@
 /* stats.c - the statistics every module shares (see stats.h): median,
- * absolute-error summary and scaling efficiency (EPICURE's definition,
+ * absolute-error summary, sample quantiles (Hyndman & Fan definition 6) and scaling efficiency (EPICURE's definition,
  * 000_ff12095d05d26000.txt:843-847, DESIGN 5.6). */
 #include "stats.h"
 
@@ -29,6 +29,15 @@ pf_vstats pf_vstats_of(double *x, int n) {
   st.max_abs_pct = mx;
   st.median_abs_pct = pf_median(x, n);
   return st;
+}
+
+double pf_quantile_sorted(const double *x, int n, double p) {
+  if (n <= 0) return NAN;
+  double h = p * (n + 1); /* 1-based position */
+  if (h <= 1) return x[0];
+  if (h >= n) return x[n - 1];
+  int k = (int)floor(h);
+  return x[k - 1] + (h - k) * (x[k] - x[k - 1]);
 }
 
 double pf_scaling_efficiency(double tflops_per_gpu, double base_tflops_per_gpu) {

@@ -30,6 +30,17 @@ typedef struct pf_vstats {
  * given, then the median (which sorts x in place). */
 pf_vstats pf_vstats_of(double *x, int n);
 
+/* The p-quantile (0 <= p <= 1) of x[0..n) sorted ascending, Hyndman & Fan's
+ * definition 6 ("Sample quantiles in statistical packages", The American
+ * Statistician 50(4), 1996; R's type = 6, Minitab's and SPSS's): position
+ * h = p (n + 1) in the 1-based order statistics, linear between x[floor(h)]
+ * and x[floor(h) + 1], clamped to x[0] and x[n-1] outside [1, n].  With it the
+ * 10th and 90th percentiles of n exchangeable values hold a new value of the
+ * same distribution with probability 0.8 on average (E F(x_(k)) = k / (n + 1)),
+ * for n >= 9 (the positions 0.1 (n + 1) >= 1); below that the clamped interval
+ * [min, max] covers (n - 1) / (n + 1).  NAN when n <= 0. */
+double pf_quantile_sorted(const double *x, int n, double p);
+
 /* Scaling efficiency of a run against its baseline: tflops_per_gpu /
  * base_tflops_per_gpu (EPICURE; 1 = perfect scaling). */
 double pf_scaling_efficiency(double tflops_per_gpu, double base_tflops_per_gpu);

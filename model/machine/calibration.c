@@ -286,6 +286,9 @@ static int load_fit(const ctx *c, const cJSON *fit, pf_calibration *out) {
       return pf_error_set(PF_EPARSE, "%s: field fit.input_rate_Bps: %g is outside (0, 1e16] B/s", c->path, v);
     out->fit_input_rate_Bps = v;
   }
+  if ((rc = get_num(c, fit, "max_nodes", "fit.max_nodes", false, &out->fit_max_nodes, NULL))) return rc;
+  if (out->fit_max_nodes < 0 || out->fit_max_nodes > 1e6)
+    return pf_error_set(PF_EPARSE, "%s: field fit.max_nodes: %g is outside [0, 1e6]", c->path, out->fit_max_nodes);
   return get_num(c, fit, "rel_sigma", "fit.rel_sigma", false, &out->fit_rel_sigma, NULL);
 }
 

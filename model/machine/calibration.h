@@ -54,6 +54,7 @@ typedef struct pf_calibration {
   double fit_step_overhead_s;       /* added once per iteration */
   double fit_input_rate_Bps;        /* bytes/s a node's loaders deliver (input pipeline), 0 = not fitted */
   double fit_rel_sigma;             /* relative residual spread of the fit, for bands */
+  double fit_max_nodes;             /* the largest node count of the fitted runs (0: not given) */
   char fit_machines[512];           /* machines a fit was made on ("a,b"; "" unknown) */
 } pf_calibration;
 

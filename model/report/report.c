@@ -106,12 +106,44 @@ cJSON *pf_report_invalid_json(const pf_scenario *sc, int nodes, const char *reas
   return j;
 }
 
+/* name, name_low, name_high: the value and, with an interval, its nominal 80 % range (interval.h). */
+static void ranged(cJSON *j, const char *name, double v, double lo, double hi, bool with) {
+  cJSON_AddNumberToObject(j, name, r6(v));
+  if (!with) return;
+  char k[64];
+  snprintf(k, sizeof k, "%s_low", name);
+  cJSON_AddNumberToObject(j, k, r6(lo));
+  snprintf(k, sizeof k, "%s_high", name);
+  cJSON_AddNumberToObject(j, k, r6(hi));
+}
+
+/* The interval's provenance: the regimes its rows came from (docs/validation.md, "Prediction intervals"). */
+static void interval_json(cJSON *j, const pf_pred_interval *iv) {
+  cJSON *o = cJSON_AddObjectToObject(j, "interval");
+  cJSON_AddNumberToObject(o, "nominal_coverage", 0.8);
+  cJSON_AddBoolToObject(o, "anchored", iv->anchored);
+  cJSON_AddStringToObject(o, "time_regime", iv->time_regime);
+  cJSON_AddNumberToObject(o, "time_rows", iv->n_time);
+  cJSON_AddNumberToObject(o, "time_factor_low", r6(iv->time_lo));
+  cJSON_AddNumberToObject(o, "time_factor_high", r6(iv->time_hi));
+  if (iv->n_eff == 0) return; /* not asked for: a single prediction has no scaling efficiency */
+  cJSON_AddStringToObject(o, "efficiency_regime", iv->eff_regime);
+  cJSON_AddNumberToObject(o, "efficiency_rows", iv->n_eff);
+  cJSON_AddNumberToObject(o, "efficiency_factor_low", r6(iv->eff_lo));
+  cJSON_AddNumberToObject(o, "efficiency_factor_high", r6(iv->eff_hi));
+}
+
 cJSON *pf_report_prediction_json(const pf_scenario *sc, const pf_prediction *p) {
   cJSON *j = scenario_json(sc);
-  cJSON_AddNumberToObject(j, "iteration_time_s", r6(p->iteration_time_s));
-  cJSON_AddNumberToObject(j, "tokens_per_s", r6(p->tokens_per_s));
-  cJSON_AddNumberToObject(j, "samples_per_s", r6(p->samples_per_s));
-  cJSON_AddNumberToObject(j, "tflops_per_gpu", r6(p->tflops_per_gpu));
+  const pf_pred_interval *iv = &p->interval;
+  bool with = iv->n_time > 0;
+  ranged(j, "iteration_time_s", p->iteration_time_s, p->iteration_time_s * iv->time_lo,
+         p->iteration_time_s * iv->time_hi, with);
+  ranged(j, "tokens_per_s", p->tokens_per_s, p->tokens_per_s / iv->time_hi, p->tokens_per_s / iv->time_lo, with);
+  ranged(j, "samples_per_s", p->samples_per_s, p->samples_per_s / iv->time_hi, p->samples_per_s / iv->time_lo, with);
+  ranged(j, "tflops_per_gpu", p->tflops_per_gpu, p->tflops_per_gpu / iv->time_hi, p->tflops_per_gpu / iv->time_lo,
+         with);
+  if (with) interval_json(j, iv);
   cJSON_AddNumberToObject(j, "mfu", r6(p->mfu));
   cJSON_AddNumberToObject(j, "hw_tflops_per_gpu", r6(p->hw_tflops_per_gpu));
   cJSON_AddNumberToObject(j, "eval_iteration_s", r6(p->eval_iteration_s));

@@ -35,15 +35,11 @@
  */
 #include "budget.h"
 
-#include "collval.h"
 #include "power/power.h"
 #include "core/core.h"
-#include "validate.h"
 
-#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #define CKPT_BYTES_PER_PARAM 14.0
@@ -129,103 +125,5 @@ int pf_budget_compute(const pf_scenario *sc, const pf_prediction *p, const pf_bu
   b->energy_busy_MWh = train_W * (b->busy_s - b->eval_s) / 3.6e9 + b->energy_eval_MWh;
   b->energy_waiting_MWh = waiting.facility_J * b->waiting_s / 3.6e9;
   b->energy_MWh = b->energy_busy_MWh + b->energy_waiting_MWh;
-  return 0;
-}
-
-/* ---- range from similar measured runs ---- */
-
-const char *pf_validation_dir(void) {
-  const char *e = getenv("PREFLIGHT_VALIDATION");
-  return (e && *e) ? e : PF_SOURCE_VALIDATION_DIR;
-}
-
-static bool throughput_metric(pf_metric m) {
-  return m == PF_MET_ITER_TIME || m == PF_MET_TIME || m == PF_MET_TFLOPS || m == PF_MET_TOKENS || m == PF_MET_SAMPLES;
-}
-
-/* Factor on cost implied by one row: measured / predicted time (cost follows time). */
-static double cost_factor(const pf_vrow *r) {
-  double m = r->bound == PF_BOUND_RANGE ? 0.5 * (r->measured + r->measured_hi) : r->measured;
-  if (!(m > 0) || !(r->predicted > 0)) return NAN;
-  bool time = r->metric == PF_MET_ITER_TIME || r->metric == PF_MET_TIME;
-  return time ? m / r->predicted : r->predicted / m;
-}
-
-static int add_csv(const char *path, const pf_scenario *sc, const pf_validate_opts *vo, pf_budget_range *out,
-                   double *lo, double *hi) {
-  pf_vset all;
-  int rc = pf_validate_read(path, &all);
-  if (rc < 0) return rc;
-  pf_vset sub = {0};
-  snprintf(sub.path, sizeof sub.path, "%s", all.path);
-  sub.rows = calloc((size_t)(all.n ? all.n : 1), sizeof *sub.rows);
-  if (!sub.rows) { pf_vset_free(&all); return pf_error_set(PF_ENOMEM, "out of memory"); }
-  bool tr = sc->workload.kind == PF_WL_TRANSFORMER;
-  for (int i = 0; i < all.n; i++) {
-    const pf_vrow *r = &all.rows[i];
-    if (strcmp(r->use, "check") != 0 || strcmp(r->machine, sc->machine.id) != 0 || !throughput_metric(r->metric) ||
-        (r->bound != PF_BOUND_EXACT && r->bound != PF_BOUND_RANGE))
-      continue;
-    pf_workload w;
-    bool row_tr = r->model[0] ? pf_workload_get(r->model, &w) == 0 && w.kind == PF_WL_TRANSFORMER : r->layers > 0;
-    if (row_tr != tr) continue;
-    sub.rows[sub.n++] = *r;
-  }
-  if (sub.n > 0 && (rc = pf_validate_run(&sub, vo)) == 0) {
-    const char *base = strrchr(path, '/');
-    base = base ? base + 1 : path;
-    for (int i = 0; i < sub.n; i++) {
-      double f = sub.rows[i].status == PF_ROW_PREDICTED ? cost_factor(&sub.rows[i]) : NAN;
-      if (!isfinite(f)) continue;
-      *lo = fmin(*lo, f);
-      *hi = fmax(*hi, f);
-      size_t l = strlen(out->rows);
-      snprintf(out->rows + l, sizeof out->rows - l, "%s%s:%d", out->n ? ", " : "", base, sub.rows[i].line);
-      out->n++;
-    }
-  }
-  free(sub.rows);
-  pf_vset_free(&all);
-  return rc;
-}
-
-static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
-
-int pf_budget_similar(const pf_scenario *sc, const char *dir_or_csv, const pf_validate_opts *vo, pf_budget_range *r) {
-  memset(r, 0, sizeof *r);
-  double lo = INFINITY, hi = -INFINITY;
-  int rc = 0;
-  size_t n = strlen(dir_or_csv);
-  if (n > 4 && strcmp(dir_or_csv + n - 4, ".csv") == 0) {
-    rc = add_csv(dir_or_csv, sc, vo, r, &lo, &hi);
-  } else {
-    DIR *d = opendir(dir_or_csv);
-    if (!d) return pf_error_set(PF_ENOENT, "%s: cannot open the validation folder", dir_or_csv);
-    char *names[64];
-    int nn = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) && nn < 64) {
-      size_t l = strlen(e->d_name);
-      if (l > 4 && strcmp(e->d_name + l - 4, ".csv") == 0) names[nn++] = strdup(e->d_name);
-    }
-    closedir(d);
-    qsort(names, (size_t)nn, sizeof *names, by_name); /* deterministic order */
-    for (int i = 0; i < nn; i++) {
-      char path[PF_PATH_MAX * 2];
-      snprintf(path, sizeof path, "%s/%s", dir_or_csv, names[i]);
-      /* files of measured collectives (collval.h) are not runs */
-      if (rc == 0 && names[i] && pf_collval_kind(path) == 0) rc = add_csv(path, sc, vo, r, &lo, &hi);
-      free(names[i]);
-    }
-  }
-  if (rc < 0) return rc;
-  if (r->n >= PF_RANGE_MIN_ROWS) {
-    r->lo = lo;
-    r->hi = hi;
-  } else {
-    snprintf(r->why, sizeof r->why, "%d similar measured run%s (`check` rows of %s with a %s and a throughput or "
-             "time metric) where at least %d are needed", r->n, r->n == 1 ? "" : "s", sc->machine.id,
-             sc->workload.kind == PF_WL_TRANSFORMER ? "transformer" : "non-transformer", PF_RANGE_MIN_ROWS);
-  }
   return 0;
 }

@@ -1,8 +1,8 @@
 /* budget.h - what a training run costs on a machine, in the terms of an
  * allocation request: wall time, jobs under the site's wall-time limit,
  * checkpoint and failure overheads, GPU-hours, node-hours, site billing units
- * and energy (DESIGN 5.7), and a range from the validation error of similar
- * measured runs.
+ * and energy (DESIGN 5.7); its range is the prediction interval's
+ * (interval.h), applied by the command.
  *
  * Checkpoints and failures (budget.c has the sources):
  *   checkpoint size    S = 14 B per parameter (bf16 weights + fp32 main weights and two Adam moments)
@@ -21,7 +21,6 @@
 #define PREFLIGHT_BUDGET_H
 
 #include "predict.h"
-#include "validate.h"
 
 typedef struct pf_budget_opts {
   double tokens;              /* training tokens, or */
@@ -59,26 +58,5 @@ void pf_budget_opts_init(pf_budget_opts *o);
 /* Fill b for scenario sc (after pf_predict) and its prediction p.  Returns 0
  * or PF_EINVAL (no run length). */
 int pf_budget_compute(const pf_scenario *sc, const pf_prediction *p, const pf_budget_opts *o, pf_budget *b);
-
-/* ---- range from similar measured runs ---- */
-
-#define PF_RANGE_MIN_ROWS 3
-
-typedef struct pf_budget_range {
-  int n;                     /* similar rows used */
-  double lo, hi;             /* factors on cost (node-hours): measured / predicted throughput spread, inverted */
-  char rows[512];            /* "epicure.csv:12, epicure.csv:21, ..." */
-  char why[256];             /* when n < PF_RANGE_MIN_ROWS: what was found */
-} pf_budget_range;
-
-/* Rows of the validation CSVs in dir (or one CSV) that are like sc: `check`
- * rows on the same machine, of the same workload kind, that measure
- * throughput or time exactly or as a range; each is predicted and its error
- * turned into a factor on cost.  Returns 0 (r->n may be below the minimum:
- * then r->why says so) or a negative code for an unreadable CSV. */
-int pf_budget_similar(const pf_scenario *sc, const char *dir_or_csv, const pf_validate_opts *vo, pf_budget_range *r);
-
-/* $PREFLIGHT_VALIDATION, else the source tree's scenarios/validation. */
-const char *pf_validation_dir(void);
 
 #endif

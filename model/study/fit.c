@@ -238,6 +238,12 @@ static int fit_rows(pf_vset *s, const pf_validate_opts *o, pf_loo loo, pf_fitdat
                         "tflops_per_gpu, tokens_per_s or samples_per_s%s", s->path, any_fit ? " and use = fit" : "");
   out->rows_used = d->n;
   out->groups = d->ngroups;
+  for (int g = 0; g < d->ngroups; g++) {
+    const pf_scenario *sc = &d->gsc[g];
+    int gpn = sc->machine.gpus_per_node > 0 ? sc->machine.gpus_per_node : 1;
+    int n = sc->nodes > 0 ? sc->nodes : (sc->gpus + gpn - 1) / gpn;
+    if (n > out->max_nodes) out->max_nodes = n;
+  }
   configurations(d);
   d->tscale = time_scale(d, tm);
   d->nsub = d->n;

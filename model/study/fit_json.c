@@ -35,6 +35,7 @@ char *pf_fit_json(const pf_fit_result *f, const char *input_path, const char *ma
   /* only a rate the fit found binding: absent, predictions keep the scenario's own (off unless given) */
   if (f->p.input_rate_Bps > 0) cJSON_AddNumberToObject(fit, "input_rate_Bps", f->p.input_rate_Bps);
   cJSON_AddNumberToObject(fit, "rel_sigma", f->rel_sigma);
+  if (f->max_nodes > 0) cJSON_AddNumberToObject(fit, "max_nodes", f->max_nodes); /* the anchored range's start */
   cJSON *fixed = cJSON_AddArrayToObject(fit, "not_constrained");
   for (int k = 0; k < NPAR; k++) if (f->fixed[k]) cJSON_AddItemToArray(fixed, cJSON_CreateString(names[k]));
   cJSON_AddNumberToObject(fit, "rms_log_residual_before", f->rms_before);

@@ -44,6 +44,18 @@ typedef struct pf_comm_summary {
   char tp_algorithm[16], dp_protocol[16], placement[16];
 } pf_comm_summary;
 
+/* A prediction interval (study/interval.c; docs/validation.md, "Prediction intervals"): the nominal 80 %
+ * range of what a run would measure, as factors on the predicted iteration time and scaling efficiency,
+ * from the errors of the validation rows nearest to the prediction's regime.  n_time == 0: not computed
+ * (renderers then print no range). */
+typedef struct pf_pred_interval {
+  int n_time, n_eff;            /* validation rows the time and the efficiency factors come from */
+  double time_lo, time_hi;      /* measured time / predicted time: 10th and 90th percentile */
+  double eff_lo, eff_hi;        /* measured / predicted scaling efficiency: 10th and 90th percentile */
+  bool anchored;                /* a fit overlay's residual spread with the scale-extrapolation spread */
+  char time_regime[320], eff_regime[160]; /* the regime the rows were drawn from, in words */
+} pf_pred_interval;
+
 typedef struct pf_prediction {
   double iteration_time_s, tokens_per_s, samples_per_s;
   double tflops_per_gpu, mfu;                    /* model FLOPs (Megatron's count) */
@@ -65,6 +77,7 @@ typedef struct pf_prediction {
   int des_events;                                /* simulated activities (0 for analytic) */
   int nwarnings;
   char warnings[PF_MAX_WARNINGS][256];
+  pf_pred_interval interval;                     /* filled by pf_interval_of (the commands), not by pf_predict */
 } pf_prediction;
 
 /* Predict one scenario (pf_plan_check() is called). Returns 0, or PF_EPLAN /

@@ -19,6 +19,9 @@
 
 int pf_scenario_apply_calibration(pf_scenario *sc) {
   sc->calibration_note[0] = '\0';
+  sc->fit_anchored = false;
+  sc->fit_rel_sigma = 0;
+  sc->fit_max_nodes = 0;
   if (!sc->calibration[0]) return 0;
   int rc;
   pf_calibration cal;
@@ -42,6 +45,9 @@ int pf_scenario_apply_calibration(pf_scenario *sc) {
     if (cal.fit_compute_eff > 0) sc->compute_eff_scale = cal.fit_compute_eff;
     if (cal.fit_comm_eff > 0) sc->comm_eff_scale = cal.fit_comm_eff;
     sc->step_overhead_s = cal.fit_step_overhead_s;
+    sc->fit_anchored = true; /* the prediction interval is the anchored one (interval.c) */
+    sc->fit_rel_sigma = cal.fit_rel_sigma > 0 ? cal.fit_rel_sigma : 0;
+    sc->fit_max_nodes = cal.fit_max_nodes;
     /* a rate the command gave (--input-rate, a row's input_rate column) is the user's statement: it wins */
     if (cal.fit_input_rate_Bps > 0 && !(sc->input_rate_Bps > 0)) sc->input_rate_Bps = cal.fit_input_rate_Bps;
   }

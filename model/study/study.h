@@ -8,6 +8,7 @@
 #include "tune.h"
 #include "validate.h"
 #include "budget.h"
+#include "interval.h"
 #include "collval.h"
 
 #endif

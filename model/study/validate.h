@@ -231,6 +231,7 @@ typedef struct pf_fit_result {
   double rel_sigma;           /* RMS of log residuals, n - free parameters degrees of freedom */
   int dof;                    /* rows - free parameters; rel_sigma is 0 (unknown) when <= 0 */
   int rows_used, groups, iterations;
+  int max_nodes;              /* the largest node count of the rows used (how far the fit reaches) */
   double rms_before, rms_after;  /* RMS log residual at defaults and at the fit */
   bool loo_done;
   pf_loo loo_by;              /* what each left-out fold held */

@@ -3,7 +3,8 @@
 # of docs/machine-sources.md is what scripts/device-table.py writes from machines/devices/*.cfg, and
 # the check notices a stale table (a copy of the page with one value changed fails it); docs/model.md's
 # whole-step kernel list of GPT-2 small is what `preflight kernels` prints (scripts/kernel-list.py), and
-# a list with one time changed fails its check.
+# a list with one time changed fails its check; the coverage table of the prediction intervals in
+# docs/validation.md is what `validate --coverage` prints.
 set -u
 . "$(dirname "$0")/lib.bash"
 python3 "$PF_SRC/scripts/device-table.py" --check && ok || bad "docs/machine-sources.md device table is stale: run scripts/device-table.py"
@@ -23,4 +24,6 @@ sed '/<!-- kernels:begin -->/,/<!-- kernels:end -->/s/| forward | qkv | \([0-9]*
 cmp -s "$T/k/docs/model.md" "$PF_SRC/docs/model.md" && bad "the stale-list fixture did not change the page"
 out=$(python3 "$T/k/scripts/kernel-list.py" "$PREFLIGHT" --check 2>&1); rc=$?
 [ $rc -ne 0 ] && grep -q "model.md:[0-9]*: the kernel list differs" <<<"$out" && ok || bad "a stale kernel list passed (rc $rc: $out)"
+PF_ROOT="$PF_SRC" PREFLIGHT="$PREFLIGHT" bash "$PF_SRC/scripts/validation-tables.sh" --check-coverage && ok ||
+  bad "docs/validation.md coverage table is stale: run scripts/validation-tables.sh"
 finish

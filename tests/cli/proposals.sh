@@ -94,9 +94,14 @@ expect_exit 0 "$P" plan --machine lumi-g --model gpt3-175b --tp 4 --pp 32 --mbs 
 python3 - plan.md <<'EOF' && ok || bad "plan --format md: paragraph numbers not in the table, or parts missing"
 import re, sys
 t = open(sys.argv[1]).read()
-table = "\n".join(l for l in t.splitlines() if l.startswith("|"))
+lines = t.splitlines()
+first = next(i for i, l in enumerate(lines) if l.startswith("|"))
+table = "\n".join(l for l in lines[first:] if True)
+table = table.split("\n\n")[0]  # the first table; the ranges table follows
+ranges = [l for l in lines[lines.index("Ranges (nominal 80 %):") + 1:] if l.startswith("|")]
 para = next(l for l in t.splitlines() if l.startswith("We request"))
-cells = {c.strip() for l in table.splitlines() for c in l.split("|")}
+cells = {c.strip() for l in table.splitlines() + ranges for c in l.split("|")}
+cells |= {p for c in list(cells) for p in c.split("-")}  # the ends of a range
 nums = re.findall(r"\d+(?:\.\d+)?(?: %)?", para)
 assert nums, para
 for n in nums:
@@ -113,7 +118,7 @@ rows = [l.split("|") for l in first[2:]]
 ok = [int(r[1]) for r in rows if int(r[5].strip().split()[0]) >= 90]
 assert ("at %d nodes" % max(ok)) in para, (max(ok), para)
 EOF
-expect_grep 'range: none can be given|range: node-hours' plan.md
+expect_grep 'range: the nominal 80 % interval' plan.md
 
 # --- plots: valid SVG with labelled axes; the sweep's points read back equal its JSON
 "$P" sweep $S --nodes 32,64,128 --format json --plot sw.svg >sw.json && ok || bad "sweep --plot failed"

@@ -3,6 +3,7 @@
  * |error| summary and scaling efficiency; and the JSON of the shared objects
  * (job/plan_json.c, study/breakdown.c): the forms' keys in order, and tune's
  * form and the breakdown read back as written. */
+#include <math.h>
 #include "check.h"
 #include "core/core.h"
 #include "job/job.h"
@@ -132,8 +133,25 @@ static void breakdown_json(void) {
   cJSON_Delete(root);
 }
 
+/* Hyndman & Fan definition 6: position p (n + 1), linear between order statistics, clamped to the ends;
+ * the 10th-90th percentile interval of n values spans (0.9 - 0.1)(n + 1) positions out of n + 1. */
+static void quantile(void) {
+  double x[19];
+  for (int i = 0; i < 19; i++) x[i] = i + 1; /* 1 .. 19 */
+  CHECK_NEAR(pf_quantile_sorted(x, 19, 0.10), 2.0, 1e-12);  /* h = 2 */
+  CHECK_NEAR(pf_quantile_sorted(x, 19, 0.90), 18.0, 1e-12); /* h = 18 */
+  CHECK_NEAR(pf_quantile_sorted(x, 19, 0.50), 10.0, 1e-12); /* the median */
+  CHECK_NEAR(pf_quantile_sorted(x, 9, 0.10), 1.0, 1e-12);   /* h = 1: the smallest value */
+  CHECK_NEAR(pf_quantile_sorted(x, 10, 0.10), 1.1, 1e-12);  /* h = 1.1 */
+  CHECK_NEAR(pf_quantile_sorted(x, 10, 0.90), 9.9, 1e-12);  /* h = 9.9 */
+  CHECK_NEAR(pf_quantile_sorted(x, 3, 0.10), 1.0, 1e-12);   /* below 1: clamped */
+  CHECK_NEAR(pf_quantile_sorted(x, 3, 0.90), 3.0, 1e-12);   /* above n: clamped */
+  CHECK(isnan(pf_quantile_sorted(x, 0, 0.5)));
+}
+
 int main(void) {
   median();
+  quantile();
   order();
   errors();
   efficiency();
