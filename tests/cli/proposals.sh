@@ -100,7 +100,7 @@ table = "\n".join(l for l in lines[first:] if True)
 table = table.split("\n\n")[0]  # the first table; the ranges table follows
 ranges = [l for l in lines[lines.index("Ranges (nominal 80 %):") + 1:] if l.startswith("|")]
 para = next(l for l in t.splitlines() if l.startswith("We request"))
-cells = {c.strip() for l in table.splitlines() + ranges for c in l.split("|")}
+cells = {c.strip() for l in lines if l.startswith("|") for c in l.split("|")}  # every table: first, details, ranges
 cells |= {p for c in list(cells) for p in c.split("-")}  # the ends of a range
 nums = re.findall(r"\d+(?:\.\d+)?(?: %)?", para)
 assert nums, para

@@ -49,7 +49,7 @@ done
 # the command (tuned split), three scales
 expect_exit 0 $P plan --machine lumi-g --model llama2-13b --gbs 1024 --tokens 2e11 --nodes 1,8,64 --format md
 check_md "$T/out" && ok || bad "plan --model llama2-13b on lumi-g: ranges"
-expect_grep "ranges: the nominal 80 % interval" "$T/out"
+expect_grep "range: the nominal 80 % interval" "$T/out"
 
 # predict and sweep JSON: *_low <= value <= *_high
 expect_exit 0 $P predict --machine leonardo-booster $A --nodes 4 --format json
@@ -115,5 +115,5 @@ for r, s in zip(a["rows"], b["rows"]):
 PY
 expect_exit 0 $P plan --machine lumi-g $A $R --nodes 4,16 --calibration "$T/fitted.json" --format md
 expect_grep "anchored on fitted.json" "$T/out"
-expect_grep "ranges: the nominal 80 % interval .* anchored" "$T/out"
+expect_grep "range: the nominal 80 % interval .* anchored" "$T/out"
 finish

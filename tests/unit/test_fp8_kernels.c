@@ -70,8 +70,8 @@ int main(void) {
   sc.precision = PF_FP8;
   CHECK_INT(run(&sc, &f8), 0);
 
-  static const char *same[] = {"flash-attention", "norm1", "norm2", "final-norm", "softmax", "cross-entropy",
-                               "activation", "bias-dropout-add1", "adam", "logits"};
+  static const char *same[] = {"flash-attention", "norm1", "norm2", "final-norm", "loss-softmax", "loss-nll",
+                               "activation", "bias-dropout-add1", "adam (fused)", "logits"};
   for (size_t i = 0; i < sizeof same / sizeof same[0]; i++) {
     pf_precision p8 = PF_FP8;
     double a = t_of(&sc, &bf, same[i], NULL), b = t_of(&sc, &f8, same[i], &p8);
