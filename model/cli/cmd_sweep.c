@@ -235,7 +235,7 @@ typedef struct {
 } point;
 
 static int tune_point(pf_scenario *sc, unsigned fixed, pf_batch_item *it) {
-  pf_tune_config o = {.fixed = fixed, .objective = PF_OBJ_TIME, .top = 1, .shard = 1, .nshards = 1};
+  pf_tune_config o = {.fixed = fixed, .objective = PF_OBJ_TIME, .top = 1, .shard = 1, .nshards = 1, .progress = true};
   pf_tune_result r;
   int rc = pf_tune(sc, &o, &r);
   if (rc == 0) {
@@ -330,10 +330,7 @@ static int sweep_predict(const pf_optvals *vp, sweep_run *r) {
   int rc = 0;
   pf_scenario *scs = r->scs;
   if (!pf_opts_get(vp, "tune-each")) {
-    pf_progress_begin("sweep", r->mine, false);
-    rc = pf_predict_batch(r->items, (int)r->mine, 0);
-    pf_progress_end();
-    return rc;
+    return pf_predict_batch(r->items, (int)r->mine, 0, "sweep");
   }
   static const struct { const char *opt; unsigned bit; } fx[] = {
       {"tp", PF_FIX_TP}, {"pp", PF_FIX_PP}, {"cp", PF_FIX_CP}, {"mbs", PF_FIX_MBS},
@@ -343,8 +340,9 @@ static int sweep_predict(const pf_optvals *vp, sweep_run *r) {
   unsigned fixed = 0;
   for (size_t f = 0; f < sizeof fx / sizeof *fx; f++)
     if (pf_opts_get(vp, fx[f].opt)) fixed |= fx[f].bit;
+  pf_progress_begin("sweep", r->mine, false); /* each point's tune draws its bar inside this one */
   for (long i = 0; i < r->mine && rc == 0; i++) {
-    if (scs[i].plan.gbs <= 0 && !r->weak) return pf_error_set(PF_EINVAL, "--tune-each needs --gbs");
+    if (scs[i].plan.gbs <= 0 && !r->weak) { pf_progress_end(); return pf_error_set(PF_EINVAL, "--tune-each needs --gbs"); }
     if (r->weak && scs[i].plan.gbs <= 0) { /* weak: the global batch follows the tuned DP; keep the first plan's */
       pf_scenario t = scs[i];
       if (pf_plan_check(&t) == 0) scs[i].plan.gbs = t.plan.gbs;
@@ -352,7 +350,9 @@ static int sweep_predict(const pf_optvals *vp, sweep_run *r) {
     }
     if (scs[i].gpus <= 0) scs[i].gpus = scs[i].nodes * scs[i].machine.gpus_per_node;
     rc = tune_point(&scs[i], fixed, &r->items[i]);
+    pf_progress_item();
   }
+  pf_progress_end();
   return rc;
 }
 

@@ -35,6 +35,8 @@ static void usage(FILE *f) {
           pf_version());
   for (int i = 0; i < NCOMMANDS; i++)
     fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+  fprintf(f, "\noptions:\n  --help     this help (COMMAND --help: the command's options and examples)\n"
+             "  --version  the version and the git description of the build\n");
   fprintf(f, "\nexamples:\n"
              "  preflight machines\n"
              "  preflight predict --machine mn5-acc --model gpt3-175b --nodes 32 --tp 4 --pp 32 --mbs 1 --gbs 1536 \\\n"
@@ -59,7 +61,12 @@ int main(int argc, char **argv) {
     if (strcmp(argv[1], commands[i].name) == 0) {
       return commands[i].fn(argc - 2, argv + 2);
     }
-  fprintf(stderr, "preflight: unknown command \"%s\"\n\n", argv[1]);
-  usage(stderr);
+  const char *names[NCOMMANDS];
+  for (int i = 0; i < NCOMMANDS; i++) names[i] = commands[i].name;
+  char near[256];
+  if (pf_suggest(argv[1], names, NCOMMANDS, near, sizeof near) > 0)
+    fprintf(stderr, "preflight: unknown command \"%s\"; %s (run `preflight --help` for the list)\n", argv[1], near);
+  else
+    fprintf(stderr, "preflight: unknown command \"%s\" (run `preflight --help` for the list)\n", argv[1]);
   return 2;
 }

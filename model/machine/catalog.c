@@ -79,18 +79,20 @@ int pf_device_list(char ***ids, int *n) {
   return list_cfg(dir, ids, n);
 }
 
-/* "unknown machine 'x'; valid ids: a, b, c" */
+/* "unknown machine id \"lumi\"; did you mean lumi-g? (run `preflight machines` for the list)": the
+ * nearest ids (core's pf_suggest), the whole list on request. */
 static int unknown_id(const char *what, const char *id, int (*lister)(char ***, int *)) {
   char **ids; int n;
-  char valid[4096] = "";
+  char near[512] = "";
   if (lister(&ids, &n) == 0) {
-    for (int i = 0; i < n; i++) {
-      strncat(valid, ids[i], sizeof valid - strlen(valid) - 1);
-      if (i + 1 < n) strncat(valid, ", ", sizeof valid - strlen(valid) - 1);
-    }
+    pf_suggest(id, (const char *const *)ids, n, near, sizeof near);
     pf_strlist_free(ids, n);
   }
-  return pf_error_set(PF_ENOENT, "unknown %s id \"%s\"; valid ids: %s", what, id, valid);
+  if (strcmp(what, "machine") == 0)
+    return pf_error_set(PF_ENOENT, "unknown machine id \"%s\"%s%s (run `preflight machines` for the list)", id,
+                        *near ? "; " : "", near);
+  return pf_error_set(PF_ENOENT, "unknown %s id \"%s\"%s%s (the ids are the file names in %s/devices)", what, id,
+                      *near ? "; " : "", near, pf_machines_dir());
 }
 
 static int resolve(const char *id_or_path, const char *sub, char *path, size_t n) {
