@@ -23,7 +23,7 @@
 
 static const char *usage =
     "usage: preflight calibrate --collectives [--quick|--full] [-b SIZE] [-e SIZE] [-f F] [--library nccl|rccl]\n"
-    "                           [--id-file PATH] [-o FILE.json]\n\n"
+    "                           [--id-file PATH] [-o FILE.json] [--format json]\n\n"
     "Times all_reduce, all_gather, reduce_scatter and sendrecv with NCCL (NVIDIA) or RCCL (AMD), opened at run\n"
     "time, over every GPU of this node; under Slurm with one task per GPU (srun --ntasks-per-node=GPUS) across\n"
     "the allocation's nodes, the tasks meeting through --id-file on a shared file system.  busbw per size goes\n"
@@ -62,6 +62,12 @@ int pf_cmd_calibrate_collectives(int argc, char **argv) {
     if (!strcmp(a, "--collectives")) continue;
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) { fputs(usage, stdout); return 0; }
     if (!strcmp(a, "--quick") || !strcmp(a, "--full")) { args[k++] = argv[i]; continue; }
+    const char *fmt = !strncmp(a, "--format=", 9) ? a + 9 : !strcmp(a, "--format") && i + 1 < argc ? argv[++i] : NULL;
+    if (fmt) { /* the file is JSON: --format takes that one format, as every command's --format does */
+      if (strcmp(fmt, "json") == 0) continue;
+      fprintf(stderr, "preflight calibrate: --format \"%s\": valid for `preflight calibrate`: json\n", fmt);
+      return 2;
+    }
     int takes = !strcmp(a, "-b") || !strcmp(a, "-e") || !strcmp(a, "-f") || !strcmp(a, "--library") ||
                 !strcmp(a, "--id-file") || !strcmp(a, "-o");
     if (!takes) {

@@ -145,6 +145,7 @@ static const pf_cli_spec spec = {
              "reduce_scatter, alltoall) or 1 (sendrecv).  Formulas: docs/communication.md.",
     .tables = tables,
     .examples = NULL,
+    .doc = PF_DOC(collective),
 };
 
 int pf_cmd_collective(int argc, char **argv) {

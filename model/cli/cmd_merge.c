@@ -173,7 +173,7 @@ static const pf_cli_spec spec = {
     "      --shard 1/2 -o s1.json\n"
     "  preflight sweep --machine mn5-acc --model llama2-7b --gbs 512 --dist-opt --nodes 4,8,16 \\\n"
     "      --shard 2/2 -o s2.json\n"
-    "  preflight merge s1.json s2.json\n", false};
+    "  preflight merge s1.json s2.json\n", false, .doc = PF_DOC(sweep)};
 
 int pf_cmd_merge(int argc, char **argv) {
   pf_cli cli;

@@ -218,7 +218,7 @@ static const pf_cli_spec spec = {
     "Without --nodes, the scales are powers of two from the smallest that fits up to the site's per-job limit;\n"
     "without --tp/--pp/--cp the split is tuned at each scale.  --format md (or -o FILE.md) writes a section\n"
     "for a proposal.",
-    tables, true, 1, true, EXAMPLES, true};
+    tables, true, 1, true, EXAMPLES, true, .doc = PF_DOC(plan)};
 
 /* The run's size and costs, the threshold, the scales asked for (*nodes_list, caller frees; NULL: from
  * the smallest that fits) and the base scenario with its global batch; *tune: tune the split per scale. */

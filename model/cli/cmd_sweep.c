@@ -253,7 +253,7 @@ static const pf_opt *const tables[] = {pf_scenario_opts, pf_sweep_opts, NULL};
 static const pf_cli_spec spec = {
     "sweep",
     "usage: preflight sweep [SCENARIO.cfg] --nodes LIST [--scaling weak|strong] [--vary NAME=V1,V2] [options]",
-    tables, true, 1, false, EXAMPLES, true};
+    tables, true, 1, false, EXAMPLES, true, .doc = PF_DOC(sweep)};
 
 /* One sweep: its axes, options, this shard's points and their results. */
 typedef struct {

@@ -68,7 +68,7 @@ static const pf_cli_spec spec = {
     "  preflight validate --megatron-log train.log --machine leonardo-booster      # your Megatron-LM log\n"
     "  preflight validate --fit my-runs.csv -o fitted.json                        # your runs\n"
     "  preflight predict --machine lumi-g --model llama2-7b --nodes 64 --tp 2 --gbs 1024 --dist-opt --flash-attn \\\n"
-    "      --calibration fitted.json                                              # your fitted overlay\n", false};
+    "      --calibration fitted.json                                              # your fitted overlay\n", false, .doc = PF_DOC(validate_row), .o_own = "fit"};
 
 /* ---- --max-error ---- */
 

@@ -18,6 +18,7 @@
 #include "job/job.h"
 #include "formats.h"
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 
 #define PF_MAXVALS 96
@@ -88,10 +89,6 @@ int pf_opts_int_range(const pf_optvals *v, const char *name, int lo, int hi, int
 /* lo_open: the value must be > lo, not >= lo. */
 int pf_opts_num_range(const pf_optvals *v, const char *name, double lo, bool lo_open, double hi, double *out);
 
-/* Output format: a row of the format table (formats.h), from --format or
- * -o's suffix; table by default; markdown only where the command allows it. */
-int pf_opts_format(const pf_optvals *v, bool markdown, pf_format *fmt);
-
 void pf_opts_help(FILE *f, const char *usage, const pf_opt *const *tables, const char *examples);
 
 /* "16,32,64" or "1..64" (doubling) into out[0..*n) (cmd_sweep.c). */
@@ -110,7 +107,21 @@ typedef struct pf_cli_spec {
   const char *examples;          /* copy-pasteable examples that end --help (each runs in `make test`) */
   bool many_predictions;         /* the command predicts many configurations: --trace (one iteration's
                                     timeline, one file) is refused */
+  size_t doc;                    /* PF_DOC(kind): the renderer of the document the command prints; the
+                                    formats that have one are offered (--format, -o's suffix), the others
+                                    refused with the list */
+  const char *o_own;             /* a word ("new") or option ("fit") that makes -o a file of the command's
+                                    own (machines new's .cfg, validate --fit's overlay): no format suffix */
 } pf_cli_spec;
+
+/* The document kind of a pf_cli_spec: a member of pf_doc_renderers (formats.h). */
+#define PF_DOC(kind) (offsetof(pf_doc_renderers, kind) + 1)
+
+/* Output format: a row of the format table (formats.h) that has the spec's
+ * document renderer, from --format or -o's suffix (docs/output-formats.md:
+ * a known suffix gives the format, one that contradicts --format is refused,
+ * an unknown suffix needs --format); table by default. */
+int pf_opts_format(const pf_optvals *v, const pf_cli_spec *spec, pf_format *fmt);
 
 typedef struct pf_cli {
   const pf_cli_spec *spec;
