@@ -404,19 +404,15 @@ static int sweep_text(const pf_optvals *vp, const sweep_run *r, pf_format fmt, c
   return 0;
 }
 
-/* After the result: the predictions' warnings on stderr, and the exit of a sweep whose every point failed
- * (it has no result: exit as the first failure says). */
-static int sweep_finish(const sweep_run *r) {
+/* After the result: the predictions' warnings on stderr, and the verdict of a sweep whose every point
+ * failed (pf_cli_sweep_verdict: exit 1, as its merged shards exit).  A shard's status says it ran: its
+ * points are part of the sweep, whose verdict is the merge's. */
+static int sweep_finish(const sweep_run *r, const cJSON *rows) {
   if (r->nshards != 1) return 0;
   for (long i = 0; i < r->mine; i++) /* diagnostics, not part of the result */
     for (int w = 0; r->items[i].rc == 0 && w < r->items[i].pred.nwarnings; w++)
       fprintf(stderr, "preflight sweep: warning: %d nodes: %s\n", r->pts[i].nodes, r->items[i].pred.warnings[w]);
-  if (r->mine == 0) return 0;
-  int any = 0;
-  for (long i = 0; i < r->mine; i++) any |= r->items[i].rc == 0;
-  if (!any)
-    return pf_error_set(r->items[0].rc, "no point of the sweep is a valid plan that fits (first: %s)", r->items[0].detail);
-  return 0;
+  return pf_cli_sweep_verdict(rows);
 }
 
 int pf_cmd_sweep(int argc, char **argv) {
@@ -440,7 +436,7 @@ int pf_cmd_sweep(int argc, char **argv) {
   if (r.min_eff > 0) cJSON_AddNumberToObject(ctx, "min_efficiency", r.min_eff);
   if ((rc = sweep_text(vp, &r, cli.fmt, &rows, &ctx, &text)) < 0) goto done;
   rc = pf_cli_emit(&cli, text);
-  if (rc == 0) rc = sweep_finish(&r);
+  if (rc == 0) rc = sweep_finish(&r, rows);
 done:
   free(text);
   cJSON_Delete(rows);
