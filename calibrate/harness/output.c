@@ -74,6 +74,12 @@ static void table_for(bool with_backend, pf_opt out[NOPT + 1]) {
   out[n] = (pf_opt)PF_OPT_END;
 }
 
+const pf_opt *pfcal_options(void) {
+  static pf_opt table[NOPT + 1];
+  table_for(true, table);
+  return table;
+}
+
 void pfcal_usage(FILE *f, const char *prog, bool with_backend) {
   fprintf(f, "usage: %s%s [--quick|--full] [-o FILE.json] [--seed N] [--threads N] [--device N] [--gemm]%s\n\n",
           prog, with_backend ? " --backend cpu|cuda|hip" : "", with_backend ? " [--for SCENARIO.cfg]" : "");

@@ -39,14 +39,7 @@ static void exe_path(char *exe, size_t n) {
   const char *env = getenv("PREFLIGHT_CAL_DIR");
   char dir[PF_PATH_MAX] = ".";
   if (env && *env) snprintf(dir, sizeof dir, "%s", env);
-  else {
-    ssize_t k = readlink("/proc/self/exe", dir, sizeof dir - 1);
-    if (k > 0) {
-      dir[k] = '\0';
-      char *slash = strrchr(dir, '/');
-      if (slash) *slash = '\0';
-    }
-  }
+  else if (pf_exe_dir(dir, sizeof dir) < 0) snprintf(dir, sizeof dir, "."); /* core/datadir.c */
   snprintf(exe, n, "%s/preflight-cal-ccl", dir);
 }
 

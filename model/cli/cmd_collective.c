@@ -147,6 +147,8 @@ static const pf_cli_spec spec = {
     .examples = NULL,
     .doc = PF_DOC(collective),
 };
+const pf_cli_spec *const pf_cli_spec_collective = &spec; /* for the man page and the completion (gendoc.c) */
+
 
 int pf_cmd_collective(int argc, char **argv) {
   pf_cli_spec sp = spec;

@@ -25,11 +25,14 @@ static const pf_cli_spec spec = {
     "machines",
     "usage: preflight machines [--format table|json|csv]\n       preflight machines show ID [--calibration FILE.json]\n"
     "       preflight machines new ID [--like EXISTING] [-o FILE.cfg]\n\n"
-    "Machines are read from $PREFLIGHT_MACHINES (default: the source tree's machines/, with devices/ in it);\n"
+    "Machines are read from $PREFLIGHT_MACHINES (default: machines/ of the data folder, with devices/ in it:\n"
+    "the source tree, or PREFIX/share/preflight once installed);\n"
     "any command also takes --machine PATH.cfg.  `machines new` writes a file to start from.",
     tables, false, 2, false,
     "  preflight machines\n  preflight machines --format json\n  preflight machines show lumi-g\n"
     "  preflight machines new my-cluster --like mn5-acc -o my-cluster.cfg\n", false, .doc = PF_DOC(machines), .o_own = "new"};
+const pf_cli_spec *const pf_cli_spec_machines = &spec; /* for the man page and the completion (gendoc.c) */
+
 
 /* `machines show ID` as text in the asked format (caller frees). */
 static int show(const char *id, const pf_cli *cli, char **text) {

@@ -175,6 +175,8 @@ static const pf_cli_spec spec = {
     "  preflight sweep --machine mn5-acc --model llama2-7b --gbs 512 --dist-opt --nodes 4,8,16 \\\n"
     "      --shard 2/2 -o s2.json\n"
     "  preflight merge s1.json s2.json\n", false, .doc = PF_DOC(sweep)};
+const pf_cli_spec *const pf_cli_spec_merge = &spec; /* for the man page and the completion (gendoc.c) */
+
 
 int pf_cmd_merge(int argc, char **argv) {
   pf_cli cli;

@@ -219,6 +219,8 @@ static const pf_cli_spec spec = {
     "without --tp/--pp/--cp the split is tuned at each scale.  --format md (or -o FILE.md) writes a section\n"
     "for a proposal.",
     tables, true, 1, true, EXAMPLES, true, .doc = PF_DOC(plan)};
+const pf_cli_spec *const pf_cli_spec_plan = &spec; /* for the man page and the completion (gendoc.c) */
+
 
 /* The run's size and costs, the threshold, the scales asked for (*nodes_list, caller frees; NULL: from
  * the smallest that fits) and the base scenario with its global batch; *tune: tune the split per scale. */

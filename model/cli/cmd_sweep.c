@@ -254,6 +254,8 @@ static const pf_cli_spec spec = {
     "sweep",
     "usage: preflight sweep [SCENARIO.cfg] --nodes LIST [--scaling weak|strong] [--vary NAME=V1,V2] [options]",
     tables, true, 1, false, EXAMPLES, true, .doc = PF_DOC(sweep)};
+const pf_cli_spec *const pf_cli_spec_sweep = &spec; /* for the man page and the completion (gendoc.c) */
+
 
 /* One sweep: its axes, options, this shard's points and their results. */
 typedef struct {

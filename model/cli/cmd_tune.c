@@ -63,6 +63,8 @@ static const pf_cli_spec spec = {
     "Every option given (--tp, --pp, --cp, --mbs, --recompute, --schedule, --sp, --dist-opt, the overlap\n"
     "flags, --engine, --trace, ...) is kept; the others are searched.",
     tables, true, 1, false, EXAMPLES, false, .doc = PF_DOC(tune)};
+const pf_cli_spec *const pf_cli_spec_tune = &spec; /* for the man page and the completion (gendoc.c) */
+
 
 int pf_cmd_tune(int argc, char **argv) {
   pf_cli cli;

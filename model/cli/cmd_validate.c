@@ -69,6 +69,8 @@ static const pf_cli_spec spec = {
     "  preflight validate --fit my-runs.csv -o fitted.json                        # your runs\n"
     "  preflight predict --machine lumi-g --model llama2-7b --nodes 64 --tp 2 --gbs 1024 --dist-opt --flash-attn \\\n"
     "      --calibration fitted.json                                              # your fitted overlay\n", false, .doc = PF_DOC(validate_row), .o_own = "fit"};
+const pf_cli_spec *const pf_cli_spec_validate = &spec; /* for the man page and the completion (gendoc.c) */
+
 
 /* ---- --max-error ---- */
 

@@ -272,10 +272,34 @@ int pf_opts_format(const pf_optvals *v, const pf_cli_spec *spec, pf_format *fmt)
   return 0;
 }
 
+void pf_cli_expand_data(const char *text, size_t len, const char *root, char *out, size_t outlen) {
+  static const char token[] = "@DATA@";
+  size_t k = 0, tl = sizeof token - 1;
+  for (size_t i = 0; i < len && k + 1 < outlen;) {
+    if (i + tl <= len && strncmp(text + i, token, tl) == 0) {
+      int w = snprintf(out + k, outlen - k, "%s", root);
+      k = w < 0 ? k : k + (size_t)w < outlen ? k + (size_t)w : outlen - 1;
+      i += tl;
+    } else {
+      out[k++] = text[i++];
+    }
+  }
+  out[k < outlen ? k : outlen - 1] = '\0';
+}
+
 void pf_opts_help(FILE *f, const char *usage, const pf_opt *const *tables, const char *examples) {
   fprintf(f, "%s\n\nOptions:\n", usage);
   pf_opts_print(f, tables, 30, 1);
-  if (examples) fprintf(f, "\nExamples:\n%s", examples);
+  if (!examples) return;
+  fprintf(f, "\nExamples:\n");
+  char line[2048];
+  for (const char *p = examples; *p;) {
+    const char *nl = strchr(p, '\n');
+    size_t len = nl ? (size_t)(nl - p + 1) : strlen(p);
+    pf_cli_expand_data(p, len, pf_data_dir(), line, sizeof line);
+    fputs(line, f);
+    p += len;
+  }
 }
 
 /* ---- the prologue ---- */

@@ -90,6 +90,10 @@ int pf_opts_int_range(const pf_optvals *v, const char *name, int lo, int hi, int
 int pf_opts_num_range(const pf_optvals *v, const char *name, double lo, bool lo_open, double hi, double *out);
 
 void pf_opts_help(FILE *f, const char *usage, const pf_opt *const *tables, const char *examples);
+/* text[0..len) into out with each @DATA@ replaced by root: help examples name the shipped sample files
+ * (scenarios/examples/ ...) as @DATA@/scenarios/..., printed as the data folder the program uses
+ * (core/datadir.h), so a pasted example runs from any folder. */
+void pf_cli_expand_data(const char *text, size_t len, const char *root, char *out, size_t outlen);
 
 /* "16,32,64" or "1..64" (doubling) into out[0..*n) (cmd_sweep.c). */
 int pf_cli_parse_nodes(const char *s, int *out, int max, int *n);
@@ -113,6 +117,27 @@ typedef struct pf_cli_spec {
   const char *o_own;             /* a word ("new") or option ("fit") that makes -o a file of the command's
                                     own (machines new's .cfg, validate --fit's overlay): no format suffix */
 } pf_cli_spec;
+
+/* Each command's spec (its cmd_*.c): --help, the man page and the bash completion read the same one. */
+extern const pf_cli_spec *const pf_cli_spec_machines, *const pf_cli_spec_models, *const pf_cli_spec_predict,
+    *const pf_cli_spec_sweep, *const pf_cli_spec_tune, *const pf_cli_spec_compare, *const pf_cli_spec_plan,
+    *const pf_cli_spec_validate, *const pf_cli_spec_collective, *const pf_cli_spec_merge;
+/* calibrate's option table (calibrate/harness/output.c, shared with its GPU back-ends); NULL in a build
+ * without calibrate/ (cmd_calibrate.c). */
+const pf_opt *pf_cli_calibrate_options(void);
+
+/* One command of `preflight` (main.c's table): its name, summary and spec (NULL: calibrate). */
+typedef struct pf_cli_command {
+  const char *name;
+  int (*fn)(int, char **);
+  const char *summary;
+  const pf_cli_spec *const *spec;
+} pf_cli_command;
+
+/* The man page (roff) and the bash completion script of the commands, from their option tables and
+ * specs (gendoc.c; `preflight --man`, `preflight --completion bash`, generated at build time). */
+void pf_cli_man(FILE *f, const pf_cli_command *cmds, int n);
+int pf_cli_completion(FILE *f, const char *shell, const pf_cli_command *cmds, int n);
 
 /* The document kind of a pf_cli_spec: a member of pf_doc_renderers (formats.h). */
 #define PF_DOC(kind) (offsetof(pf_doc_renderers, kind) + 1)

@@ -1,5 +1,5 @@
 /* catalog.c - the machine catalogue: machine files in pf_machines_dir()
- * (PREFLIGHT_MACHINES, default the source tree's machines/) and device files in
+ * (PREFLIGHT_MACHINES, default the machines/ of the shipped data: core/datadir.h) and device files in
  * its devices/ folder, listed, found by id (or taken as a path) and read with
  * the id inside checked against the file name.  An unknown id is reported with
  * the valid ones.  (Reading a device: device.c; a machine: machine.c.)
@@ -16,13 +16,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#ifndef PF_SOURCE_MACHINES_DIR
-#define PF_SOURCE_MACHINES_DIR "machines"
-#endif
-
 const char *pf_machines_dir(void) {
   const char *e = getenv("PREFLIGHT_MACHINES");
-  return (e && *e) ? e : PF_SOURCE_MACHINES_DIR;
+  if (e && *e) return e;
+  static char dir[4300];
+  if (!dir[0]) snprintf(dir, sizeof dir, "%s/machines", pf_data_dir()); /* core/datadir.c: installed or source tree */
+  return dir;
 }
 
 static int is_path(const char *s) {
