@@ -170,10 +170,10 @@ static const pf_cli_spec spec = {
     "Joins the shards of `preflight sweep --shard I/N` or `preflight tune --shard I/N` into the result\n"
     "the unsharded command prints (byte-identical).",
     tables, false, PF_MAXPOSITIONAL, false,
-    "  preflight sweep --machine mn5-acc --model llama2-7b --gbs 512 --dist-opt --nodes 4,8,16 \\\n"
-    "      --shard 1/2 -o s1.json\n"
-    "  preflight sweep --machine mn5-acc --model llama2-7b --gbs 512 --dist-opt --nodes 4,8,16 \\\n"
-    "      --shard 2/2 -o s2.json\n"
+    "  preflight sweep --machine mn5-acc --model llama2-7b --gbs 512 --tp 2 --dist-opt --recompute selective \\\n"
+    "      --nodes 4,8,16 --shard 1/2 -o s1.json\n"
+    "  preflight sweep --machine mn5-acc --model llama2-7b --gbs 512 --tp 2 --dist-opt --recompute selective \\\n"
+    "      --nodes 4,8,16 --shard 2/2 -o s2.json\n"
     "  preflight merge s1.json s2.json\n", false, .doc = PF_DOC(sweep)};
 const pf_cli_spec *const pf_cli_spec_merge = &spec; /* for the man page and the completion (gendoc.c) */
 

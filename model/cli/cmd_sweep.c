@@ -48,7 +48,8 @@ const pf_opt pf_sweep_opts[] = {
     "      --recompute selective --nodes 32..128 --format csv\n" \
     "  preflight sweep --machines mn5-acc,leonardo-booster --model llama2-7b --gbs 512 --nodes 4,8,16 \\\n" \
     "      --vary tp=1,2 --dist-opt --recompute selective --flash-attn --plot scaling.svg\n" \
-    "  preflight sweep --machine mn5-acc --model llama2-7b --gbs 512 --nodes 8,16 --shard 1/2 -o s1.json\n"
+    "  preflight sweep --machine mn5-acc --model llama2-7b --gbs 512 --tp 2 --dist-opt --recompute selective \\\n" \
+    "      --nodes 8,16 --shard 1/2 -o s1.json\n"
 
 #define MAXAXES 8
 #define MAXVALS 64

@@ -1,11 +1,14 @@
 /* datadir.c - the running program's folder and the root of the data it
  * ships (datadir.h): the installed layout beside the binary, else the
  * source tree it was built from, else the configured install folder. */
+#define _DEFAULT_SOURCE
 #include "datadir.h"
 
 #include "error.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -30,12 +33,15 @@ int pf_exe_dir(char *dir, size_t len) {
   return 0;
 }
 
-/* Does root hold the data (its machines/ folder)? */
-static int holds_data(const char *root) {
-  char p[4300];
+/* Does root hold the data (its machines/ folder)?  Then root becomes its canonical name (no "bin/.."), as
+ * the help examples print it. */
+static int holds_data(char *root, size_t len) {
+  char p[4300], canon[PATH_MAX];
   struct stat st;
   snprintf(p, sizeof p, "%s/machines", root);
-  return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+  if (stat(p, &st) != 0 || !S_ISDIR(st.st_mode)) return 0;
+  if (realpath(root, canon)) snprintf(root, len, "%s", canon);
+  return 1;
 }
 
 const char *pf_data_dir(void) {
@@ -44,12 +50,12 @@ const char *pf_data_dir(void) {
   char exe[4096];
   if (pf_exe_dir(exe, sizeof exe) == 0) {
     snprintf(root, sizeof root, "%s/../share/preflight", exe);
-    if (holds_data(root)) return root;
+    if (holds_data(root, sizeof root)) return root;
   }
   const char *const fallback[] = {PF_SOURCE_DIR, PF_INSTALL_DATA_DIR};
   for (size_t i = 0; i < sizeof fallback / sizeof fallback[0]; i++) {
     snprintf(root, sizeof root, "%s", fallback[i]);
-    if (holds_data(root)) return root;
+    if (holds_data(root, sizeof root)) return root;
   }
   snprintf(root, sizeof root, "%s", PF_SOURCE_DIR); /* nothing found: messages name the source tree's files */
   return root;
