@@ -117,7 +117,9 @@ void pf_cli_man(FILE *f, const pf_cli_command *cmds, int n) {
 /* ---- bash completion ---- */
 
 /* The values of an option with a list (its choices; --format: the formats of the command's document). */
-static void completion_values(FILE *f, const char *cmd, const pf_cli_spec *s, const pf_opt *const *t) {
+static void completion_values(FILE *f, const pf_cli_command *command, const pf_opt *const *t) {
+  const char *cmd = command->name;
+  const pf_cli_spec *s = command->spec ? *command->spec : NULL;
   if (s) {
     char fmts[256];
     pf_format_list_for(fmts, sizeof fmts, s->doc, s->markdown, false);
@@ -132,6 +134,23 @@ static void completion_values(FILE *f, const char *cmd, const pf_cli_spec *s, co
       for (char *c = list; *c; c++) if (*c == ',') *c = ' ';
       fprintf(f, "    %s:--%s) words='%s' ;;\n", cmd, o->name, list);
     }
+}
+
+/* The options a command takes, as a case of the completion's word lists. */
+static void completion_opts(FILE *f, const pf_cli_command *c, const pf_opt *const *t) {
+  fprintf(f, "    %s) opts='", c->name);
+  pf_opts_print_names(f, t);
+  fputs("' ;;\n", f);
+}
+
+/* One case per command, written by fn from the command's tables. */
+static void each_command(FILE *f, const pf_cli_command *cmds, int n,
+                         void (*fn)(FILE *, const pf_cli_command *, const pf_opt *const *)) {
+  for (int i = 0; i < n; i++) {
+    const pf_opt *t[16];
+    tables_of(&cmds[i], t, 16);
+    fn(f, &cmds[i], t);
+  }
 }
 
 int pf_cli_completion(FILE *f, const char *shell, const pf_cli_command *cmds, int n) {
@@ -152,23 +171,13 @@ int pf_cli_completion(FILE *f, const char *shell, const pf_cli_command *cmds, in
         "    --model) words=$(\"${COMP_WORDS[0]}\" models --format csv 2>/dev/null | tail -n +2 | cut -d, -f1) ;;\n"
         "  esac\n"
         "  if [ -z \"$words\" ]; then\n    case $cmd:$prev in\n", f);
-  for (int i = 0; i < n; i++) {
-    const pf_opt *t[16];
-    tables_of(&cmds[i], t, 16);
-    completion_values(f, cmds[i].name, cmds[i].spec ? *cmds[i].spec : NULL, t);
-  }
+  each_command(f, cmds, n, completion_values);
   fputs("    esac\n  fi\n"
         "  if [ -n \"$words\" ]; then\n"
         "    COMPREPLY=($(compgen -W \"$words\" -- \"$cur\"))\n    [[ $prev == --machine || $prev == --model ]] && "
         "COMPREPLY+=($(compgen -f -- \"$cur\"))\n    return\n  fi\n"
         "  case $cmd in\n", f);
-  for (int i = 0; i < n; i++) {
-    const pf_opt *t[16];
-    tables_of(&cmds[i], t, 16);
-    fprintf(f, "    %s) opts='", cmds[i].name);
-    pf_opts_print_names(f, t);
-    fputs("' ;;\n", f);
-  }
+  each_command(f, cmds, n, completion_opts);
   fputs("  esac\n"
         "  if [[ $cur == -* ]]; then\n    COMPREPLY=($(compgen -W \"$opts\" -- \"$cur\"))\n"
         "  else\n    COMPREPLY=($(compgen -f -- \"$cur\"))\n  fi\n"
