@@ -24,7 +24,7 @@ enum { CMD_ONLY = 1 };
 
 static const pf_opt_choice backends[] = {{"cpu", 0, false}, {"cuda", 1, false}, {"hip", 2, false}, {NULL, 0, false}};
 /* The calibration file is JSON (docs/calibration.md): --format takes that one format, as every command's
- * --format does, and names it when asked for another (docs/output-formats.md). */
+ * --format does, and names it when asked for another (docs/exit-codes.md, "Output formats and -o"). */
 static const pf_opt_choice formats[] = {{"json", 0, false}, {NULL, 0, false}};
 
 #define ARG(member) PF_AT(pfcal_args, member)

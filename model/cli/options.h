@@ -143,7 +143,7 @@ int pf_cli_completion(FILE *f, const char *shell, const pf_cli_command *cmds, in
 #define PF_DOC(kind) (offsetof(pf_doc_renderers, kind) + 1)
 
 /* Output format: a row of the format table (formats.h) that has the spec's
- * document renderer, from --format or -o's suffix (docs/output-formats.md:
+ * document renderer, from --format or -o's suffix (docs/exit-codes.md, "Output formats and -o":
  * a known suffix gives the format, one that contradicts --format is refused,
  * an unknown suffix needs --format); table by default. */
 int pf_opts_format(const pf_optvals *v, const pf_cli_spec *spec, pf_format *fmt);

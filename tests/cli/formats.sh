@@ -26,7 +26,7 @@ expect_exit 0 $P models --format json
 # -o FILE.suffix implies the format: .json, .csv, and .md where markdown is valid
 $P models -o "$T/m.json" && [ "$(json_get "$T/m.json" '["models"][0]["id"] != ""')" = True ] && ok || bad "-o .json"
 $P models -o "$T/m.csv" && expect_grep '^id,name,params' "$T/m.csv"
-# -o's suffix is checked against --format (issue 24; docs/output-formats.md): a suffix of another format, or of
+# -o's suffix is checked against --format (issue 24; docs/exit-codes.md, "Output formats and -o"): a suffix of another format, or of
 # a format the command does not write, is refused before any work; an unknown suffix needs --format
 expect_exit 2 $P models -o "$T/m.md"   # no markdown for models
 expect_grep "^preflight models: -o $T/m.md: \`preflight models\` does not write markdown; valid: table, json \(.json\), csv \(.csv\)$" "$T/err"
