@@ -30,7 +30,8 @@ static const pf_cli_spec spec = {
     "any command also takes --machine PATH.cfg.  `machines new` writes a file to start from.",
     tables, false, 2, false,
     "  preflight machines\n  preflight machines --format json\n  preflight machines show lumi-g\n"
-    "  preflight machines new my-cluster --like mn5-acc -o my-cluster.cfg\n", false, .doc = PF_DOC(machines), .o_own = "new"};
+    "  preflight machines new my-cluster --like mn5-acc -o my-cluster.cfg\n", false,
+    .doc = PF_DOC(machines), .o_own = "new"};
 const pf_cli_spec *const pf_cli_spec_machines = &spec; /* for the man page and the completion (gendoc.c) */
 
 

@@ -174,7 +174,8 @@ static const pf_cli_spec spec = {
     "      --nodes 4,8,16 --shard 1/2 -o s1.json\n"
     "  preflight sweep --machine mn5-acc --model llama2-7b --gbs 512 --tp 2 --dist-opt --recompute selective \\\n"
     "      --nodes 4,8,16 --shard 2/2 -o s2.json\n"
-    "  preflight merge s1.json s2.json\n", false, .doc = PF_DOC(sweep)};
+    "  preflight merge s1.json s2.json\n", false,
+    .doc = PF_DOC(sweep)};
 const pf_cli_spec *const pf_cli_spec_merge = &spec; /* for the man page and the completion (gendoc.c) */
 
 
@@ -216,7 +217,8 @@ int pf_cmd_merge(int argc, char **argv) {
     rc = pf_error_set(PF_EPARSE, "%d shard files given, the study has %d shards", n, count);
   if (rc == 0) {
     if (cJSON_GetObjectItemCaseSensitive(docs[0], "sweep")) rc = merge_sweep(docs, n, vp, fmt, &text, &verdict);
-    else if (cJSON_GetObjectItemCaseSensitive(docs[0], "result")) rc = merge_tune(docs, n, fmt, &text); /* pf_tune_merge: no plan fits is exit 1, as unsharded */
+    else if (cJSON_GetObjectItemCaseSensitive(docs[0], "result")) /* no plan fits: exit 1, as unsharded */
+      rc = merge_tune(docs, n, fmt, &text);
     else rc = pf_error_set(PF_EPARSE, "%s: neither a sweep nor a tune shard", vp->positional[0]);
   }
   if (rc == 0) rc = pf_cli_emit(&cli, text);

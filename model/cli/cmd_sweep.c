@@ -345,7 +345,10 @@ static int sweep_predict(const pf_optvals *vp, sweep_run *r) {
     if (pf_opts_get(vp, fx[f].opt)) fixed |= fx[f].bit;
   pf_progress_begin("sweep", r->mine, false); /* each point's tune draws its bar inside this one */
   for (long i = 0; i < r->mine && rc == 0; i++) {
-    if (scs[i].plan.gbs <= 0 && !r->weak) { pf_progress_end(); return pf_error_set(PF_EINVAL, "--tune-each needs --gbs"); }
+    if (scs[i].plan.gbs <= 0 && !r->weak) {
+      pf_progress_end();
+      return pf_error_set(PF_EINVAL, "--tune-each needs --gbs");
+    }
     if (r->weak && scs[i].plan.gbs <= 0) { /* weak: the global batch follows the tuned DP; keep the first plan's */
       pf_scenario t = scs[i];
       if (pf_plan_check(&t) == 0) scs[i].plan.gbs = t.plan.gbs;

@@ -68,7 +68,8 @@ static const pf_cli_spec spec = {
     "  preflight validate --megatron-log @DATA@/scenarios/examples/train.log --machine leonardo-booster\n"
     "  preflight validate --fit @DATA@/scenarios/examples/runs.csv -o fitted.json\n"
     "  preflight predict --machine lumi-g --model llama2-7b --nodes 64 --tp 2 --gbs 1024 --dist-opt --flash-attn \\\n"
-    "      --calibration @DATA@/scenarios/examples/fitted.json   # a sample overlay, as --fit writes one\n", false, .doc = PF_DOC(validate_row), .o_own = "fit"};
+    "      --calibration @DATA@/scenarios/examples/fitted.json   # a sample overlay (--fit writes one)\n", false,
+    .doc = PF_DOC(validate_row), .o_own = "fit"};
 const pf_cli_spec *const pf_cli_spec_validate = &spec; /* for the man page and the completion (gendoc.c) */
 
 

@@ -167,8 +167,10 @@ int pf_cli_completion(FILE *f, const char *shell, const pf_cli_command *cmds, in
   /* ids are asked from the program itself, so a new machine file completes too */
   fputs("' -- \"$cur\"))\n    return\n  fi\n"
         "  case $prev in\n"
-        "    --machine|--like) words=$(\"${COMP_WORDS[0]}\" machines --format csv 2>/dev/null | tail -n +2 | cut -d, -f1) ;;\n"
-        "    --model) words=$(\"${COMP_WORDS[0]}\" models --format csv 2>/dev/null | tail -n +2 | cut -d, -f1) ;;\n"
+        "    --machine|--like)\n"
+        "      words=$(\"${COMP_WORDS[0]}\" machines --format csv 2>/dev/null | tail -n +2 | cut -d, -f1) ;;\n"
+        "    --model)\n"
+        "      words=$(\"${COMP_WORDS[0]}\" models --format csv 2>/dev/null | tail -n +2 | cut -d, -f1) ;;\n"
         "  esac\n"
         "  if [ -z \"$words\" ]; then\n    case $cmd:$prev in\n", f);
   each_command(f, cmds, n, completion_values);

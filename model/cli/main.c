@@ -57,7 +57,8 @@ int main(int argc, char **argv) {
   if (strcmp(argv[1], "--version") == 0) { printf("preflight %s (%s)\n", pf_version(), pf_git()); return 0; }
   /* not listed: the build writes the man page and the completion with them (gendoc.c) */
   if (strcmp(argv[1], "--man") == 0) { pf_cli_man(stdout, commands, NCOMMANDS); return 0; }
-  if (strcmp(argv[1], "--completion") == 0) return pf_cli_completion(stdout, argc > 2 ? argv[2] : "", commands, NCOMMANDS);
+  if (strcmp(argv[1], "--completion") == 0)
+    return pf_cli_completion(stdout, argc > 2 ? argv[2] : "", commands, NCOMMANDS);
   for (int i = 0; i < NCOMMANDS; i++)
     if (strcmp(argv[1], commands[i].name) == 0) {
       return commands[i].fn(argc - 2, argv + 2);

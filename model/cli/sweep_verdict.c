@@ -27,7 +27,8 @@ int pf_cli_sweep_verdict(const cJSON *rows) {
   cJSON_ArrayForEach(r, rows) {
     const cJSON *st = cJSON_GetObjectItemCaseSensitive(r, "status");
     const cJSON *why = cJSON_GetObjectItemCaseSensitive(r, "reason");
-    pf_sweep_verdict_add(&v, cJSON_IsString(st) ? st->valuestring : NULL, cJSON_IsString(why) ? why->valuestring : NULL);
+    pf_sweep_verdict_add(&v, cJSON_IsString(st) ? st->valuestring : NULL,
+                         cJSON_IsString(why) ? why->valuestring : NULL);
   }
   return pf_sweep_verdict_end(&v);
 }
