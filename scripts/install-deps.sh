@@ -5,10 +5,12 @@
 set -eu
 need=()
 have_pc() { pkg-config --exists "$1" 2>/dev/null; }
-command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
-command -v cmake >/dev/null 2>&1 || need+=(cmake)
-command -v cc >/dev/null 2>&1 && command -v make >/dev/null 2>&1 || need+=(build-essential)
-command -v python3 >/dev/null 2>&1 || need+=(python3)
+add() { case " ${need[*]-} " in *" $1 "*) ;; *) need+=("$1") ;; esac; }
+# every program the build and the tests call (scripts/programs.txt: PROGRAM PACKAGE; checked by arch/programs)
+while read -r prog pkg _; do
+  case "$prog" in ''|'#'*) continue ;; esac
+  command -v "$prog" >/dev/null 2>&1 || add "$pkg"
+done <"$(dirname "$0")/programs.txt"
 if [ "${PF_BENCH:-0}" = 1 ]; then  # bench/run.sh measures with GNU time and bc
   [ -x /usr/bin/time ] || need+=(time)
   command -v bc >/dev/null 2>&1 || need+=(bc)
@@ -18,8 +20,9 @@ if command -v pkg-config >/dev/null 2>&1; then
   have_pc gsl || need+=(libgsl-dev)
   have_pc libconfig || need+=(libconfig-dev)
   have_pc libcjson || need+=(libcjson-dev)
+  have_pc cairo || need+=(libcairo2-dev)  # PDF and PNG figures (model/io/plot_cairo.c)
 else
-  need+=(libsimgrid-dev libgsl-dev libconfig-dev libcjson-dev)
+  need+=(libsimgrid-dev libgsl-dev libconfig-dev libcjson-dev libcairo2-dev)
 fi
 if [ "${PF_WITH_HIP:-0}" = 1 ] && ! command -v hipcc >/dev/null 2>&1; then need+=(hipcc libamdhip64-dev); fi
 [ ${#need[@]} -eq 0 ] && exit 0

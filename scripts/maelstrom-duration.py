@@ -24,7 +24,9 @@ cites (its `source` column: 001_...txt:LINE (Table T col C)) in the seed text:
               that uses one package (one GPU, or one MI250 = 2 GCDs) yet reports a maximum aggregate power
               above its maximum single-device power (AP5 tables 35-37: 1 MPI task, 402 W "aggregate" on one
               A100 whose own maximum is 364 W).  Such tables become node_gpus_job (every device of the node,
-              unused ones idle).  node_job (E4 "System avg power", PDU) rows are kept.
+              unused ones idle).  node_job (E4 "System avg power", PDU) rows are kept.  On the MI250 the other
+              tables become package_job: rocm-smi, which GetPower reads there, reports one power per OAM (both
+              GCDs, a second one idle or not; docs/energy.md "Scopes"), not per GCD.
 
 Nothing else in the file changes, so the script can be re-run on any version of the file (e.g. after the
 `model` column moved to built-in workloads): it matches rows by their source cell only and rewrites the three
@@ -141,7 +143,7 @@ def main():
     node_wide = set()
     for r in rows:
         m = SRC_RE.match(r["source"])
-        if not m or r["metric"] not in ("energy_J", "avg_power_W") or r["scope"] not in ("gpu_job", "node_gpus_job"):
+        if not m or r["metric"] not in ("energy_J", "avg_power_W") or r["scope"] not in ("gpu_job", "node_gpus_job", "package_job"):
             continue
         t, col = table_of(r["source"])
         dies = 2 if "mi250" in r["machine"] else 1
@@ -154,7 +156,7 @@ def main():
     meter = {}
     for r in rows:
         m = SRC_RE.match(r["source"])
-        if m and r["scope"] in ("gpu_job", "node_gpus_job") and r["metric"] in ("energy_J", "avg_power_W"):
+        if m and r["scope"] in ("gpu_job", "node_gpus_job", "package_job") and r["metric"] in ("energy_J", "avg_power_W"):
             meter.setdefault((m["table"], int(m["col"])), {})[r["metric"]] = float(r["value"]) * (
                 WH[r["unit"]] if r["metric"] == "energy_J" else 1.0)
     changed = 0
@@ -180,8 +182,10 @@ def main():
             else:
                 r["train_s"] = "%g" % min(train, run)  # at most the metered window
             r["iterations"] = "%d" % (epochs * steps)
-        if r["scope"] == "gpu_job" and m["table"] in node_wide:
+        if r["scope"] in ("gpu_job", "package_job") and m["table"] in node_wide:
             r["scope"] = "node_gpus_job"
+        elif r["scope"] == "gpu_job" and "mi250" in r["machine"]:
+            r["scope"] = "package_job"
         changed += old != (r["duration_s"], r["train_s"], r["iterations"], r["scope"], r.get("eval_iterations", ""))
     out = io.StringIO()
     w = csv.DictWriter(out, fieldnames=fields, lineterminator="\n", extrasaction="ignore")

@@ -15,7 +15,7 @@
 #include <string.h>
 
 static const pf_opt merge_opts[] = {
-    {"plot", "FILE.svg", "sweep: the scaling plot of the merged result", .type = PF_OPT_TEXT},
+    {"plot", "FILE", "sweep: the scaling plot of the merged result (FILE.svg, .pdf or .png)", .type = PF_OPT_TEXT},
     {"measured", "RUNS.csv", "sweep: measured points overlaid on the plot", .type = PF_OPT_TEXT},
     PF_OPT_END};
 
@@ -166,7 +166,7 @@ static const pf_opt *const tables[] = {merge_opts, NULL};
 
 static const pf_cli_spec spec = {
     "merge",
-    "usage: preflight merge SHARD.json... [--format table|json|csv] [-o FILE] [--plot FILE.svg]\n\n"
+    "usage: preflight merge SHARD.json... [--format table|json|csv] [-o FILE] [--plot FILE.svg|.pdf|.png]\n\n"
     "Joins the shards of `preflight sweep --shard I/N` or `preflight tune --shard I/N` into the result\n"
     "the unsharded command prints (byte-identical).",
     tables, false, PF_MAXPOSITIONAL, false,

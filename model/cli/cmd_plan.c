@@ -29,7 +29,8 @@
     "  preflight plan --machine lumi-g --model gpt3-175b --tp 4 --pp 32 --mbs 1 --gbs 1536 --precision fp16 --sp \\\n" \
     "      --dist-opt --recompute selective --nodes 16,32,64,128 --tokens 3e11 --min-efficiency 0.8\n" \
     "  preflight plan --machine leonardo-booster --model llama2-7b --tp 2 --gbs 1024 --dist-opt --recompute full \\\n" \
-    "      --nodes 16,32,64 --tokens 2e11 --plot cost.svg\n" \
+    "      --nodes 16,32,64 --tokens 2e11 --plot cost.pdf \\\n" \
+    "      --format tex -o plan.tex\n" \
     "  preflight plan --machine lumi-g --model resnet50 --mbs 256 --gbs 8192 --precision fp16 --nodes 4,8 \\\n" \
     "      --epochs 90 --samples 1281167\n"
 
@@ -95,7 +96,8 @@ const pf_opt pf_plan_opts[] = {
      .type = PF_OPT_FLAG},
     {"validation", "DIR|CSV", "measured runs for the range (default: $PREFLIGHT_VALIDATION or scenarios/validation)",
      .type = PF_OPT_TEXT},
-    {"plot", "FILE.svg", "cost versus scale: node-hours and wall time against nodes", .type = PF_OPT_TEXT},
+    {"plot", "FILE", "cost versus scale: node-hours and wall time against nodes (FILE.svg, .pdf or .png)",
+     .type = PF_OPT_TEXT},
     PF_OPT_END};
 
 static int read_budget_opts(const pf_optvals *v, pf_budget_opts *o) {
@@ -216,8 +218,8 @@ static const pf_cli_spec spec = {
     "plan",
     "usage: preflight plan [SCENARIO.cfg] --tokens N | --epochs E --samples S [--nodes LIST] [options]\n\n"
     "Without --nodes, the scales are powers of two from the smallest that fits up to the site's per-job limit;\n"
-    "without --tp/--pp/--cp the split is tuned at each scale.  --format md (or -o FILE.md) writes a section\n"
-    "for a proposal.",
+    "without --tp/--pp/--cp the split is tuned at each scale.  --format md or tex (or -o FILE.md, FILE.tex)\n"
+    "writes a section for a proposal; --plot FILE.svg|.pdf|.png draws cost and wall time against scale.",
     tables, true, 1, true, EXAMPLES, true, .doc = PF_DOC(plan)};
 const pf_cli_spec *const pf_cli_spec_plan = &spec; /* for the man page and the completion (gendoc.c) */
 
@@ -297,6 +299,8 @@ static void plan_context(plan_doc *d, const pf_scenario *base) {
   snprintf(d->unit, sizeof d->unit, "%s", m->billing_unit);
   snprintf(d->billing_note, sizeof d->billing_note, "%s", m->billing_note);
   snprintf(d->limits_note, sizeof d->limits_note, "%s", m->limits_note);
+  snprintf(d->machine_file, sizeof d->machine_file, "%s", m->path);
+  d->storage_bw_Bps = m->storage_bw_Bps;
   d->per_node_hour = m->billing_per_node_hour;
   d->gpn = m->gpus_per_node;
   d->dies_per_package = m->dev.dies_per_package;

@@ -1,6 +1,6 @@
 /* cmd_validate.c - `preflight validate`: predicted vs measured.
  *
- *   validate RUNS.csv [--format table|json|csv|markdown] [--plot FILE.svg] [--max-error P]
+ *   validate RUNS.csv [--format table|json|csv|markdown] [--plot FILE.svg|.pdf|.png] [--max-error P]
  *   validate --megatron-log FILE --machine ID [scenario options]
  *   validate --fit RUNS.csv [-o fitted.json] [--no-loo]
  *
@@ -40,7 +40,8 @@ static const pf_opt validate_opts[] = {
      .type = PF_OPT_TEXT},
     {"fit-group", "COLUMN", "with --fit: one fit per value of this column (default machine; \"all\" for one fit)",
      .type = PF_OPT_TEXT},
-    {"plot", "FILE.svg", "parity plot: predicted vs measured, log axes, +-10 % band", .type = PF_OPT_TEXT},
+    {"plot", "FILE", "parity plot: predicted vs measured, log axes, +-10 % band (FILE.svg, .pdf or .png)",
+     .type = PF_OPT_TEXT},
     {"max-error", "P", "exit 1 when the median absolute error exceeds P percent (for CI)", .type = PF_OPT_TEXT},
     {"gpus-per-node", "K", "nccl-tests / rccl-tests output: ranks per node (default: from its \"# Rank\" lines)",
      .type = PF_OPT_TEXT},
@@ -55,7 +56,8 @@ static const pf_opt *const tables[] = {validate_opts, pf_scenario_opts, NULL};
  * runs them against a fixture of the same name (tests/cli/examples.sh). */
 static const pf_cli_spec spec = {
     "validate",
-    "usage: preflight validate RUNS.csv [--format table|json|csv|markdown] [--plot FILE.svg] [--max-error P]\n"
+    "usage: preflight validate RUNS.csv [--format table|json|csv|markdown] [--plot FILE.svg|.pdf|.png]\n"
+    "       [--max-error P]\n"
     "       preflight validate --megatron-log FILE --machine ID [scenario options]\n"
     "       preflight validate --fit RUNS.csv [-o fitted.json] [--no-loo | --loo configuration|machine]\n\n"
     "Predicts every measured run, prints the relative errors and their median and mean; rows the model\n"
@@ -212,6 +214,8 @@ int pf_cmd_validate(int argc, char **argv) {
   if (fit && !pf_opts_get(v, "format")) fmt = PF_FMT_TABLE; /* with --fit, -o is the overlay, not the report */
   if (fit && !pf_fmt(fmt)->fit_group) rc = pf_error_set(PF_EINVAL, "--fit: valid formats: table, json, csv");
   else if (mlog && !pf_fmt(fmt)->megatron) rc = pf_error_set(PF_EINVAL, "--megatron-log: valid formats: table, json, csv");
+  else if (!mlog && !fit && !pf_fmt(fmt)->validate_begin)
+    rc = pf_error_set(PF_EINVAL, "--format %s: validate writes table, json, csv, markdown", pf_format_get(fmt)->name);
   else if (mlog && fit) rc = pf_error_set(PF_EINVAL, "--megatron-log and --fit: give one");
   else if ((mlog || fit) && v->npositional > 0)
     rc = pf_error_set(PF_EINVAL, "\"%s\": no RUNS.csv argument with --%s", v->positional[0],

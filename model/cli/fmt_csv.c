@@ -134,13 +134,13 @@ static void tune(FILE *out, const cJSON *ctx, const pf_tune_result *r, const pf_
 
 static void collective(FILE *f, const pf_coll_doc *d) {
   const pf_machine *m = d->m;
-  fprintf(f, "machine,op,nodes,gpus_per_node,ranks,size_B,time_us,algbw_GBps,busbw_GBps,algorithm,protocol\n");
+  fprintf(f, "machine,op,nodes,gpus_per_node,ranks,size_B,count,time_us,algbw_GBps,busbw_GBps,algorithm,protocol\n");
   for (int i = 0; i < d->nr; i++) {
     const pf_coll_run *u = &d->runs[i];
     for (int k = 0; k < u->n; k++) {
       const pf_coll_result *r = &u->r[k];
-      fprintf(f, "%s,%s,%d,%d,%d,%.0f,%.2f,%.2f,%.2f,%s,%s\n", m->id, pf_coll_kind_id(d->op), u->nodes, u->gpn,
-              u->ranks, u->size[k], r->time_s * 1e6, r->alg_bw_Bps / 1e9, r->bus_bw_Bps / 1e9,
+      fprintf(f, "%s,%s,%d,%d,%d,%.0f,%.0f,%.2f,%.2f,%.2f,%s,%s\n", m->id, pf_coll_kind_id(d->op), u->nodes, u->gpn,
+              u->ranks, u->size[k], pf_coll_count(d->op, u->size[k], d->dtype_size, u->ranks), r->time_s * 1e6, r->alg_bw_Bps / 1e9, r->bus_bw_Bps / 1e9,
               pf_coll_algo_name(r->algo), pf_coll_proto_name(r->proto));
     }
   }
@@ -188,6 +188,32 @@ static int validate_row(pf_vemit *e, const pf_vrow *r) {
 static int validate_end(pf_vemit *e) {
   (void)e;
   return 0;
+}
+
+/* ---- validate on measured collectives (collval.h): one line per row ---- */
+
+static void collval(FILE *f, const pf_cvset *s, bool rows) {
+  (void)rows; /* CSV is the rows */
+  fprintf(f, "line,machine,op,nodes,gpus_per_node,size_B,metric,measured,predicted,error_pct,algorithm,protocol,use,"
+             "source,reason\n");
+  for (int i = 0; i < s->n; i++) {
+    const pf_cvrow *r = &s->rows[i];
+    fprintf(f, "%d,", r->line);
+    pf_csv_put(f, r->machine);
+    fprintf(f, ",%s,%d,%d,%.0f,%s,%.6g,", pf_coll_kind_id(r->op), r->nodes, r->gpn, r->size_B,
+            pf_cmetric_name(r->metric), r->measured);
+    if (r->ok)
+      fprintf(f, "%.6g,%.4g,%s,%s,", r->predicted, 100 * r->error, pf_coll_algo_name(r->pred_algo),
+              pf_coll_proto_name(r->pred_proto));
+    else
+      fprintf(f, ",,,,");
+    pf_csv_put(f, r->use);
+    fputc(',', f);
+    pf_csv_put(f, r->source);
+    fputc(',', f);
+    pf_csv_put(f, r->ok ? "" : r->reason);
+    fputc('\n', f);
+  }
 }
 
 /* ---- validate --megatron-log: the log as validation rows (docs/validation.md) ---- */
@@ -280,5 +306,5 @@ const pf_doc_renderers pf_fmt_csv_renderers = {
     .fit_begin = fit_begin,
     .fit_group = fit_group,
     .fit_loo_all = fit_loo_all,
-    /* no .collval: collective rows print as table, json or markdown (validate_coll.c says so) */
+    .collval = collval,
 };

@@ -135,6 +135,9 @@ static void collective(FILE *f, const pf_coll_doc *d) {
   cJSON_AddStringToObject(j, "machine", m->id);
   cJSON_AddStringToObject(j, "op", pf_coll_kind_id(d->op));
   cJSON_AddStringToObject(j, "library", pf_ccl_lib_name(m->ccl));
+  cJSON_AddStringToObject(j, "library_version", m->ccl_version);
+  cJSON_AddStringToObject(j, "tuner", PF_CCL_TUNER);
+  cJSON_AddBoolToObject(j, "library_table", m->ccl_table.present);
   cJSON_AddStringToObject(j, "datatype", d->dtype);
   cJSON_AddStringToObject(j, "placement", pf_placement_name(d->pl));
   cJSON_AddNumberToObject(j, "seed", (double)d->seed);
@@ -150,7 +153,7 @@ static void collective(FILE *f, const pf_coll_doc *d) {
       const pf_coll_result *r = &u->r[k];
       cJSON *x = cJSON_CreateObject();
       cJSON_AddNumberToObject(x, "size_B", u->size[k]);
-      cJSON_AddNumberToObject(x, "count", floor(u->size[k] / d->dtype_size));
+      cJSON_AddNumberToObject(x, "count", pf_coll_count(d->op, u->size[k], d->dtype_size, u->ranks));
       cJSON_AddNumberToObject(x, "time_us", round(r->time_s * 1e8) / 100);
       cJSON_AddNumberToObject(x, "algbw_GBps", round(r->alg_bw_Bps / 1e7) / 100);
       cJSON_AddNumberToObject(x, "busbw_GBps", round(r->bus_bw_Bps / 1e7) / 100);
@@ -224,7 +227,7 @@ static cJSON *summary_json(const pf_vsum *s) {
     if (st.n > 0) cJSON_AddItemToObject(bm, pf_metric_name((pf_metric)m), pf_vstats_json(st));
   }
   cJSON *bs = cJSON_AddObjectToObject(sum, "by_scope");
-  for (int k = PF_SCOPE_GPU; k <= PF_SCOPE_NODE_GPUS_JOB; k++) {
+  for (int k = PF_SCOPE_GPU; k <= PF_SCOPE_PACKAGE_JOB; k++) {
     pf_vstats st = pf_vsum_stats(s, 4, k);
     if (st.n > 0) cJSON_AddItemToObject(bs, pf_scope_name((pf_scope)k), pf_vstats_json(st));
   }

@@ -49,7 +49,7 @@ static void md_summary(FILE *f, const pf_vsum *s, const char *path) {
     snprintf(label, sizeof label, "metric `%s`", pf_metric_name((pf_metric)m));
     md_stats_row(f, label, pf_vsum_stats(s, 3, m));
   }
-  for (int k = PF_SCOPE_GPU; k <= PF_SCOPE_NODE_GPUS_JOB; k++) { /* energy and power rows, time held fixed */
+  for (int k = PF_SCOPE_GPU; k <= PF_SCOPE_PACKAGE_JOB; k++) { /* energy and power rows, time held fixed */
     char label[64];
     snprintf(label, sizeof label, "energy/power scope `%s`", pf_scope_name((pf_scope)k));
     md_stats_row(f, label, pf_vsum_stats(s, 4, k));

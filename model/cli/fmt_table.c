@@ -168,26 +168,50 @@ static void tune(FILE *out, const cJSON *ctx, const pf_tune_result *r, const pf_
 
 /* ---- collective: nccl-tests' columns and comment lines ---- */
 
+/* nccl-tests' time column: two decimals below 10 ms, one below 100 ms, none above (common.cu). */
+static void nccl_time(char *buf, size_t n, double us) {
+  snprintf(buf, n, us < 1e4 ? "%7.2f" : us < 1e5 ? "%7.1f" : "%7.0f", us);
+}
+
 static void collective(FILE *f, const pf_coll_doc *d) {
   const pf_machine *m = d->m;
   pf_coll_kind op = d->op;
   int reduce = op == PF_ALLREDUCE || op == PF_REDUCE_SCATTER;
   for (int i = 0; i < d->nr; i++) {
     const pf_coll_run *u = &d->runs[i];
+    fprintf(f, "# nThread 1 nGpus 1 minBytes %.0f maxBytes %.0f step: 2(factor) warmup iters: 0 iters: 0 agg iters: 1 "
+               "validation: 0 graph: 0\n#\n", u->n ? u->size[0] : 0, u->n ? u->size[u->n - 1] : 0);
+    fprintf(f, "# Collective test starting: %s_perf\n", pf_coll_kind_id(op));
     fprintf(f, "# preflight collective: %s_perf model on %s (%s), library %s, placement %s\n", pf_coll_kind_id(op), m->id,
             m->name, pf_ccl_lib_name(m->ccl), pf_placement_name(d->pl));
-    fprintf(f, "# nodes %d, GPUs per node %d, ranks %d, %s %s\n#\n", u->nodes, u->gpn, u->ranks,
+    fprintf(f, "# nodes %d, GPUs per node %d, ranks %d, %s %s\n", u->nodes, u->gpn, u->ranks,
             pf_fabric_kind_name(m->fabric), m->net.tech[0] ? m->net.tech : pf_topology_kind_name(m->net.kind));
-    fprintf(f, "#%12s %13s %9s %7s %7s %10s %8s %8s  %-12s %s\n", "size", "count", "type", "redop", "root", "time",
-            "algbw", "busbw", "algorithm", "protocol");
-    fprintf(f, "#%12s %13s %9s %7s %7s %10s %8s %8s\n", "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)");
+    fprintf(f, "# tuner: %s (%s)\n", PF_CCL_TUNER,
+            m->ccl_version[0] ? "the machine file's ccl.version is not modelled apart" : "the machine file names no ccl.version");
+    if (m->ccl_table.present)
+      fprintf(f, "# library: measured table for ring steps (%s); other algorithms NCCL's tuning constants\n",
+              m->ccl_table.plugin[0] ? m->ccl_table.plugin : "machine file");
+    else
+      fprintf(f, "# library: no measured table for this machine: NCCL's tuning constants on the topology\n");
+    fprintf(f, "# in-place priced as the separate-buffer call; #wrong N/A: nothing is checked\n#\n");
+    fprintf(f, "#%62s%35s\n", "out-of-place", "in-place");
+    fprintf(f, "#%11s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s  %-9s %s\n", "size", "count", "type",
+            "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong", "algorithm",
+            "protocol");
+    fprintf(f, "#%11s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s\n", "(B)", "(elements)", "", "", "", "(us)",
+            "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)");
     for (int k = 0; k < u->n; k++) {
       const pf_coll_result *r = &u->r[k];
-      fprintf(f, " %12.0f %13.0f %9s %7s %7d %10.2f %8.2f %8.2f  %-12s %s\n", u->size[k], floor(u->size[k] / d->dtype_size),
-              d->dtype, reduce ? "sum" : "none", -1, r->time_s * 1e6, r->alg_bw_Bps / 1e9, r->bus_bw_Bps / 1e9,
-              pf_coll_algo_name(r->algo), pf_coll_proto_name(r->proto));
+      char t[32];
+      nccl_time(t, sizeof t, r->time_s * 1e6);
+      fprintf(f, "%12.0f  %12.0f  %8s  %6s  %6d", u->size[k], pf_coll_count(op, u->size[k], d->dtype_size, u->ranks),
+              d->dtype, reduce ? "sum" : "none", -1);
+      for (int pass = 0; pass < 2; pass++) /* out-of-place, in-place */
+        fprintf(f, "  %7s  %6.2f  %6.2f  %6s", t, r->alg_bw_Bps / 1e9, r->bus_bw_Bps / 1e9, "N/A");
+      fprintf(f, "  %-9s %s\n", pf_coll_algo_name(r->algo), pf_coll_proto_name(r->proto));
     }
-    fprintf(f, "# Avg bus bandwidth    : %.4g\n%s", u->avg_busbw / 1e9, i + 1 < d->nr ? "#\n" : "");
+    fprintf(f, "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : %.6g \n#\n# Collective test concluded: %s_perf\n%s",
+            u->avg_busbw / 1e9, pf_coll_kind_id(op), i + 1 < d->nr ? "#\n" : "");
   }
 }
 
@@ -237,7 +261,7 @@ static void vtable_summary(FILE *f, const pf_vsum *s) {
   fprintf(f, "by metric:\n");
   for (int m = 0; m < PF_MET_COUNT; m++) print_stats_line(f, pf_metric_name((pf_metric)m), pf_vsum_stats(s, 3, m));
   bool any_scope = false;
-  for (int k = PF_SCOPE_GPU; k <= PF_SCOPE_NODE_GPUS_JOB; k++) {
+  for (int k = PF_SCOPE_GPU; k <= PF_SCOPE_PACKAGE_JOB; k++) {
     pf_vstats st = pf_vsum_stats(s, 4, k);
     if (st.n == 0) continue;
     if (!any_scope) fprintf(f, "by metering scope (energy and power rows; a job's rows with the time held at duration_s):\n");

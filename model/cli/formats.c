@@ -12,6 +12,7 @@ static const pf_format_desc formats[PF_FMT_COUNT] = {
     {PF_FMT_JSON, "json", NULL, "json", false, false, &pf_fmt_json_renderers},
     {PF_FMT_CSV, "csv", NULL, "csv", false, false, &pf_fmt_csv_renderers},
     {PF_FMT_MARKDOWN, "markdown", "md", "md", true, true, &pf_fmt_markdown_renderers},
+    {PF_FMT_TEX, "tex", "latex", "tex", true, true, &pf_fmt_tex_renderers},
 };
 
 const pf_format_desc *pf_format_get(pf_format id) {
@@ -27,20 +28,20 @@ const char *pf_fmt_net_params(const pf_machine *m, char *buf, size_t n) {
   return buf;
 }
 
-int pf_format_named(const char *name, bool allow_opt_in) {
+int pf_format_named(const char *name, unsigned allow_opt_in) {
   for (int i = 0; i < PF_FMT_COUNT; i++) {
     const pf_format_desc *d = &formats[i];
-    if (d->opt_in && !allow_opt_in) continue;
+    if (d->opt_in && !(allow_opt_in & PF_FMT_BIT(d->id))) continue;
     if (strcmp(name, d->name) == 0 || (d->alias && strcmp(name, d->alias) == 0)) return d->id;
   }
   return -1;
 }
 
-const char *pf_format_of_suffix(const char *path, bool allow_opt_in) {
+const char *pf_format_of_suffix(const char *path, unsigned allow_opt_in) {
   size_t n = path ? strlen(path) : 0;
   for (int i = 0; i < PF_FMT_COUNT; i++) {
     const pf_format_desc *d = &formats[i];
-    if (!d->suffix || (d->opt_in && !allow_opt_in)) continue;
+    if (!d->suffix || (d->opt_in && !(allow_opt_in & PF_FMT_BIT(d->id)))) continue;
     size_t k = strlen(d->suffix);
     /* a name before the dot: "x.json", not ".json" */
     if (n > k + 1 && path[n - k - 1] == '.' && strcmp(path + n - k, d->suffix) == 0) return d->name;
@@ -48,11 +49,11 @@ const char *pf_format_of_suffix(const char *path, bool allow_opt_in) {
   return NULL;
 }
 
-const char *pf_format_list(char *buf, size_t size, bool allow_opt_in) {
+const char *pf_format_list(char *buf, size_t size, unsigned allow_opt_in) {
   size_t at = 0;
   if (size) buf[0] = '\0';
   for (int i = 0; i < PF_FMT_COUNT && size; i++) {
-    if (formats[i].opt_in && !allow_opt_in) continue;
+    if (formats[i].opt_in && !(allow_opt_in & PF_FMT_BIT(formats[i].id))) continue;
     int w = snprintf(buf + at, size - at, "%s%s", at ? ", " : "", formats[i].name);
     if (w < 0 || (size_t)w >= size - at) break;
     at += (size_t)w;

@@ -3,7 +3,7 @@
  *
  * A row names the format (--format NAME, an alias such as "md"), the -o
  * suffixes that imply it, and the format's renderers (fmt_table.c,
- * fmt_json.c, fmt_csv.c, fmt_markdown.c: one file per format).  Parsing
+ * fmt_json.c, fmt_csv.c, fmt_markdown.c, fmt_tex.c: one file per format).  Parsing
  * --format, inferring it from -o FILE.suffix and the "valid: ..." messages
  * read the table, so a format's names are written once.  A command hands its
  * document (a prediction, compare rows, a tune ranking, ...) to the renderer
@@ -22,7 +22,9 @@
 #include <stdio.h>
 
 /* The formats, by their row in the table (formats.c); PF_FMT_TABLE is the default. */
-typedef enum { PF_FMT_TABLE, PF_FMT_JSON, PF_FMT_CSV, PF_FMT_MARKDOWN, PF_FMT_COUNT } pf_format;
+typedef enum { PF_FMT_TABLE, PF_FMT_JSON, PF_FMT_CSV, PF_FMT_MARKDOWN, PF_FMT_TEX, PF_FMT_COUNT } pf_format;
+/* A set of formats, for the opt-in formats a command offers. */
+#define PF_FMT_BIT(f) (1u << (f))
 
 /* ---- the documents a renderer is handed ---- */
 
@@ -134,7 +136,7 @@ typedef struct pf_format_desc {
   const char *name;            /* --format NAME */
   const char *alias;           /* another name, or NULL ("md") */
   const char *suffix;          /* -o FILE.suffix implies the format, or NULL */
-  bool opt_in;                 /* valid only where the command allows it (markdown) */
+  bool opt_in;                 /* valid only where the command allows it (markdown, tex) */
   bool text;                   /* a text table for a reader (not a machine format) */
   const pf_doc_renderers *r;   /* its renderers */
 } pf_format_desc;
@@ -144,12 +146,12 @@ const pf_format_desc *pf_format_get(pf_format id);
 /* The renderers of a format. */
 const pf_doc_renderers *pf_fmt(pf_format id);
 /* The format a name (or alias) asks for; -1 when unknown or not allowed
- * (opt_in formats need allow_opt_in). */
-int pf_format_named(const char *name, bool allow_opt_in);
+ * (an opt_in format needs its PF_FMT_BIT in allow_opt_in). */
+int pf_format_named(const char *name, unsigned allow_opt_in);
 /* The name of the format -o's suffix implies, or NULL. */
-const char *pf_format_of_suffix(const char *path, bool allow_opt_in);
+const char *pf_format_of_suffix(const char *path, unsigned allow_opt_in);
 /* The valid names in table order, ", "-separated ("table, json, csv"), into buf. */
-const char *pf_format_list(char *buf, size_t size, bool allow_opt_in);
+const char *pf_format_list(char *buf, size_t size, unsigned allow_opt_in);
 /* Does the format write the document kind at doc (PF_DOC(kind) of options.h;
  * 0: any), opt-in formats only with allow_opt_in? */
 bool pf_format_offers(pf_format id, size_t doc, bool allow_opt_in);
@@ -165,7 +167,7 @@ const char *pf_fmt_net_params(const pf_machine *m, char *buf, size_t n);
 
 /* The formats' renderers (one file each). */
 extern const pf_doc_renderers pf_fmt_table_renderers, pf_fmt_json_renderers, pf_fmt_csv_renderers,
-    pf_fmt_markdown_renderers;
+    pf_fmt_markdown_renderers, pf_fmt_tex_renderers;
 /* JSON renderers kept in a file of their own by document kind (fmt_json_machines.c). */
 void pf_fmt_json_machines(FILE *f, const pf_machine *ms, int n);
 void pf_fmt_json_machine(FILE *f, const pf_machine *m, const pf_machine *measured);

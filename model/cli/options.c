@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "comm/comm.h"
 #include "core/core.h"
+#include "io/io.h"
 #include "machine/machine.h"
 #include "report/report.h"
 
@@ -248,7 +249,7 @@ int pf_opts_format(const pf_optvals *v, const pf_cli_spec *spec, pf_format *fmt)
   int sk = pf_format_of_ext(sfx);
   pf_format_list_for(valid, sizeof valid, spec->doc, spec->markdown, given == NULL);
   if (given) {
-    int k = pf_format_named(given, true);
+    int k = pf_format_named(given, ~0u); /* any name: whether the command offers it is checked below */
     if (k < 0 || !pf_format_offers((pf_format)k, spec->doc, spec->markdown))
       return pf_error_set(PF_EINVAL, "--format \"%s\": valid: %s", given, valid);
     if (sk >= 0 && sk != k)
@@ -330,8 +331,8 @@ int pf_cli_fail(const char *cmd, int code) {
 static bool wants_json(int argc, char **argv) {
   bool json = false;
   for (int i = 0; i + 1 < argc; i++)
-    if (strcmp(argv[i], "-o") == 0 && pf_format_of_suffix(argv[i + 1], false))
-      json = pf_format_named(pf_format_of_suffix(argv[i + 1], false), false) == PF_FMT_JSON;
+    if (strcmp(argv[i], "-o") == 0 && pf_format_of_suffix(argv[i + 1], 0))
+      json = pf_format_named(pf_format_of_suffix(argv[i + 1], 0), 0) == PF_FMT_JSON;
   for (int i = 0; i < argc; i++) {
     if (strcmp(argv[i], "--format=json") == 0 || (strcmp(argv[i], "--format") == 0 && i + 1 < argc &&
                                                   strcmp(argv[i + 1], "json") == 0))
@@ -395,6 +396,8 @@ int pf_cli_begin(const pf_cli_spec *spec, int argc, char **argv, pf_cli *cli) {
     char what[32];
     snprintf(what, sizeof what, "%s%s", k == 0 ? "-" : "--", output_options[k]);
     pf_output o;
+    pf_plot_kind kind; /* a figure: the suffix names its kind (svg, pdf, png) */
+    if (strcmp(output_options[k], "plot") == 0 && (rc = pf_plot_kind_of(path, what, &kind)) < 0) return rc;
     if ((rc = pf_output_check(path, what, k == 0 ? &cli->out : &o)) < 0) return rc;
   }
   if (!pf_opts_get(v, "o")) pf_output_check(NULL, "-o", &cli->out);

@@ -107,7 +107,8 @@ typedef struct pf_cli_spec {
   const pf_opt *const *tables;   /* the command's tables, NULL-terminated; pf_output_opts is added */
   bool scenario;                 /* the first positional argument is a SCENARIO.cfg; --precision=help */
   int max_positional;            /* positional arguments allowed (the scenario file counts) */
-  bool markdown;                 /* --format markdown is valid */
+  bool markdown;                 /* the opt-in formats (markdown, tex) are valid; a command that writes
+                                    one of them only checks for its renderer (validate) */
   const char *examples;          /* copy-pasteable examples that end --help (each runs in `make test`) */
   bool many_predictions;         /* the command predicts many configurations: --trace (one iteration's
                                     timeline, one file) is refused */

@@ -8,6 +8,7 @@
 
 #include "study/study.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 
 typedef struct plan_row {
@@ -34,7 +35,37 @@ typedef struct plan_doc {
   double min_eff;
   pf_budget_range range;
   char validation[PF_PATH_MAX];
+  char machine_file[PF_PATH_MAX];  /* the machine file read (its provenance holds its sources) */
+  double storage_bw_Bps;           /* the machine file's file-system bandwidth; 0: not given */
 } plan_doc;
+
+/* ---- the parts every format prints the same way (plan_render.c, plan_notes.c) ---- */
+
+/* One of plan's tables for the document formats: headers, alignment ('l' or 'r') and cells; a row
+ * that does not run has its reason in span instead of cells past the first two. */
+#define PLAN_MAXCOL 8
+typedef struct plan_table {
+  int ncol, nrow;
+  char head[PLAN_MAXCOL][40];
+  char align[PLAN_MAXCOL];
+  char cell[64][PLAN_MAXCOL][48];
+  char span[64][272];
+} plan_table;
+/* The first table (at most 8 columns: what a proposal's reader needs) and the second (the details). */
+void plan_tables(const plan_doc *d, plan_table *first, plan_table *second);
+/* The evidence paragraph: every number in it is a cell of the tables. */
+void plan_paragraph(FILE *out, const plan_doc *d);
+
+/* Sources and assumptions: each value's source, or "assumption", listed once. */
+#define PLAN_MAXNOTES 16
+typedef struct plan_note {
+  const char *what;   /* "checkpoints", "failures", ... */
+  bool assumed;       /* an assumption (else every value in text names its source) */
+  char text[768];
+} plan_note;
+int plan_notes(const plan_doc *d, plan_note *notes);
+/* A file named without the machine's folders: "machines/x.cfg" for a shipped file, else its name. */
+const char *plan_file_label(const char *path, char *buf, size_t n);
 
 /* The proposal as text in fmt, through the format table's plan renderer; NULL when out of memory. */
 char *plan_render(const plan_doc *d, pf_format fmt, const char *plot_path);
@@ -43,6 +74,7 @@ void pf_plan_table(FILE *out, const struct plan_doc *d, const char *plot);
 void pf_plan_json(FILE *out, const struct plan_doc *d, const char *plot);
 void pf_plan_csv(FILE *out, const struct plan_doc *d, const char *plot);
 void pf_plan_markdown(FILE *out, const struct plan_doc *d, const char *plot);
+void pf_plan_tex(FILE *out, const struct plan_doc *d, const char *plot);
 int plan_plot(const plan_doc *d, const char *path);
 
 #endif

@@ -1,7 +1,8 @@
-/* plan_render.c - `preflight plan`'s output: a table, CSV, JSON, a Markdown
- * section a proposal can paste (table, plot, paragraph, assumptions; the
- * paragraph cites only numbers that are in its table), and the cost-versus-
- * scale plot.  Every number is formatted by one helper per quantity so the
+/* plan_render.c - `preflight plan`'s output: a table, CSV, JSON, the two
+ * tables and the paragraph of the document formats (plan_doc.c writes them
+ * as Markdown and LaTeX; the paragraph cites only numbers that are in the
+ * tables), and the cost-versus-scale plot.  The sources and assumptions are
+ * plan_notes.c's.  Every number is formatted by one helper per quantity so the
  * paragraph and the table print it the same way. */
 #include "plan.h"
 
@@ -45,59 +46,6 @@ static const char *flags(const pf_plan *p, char *buf, size_t n) {
   return buf;
 }
 
-static void overheads(FILE *out, const plan_doc *d, const plan_row *r, const char *bullet) {
-  const pf_budget *b = &r->b;
-  fprintf(out, "%scheckpoints: %.3g GB written in %.0f s (%.3g GB/s%s) every %.2f h (%.1f %% of the training time)\n",
-          bullet, b->checkpoint_B / 1e9, b->checkpoint_s, b->checkpoint_B / b->checkpoint_s / 1e9,
-          d->bo.fs_bw_Bps > 0 ? ", --fs-bandwidth" : ", one NIC per node, capped by the file system (100 GB/s assumed "
-                                                    "where the machine file gives none)",
-          b->interval_s / 3600, 100 * b->checkpoint_frac);
-  if (isfinite(b->mtbf_s))
-    fprintf(out, "%sfailures: system MTBF %.1f h at %d GPUs (GPU MTBF %.0f h), %.1f expected, costing %.1f h "
-                 "(half an interval of work and %.0f min restart each)%s\n",
-            bullet, b->mtbf_s / 3600, r->gpus, d->bo.gpu_mtbf_s / 3600, b->failures, b->failure_s / 3600,
-            d->bo.restart_s / 60, b->failures_dominate ? "; WARNING: failures come faster than checkpoints: shorten "
-                                                         "the checkpoint write or use fewer nodes" : "");
-  else
-    fprintf(out, "%sfailures: not counted (--gpu-mtbf 0)\n", bullet);
-  if (b->walltime_limit_s > 0)
-    fprintf(out, "%sjobs: %.0f of at most %.0f h (%s), %.0f min start-up each\n", bullet, b->jobs,
-            b->walltime_limit_s / 3600, d->bo.walltime_s > 0 ? "--job-walltime" : d->limits_note[0] ? d->limits_note
-                                                                                                    : "machine file",
-            d->bo.startup_s / 60);
-  else
-    fprintf(out, "%sjobs: the machine file gives no wall-time limit (--job-walltime sets one); one job assumed\n",
-            bullet);
-  if (d->bo.other_fraction > 0) fprintf(out, "%sother phases: %.0f %% of the training time (--overhead)\n", bullet,
-                                        100 * d->bo.other_fraction);
-  if (b->evaluations > 0)
-    fprintf(out, "%sevaluation: %.0f evaluations of %.0f forward-only iterations (every %.0f; --eval-interval, "
-                 "--eval-iters) at %.3g s each: %.1f h (%.1f %% of the training time), %.3g MWh at the forward "
-                 "kernels' power\n",
-            bullet, b->evaluations, d->bo.eval_iters, d->bo.eval_interval, r->eval_iter_s, b->eval_s / 3600,
-            100 * b->eval_s / b->compute_s, b->energy_eval_MWh);
-  fprintf(out, "%senergy: %.4g MWh over %.1f h of computing at the power of its kernels, %.3g MWh over %.1f h of "
-               "checkpoint writes, restarts and start-ups with the GPUs waiting\n",
-          bullet, b->energy_busy_MWh, b->busy_s / 3600, b->energy_waiting_MWh, b->waiting_s / 3600);
-}
-
-static void range_text(FILE *out, const plan_doc *d, const char *bullet) {
-  if (d->range.n >= PF_RANGE_MIN_ROWS)
-    fprintf(out, "%srange: node-hours x %.2f to x %.2f, the spread of measured/predicted time over %d similar "
-                 "measured runs (%s)\n", bullet, d->range.lo, d->range.hi, d->range.n, d->range.rows);
-  else
-    fprintf(out, "%sno range can be given: %s in %s\n", bullet, d->range.why, d->validation);
-}
-
-static void billing_text(FILE *out, const plan_doc *d, const char *bullet) {
-  fprintf(out, "%sbilling: 1 node-hour = %g %s on %s; %s%s%s\n", bullet, d->per_node_hour, d->unit, d->machine,
-          d->billing_per_device ? "a partial node is billed per device" : "whole nodes are billed",
-          d->billing_note[0] ? "; " : "", d->billing_note);
-  if (d->dies_per_package > 1)
-    fprintf(out, "%s%s count logical devices (%d per node, %d per package); the site's %s counts packages\n", bullet,
-            d->devh, d->gpn, d->dies_per_package, d->unit);
-}
-
 static void table(FILE *out, const plan_doc *d) {
   fprintf(out, "%s on %s: %s, %s%s\n", d->model, d->machine, d->run, d->precision,
           d->tuned & 1 ? ", parallel split tuned at each scale" : "");
@@ -121,10 +69,11 @@ static void table(FILE *out, const plan_doc *d) {
   }
   fprintf(out, "\n");
   const plan_row *rec = d->recommended >= 0 ? &d->rows[d->recommended] : &d->rows[d->base];
-  fprintf(out, "overheads at %d nodes:\n", rec->nodes);
-  overheads(out, d, rec, "  ");
-  billing_text(out, d, "");
-  range_text(out, d, "");
+  fprintf(out, "sources and assumptions (overheads at %d nodes):\n", rec->nodes);
+  plan_note notes[PLAN_MAXNOTES];
+  int nn = plan_notes(d, notes);
+  for (int i = 0; i < nn; i++)
+    fprintf(out, "  %s%s: %s\n", notes[i].what, notes[i].assumed ? " (assumption)" : "", notes[i].text);
   if (d->fastest >= 0)
     fprintf(out, "recommended: fastest %d nodes, cheapest %d nodes, best time x energy %d nodes", d->rows[d->fastest].nodes,
             d->rows[d->cheapest].nodes, d->rows[d->greenest].nodes);
@@ -136,8 +85,7 @@ static void table(FILE *out, const plan_doc *d) {
   fprintf(out, "\n");
 }
 
-/* The evidence paragraph: every number in it is a cell of the table. */
-static void paragraph(FILE *out, const plan_doc *d) {
+void plan_paragraph(FILE *out, const plan_doc *d) {
   const plan_row *b = &d->rows[d->base];
   const plan_row *r = d->recommended >= 0 ? &d->rows[d->recommended] : b;
   cell rn, rg, ef, tf, tb, wh, jb, nh, un, mw, bn;
@@ -162,36 +110,36 @@ static void paragraph(FILE *out, const plan_doc *d) {
   fprintf(out, ".\n");
 }
 
-static void markdown(FILE *out, const plan_doc *d, const char *plot) {
-  fprintf(out, "## Compute resources: %s on %s\n\n", d->model_name, d->machine_name);
-  fprintf(out, "Predicted with preflight %s (%s) for %s in %s%s%s.\n\n", pf_version(), pf_git(), d->run, d->precision,
-          d->tuned & 1 ? "; the parallel split is the best one preflight finds at each scale" : "",
-          d->tuned & 2 ? "; global batch: the model's published batch" : "");
-  fprintf(out, "| nodes | GPUs | TP x PP x DP | micro-batch | schedule | iteration (s) | TFLOP/s per GPU | efficiency | "
-               "wall time (h) | jobs | %s | node-hours | %ss | MWh | node-hours range |\n", d->devh, d->unit);
-  fprintf(out, "|---:|---:|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
+static void head(plan_table *t, const char *h, char align) {
+  snprintf(t->head[t->ncol], sizeof t->head[0], "%s", h);
+  t->align[t->ncol++] = align;
+}
+
+void plan_tables(const plan_doc *d, plan_table *t1, plan_table *t2) {
+  memset(t1, 0, sizeof *t1);
+  memset(t2, 0, sizeof *t2);
+  char units[40];
+  snprintf(units, sizeof units, "%ss", d->unit);
+  head(t1, "nodes", 'r'); head(t1, "GPUs", 'r'); head(t1, "TP x PP x DP", 'l'); head(t1, "TFLOP/s per GPU", 'r');
+  head(t1, "efficiency", 'r'); head(t1, "wall time (h)", 'r'); head(t1, "node-hours", 'r');
+  head(t1, "node-hours range", 'r');
+  head(t2, "nodes", 'r'); head(t2, "micro-batch", 'r'); head(t2, "schedule", 'l'); head(t2, "iteration (s)", 'r');
+  head(t2, "jobs", 'r'); head(t2, d->devh, 'r'); head(t2, units, 'r'); head(t2, "MWh", 'r');
   for (int i = 0; i < d->nrows; i++) {
     const plan_row *r = &d->rows[i];
-    if (!r->ok) { fprintf(out, "| %d | %d | does not run: %s | | | | | | | | | | | | |\n", r->nodes, r->gpus, r->why); continue; }
-    cell sp, sc, it, tf, ef, wh, jb, gh, nh, un, mw, rg;
-    f_split(sp, &r->plan); f_sched(sc, &r->plan); f_it(it, r->t_iter_s); f_tf(tf, r->tflops); f_eff(ef, r->eff);
-    f_h(wh, r->b.wall_s); f_int(jb, r->b.jobs); f_int(gh, r->b.gpu_h); f_int(nh, r->b.node_h); f_int(un, r->b.units);
-    f_mwh(mw, r->b.energy_MWh); f_range(rg, d, r);
-    fprintf(out, "| %d%s | %d | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r->nodes,
-            r->within_limit ? "" : " (above job limit)", r->gpus, sp, r->plan.mbs, sc, it, tf, ef, wh, jb, gh, nh, un,
-            mw, rg);
+    char (*a)[48] = t1->cell[t1->nrow];
+    snprintf(a[0], sizeof a[0], "%d%s", r->nodes, r->within_limit ? "" : " (above job limit)");
+    snprintf(a[1], sizeof a[1], "%d", r->gpus);
+    if (!r->ok) { snprintf(t1->span[t1->nrow++], sizeof t1->span[0], "does not run: %s", r->why); continue; }
+    f_split(a[2], &r->plan); f_tf(a[3], r->tflops); f_eff(a[4], r->eff); f_h(a[5], r->b.wall_s);
+    f_int(a[6], r->b.node_h); f_range(a[7], d, r);
+    t1->nrow++;
+    char (*b)[48] = t2->cell[t2->nrow++];
+    snprintf(b[0], sizeof b[0], "%d", r->nodes);
+    snprintf(b[1], sizeof b[1], "%d", r->plan.mbs);
+    f_sched(b[2], &r->plan); f_it(b[3], r->t_iter_s); f_int(b[4], r->b.jobs); f_int(b[5], r->b.gpu_h);
+    f_int(b[6], r->b.units); f_mwh(b[7], r->b.energy_MWh);
   }
-  fprintf(out, "\n");
-  if (plot) fprintf(out, "![Node-hours and wall time against the number of nodes](%s)\n\n", plot);
-  paragraph(out, d);
-  fprintf(out, "\nAssumptions:\n\n");
-  const plan_row *rec = d->recommended >= 0 ? &d->rows[d->recommended] : &d->rows[d->base];
-  overheads(out, d, rec, "- ");
-  billing_text(out, d, "- ");
-  range_text(out, d, "- ");
-  if (d->min_eff > 0) fprintf(out, "- the requested scale is the largest whose efficiency is at least %.0f %%\n", 100 * d->min_eff);
-  fprintf(out, "- efficiency is TFLOP/s per GPU relative to the smallest scale that fits in memory (EPICURE's "
-               "definition); queueing time is not counted\n");
 }
 
 static cJSON *row_json(const plan_doc *d, const plan_row *r) {
@@ -305,12 +253,11 @@ void pf_plan_table(FILE *out, const plan_doc *d, const char *plot) {
   (void)plot;
   table(out, d);
   fprintf(out, "\nScaling evidence (predicted by preflight %s): ", pf_version());
-  paragraph(out, d);
+  plan_paragraph(out, d);
 }
 
 void pf_plan_json(FILE *out, const plan_doc *d, const char *plot) { (void)plot; json(out, d); }
 void pf_plan_csv(FILE *out, const plan_doc *d, const char *plot) { (void)plot; csv(out, d); }
-void pf_plan_markdown(FILE *out, const plan_doc *d, const char *plot) { markdown(out, d, plot); }
 
 char *plan_render(const plan_doc *d, pf_format fmt, const char *plot) {
   char *buf = NULL;
@@ -325,9 +272,7 @@ char *plan_render(const plan_doc *d, pf_format fmt, const char *plot) {
 int plan_plot(const plan_doc *d, const char *path) {
   pf_plot fig;
   pf_plot_init(&fig);
-  char ylab[96];
-  snprintf(ylab, sizeof ylab, "node-hours (%s: x %g)", d->unit, d->per_node_hour);
-  pf_plot_panel *cost = pf_plot_panel_add(&fig, "Cost of the run against its scale", "nodes", ylab, true, false);
+  pf_plot_panel *cost = pf_plot_panel_add(&fig, "Cost of the run against its scale", "nodes", "node-hours", true, false);
   pf_plot_panel *wall = pf_plot_panel_add(&fig, "Wall time of the run", "nodes", "wall time (h)", true, true);
   double x[64], nh[64], lo[64], hi[64], wh[64];
   int n = 0;
@@ -341,25 +286,24 @@ int plan_plot(const plan_doc *d, const char *path) {
     hi[n] = d->range.n >= PF_RANGE_MIN_ROWS ? r->b.node_h * d->range.hi : NAN;
     n++;
   }
-  int rc = pf_plot_add(cost, "predicted node-hours", PF_PLOT_LINES, n, x, nh);
+  /* one series, the run, in one colour in both panels; its range dashed in the same colour */
+  int rc = pf_plot_add(cost, "predicted", PF_PLOT_LINES, n, x, nh);
   if (rc == 0 && d->range.n >= PF_RANGE_MIN_ROWS) {
-    rc = pf_plot_add(cost, "range: low", PF_PLOT_DASHED, n, x, lo);
-    if (rc == 0) rc = pf_plot_add(cost, "range: high", PF_PLOT_DASHED, n, x, hi);
+    rc = pf_plot_add_like(cost, "range", "predicted", PF_PLOT_DASHED, n, x, lo);
+    if (rc == 0) rc = pf_plot_add_like(cost, "range", "predicted", PF_PLOT_DASHED, n, x, hi);
   }
-  if (rc == 0) rc = pf_plot_add(wall, "predicted wall time", PF_PLOT_LINES, n, x, wh);
+  if (rc == 0) rc = pf_plot_add(wall, "predicted", PF_PLOT_LINES, n, x, wh);
   if (rc == 0 && d->walltime_limit_s > 0) {
     wall->ref_y = d->walltime_limit_s / 3600;
     snprintf(wall->ref_label, sizeof wall->ref_label, "one job (%.0f h limit)", d->walltime_limit_s / 3600);
   }
   snprintf(fig.caption, sizeof fig.caption,
            "Predicted by preflight %s: %s on %s for %s. Node-hours include checkpoints, expected failures and job "
-           "start-ups (assumptions in the plan output)%s; wall time excludes queueing.",
-           pf_version(), d->model, d->machine, d->run,
+           "start-ups (assumptions in the plan output); 1 node-hour = %g %s%s on %s%s; wall time excludes queueing.",
+           pf_version(), d->model, d->machine, d->run, d->per_node_hour, d->unit, d->per_node_hour == 1 ? "" : "s",
+           d->machine,
            d->range.n >= PF_RANGE_MIN_ROWS ? "; dashed: range from the validation error of similar measured runs" : "");
-  char *svg = rc == 0 ? pf_plot_svg(&fig) : NULL;
-  if (rc == 0 && !svg) rc = -1;
-  if (rc == 0) rc = pf_write_file_atomic(path, svg);
-  free(svg);
+  if (rc == 0) rc = pf_plot_write(&fig, path);
   pf_plot_free(&fig);
   return rc;
 }

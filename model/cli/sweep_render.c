@@ -417,7 +417,7 @@ static int add_measured(pf_plot_panel *tput, pf_plot_panel *eff, const pf_vset *
     }
     char name[128];
     snprintf(name, sizeof name, "measured: %s", label);
-    if (n > 0) rc = pf_plot_add(pass == 0 ? tput : eff, name, PF_PLOT_POINTS, n, x, y);
+    if (n > 0) rc = pf_plot_add_like(pass == 0 ? tput : eff, name, label, PF_PLOT_POINTS, n, x, y);
   }
   free(x);
   free(y);
@@ -463,7 +463,7 @@ int pf_cli_sweep_plot(const cJSON *ctx, const cJSON *rows, const char *measured_
       char ideal[160];
       snprintf(ideal, sizeof ideal, "ideal: %s", label);
       if ((rc = pf_plot_add(tput, label, PF_PLOT_LINES, n, x, y)) < 0 ||
-          (rc = pf_plot_add(tput, ideal, PF_PLOT_DASHED, n, x, id)) < 0 ||
+          (rc = pf_plot_add_like(tput, ideal, label, PF_PLOT_DASHED, n, x, id)) < 0 ||
           (rc = pf_plot_add(eff, label, PF_PLOT_LINES, n, x, e)) < 0)
         break;
       if (vs.n > 0) rc = add_measured(tput, eff, &vs, jstr(first, "machine", NULL), jstr(first, "model", NULL), label);
@@ -471,14 +471,11 @@ int pf_cli_sweep_plot(const cJSON *ctx, const cJSON *rows, const char *measured_
   }
   snprintf(fig.caption, sizeof fig.caption,
            "Predicted by preflight %s (%s scaling): throughput in tokens per second (ideal: linear from the smallest "
-           "feasible node count) and parallel efficiency = TFLOP/s per GPU relative to the smallest node count that "
+           "feasible node count, dashed, in its series' colour) and parallel efficiency = TFLOP/s per GPU relative to the smallest node count that "
            "fits in memory (EPICURE's definition)%s.%s",
            pf_version(), jstr(ctx, "scaling", NULL), vs.n > 0 ? "; dots: measured runs from the given CSV" : "",
            groups > 5 ? " Only the first five groups are drawn." : "");
-  char *svg = rc == 0 ? pf_plot_svg(&fig) : NULL;
-  if (rc == 0 && !svg) rc = pf_error_set(PF_ENOMEM, "out of memory");
-  if (rc == 0) rc = pf_write_file_atomic(path, svg);
-  free(svg);
+  if (rc == 0) rc = pf_plot_write(&fig, path);
   free(x); free(y); free(e); free(id);
   pf_plot_free(&fig);
   pf_vset_free(&vs);

@@ -4,7 +4,7 @@
  * prediction and relative error, then the median and mean absolute error
  * (all rows, and rows of 1 MiB and more, where bandwidth rather than
  * latency decides), through the format table's collval renderer
- * (fmt_table.c, fmt_json.c, fmt_markdown.c; CSV has none).  Exit 1 with
+ * (fmt_table.c, fmt_json.c, fmt_markdown.c, fmt_csv.c: one line per row).  Exit 1 with
  * --max-error P when the median exceeds P. */
 #include "cli.h"
 #include "options.h"

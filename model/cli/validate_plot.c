@@ -1,11 +1,11 @@
-/* validate_plot.c - the parity plot of `preflight validate --plot FILE.svg`:
+/* validate_plot.c - the parity plot of `preflight validate --plot FILE.svg|.pdf|.png`:
  * predicted against measured, one panel per metric (the most frequent
  * first), log axes, y = x with the +-10 % band, drawn by plot.c (the one home
- * of SVG output).  Bounds (>= x) are drawn at the bound, ranges at their
+ * of figures).  The caption names the runs' file without its folder (no
+ * machine path in a figure).  Bounds (>= x) are drawn at the bound, ranges at their
  * middle; every point carries its exact coordinates. */
 #include "validate_out.h"
 
-#include "core/core.h"
 #include "core/core.h"
 #include "io/io.h"
 #include "report/report.h"
@@ -13,6 +13,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static double pdisp(const pf_vpoint *p, double x) { return p->metric == PF_MET_SCALING ? 100 * x : x; }
 
@@ -52,11 +53,8 @@ int pf_vplot_write(const pf_vsum *s, const char *title, const char *path) {
   snprintf(fig.caption, sizeof fig.caption,
            "Predicted (preflight %s) against measured, %.200s: one panel per metric, log axes; solid y = x, dashed "
            "+-10 %%. Bounds (>= x) are drawn at the bound, ranges at their middle.%s",
-           pf_version(), title, more);
-  char *svg = rc == 0 ? pf_plot_svg(&fig) : NULL;
-  if (rc == 0 && !svg) rc = pf_error_set(PF_ENOMEM, "out of memory");
-  if (rc == 0) rc = pf_write_file_atomic(path, svg);
-  free(svg);
+           pf_version(), strrchr(title, '/') ? strrchr(title, '/') + 1 : title, more);
+  if (rc == 0) rc = pf_plot_write(&fig, path);
   free(x);
   free(y);
   pf_plot_free(&fig);

@@ -64,6 +64,14 @@ double pf_ccl_step_lat(pf_ccl_lib lib, int hw, pf_coll_algo a, pf_coll_proto p) 
   return lat_of(a)->hw_us[hw][p] * 1e-6;
 }
 
+double pf_ccl_table_step(const pf_ccl_table *tab, int net, pf_coll_proto p, double def) {
+  if (p > PF_PROTO_SIMPLE) p = PF_PROTO_SIMPLE;
+  /* inside the node the table's step is Simple's (measured from 1 MiB on); LL keeps NCCL's constant */
+  double v = net ? tab->net_step_s[p] : p == PF_PROTO_LL ? -1 : tab->fabric_step_s;
+  if (net && v < 0 && p == PF_PROTO_LL128) v = tab->net_step_s[PF_PROTO_SIMPLE]; /* LL128 unmeasured: Simple's */
+  return v >= 0 ? v : def;
+}
+
 double pf_ccl_proto_eff(pf_coll_proto p) {
   switch (p) {
   case PF_PROTO_LL: return 0.5;

@@ -12,10 +12,18 @@
  * PCIe, the network. */
 enum { PF_HW_NVLINK, PF_HW_PCI, PF_HW_NET };
 
+/* The tuner preflight reproduces, for output: the one set of constants it
+ * has (NCCL 2.18-2.21's tuning.cc, which RCCL inherits) whatever version the
+ * machine file names (ccl.version), and whether that version was named. */
+#define PF_CCL_TUNER "NCCL 2.18-2.21 tuning constants"
 /* Per-call latency of (algo, proto), seconds. */
 double pf_ccl_base_lat(pf_ccl_lib lib, pf_coll_algo a, pf_coll_proto p);
 /* Per-step latency of (algo, proto) on hardware class hw, seconds. */
 double pf_ccl_step_lat(pf_ccl_lib lib, int hw, pf_coll_algo a, pf_coll_proto p);
+/* A measured ring table's per-step latency (machine file ccl.table): a step
+ * that crosses the network (net) or one inside the node, protocol p; def
+ * (NCCL's constant) where the table gives none. */
+double pf_ccl_table_step(const pf_ccl_table *tab, int net, pf_coll_proto p, double def);
 /* Payload share of a protocol's wire format: LL 4 of 8 bytes, LL128 120 of
  * 128, Simple 1. */
 double pf_ccl_proto_eff(pf_coll_proto p);

@@ -41,8 +41,9 @@ void pf_coll_channels(const pf_topology *t, const int *block, int k, int q, pf_c
   }
   if (c->nr == 0) c->entry[c->nr++] = 0;
   c->stride[c->nst++] = 1;
-  if (t->mesh && k >= 3 && q > 1) c->stride[c->nst++] = k - 1;
-  for (int sft = 2; t->mesh && q == 1 && sft < k; sft++) c->stride[c->nst++] = sft;
+  int mesh = t->mesh && !t->sparse; /* a sparse mesh: every channel follows the one GPU order its links allow */
+  if (mesh && k >= 3 && q > 1) c->stride[c->nst++] = k - 1;
+  for (int sft = 2; mesh && q == 1 && sft < k; sft++) c->stride[c->nst++] = sft;
   c->nch = c->nr > c->nst ? c->nr : c->nst;
 }
 

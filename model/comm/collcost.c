@@ -79,11 +79,34 @@ static inline double eff_bytes(const pf_topology *t, const pf_coll_pattern *pat,
   return is_net(t, l) && pat->lib_factor > 0 ? bytes / pat->lib_factor : bytes;
 }
 
-/* Latency of one repetition of a step with protocol pr. */
+/* Latency of one repetition of a step with protocol pr: the library's steps (NCCL's constants, weighted by
+ * the step's fabric and network shares; with a measured ring table, ccl.c, a step that crosses the network
+ * costs the network's step whole, as every rank of the ring waits for it) or the slowest route. */
 static double rep_lat(const pf_coll_pattern *pat, const pf_coll_step *st, double route_lat, pf_coll_proto pr) {
   double sw = st->sw_intra * pf_ccl_step_lat(pat->lib, pat->fabric_hw, pat->algo, pr) +
               st->sw_net * pf_ccl_step_lat(pat->lib, PF_HW_NET, pat->algo, pr);
+  if (pat->tab) sw = pf_ccl_table_step(pat->tab, st->sw_net > 0, pr, sw);
   return fmax(st->lat_mult * route_lat, sw);
+}
+
+/* One repetition's latency and bandwidth parts, *lat and *bw, from its route latency and its links' time
+ * bw_links (protocol applied): the table's LL rate over the network and its least step time apply to the
+ * steps that cross the network. */
+static void rep_time(const pf_coll_pattern *pat, const pf_coll_step *st, double route_lat, double bw_links,
+                     pf_coll_proto pr, double *lat, double *bw) {
+  *lat = rep_lat(pat, st, route_lat, pr);
+  *bw = bw_links;
+  if (!pat->tab || !(st->sw_net > 0)) return;
+  if (pr == PF_PROTO_LL && pat->tab->ll_net_Bps > 0 && pat->p > 0)
+    *bw = fmax(*bw, pat->bytes / pat->p / pat->tab->ll_net_Bps);
+  double floor = pat->tab->net_floor_s[pr];
+  if (*lat + *bw < floor) *lat = floor - *bw;
+}
+
+static double base_lat(const pf_coll_pattern *pat, pf_coll_proto pr) {
+  if (pat->nsteps == 0) return 0;
+  double b = pf_ccl_base_lat(pat->lib, pat->algo, pr);
+  return pat->tab && pat->tab->base_s >= 0 ? pat->tab->base_s : b;
 }
 
 typedef struct {
@@ -117,10 +140,12 @@ static int summarise(const pf_topology *t, const pf_coll_pattern *pat, step_sum 
 }
 
 static double proto_time(const pf_coll_pattern *pat, const step_sum *ss, pf_coll_proto pr, double *lat, double *bw) {
-  double L = pat->nsteps > 0 ? pf_ccl_base_lat(pat->lib, pat->algo, pr) : 0, B = 0, e = pf_ccl_proto_eff(pr);
+  double L = base_lat(pat, pr), B = 0, e = pf_ccl_proto_eff(pr);
   for (int i = 0; i < pat->nsteps; i++) {
-    L += pat->steps[i].reps * rep_lat(pat, &pat->steps[i], ss[i].route_lat, pr);
-    B += pat->steps[i].reps * ss[i].bw / e;
+    double l, b;
+    rep_time(pat, &pat->steps[i], ss[i].route_lat, ss[i].bw / e, pr, &l, &b);
+    L += pat->steps[i].reps * l;
+    B += pat->steps[i].reps * b;
   }
   if (lat) *lat = L;
   if (bw) *bw = B;
@@ -212,7 +237,7 @@ int pf_coll_job_build(const pf_topology *t, const pf_coll_pattern *pat, pf_coll_
   if (scratch_init(&s, t) < 0) { scratch_free(&s); return pf_error_set(PF_ENOMEM, "out of memory"); }
   job->ph = calloc((size_t)(pat->nsteps + 1), sizeof *job->ph);
   if (!job->ph) { scratch_free(&s); return pf_error_set(PF_ENOMEM, "out of memory"); }
-  double e = pf_ccl_proto_eff(pat->proto), base = pat->nsteps > 0 ? pf_ccl_base_lat(pat->lib, pat->algo, pat->proto) : 0;
+  double e = pf_ccl_proto_eff(pat->proto), base = base_lat(pat, pat->proto);
   if (base > 0) { /* the call's fixed latency, a phase without links */
     pf_coll_phase *ph = &job->ph[job->nphase++];
     ph->reps = 1;
@@ -227,7 +252,7 @@ int pf_coll_job_build(const pf_topology *t, const pf_coll_pattern *pat, pf_coll_
     double lat = accumulate(t, st, &s, NULL, NULL), worst = 0;
     pf_coll_phase *ph = &job->ph[job->nphase++];
     ph->reps = st->reps;
-    ph->lat_s = rep_lat(pat, st, lat, pat->proto);
+    ph->lat_s = 0; /* below, once the links' time is known */
     ph->n = s.nt;
     ph->link = malloc((size_t)(s.nt > 0 ? s.nt : 1) * sizeof *ph->link);
     ph->bytes = malloc((size_t)(s.nt > 0 ? s.nt : 1) * sizeof *ph->bytes);
@@ -243,6 +268,9 @@ int pf_coll_job_build(const pf_topology *t, const pf_coll_pattern *pat, pf_coll_
       s.cnt[l] = 0;
     }
     s.nt = 0;
+    double l, b; /* a table's floor or LL rate adds to the latency: the links' bytes stay what they carry */
+    rep_time(pat, st, lat, worst, pat->proto, &l, &b);
+    ph->lat_s = l + (b - worst);
     job->solo_s += st->reps * (ph->lat_s + worst);
   }
   scratch_free(&s);
@@ -252,7 +280,7 @@ int pf_coll_job_build(const pf_topology *t, const pf_coll_pattern *pat, pf_coll_
 /* ---------- replay as real flows (fullsim.c) ---------- */
 
 double pf_coll_replay_base(const pf_coll_pattern *pat) {
-  return pat->nsteps > 0 ? pf_ccl_base_lat(pat->lib, pat->algo, pat->proto) : 0;
+  return base_lat(pat, pat->proto);
 }
 
 double pf_coll_replay_extra_lat(const pf_topology *t, const pf_coll_pattern *pat, int step, double *route_lat) {

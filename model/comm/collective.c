@@ -39,6 +39,12 @@ double pf_coll_busbw_factor(pf_coll_kind k, int p) {
   }
 }
 
+double pf_coll_count(pf_coll_kind k, double bytes, double elt, int p) {
+  double n = elt > 0 ? floor(bytes / elt) : 0;
+  if (p > 1 && (k == PF_ALLGATHER || k == PF_REDUCE_SCATTER || k == PF_ALLTOALL)) n = floor(n / p);
+  return n;
+}
+
 /* ---------- pattern construction ---------- */
 
 void pf_coll_pattern_free(pf_coll_pattern *pat) {
@@ -117,5 +123,6 @@ int pf_coll_pattern_build(const pf_topology *t, pf_coll_kind kind, pf_coll_algo 
     pf_coll_pattern_free(out);
     return pf_error_set(PF_ENOMEM, "out of memory building a collective pattern");
   }
+  out->tab = t->tab.present && out->algo == PF_COLL_RING ? &t->tab : NULL; /* measured on rings only */
   return 0;
 }

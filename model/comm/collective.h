@@ -68,6 +68,7 @@ typedef struct pf_coll_pattern {
   pf_ccl_lib lib;      /* library whose latencies apply */
   int fabric_hw;       /* latency class of the fabric: 0 NVLink / Infinity Fabric / Xe Link, 1 PCIe */
   double lib_factor;   /* measured library efficiency on network links (1 = none) */
+  const pf_ccl_table *tab; /* the library's measured ring where it applies (ring patterns; NULL: NCCL's constants) */
   double bytes;        /* the buffer each rank holds */
   int p, ngroups;
 } pf_coll_pattern;
@@ -105,6 +106,12 @@ int pf_coll_kind_parse(const char *s, pf_coll_kind *out);
 /* nccl-tests' bus-bandwidth factor: all-reduce 2(p-1)/p, reduce-scatter,
  * all-gather, all-to-all (p-1)/p, send/receive 1 (PERFORMANCE.md). */
 double pf_coll_busbw_factor(pf_coll_kind k, int p);
+/* nccl-tests' count column for a size of `bytes` (the larger of a rank's
+ * input and output) of elements of elt bytes over p ranks: the per-rank
+ * count its *GetCollByteCount gives (all-gather and reduce-scatter
+ * size / p, all-to-all the count per peer; all-reduce and send/receive the
+ * whole buffer). */
+double pf_coll_count(pf_coll_kind k, double bytes, double elt, int p);
 
 /* Steps of `kind` over ngroups concurrent groups of p endpoints each
  * (groups[g * p + i] = GPU of member i, members in ring order), all running

@@ -149,6 +149,8 @@ static void set_library(pf_topology *t, const pf_machine *m, int has_fabric) {
   t->ll128 = m->ccl == PF_CCL_NCCL || (m->ccl == PF_CCL_RCCL && strncmp(m->dev.arch, "gfx94", 5) == 0);
   t->neff = m->ccl_neff;
   memcpy(t->eff, m->ccl_eff, sizeof t->eff);
+  t->tab = m->ccl_table;
+  t->sparse = m->fabric_sparse;
 }
 
 /* The network kind lays out its links after the nl links so far; returns the total or PF_E*. */

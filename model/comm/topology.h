@@ -66,6 +66,8 @@ typedef struct pf_topology {
   int ll128;                /* the library runs the LL128 protocol on this device */
   int neff;
   pf_ccl_eff eff[PF_CCL_MAX_EFF]; /* measured library efficiencies (machine file) */
+  pf_ccl_table tab;         /* the library's measured ring (machine file ccl.table; present = 0: NCCL's constants) */
+  int sparse;               /* the mesh links only some GPU pairs: the library's rings follow one GPU order */
   /* layout: first link of each block (fabric ports up and down, mesh pairs, bridges, NICs up and down) */
   int b_pu, b_pd, b_pair, b_br, b_nu, b_nd;
   int mesh;                 /* intra-node links are a mesh (pair links) */

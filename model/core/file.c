@@ -423,9 +423,13 @@ int pf_output_write(pf_output *o, const char *text, size_t len) {
   return pf_output_commit(o);
 }
 
-int pf_write_file_atomic(const char *path, const char *text) {
+int pf_write_bytes_atomic(const char *path, const char *what, const char *buf, size_t len) {
   pf_output o;
-  int rc = pf_output_check(path, "output", &o);
+  int rc = pf_output_check(path, what, &o);
   if (rc < 0) return rc;
-  return pf_output_write(&o, text, strlen(text));
+  return pf_output_write(&o, buf, len);
+}
+
+int pf_write_file_atomic(const char *path, const char *text) {
+  return pf_write_bytes_atomic(path, "output", text, strlen(text));
 }

@@ -82,5 +82,7 @@ void pf_temp_remove(const char *path);
 
 /* check + write in one step, for outputs the library writes itself (traces). */
 int pf_write_file_atomic(const char *path, const char *text);
+/* The same for len bytes (figures: PDF and PNG hold zero bytes); `what` names the option in messages. */
+int pf_write_bytes_atomic(const char *path, const char *what, const char *buf, size_t len);
 
 #endif

@@ -1,9 +1,13 @@
-/* plot.c - SVG charts (see plot.h), written with fprintf as hwloc's lstopo
- * does: no graphics dependency.  Axes: linear axes get "nice" ticks (1, 2, 5
- * x 10^k) and start at zero when every value is non-negative; log axes get
- * decades, with 2 and 5 between them when the data spans two decades or less.
+/* plot.c - the charts of plot.h: the figure's data, its layout and the
+ * choice of output by suffix.  The layout draws on a canvas (plotdraw.h):
+ * SVG text (plot_svg.c) or cairo for PDF and PNG (plot_cairo.c).  Axes:
+ * linear axes get "nice" ticks (1, 2, 5 x 10^k) and start at zero when every
+ * value is non-negative; log axes get decades, with 2 and 5 between them when
+ * the data spans two decades or less.  Each panel's legend is laid out under
+ * its axes in rows that fit the canvas' width; a series keeps one colour in
+ * every panel (the colour of its name, or of the series it is drawn like).
  */
-#include "plot.h"
+#include "plotdraw.h"
 
 #include "core/core.h"
 
@@ -13,14 +17,19 @@
 #include <string.h>
 
 #define W 760.0
-#define PANEL_H 340.0
-#define ML 84.0  /* left margin (y tick labels and axis label) */
-#define MR 200.0 /* right margin (legend) */
-#define MT 40.0  /* title */
-#define MB 58.0  /* x tick labels and axis label */
+#define ML 84.0     /* left margin (y tick labels and axis label) */
+#define MR 24.0     /* right margin */
+#define MT 40.0     /* title */
+#define PLOT_H 250.0 /* the axes' box */
+#define MB 52.0     /* x tick labels and axis label */
+#define LEG_ROW 17.0 /* one row of legend */
+#define LEG_FONT 11.0
+#define CAP_FONT 12.0
+#define CAP_ROW 16.0
 
 static const char *palette[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
                                 "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
+#define NPAL ((int)(sizeof palette / sizeof *palette))
 
 void pf_plot_init(pf_plot *f) {
   memset(f, 0, sizeof *f);
@@ -50,7 +59,8 @@ pf_plot_panel *pf_plot_panel_add(pf_plot *f, const char *title, const char *xlab
   return p;
 }
 
-int pf_plot_add(pf_plot_panel *p, const char *name, pf_plot_style style, int n, const double *x, const double *y) {
+int pf_plot_add_like(pf_plot_panel *p, const char *name, const char *like, pf_plot_style style, int n,
+                     const double *x, const double *y) {
   if (p->nseries >= PF_PLOT_MAXSERIES || n < 0) return pf_error_set(PF_EINVAL, "plot: too many series");
   pf_plot_series *s = &p->series[p->nseries];
   memset(s, 0, sizeof *s);
@@ -69,27 +79,159 @@ int pf_plot_add(pf_plot_panel *p, const char *name, pf_plot_style style, int n, 
   s->n = n;
   s->style = style;
   snprintf(s->name, sizeof s->name, "%s", name ? name : "");
+  snprintf(s->like, sizeof s->like, "%s", like ? like : "");
   p->nseries++;
   return 0;
 }
 
-/* ---- text ---- */
-
-static void esc(FILE *f, const char *s) {
-  for (; *s; s++) switch (*s) {
-    case '&': fputs("&amp;", f); break;
-    case '<': fputs("&lt;", f); break;
-    case '>': fputs("&gt;", f); break;
-    case '"': fputs("&quot;", f); break;
-    default: fputc(*s, f);
-    }
+int pf_plot_add(pf_plot_panel *p, const char *name, pf_plot_style style, int n, const double *x, const double *y) {
+  return pf_plot_add_like(p, name, NULL, style, n, x, y);
 }
 
-static void text(FILE *f, double x, double y, const char *anchor, double size, const char *extra, const char *s) {
-  fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\" font-size=\"%.0f\"%s>", x, y, anchor, size,
-          extra ? extra : "");
-  esc(f, s);
-  fputs("</text>\n", f);
+/* ---- the output kind ---- */
+
+int pf_plot_kind_of(const char *path, const char *what, pf_plot_kind *kind) {
+  static const char *const suffix[] = {".svg", ".pdf", ".png"};
+  size_t n = path ? strlen(path) : 0;
+  for (int k = 0; k < 3; k++)
+    if (n > 4 && strcmp(path + n - 4, suffix[k]) == 0) {
+      *kind = (pf_plot_kind)k;
+      return 0;
+    }
+  return pf_error_set(PF_EINVAL, "%s \"%s\": the file's suffix names the image kind; valid: %s", what,
+                      path ? path : "", PF_PLOT_SUFFIXES);
+}
+
+int pf_plot_write(const pf_plot *f, const char *path) {
+  pf_plot_kind kind;
+  int rc = pf_plot_kind_of(path, "--plot", &kind);
+  if (rc < 0) return rc;
+  char *buf = NULL;
+  size_t len = 0;
+  if (kind == PF_PLOT_SVG) {
+    buf = pf_plot_svg(f);
+    if (!buf) return pf_error_set(PF_ENOMEM, "out of memory");
+    len = strlen(buf);
+  } else if ((rc = pf_plot_cairo(f, kind, &buf, &len)) < 0) {
+    return rc;
+  }
+  rc = pf_write_bytes_atomic(path, "--plot", buf, len);
+  free(buf);
+  return rc;
+}
+
+/* ---- text ---- */
+
+double pf_plot_text_w(const char *s, double size, bool bold) {
+  double em = 0; /* in em, per character class of a sans-serif face (DejaVu Sans' widths, rounded up) */
+  for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+    if ((*c & 0xC0) == 0x80) continue; /* a UTF-8 continuation byte */
+    if (*c == ' ') em += 0.33;
+    else if (*c == 'm' || *c == 'w' || *c == 'M' || *c == 'W') em += 1.0;
+    else if (*c >= 'A' && *c <= 'Z') em += 0.75;
+    else if (*c >= 'a' && *c <= 'z') em += 0.62;
+    else if (*c >= '0' && *c <= '9') em += 0.65;
+    else if (*c >= 0x80) em += 0.8;
+    else em += 0.5;
+  }
+  return em * size * (bold ? 1.12 : 1.0);
+}
+
+/* The caption cut into lines that fit the width: starts and lengths. */
+static int caption_lines(const char *cap, int max, const char **start, int *len) {
+  int nl = 0;
+  const char *c = cap;
+  while (*c && nl < max) {
+    int take = (int)strlen(c);
+    char line[1024];
+    for (;;) {
+      snprintf(line, sizeof line, "%.*s", take, c);
+      if (pf_plot_text_w(line, CAP_FONT, false) <= W - 32) break;
+      int k = take - 1;
+      while (k > 10 && c[k] != ' ') k--;
+      if (k <= 10) break; /* one long word: let it be */
+      take = k;
+    }
+    start[nl] = c;
+    len[nl++] = take;
+    c += take;
+    while (*c == ' ') c++;
+  }
+  return nl;
+}
+
+/* ---- colours and legends ---- */
+
+static const char *key_of(const pf_plot_series *s) { return s->like[0] ? s->like : s->name; }
+
+/* One colour per series name over the whole figure, in the order the names first appear. */
+static const char *colour_of(const pf_plot *f, const pf_plot_series *se) {
+  const char *key = key_of(se);
+  int k = 0;
+  for (int i = 0; i < f->npanels; i++)
+    for (int s = 0; s < f->panel[i].nseries; s++) {
+      const char *other = key_of(&f->panel[i].series[s]);
+      bool seen = false; /* a key met before this one in the figure */
+      for (int j = 0; j <= i && !seen; j++)
+        for (int t = 0; t < (j < i ? f->panel[j].nseries : s) && !seen; t++)
+          seen = strcmp(key_of(&f->panel[j].series[t]), other) == 0;
+      if (strcmp(other, key) == 0) return palette[k % NPAL];
+      if (!seen) k++;
+    }
+  return palette[0];
+}
+
+/* A legend entry shown: not a repeat of an earlier entry of the panel with the same name and style. */
+static bool legend_shown(const pf_plot_panel *p, int s) {
+  if (!p->series[s].name[0]) return false;
+  for (int t = 0; t < s; t++)
+    if (strcmp(p->series[t].name, p->series[s].name) == 0 && p->series[t].style == p->series[s].style) return false;
+  return true;
+}
+
+#define LEG_SWATCH 30.0 /* the line or dot before the name, with its gap */
+#define LEG_GAP 18.0
+
+/* A legend entry's text: the name, cut with "..." where even a row of its own could not hold it. */
+static const char *legend_text(const char *name, char *buf, size_t n) {
+  double room = W - MR - ML - LEG_SWATCH;
+  snprintf(buf, n, "%s", name);
+  for (size_t k = strlen(buf); k > 4 && pf_plot_text_w(buf, LEG_FONT, false) > room; k--)
+    snprintf(buf, n, "%.*s...", (int)(k - 4), name);
+  return buf;
+}
+
+/* Lay out the legend: the row and x of each entry from the left margin; returns the number of rows. */
+static int legend_layout(const pf_plot_panel *p, double *ex, int *erow) {
+  double x = ML, right = W - MR;
+  int row = 0, any = 0;
+  for (int s = 0; s < p->nseries; s++) {
+    if (!legend_shown(p, s)) { erow[s] = -1; continue; }
+    char t[sizeof p->series[s].name + 4];
+    double w = LEG_SWATCH + pf_plot_text_w(legend_text(p->series[s].name, t, sizeof t), LEG_FONT, false);
+    if (any && x + w > right) { row++; x = ML; }
+    ex[s] = x;
+    erow[s] = row;
+    x += w + LEG_GAP;
+    any = 1;
+  }
+  return any ? row + 1 : 0;
+}
+
+static double panel_h(const pf_plot_panel *p) {
+  double ex[PF_PLOT_MAXSERIES];
+  int er[PF_PLOT_MAXSERIES];
+  int rows = legend_layout(p, ex, er);
+  return MT + PLOT_H + MB + (rows ? rows * LEG_ROW + 8 : 0);
+}
+
+void pf_plot_size(const pf_plot *f, double *w, double *h) {
+  const char *st[32];
+  int ln[32];
+  double y = 0;
+  for (int i = 0; i < f->npanels; i++) y += panel_h(&f->panel[i]);
+  *w = W;
+  *h = y + CAP_ROW * caption_lines(f->caption, 32, st, ln) + 20;
 }
 
 /* ---- axes ---- */
@@ -108,22 +250,25 @@ static double nice_step(double span) {
   return (r < 1.5 ? 1 : r < 3.5 ? 2 : r < 7.5 ? 5 : 10) * mag;
 }
 
-/* Range and ticks of the data (min, max) plus extra values that must be visible. */
+/* Range and ticks of the data (min, max). */
 static void axis_fit(axis *a, bool log, double mn, double mx) {
   a->log = log;
   a->nt = 0;
   if (!(mn <= mx)) { mn = log ? 1 : 0; mx = log ? 10 : 1; }
-  if (log) {
+  if (log) { /* from the 1-2-5 step at or below the data to the one at or above it */
+    static const double step[3] = {1, 2, 5};
     double l0 = floor(log10(mn) + 1e-9), l1 = ceil(log10(mx) - 1e-9);
     if (l1 <= l0) l1 = l0 + 1;
     a->lo = pow(10, l0);
     a->hi = pow(10, l1);
-    bool fine = l1 - l0 <= 2;
-    for (double d = l0; d <= l1 && a->nt < 60; d++) {
-      double b = pow(10, d);
-      a->tick[a->nt++] = b;
-      if (fine && d < l1) { a->tick[a->nt++] = 2 * b; a->tick[a->nt++] = 5 * b; }
-    }
+    for (int k = 2; k > 0; k--) if (step[k] * pow(10, l0) <= mn * (1 + 1e-9)) { a->lo = step[k] * pow(10, l0); break; }
+    for (int k = 1; k < 3; k++) if (step[k] * pow(10, l1 - 1) >= mx * (1 - 1e-9)) { a->hi = step[k] * pow(10, l1 - 1); break; }
+    bool fine = log10(a->hi / a->lo) <= 2.01;
+    for (double d = l0; d <= l1 && a->nt < 60; d++)
+      for (int k = 0; k < 3; k++) {
+        double t = step[k] * pow(10, d);
+        if ((k == 0 || fine) && t >= a->lo * (1 - 1e-9) && t <= a->hi * (1 + 1e-9)) a->tick[a->nt++] = t;
+      }
     return;
   }
   if (mn >= 0) mn = 0;
@@ -147,7 +292,15 @@ static void fmt_tick(char *buf, size_t n, double v) {
 
 /* ---- one panel ---- */
 
-static void panel_svg(FILE *f, const pf_plot_panel *p, double y0) {
+typedef struct {
+  axis ax, ay;
+  double px0, px1, py0, py1;
+} frame;
+
+static double fx(const frame *g, double v) { return g->px0 + axis_frac(&g->ax, v) * (g->px1 - g->px0); }
+static double fy(const frame *g, double v) { return g->py1 - axis_frac(&g->ay, v) * (g->py1 - g->py0); }
+
+static void panel_frame(const pf_plot_panel *p, double y0, frame *g) {
   double mnx = INFINITY, mxx = -INFINITY, mny = INFINITY, mxy = -INFINITY;
   for (int s = 0; s < p->nseries; s++)
     for (int i = 0; i < p->series[s].n; i++) {
@@ -161,103 +314,129 @@ static void panel_svg(FILE *f, const pf_plot_panel *p, double y0) {
     mnx = mny = fmin(mnx, mny);
     mxx = mxy = fmax(mxx, mxy);
   }
-  axis ax, ay;
-  axis_fit(&ax, p->logx, mnx, mxx);
-  axis_fit(&ay, p->logy, mny, mxy);
-  double px0 = ML, px1 = W - MR, py0 = y0 + MT, py1 = y0 + PANEL_H - MB;
-#define X(v) (px0 + axis_frac(&ax, (v)) * (px1 - px0))
-#define Y(v) (py1 - axis_frac(&ay, (v)) * (py1 - py0))
-  fprintf(f, "<g class=\"panel\">\n");
-  text(f, (px0 + px1) / 2, y0 + 24, "middle", 15, " font-weight=\"bold\"", p->title);
-  fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" stroke=\"#444\"/>\n", px0, py0,
-          px1 - px0, py1 - py0);
+  axis_fit(&g->ax, p->logx, mnx, mxx);
+  axis_fit(&g->ay, p->logy, mny, mxy);
+  g->px0 = ML;
+  g->px1 = W - MR;
+  g->py0 = y0 + MT;
+  g->py1 = y0 + MT + PLOT_H;
+}
+
+/* The reference line's label: above it at the right, else the first of the other corners whose box
+ * holds no data point. */
+static void ref_label(pf_canvas *c, const pf_plot_panel *p, const frame *g, double y) {
+  double w = pf_plot_text_w(p->ref_label, 11, false);
+  for (int k = 0; k < 4; k++) {
+    bool right = k % 2 == 0, above = k < 2;
+    double x0 = right ? g->px1 - 4 - w : g->px0 + 4, y0 = above ? y - 16 : y + 2;
+    bool clear = true;
+    for (int s = 0; s < p->nseries && clear; s++)
+      for (int i = 0; i < p->series[s].n && clear; i++) {
+        double dx = p->series[s].x[i], dy = p->series[s].y[i];
+        if (!usable(dx, p->logx) || !usable(dy, p->logy)) continue;
+        double px = fx(g, dx), py = fy(g, dy);
+        clear = !(px > x0 - 6 && px < x0 + w + 6 && py > y0 - 6 && py < y0 + 20);
+      }
+    if (clear || k == 3) {
+      c->text(c, right ? g->px1 - 4 : g->px0 + 4, above ? y - 4 : y + 13, right ? PF_ANCHOR_END : PF_ANCHOR_START, 11,
+              false, false, NULL, p->ref_label);
+      return;
+    }
+  }
+}
+
+/* The box, grid, tick labels, axis labels, parity lines and reference line. */
+static void panel_axes(pf_canvas *c, const pf_plot_panel *p, const frame *g, double y0) {
+  c->text(c, (g->px0 + g->px1) / 2, y0 + 24, PF_ANCHOR_MIDDLE, 15, true, false, NULL, p->title);
+  c->rect(c, g->px0, g->py0, g->px1 - g->px0, g->py1 - g->py0, "#444");
   char lab[48];
-  for (int i = 0; i < ax.nt; i++) {
-    double x = X(ax.tick[i]);
-    fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>\n", x, py0, x, py1);
-    fmt_tick(lab, sizeof lab, ax.tick[i]);
-    text(f, x, py1 + 16, "middle", 11, NULL, lab);
+  for (int i = 0; i < g->ax.nt; i++) {
+    double x = fx(g, g->ax.tick[i]);
+    c->line(c, x, g->py0, x, g->py1, "#ddd", 1, PF_DASH_NONE, NULL);
+    fmt_tick(lab, sizeof lab, g->ax.tick[i]);
+    c->text(c, x, g->py1 + 16, PF_ANCHOR_MIDDLE, 11, false, false, NULL, lab);
   }
-  for (int i = 0; i < ay.nt; i++) {
-    double y = Y(ay.tick[i]);
-    fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>\n", px0, y, px1, y);
-    fmt_tick(lab, sizeof lab, ay.tick[i]);
-    text(f, px0 - 6, y + 4, "end", 11, NULL, lab);
+  for (int i = 0; i < g->ay.nt; i++) {
+    double y = fy(g, g->ay.tick[i]);
+    c->line(c, g->px0, y, g->px1, y, "#ddd", 1, PF_DASH_NONE, NULL);
+    fmt_tick(lab, sizeof lab, g->ay.tick[i]);
+    c->text(c, g->px0 - 6, y + 4, PF_ANCHOR_END, 11, false, false, NULL, lab);
   }
-  text(f, (px0 + px1) / 2, py1 + 40, "middle", 13, " class=\"xlabel\"", p->xlabel);
-  char rot[96];
-  snprintf(rot, sizeof rot, " class=\"ylabel\" transform=\"rotate(-90 %.1f %.1f)\"", 22.0, (py0 + py1) / 2);
-  text(f, 22, (py0 + py1) / 2, "middle", 13, rot, p->ylabel);
+  c->text(c, (g->px0 + g->px1) / 2, g->py1 + 38, PF_ANCHOR_MIDDLE, 13, false, false, "xlabel", p->xlabel);
+  c->text(c, 22, (g->py0 + g->py1) / 2, PF_ANCHOR_MIDDLE, 13, false, true, "ylabel", p->ylabel);
   if (p->parity_band > 0) {
     const double k[3] = {1.0, 1.0 + p->parity_band, 1.0 - p->parity_band};
     for (int j = 0; j < 3; j++) {
-      double a = ax.lo, b = ax.hi;
-      fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#888\"%s/>\n", X(a),
-              Y(fmax(ay.lo, fmin(ay.hi, a * k[j]))), X(b), Y(fmax(ay.lo, fmin(ay.hi, b * k[j]))),
-              j ? " stroke-dasharray=\"4 3\"" : "");
+      double a = g->ax.lo, b = g->ax.hi;
+      c->line(c, fx(g, a), fy(g, fmax(g->ay.lo, fmin(g->ay.hi, a * k[j]))), fx(g, b),
+              fy(g, fmax(g->ay.lo, fmin(g->ay.hi, b * k[j]))), "#888", 1, j ? PF_DASH_SHORT : PF_DASH_NONE, NULL);
     }
   }
-  if (usable(p->ref_y, p->logy) && p->ref_y >= ay.lo && p->ref_y <= ay.hi) {
-    double y = Y(p->ref_y);
-    fprintf(f, "<line class=\"ref\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#555\" "
-               "stroke-dasharray=\"6 4\"/>\n", px0, y, px1, y);
-    text(f, px1 - 4, y - 4, "end", 11, NULL, p->ref_label);
+  if (usable(p->ref_y, p->logy) && p->ref_y >= g->ay.lo && p->ref_y <= g->ay.hi) {
+    double y = fy(g, p->ref_y);
+    c->line(c, g->px0, y, g->px1, y, "#555", 1, PF_DASH_LONG, "ref");
+    ref_label(c, p, g, y);
   }
-  for (int s = 0; s < p->nseries; s++) {
-    const pf_plot_series *se = &p->series[s];
-    const char *col = palette[s % (int)(sizeof palette / sizeof *palette)];
-    if (se->style != PF_PLOT_POINTS) {
-      fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.8\"%s points=\"", col,
-              se->style == PF_PLOT_DASHED ? " stroke-dasharray=\"6 4\"" : "");
-      for (int i = 0; i < se->n; i++)
-        if (usable(se->x[i], p->logx) && usable(se->y[i], p->logy)) fprintf(f, "%.1f,%.1f ", X(se->x[i]), Y(se->y[i]));
-      fputs("\"/>\n", f);
-    }
-    for (int i = 0; i < se->n; i++) {
-      if (!usable(se->x[i], p->logx) || !usable(se->y[i], p->logy)) continue;
-      fprintf(f, "<circle class=\"pt\" data-series=\"");
-      esc(f, se->name);
-      fprintf(f, "\" data-x=\"%.17g\" data-y=\"%.17g\" cx=\"%.1f\" cy=\"%.1f\" r=\"%.1f\" fill=\"%s\"/>\n", se->x[i],
-              se->y[i], X(se->x[i]), Y(se->y[i]), se->style == PF_PLOT_POINTS ? 4.0 : 3.0, col);
-    }
-    double ly = py0 + 14 + 18 * s;
-    fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2\"%s/>\n", px1 + 12,
-            ly - 4, px1 + 32, ly - 4, col, se->style == PF_PLOT_DASHED ? " stroke-dasharray=\"4 3\"" : "");
-    text(f, px1 + 38, ly, "start", 11, NULL, se->name);
-  }
-  fprintf(f, "</g>\n");
-#undef X
-#undef Y
 }
 
-char *pf_plot_svg(const pf_plot *fig) {
-  char *buf = NULL;
-  size_t len = 0;
-  FILE *f = open_memstream(&buf, &len);
-  if (!f) return NULL;
-  /* the caption, wrapped at about 110 characters */
-  char lines[16][128];
-  int nl = 0;
-  const char *c = fig->caption;
-  while (*c && nl < 16) {
-    size_t take = strlen(c);
-    if (take > 110) {
-      take = 110;
-      while (take > 40 && c[take] != ' ') take--;
+static void panel_series(pf_canvas *c, const pf_plot *f, const pf_plot_panel *p, const frame *g) {
+  for (int s = 0; s < p->nseries; s++) {
+    const pf_plot_series *se = &p->series[s];
+    const char *col = colour_of(f, se);
+    double *xs = malloc(sizeof(double) * (size_t)(se->n + 1)), *ys = malloc(sizeof(double) * (size_t)(se->n + 1));
+    int n = 0;
+    for (int i = 0; xs && ys && i < se->n; i++)
+      if (usable(se->x[i], p->logx) && usable(se->y[i], p->logy)) { xs[n] = fx(g, se->x[i]); ys[n++] = fy(g, se->y[i]); }
+    if (se->style != PF_PLOT_POINTS && n > 0)
+      c->polyline(c, n, xs, ys, col, se->style == PF_PLOT_DASHED ? PF_DASH_LONG : PF_DASH_NONE);
+    free(xs);
+    free(ys);
+    for (int i = 0; i < se->n; i++) {
+      if (!usable(se->x[i], p->logx) || !usable(se->y[i], p->logy)) continue;
+      c->point(c, fx(g, se->x[i]), fy(g, se->y[i]), se->style == PF_PLOT_POINTS ? 4.0 : 3.0, col, se->name, se->x[i],
+               se->y[i]);
     }
-    snprintf(lines[nl++], sizeof lines[0], "%.*s", (int)take, c);
-    c += take;
-    while (*c == ' ') c++;
   }
-  double h = fig->npanels * PANEL_H + 16 * nl + 20;
-  fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-             "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
-             "font-family=\"sans-serif\">\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
-          W, h, W, h);
-  for (int i = 0; i < fig->npanels; i++) panel_svg(f, &fig->panel[i], i * PANEL_H);
-  for (int i = 0; i < nl; i++)
-    text(f, 16, fig->npanels * PANEL_H + 16 * (i + 1), "start", 12, i == 0 ? " class=\"caption\"" : NULL, lines[i]);
-  fputs("</svg>\n", f);
-  if (fclose(f) != 0) { free(buf); return NULL; }
-  return buf;
+}
+
+/* The legend under the axes: a swatch (line, dashed line or dot) and the name. */
+static void panel_legend(pf_canvas *c, const pf_plot *f, const pf_plot_panel *p, const frame *g) {
+  double ex[PF_PLOT_MAXSERIES];
+  int er[PF_PLOT_MAXSERIES];
+  legend_layout(p, ex, er);
+  for (int s = 0; s < p->nseries; s++) {
+    if (er[s] < 0) continue;
+    const pf_plot_series *se = &p->series[s];
+    const char *col = colour_of(f, se);
+    double y = g->py1 + MB + 6 + LEG_ROW * er[s] + 8;
+    if (se->style == PF_PLOT_POINTS) c->point(c, ex[s] + 11, y - 4, 4, col, NULL, NAN, NAN);
+    else c->line(c, ex[s], y - 4, ex[s] + 22, y - 4, col, 2, se->style == PF_PLOT_DASHED ? PF_DASH_SHORT : PF_DASH_NONE,
+                 NULL);
+    char t[sizeof se->name + 4];
+    c->text(c, ex[s] + LEG_SWATCH, y, PF_ANCHOR_START, LEG_FONT, false, false, "legend",
+            legend_text(se->name, t, sizeof t));
+  }
+}
+
+void pf_plot_draw(const pf_plot *f, pf_canvas *c) {
+  double y0 = 0;
+  for (int i = 0; i < f->npanels; i++) {
+    const pf_plot_panel *p = &f->panel[i];
+    frame g;
+    panel_frame(p, y0, &g);
+    c->group(c, true);
+    panel_axes(c, p, &g, y0);
+    panel_series(c, f, p, &g);
+    panel_legend(c, f, p, &g);
+    c->group(c, false);
+    y0 += panel_h(p);
+  }
+  const char *st[32];
+  int ln[32];
+  int nl = caption_lines(f->caption, 32, st, ln);
+  for (int i = 0; i < nl; i++) {
+    char line[1024];
+    snprintf(line, sizeof line, "%.*s", ln[i], st[i]);
+    c->text(c, 16, y0 + CAP_ROW * (i + 1), PF_ANCHOR_START, CAP_FONT, false, false, i == 0 ? "caption" : NULL, line);
+  }
 }

@@ -82,24 +82,50 @@ static int read_model_name(const reader *r, pf_device *d) {
   return 1;
 }
 
-/* The utilisation power model (power/pm_util.c; docs/energy.md).  Defaults where a
- * file gives none: a large GEMM at the device's MAMF efficiency draws about
- * the cap (tensor-core GEMMs reach it: research notes 3.8, gpu-fryer#4, 8xH100
- * nodes at 8.4 of 10.2 kW), vector FMA 0.9 of that (H100 FP32 burn 580-650 W
- * at 77 % of the FP32 peak, same source), HBM 0.39 x tdp (H100 batch-1
- * decode ~300 W at ~70 % of HBM bandwidth, ML.ENERGY v3.0 anchors). */
+/* The utilisation power model (power/pm_util.c; docs/energy.md "Operating points").  Defaults where a
+ * file gives none, each the H100 SXM's measured operating point as a share of tdp (the same physics
+ * assumed on other parts; a device file gives its own where a source has one):
+ *   active  context + 0.07 tdp: short kernels back to back (H100 TP8 decode at concurrency 4, 159 W a GPU,
+ *           SemiAnalysisAI/InferenceX#828)
+ *   wait    context + 0.04 tdp: a GPU spinning in a collective (V100 at 100 % "utilisation" 66 W against
+ *           53 W beside it, zai-org/GLM-130B#32)
+ *   tensor  a full-load library GEMM at efficiency.gemm demands GEMM_DEMAND x tdp: dense bf16 transformer
+ *           layers on an H100 SXM run at the 700 W cap (measured for this project), which the model's own
+ *           utilisation of such layers (u_tensor 0.646, u_hbm 0.061) reaches at 1.166 x tdp; the cap model
+ *           then slows the clock where a window's mean exceeds the cap
+ *   vector  0.9 x tensor (H100 FP32 burn 580-650 W at 77 % of the FP32 peak, gpu-fryer#4, research 3.8)
+ *   hbm     0.29 tdp: H100 batch-1 decode ~300 W at ~70 % of HBM bandwidth (ML.ENERGY v3.0 anchors):
+ *           (300 - active 159) / 0.7 = 203 W = 0.29 x 700 W
+ * "tdp" is the device's own budget: tdp less package (a GH200 module's cap holds Grace and LPDDR5X). */
+#define ACTIVE_SHARE 0.07
+#define WAIT_SHARE 0.04
+#define GEMM_DEMAND 1.166
+#define HBM_SHARE 0.29
 int pf_read_power_model(const reader *r, pf_device *d) {
-  d->tensor_W = fmax(0.0, (0.97 * d->tdp_W - d->context_W) / d->gemm_eff);
+  TRY(get_qty_in(r, "power.package", PF_UNIT_POWER, &d->package_W, 0, 0, false, 3000, NULL));
+  double gpu = d->tdp_W - d->package_W; /* the device's own budget: a GH200 module's cap holds Grace and LPDDR5X */
+  if (gpu <= d->context_W)
+    return pf_error_set(PF_EPARSE, "%s:%d: device.power: tdp less package leaves nothing above context", r->file,
+                        line_of(lookup(r, "power")));
+  d->active_W = d->context_W + ACTIVE_SHARE * gpu;
+  d->wait_W = d->context_W + WAIT_SHARE * gpu;
+  TRY(get_qty_in(r, "power.active", PF_UNIT_POWER, &d->active_W, 0, 0, true, 3000, NULL));
+  TRY(get_qty_in(r, "power.wait", PF_UNIT_POWER, &d->wait_W, 0, 0, true, 3000, NULL));
+  double demand = GEMM_DEMAND;
+  TRY(get_num_in(r, "power.gemm_demand", &demand, 0, 0, true, 2.0, "a full-load GEMM's power over tdp"));
+  d->tensor_W = fmax(0.0, (demand * gpu - d->active_W) / d->gemm_eff);
   d->vector_W = 0.9 * d->tensor_W;
-  d->hbm_W = 0.39 * d->tdp_W;
+  d->hbm_W = HBM_SHARE * gpu;
   TRY(get_qty_in(r, "power.tensor", PF_UNIT_POWER, &d->tensor_W, 0, 0, false, 5000, NULL));
   TRY(get_qty_in(r, "power.vector", PF_UNIT_POWER, &d->vector_W, 0, 0, false, 5000, NULL));
   TRY(get_qty_in(r, "power.hbm", PF_UNIT_POWER, &d->hbm_W, 0, 0, false, 5000, NULL));
-  TRY(get_qty_in(r, "power.package", PF_UNIT_POWER, &d->package_W, 0, 0, false, 3000, NULL));
   d->cap_W = d->tdp_W;
   TRY(get_qty_in(r, "power.cap", PF_UNIT_POWER, &d->cap_W, 0, 0, true, 3000, "a device draws less than 3 kW"));
   TRY(get_num_in(r, "power.voltage_floor", &d->v_floor, 0, 0, true, 1.0, "a share of the full-clock voltage"));
   TRY(read_model_name(r, d));
+  if (d->active_W < d->context_W || d->wait_W < d->context_W || d->active_W > d->tdp_W || d->wait_W > d->tdp_W)
+    return pf_error_set(PF_EPARSE, "%s:%d: device.power: active and wait lie between context and tdp", r->file,
+                        line_of(lookup(r, "power")));
   if (d->package_W + d->idle_W > d->cap_W)
     return pf_error_set(PF_EPARSE, "%s:%d: device.power: idle + package exceed the cap", r->file,
                         line_of(lookup(r, "power")));
@@ -116,9 +142,10 @@ int pf_read_device_override(const reader *r, pf_device *d) {
   TRY(get_num_in(r, "node.device_override.efficiency.hbm", &d->hbm_eff, 0, 0, true, 1.05, NULL));
   TRY(get_qty_in(r, "node.device_override.power.tdp", PF_UNIT_POWER, &d->tdp_W, 0, 0, true, 3000, NULL));
   if (d->tdp_W != tdp0 && cap0 == tdp0) d->cap_W = d->tdp_W; /* the cap followed the tdp: it still does */
-  static const char *const keys[] = {"idle", "context", "comm", "tensor", "vector", "hbm", "package", "cap"};
-  double *dst[] = {&d->idle_W, &d->context_W, &d->comm_W, &d->tensor_W, &d->vector_W, &d->hbm_W, &d->package_W,
-                   &d->cap_W};
+  static const char *const keys[] = {"idle", "context", "comm", "wait", "active", "tensor", "vector", "hbm",
+                                     "package", "cap"};
+  double *dst[] = {&d->idle_W, &d->context_W, &d->comm_W, &d->wait_W, &d->active_W, &d->tensor_W, &d->vector_W,
+                   &d->hbm_W, &d->package_W, &d->cap_W};
   for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
     char key[64];
     snprintf(key, sizeof key, "node.device_override.power.%s", keys[i]);

@@ -78,8 +78,12 @@ typedef struct pf_device {
   double idle_W;                /* bare idle per logical device */
   double context_W;             /* idle with a context (waiting in collectives counts at least this) */
   double comm_W;                /* while running communication kernels only */
-  /* dynamic power above context_W at full utilisation of each resource (power/pm_util.c, docs/energy.md):
-   * P = context + tensor_W u_tensor + vector_W u_vector + hbm_W u_hbm, u against the datasheet peaks */
+  double wait_W;                /* inside the step loop between kernels: waiting on the host, the input
+                                   pipeline or a collective's peers (docs/energy.md, "Power between kernels") */
+  double active_W;              /* the active floor: kernels of no tensor, vector or HBM load back to back
+                                   (clocks and SMs up); the utilisation terms add to it (power/pm_util.c) */
+  /* dynamic power above active_W at full utilisation of each resource (power/pm_util.c, docs/energy.md):
+   * P = active + tensor_W u_tensor + vector_W u_vector + hbm_W u_hbm, u against the datasheet peaks */
   double tensor_W, vector_W, hbm_W;
   double package_W;             /* what shares the package cap outside this device (GH200: Grace CPU +
                                    LPDDR5X per module), charged at package and node scope; 0 = none */
@@ -116,6 +120,23 @@ typedef struct pf_ccl_eff {
   double factor;                /* (0, 1] */
   char source[PF_NAME_MAX];
 } pf_ccl_eff;
+
+/* The library's measured ring (ccl.table): what one step of its ring costs
+ * on this machine with its network plugin and the plugin's settings, where
+ * NCCL's tuning constants are not what the library delivers (RCCL on MI250X
+ * over Slingshot).  Each figure is per ring step of one communicator, so it
+ * applies to every concurrent group of a job alike; the bandwidth stays the
+ * links' (shared by the groups, topology.c).  docs/communication.md 3.3. */
+typedef struct pf_ccl_table {
+  int present;
+  char plugin[PF_NAME_MAX];     /* the network plugin and its settings the figures were measured with */
+  double base_s;                /* per call */
+  double fabric_step_s;         /* per ring step inside the node, Simple and LL128 (LL: NCCL's constant) */
+  double net_step_s[3];         /* per ring step that crosses the network, before its transfer: LL, LL128, Simple */
+  double net_floor_s[3];        /* least time of such a step (the handshake the transfer does not hide); 0 none */
+  double ll_net_Bps;            /* per rank, the LL protocol's rate over the network (0: the links') */
+  char source[PF_NAME_MAX];
+} pf_ccl_table;
 
 /* A network kind (fat tree, dragonfly, ...): the table of functions of
  * network.h, one file per kind (net_*.c). */
@@ -176,6 +197,7 @@ typedef struct pf_machine {
   double fabric_pair_bw_Bps;    /* between one pair of GPUs, per direction */
   double fabric_latency_s;
   double fabric_bridge_bw_Bps;  /* NVLink bridge between the cards of a bridged group, per direction (0: none) */
+  bool fabric_sparse;            /* node.fabric.full_mesh = false: not every GPU pair is linked (MI250X) */
   int fabric_bridge_group;      /* GPUs per bridged group (2: pairs 0-1, 2-3, ...) */
   bool nvls;                    /* NVSwitch with in-switch reduction (NVLink SHARP, Hopper and later) */
   double nvls_eff;              /* share of the port line rate NVLS traffic reaches (measured; 0: the NVLink share) */
@@ -188,8 +210,10 @@ typedef struct pf_machine {
   /* collective library */
   pf_ccl_lib ccl;
   int ccl_pxn;                  /* 1 PXN on, 0 off, -1 library default */
+  char ccl_version[PF_ID_MAX];  /* ccl.version as the file names it ("2.18.3"); "" = not named */
   int ccl_neff;
   pf_ccl_eff ccl_eff[PF_CCL_MAX_EFF];
+  pf_ccl_table ccl_table;       /* ccl.table; present = 0 when the file has none */
   /* measured link efficiencies from `calibrate --collectives` (--calibration; 0 = the defaults of topology.c) */
   double fabric_eff_cal, net_eff_cal;
   pf_network net;

@@ -59,6 +59,30 @@ static int fabric_fits_device(const reader *r, const pf_machine *m, pf_fabric_ki
   return 0;
 }
 
+/* ccl.table: the library's measured ring (hardware.h).  Every figure is optional but the source. */
+static int read_ccl_table(const reader *r, pf_machine *m) {
+  pf_ccl_table *c = &m->ccl_table;
+  if (!lookup(r, "ccl.table")) return 0;
+  static const char *keys[] = {"ccl.table.net_step_ll", "ccl.table.net_step_ll128", "ccl.table.net_step_simple",
+                               "ccl.table.net_floor_ll", "ccl.table.net_floor_ll128", "ccl.table.net_floor_simple"};
+  c->present = 1;
+  TRY(get_str(r, "ccl.table.source", c->source, sizeof c->source, 1));
+  TRY(get_str(r, "ccl.table.plugin", c->plugin, sizeof c->plugin, 0));
+  c->base_s = c->fabric_step_s = -1;
+  TRY(get_qty_in(r, "ccl.table.base", PF_UNIT_TIME, &c->base_s, 0, 0, false, 1e-2, NULL));
+  TRY(get_qty_in(r, "ccl.table.fabric_step", PF_UNIT_TIME, &c->fabric_step_s, 0, 0, false, 1e-2, NULL));
+  for (int i = 0; i < 6; i++) {
+    double *dst = i < 3 ? &c->net_step_s[i] : &c->net_floor_s[i - 3];
+    *dst = i < 3 ? -1 : 0;
+    TRY(get_qty_in(r, keys[i], PF_UNIT_TIME, dst, 0, 0, false, 1e-2, NULL));
+  }
+  TRY(get_qty_in(r, "ccl.table.ll_net_bandwidth", PF_UNIT_BANDWIDTH, &c->ll_net_Bps, 0, 0, false, 1e15, NULL));
+  if (!c->source[0])
+    return pf_error_set(PF_EPARSE, "%s:%d: machine.ccl.table.source: a measured table needs its source", r->file,
+                        line_of(lookup(r, "ccl.table")));
+  return 0;
+}
+
 /* The communication keys (docs/machine-format.md): NVLink bridges and NVLS of
  * the fabric, NIC affinity, in-network reduction of the network, the
  * collective library and its measured efficiencies (a network kind's routing
@@ -102,6 +126,7 @@ static int read_comm_keys(const reader *r, pf_machine *m) {
   int lib = !strcmp(m->dev.vendor, "amd") ? PF_CCL_RCCL : !strcmp(m->dev.vendor, "intel") ? PF_CCL_ONECCL : PF_CCL_NCCL;
   TRY(get_enum(r, "ccl.library", ccl_names, 3, &lib, 0));
   m->ccl = (pf_ccl_lib)lib;
+  TRY(get_str(r, "ccl.version", m->ccl_version, sizeof m->ccl_version, 0));
   bool pxn = false;
   int got = get_bool(r, "ccl.pxn", &pxn);
   if (got < 0) return got;
@@ -132,8 +157,9 @@ static int read_comm_keys(const reader *r, pf_machine *m) {
     }
     m->ccl_neff = cnt;
   }
-  return 0;
+  return read_ccl_table(r, m);
 }
+
 
 /* Identity, partition size, the node's device (its own file, then this
  * machine's overrides) and host. */
@@ -169,6 +195,9 @@ static int read_fabric_nics(const reader *r, pf_machine *m) {
   /* read on one-device nodes too (a GH200 node's NVLink-C2C is written down there), used on several */
   TRY(get_qty(r, "node.fabric.bandwidth", PF_UNIT_BANDWIDTH, &m->fabric_bw_Bps, m->gpus_per_node > 1));
   m->fabric_pair_bw_Bps = m->fabric_bw_Bps;
+  bool full = true;
+  TRY(get_bool(r, "node.fabric.full_mesh", &full));
+  m->fabric_sparse = !full;
   TRY(get_qty(r, "node.fabric.pair_bandwidth", PF_UNIT_BANDWIDTH, &m->fabric_pair_bw_Bps, 0));
   m->fabric_latency_s = 2e-6;
   TRY(get_qty_in(r, "node.fabric.latency", PF_UNIT_TIME, &m->fabric_latency_s, 0, 0, false, 1e-3, NULL));

@@ -26,6 +26,9 @@ typedef struct pf_energy_use {
   double comm_s;          /* communication kernels on no compute's shadow (exposed); hidden ones are
                              charged once, inside the compute they overlap */
   double clock_ratio;     /* SM clock / full clock the kernels ran at (0 = 1) */
+  double loop_s;          /* time inside the step loop (iterations, evaluation passes): what of it no kernel
+                             fills is waiting between kernels, at wait_W; the rest of the window (start-up,
+                             data loading, checkpoints) at context_W; 0 = no loop (all gaps at context) */
 } pf_energy_use;
 
 /* Energy of one window (an iteration in a prediction), whole job, by metering scope (energy.h):
@@ -46,6 +49,10 @@ typedef struct pf_energy {
   double per_sample_J, per_token_J;              /* facility energy per sample / token */
   double action_Js;                              /* facility energy x iteration time (MAELSTROM's Action) */
   pf_energy_use use;                             /* the window it came from (validate rescales it to a job) */
+  /* ranges (pf_energy_range): the nominal 80 % interval of the mean GPU power, and of the GPU and facility
+   * energy of the window with the time interval the caller gives */
+  double avg_power_per_gpu_W_low, avg_power_per_gpu_W_high;
+  double gpu_J_low, gpu_J_high, facility_J_low, facility_J_high;
 } pf_energy;
 
 
@@ -84,6 +91,14 @@ void pf_energy_use_add_step(pf_energy_use *u, const pf_step *k, double f);
 /* Add f times v's sums (busy, utilisation, compute-bound and exposed communication time) to u: a window
  * holding f such windows' work; u's own window and clock are kept. */
 void pf_energy_use_add(pf_energy_use *u, const pf_energy_use *v, double f);
+
+/* The power interval (docs/energy.md "Ranges"): measured / predicted mean power of the validation's time-held
+ * energy rows at their 10th and 90th percentiles.  Sets the *_low / *_high fields of e: the mean GPU power
+ * times that band (at most the cap), and the window's GPU and facility energy with the time interval
+ * [t_lo, t_hi] (measured / predicted iteration time, nominal 80 %) combined in log space as independent
+ * errors.  The hook for the time interval: 1, 1 gives the power band alone. */
+void pf_energy_range(pf_energy *e, double t_lo, double t_hi);
+extern const double pf_energy_power_band[2];
 
 /* Per-sample, per-token energy and action (facility J x s) of an iteration
  * of t_iter_s carrying `samples` samples and `tokens` tokens. */

@@ -5,7 +5,8 @@
  * Device (one logical GPU, without its package share), over a window T
  * (energy.c adds the terms outside the compute kernels):
  *   E_dev = context_W T                                 (a live context, clocks up)
- *         + V(r)^2 (tensor_W sum t u_tensor + vector_W sum t u_vector)
+ *         + V(r)^2 ((active_W - context_W) t_busy         (the active floor: kernels running at all)
+ *                   + tensor_W sum t u_tensor + vector_W sum t u_vector)
  *         + hbm_W sum t u_hbm                           (the compute kernels: this file)
  *         + max(0, comm_W - context_W) t_comm_exposed   (communication kernels alone)
  * u are the kernels' achieved shares of the datasheet peaks (kernel.c), so
@@ -30,6 +31,8 @@
  */
 #include "pmodel.h"
 
+#include <math.h>
+
 #define V_FLOOR 0.7   /* voltage at and below half clock / full-clock voltage (assumed, see above) */
 #define R_KNEE 0.5    /* clock ratio below which the voltage stays at the floor */
 
@@ -43,12 +46,14 @@ static double util_voltage(const pf_device *d, double r) {
 /* dynamic energy of the compute kernels at clock r */
 static double util_dynamic_J(const pf_device *d, const pf_energy_use *u, double r) {
   double v = util_voltage(d, r);
-  return v * v * (d->tensor_W * u->tensor_util_s + d->vector_W * u->vector_util_s) + d->hbm_W * u->hbm_util_s;
+  double floor_J = fmax(0.0, d->active_W - d->context_W) * pf_energy_busy_s(u, r);
+  return v * v * (floor_J + d->tensor_W * u->tensor_util_s + d->vector_W * u->vector_util_s) +
+         d->hbm_W * u->hbm_util_s;
 }
 
 const pf_power_model pf_power_utilisation = {
     .name = "utilisation",
-    .summary = "context + V(r)^2 (tensor_W u_tensor + vector_W u_vector) + hbm_W u_hbm (SimGrid host energy, "
+    .summary = "context + V(r)^2 (active - context + tensor_W u_tensor + vector_W u_vector) + hbm_W u_hbm (SimGrid host energy, "
                "AccelWattch; DVFS voltage after Tang et al. 2019)",
     .keys = NULL, /* its keys are the device file's flat power keys (devpower.c), not a power.utilisation group */
     .nkeys = 0,

@@ -42,6 +42,13 @@ static void energy_json(cJSON *e, const pf_scenario *sc, const pf_prediction *p)
   cJSON_AddNumberToObject(e, "action_Js", r6(en->action_Js));
   cJSON_AddNumberToObject(e, "power_cap_W", r6(en->cap_W));
   cJSON_AddNumberToObject(e, "clock_ratio", r6(en->clock_ratio));
+  /* nominal 80 % intervals (docs/energy.md "Ranges") */
+  cJSON_AddNumberToObject(e, "avg_power_per_gpu_W_low", r6(en->avg_power_per_gpu_W_low));
+  cJSON_AddNumberToObject(e, "avg_power_per_gpu_W_high", r6(en->avg_power_per_gpu_W_high));
+  cJSON_AddNumberToObject(e, "gpu_J_low", r6(en->gpu_J_low));
+  cJSON_AddNumberToObject(e, "gpu_J_high", r6(en->gpu_J_high));
+  cJSON_AddNumberToObject(e, "facility_J_low", r6(en->facility_J_low));
+  cJSON_AddNumberToObject(e, "facility_J_high", r6(en->facility_J_high));
   cJSON *u = cJSON_AddObjectToObject(e, "per_gpu_iteration"); /* what the power comes from (docs/energy.md) */
   cJSON_AddNumberToObject(u, "busy_s", r6(en->use.busy_s));
   cJSON_AddNumberToObject(u, "tensor_util_s", r6(en->use.tensor_util_s));

@@ -196,8 +196,9 @@ static int op_from_text(const char *s, pf_coll_kind *op) {
   return 0;
 }
 
-/* One result line: size count type [redop root] time algbw busbw ...; 1 when it is one. */
-static int result_line(const char *line, double *size, double *time_us, double *busbw) {
+/* One result line: size count type [redop root] time algbw busbw ...; 1 when it is one.  *sum: the redop
+ * column names a reduction (sum, prod, min, max, avg). */
+static int result_line(const char *line, double *size, double *time_us, double *algbw, double *busbw, int *sum) {
   char buf[512];
   snprintf(buf, sizeof buf, "%s", line);
   char *tok[16], *save = NULL;
@@ -210,7 +211,12 @@ static int result_line(const char *line, double *size, double *time_us, double *
   strtod(tok[1], &end);
   if (*end || end == tok[1] || isdigit((unsigned char)tok[2][0])) return 0;
   int k = 3;
-  while (k < n && !strchr(tok[k], '.')) k++; /* skip redop and root: the time is the first decimal */
+  *sum = 0;
+  while (k < n && !strchr(tok[k], '.')) { /* skip redop and root: the time is the first decimal */
+    static const char *ops[] = {"sum", "prod", "min", "max", "avg"};
+    for (int i = 0; i < 5; i++) *sum |= !strcmp(tok[k], ops[i]);
+    k++;
+  }
   if (k + 2 >= n) return 0;
   double v[3];
   for (int i = 0; i < 3; i++) {
@@ -219,8 +225,26 @@ static int result_line(const char *line, double *size, double *time_us, double *
   }
   *size = sz;
   *time_us = v[0];
+  *algbw = v[1];
   *busbw = v[2];
   return 1;
+}
+
+/* The collective from the bus-bandwidth factor busbw / algbw (nccl-tests' PERFORMANCE.md) over p ranks (0:
+ * unknown) and the redop column: 2(p-1)/p all-reduce, (p-1)/p reduce-scatter (a reduction) or all-gather,
+ * 1 send/receive.  0 when the numbers do not tell. */
+static int op_from_factor(double ratio, int p, int sum, pf_coll_kind *op) {
+  if (!(ratio > 0) || !isfinite(ratio)) return 0;
+  if (p > 2) {
+    double ar = 2.0 * (p - 1) / p, ag = (double)(p - 1) / p;
+    if (fabs(ratio - ar) < 0.02 * ar) { *op = PF_ALLREDUCE; return 1; }
+    if (fabs(ratio - ag) < 0.02) { *op = sum ? PF_REDUCE_SCATTER : PF_ALLGATHER; return 1; }
+    if (fabs(ratio - 1) < 0.02) { *op = PF_SENDRECV; return 1; }
+    return 0;
+  }
+  if (ratio > 1.02) { *op = PF_ALLREDUCE; return 1; }
+  if (ratio < 0.98) { *op = sum ? PF_REDUCE_SCATTER : PF_ALLGATHER; return 1; }
+  return 0;
 }
 
 int pf_collval_read_nccltests(const char *path, const char *machine, int nodes, int gpn, pf_cvset *out) {
@@ -235,15 +259,21 @@ int pf_collval_read_nccltests(const char *path, const char *machine, int nodes, 
   char *buf;
   size_t len;
   if ((rc = pf_read_file(path, MAX_FILE_B, &buf, &len)) < 0) return rc;
-  pf_coll_kind op = PF_ALLREDUCE;
-  int have_op = op_from_text(path, &op), ranks = 0, nhosts = 0, cap = 0, line = 0;
+  pf_coll_kind op = PF_ALLREDUCE, by_name = PF_ALLREDUCE;
+  /* the collective by content first: a "<op>_perf" anywhere (the command line, nccl-tests' "Collective test"
+   * lines); then the file's name; then the bus-bandwidth factor of the rows */
+  int have_op = 0, named = op_from_text(path, &by_name), ranks = 0, nhosts = 0, cap = 0, line = 0, own_nodes = 0,
+      own_gpn = 0, sum = 0;
+  double ratio = 0;
   char hosts[64][64];
   for (char *p = buf, *e; *p; p = e ? e + 1 : p + strlen(p)) {
     e = strchr(p, '\n');
     if (e) *e = '\0';
     line++;
+    if (!have_op && strstr(p, "_perf")) have_op = op_from_text(p, &op);
     if (p[0] == '#') {
-      if (strstr(p, "Collective test starting")) have_op = op_from_text(p, &op) || have_op;
+      int a, b;
+      if (sscanf(p, "# nodes %d, GPUs per node %d", &a, &b) == 2 && a > 0 && b > 0) { own_nodes = a; own_gpn = b; }
       const char *on = strstr(p, " on ");
       if (strstr(p, "Rank") && strstr(p, "Pid") && on) { /* "#  Rank  0 Group  0 Pid 1 on host device 0 ..." */
         ranks++;
@@ -255,8 +285,10 @@ int pf_collval_read_nccltests(const char *path, const char *machine, int nodes, 
       }
       continue;
     }
-    double size, time_us, busbw;
-    if (!result_line(p, &size, &time_us, &busbw) || size <= 0 || time_us <= 0) continue;
+    double size, time_us, algbw, busbw;
+    int rsum;
+    if (!result_line(p, &size, &time_us, &algbw, &busbw, &rsum) || size <= 0 || time_us <= 0) continue;
+    if (algbw >= 1.0 && ratio == 0) { ratio = busbw / algbw; sum = rsum; } /* printed to 0.01: a large row */
     if (out->n == cap) {
       cap = cap ? 2 * cap : 64;
       pf_cvrow *g = realloc(out->rows, (size_t)cap * sizeof *g);
@@ -277,13 +309,17 @@ int pf_collval_read_nccltests(const char *path, const char *machine, int nodes, 
   free(buf);
   if (out->n == 0) return pf_error_set(PF_EPARSE, "%s: no nccl-tests / rccl-tests result line (size count type ... "
                                        "time algbw busbw)", path);
+  if (nodes <= 0) nodes = own_nodes > 0 ? own_nodes : nhosts > 0 ? nhosts : 1;
+  if (gpn <= 0) gpn = own_gpn > 0 ? own_gpn : ranks > 0 && ranks % nodes == 0 ? ranks / nodes : m_gpn;
+  if (!have_op && named) { op = by_name; have_op = 1; }
+  int p = own_nodes > 0 || ranks > 0 || nodes > 1 ? nodes * gpn : 0;
+  if (!have_op) have_op = op_from_factor(ratio, p, sum, &op);
   if (!have_op) {
     pf_cvset_free(out);
-    return pf_error_set(PF_EPARSE, "%s: which collective? name the file after it (all_reduce_perf.txt) or keep the "
-                        "\"# Collective test starting: all_reduce_perf\" header", path);
+    return pf_error_set(PF_EPARSE, "%s: which collective? no \"<op>_perf\" in the file (its command line or the "
+                        "\"# Collective test starting\" line), none in its name, and busbw / algbw does not tell; "
+                        "keep the command line or name the file after it (all_reduce_perf.txt)", path);
   }
-  if (nodes <= 0) nodes = nhosts > 0 ? nhosts : 1;
-  if (gpn <= 0) gpn = ranks > 0 && ranks % nodes == 0 ? ranks / nodes : m_gpn;
   for (int i = 0; i < out->n; i++) {
     out->rows[i].op = op;
     out->rows[i].nodes = nodes;

@@ -227,7 +227,7 @@ static void rates_and_energy(const pf_scenario *sc, const work_set *ws, double p
   out->hw_tflops_per_gpu = hw / P / t / 1e12; /* per GPU: stages hold the same number of GPUs */
 
   /* energy: what one device does, averaged over the stages (energy.h) */
-  pf_energy_use u = {.window_s = t, .clock_ratio = ws->clock > 0 ? ws->clock : 1.0};
+  pf_energy_use u = {.window_s = t, .clock_ratio = ws->clock > 0 ? ws->clock : 1.0, .loop_s = t};
   for (int s = 0; s < P; s++) {
     pf_energy_use_add_step(&u, &w[s].work, (double)M / P);
     pf_energy_use_add_step(&u, &w[s].opt, 1.0 / P);
@@ -236,7 +236,7 @@ static void rates_and_energy(const pf_scenario *sc, const work_set *ws, double p
   u.comm_s += pp_comm + out->breakdown_s.dp_comm_exposed;
   pf_energy_window(sc, &u, &out->energy);
   /* evaluation: the forward kernels alone over one forward-only pass (no optimizer, no DP sync) */
-  pf_energy_use ue = {.window_s = out->eval_iteration_s, .clock_ratio = u.clock_ratio};
+  pf_energy_use ue = {.window_s = out->eval_iteration_s, .clock_ratio = u.clock_ratio, .loop_s = out->eval_iteration_s};
   for (int s = 0; s < P; s++) {
     pf_energy_use_add_step(&ue, &w[s].eval, (double)M / P);
     ue.comm_s += M * w[s].fwd_tp_s / P;
@@ -246,6 +246,7 @@ static void rates_and_energy(const pf_scenario *sc, const work_set *ws, double p
   /* first pass at full clock: the clock the cap leaves (pf_predict reprices at it) */
   if (!(ws->clock > 0)) out->energy.clock_ratio = pf_energy_clock_for_cap(sc, &u);
   pf_energy_rates(&out->energy, t, p->gbs, p->gbs * pf_workload_tokens_per_sample(wl));
+  pf_energy_range(&out->energy, 1.0, 1.0); /* the power interval; the time interval's hook (energy.h) */
 }
 
 /* Input pipeline per iteration (off unless --input-rate or --input-sample-time is given): a node's loaders

@@ -266,9 +266,9 @@ static int row_provenance(const ctx *c, pf_vrow *r) {
   r->scope = PF_SCOPE_NONE;
   if (tmp[0]) {
     bool found = false;
-    for (int i = 1; i <= PF_SCOPE_NODE_GPUS_JOB; i++)
+    for (int i = 1; i <= PF_SCOPE_PACKAGE_JOB; i++)
       if (!strcmp(tmp, pf_scope_name((pf_scope)i))) { r->scope = (pf_scope)i; found = true; }
-    if (!found) return bad(c, C_SCOPE, "valid: gpu, gpu_per_gpu, gpu_job, node, node_job, node_gpus_job");
+    if (!found) return bad(c, C_SCOPE, "valid: gpu, gpu_per_gpu, gpu_job, node, node_job, node_gpus_job, package_job");
   }
   field_copy(c, C_USE, r->use, sizeof r->use);
   if (r->use[0] && strcmp(r->use, "fit") && strcmp(r->use, "check")) return bad(c, C_USE, "valid: fit, check");

@@ -53,7 +53,10 @@ typedef enum {
   PF_SCOPE_GPU_JOB,     /* all GPUs over the whole job (I/O, evaluation, start-up) */
   PF_SCOPE_NODE,        /* whole nodes, training iterations only */
   PF_SCOPE_NODE_JOB,    /* whole nodes over the whole job (PDU) */
-  PF_SCOPE_NODE_GPUS_JOB /* every device of the job's nodes, used or not, over the whole job (GPU sensors) */
+  PF_SCOPE_NODE_GPUS_JOB, /* every device of the job's nodes, used or not, over the whole job (GPU sensors) */
+  PF_SCOPE_PACKAGE_JOB  /* the packages holding the job's devices over the whole job: an MI250/MI250X OAM
+                           (both GCDs, an unused one at idle; amd-smi/rocm-smi read per OAM), a GH200 module
+                           (GPU + Grace + LPDDR5X) */
 } pf_scope;
 
 typedef enum { PF_ROW_PREDICTED, PF_ROW_NOT_PREDICTED, PF_ROW_FAILED } pf_row_status;

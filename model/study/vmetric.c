@@ -38,12 +38,13 @@ static const char *metric_names[PF_MET_COUNT] = {"iteration_time_s", "time_s",  
                                                  "tokens_per_s",     "samples_per_s",    "scaling_efficiency",
                                                  "energy_J",         "avg_power_W",      "throughput_ratio"};
 static const char *metric_units[PF_MET_COUNT] = {"s", "s", "TFLOP/s", "tokens/s", "samples/s", "%", "J", "W", "x"};
-static const char *scope_names[] = {"", "gpu", "gpu_per_gpu", "gpu_job", "node", "node_job", "node_gpus_job"};
+static const char *scope_names[] = {"", "gpu", "gpu_per_gpu", "gpu_job", "node", "node_job", "node_gpus_job",
+                                    "package_job"};
 static const char *bound_names[] = {"", "lower", "upper", "range"};
 
 const char *pf_metric_name(pf_metric m) { return m < PF_MET_COUNT ? metric_names[m] : "?"; }
 const char *pf_metric_unit(pf_metric m) { return m < PF_MET_COUNT ? metric_units[m] : "?"; }
-const char *pf_scope_name(pf_scope s) { return s <= PF_SCOPE_NODE_GPUS_JOB ? scope_names[s] : "?"; }
+const char *pf_scope_name(pf_scope s) { return s <= PF_SCOPE_PACKAGE_JOB ? scope_names[s] : "?"; }
 const char *pf_bound_name(pf_bound b) { return b <= PF_BOUND_RANGE ? bound_names[b] : "?"; }
 
 int pf_metric_parse(const char *s, pf_metric *out) {

@@ -101,7 +101,7 @@ void pf_fitparams_apply(const pf_fitparams *fp, pf_scenario *sc) {
 }
 
 static bool job_scope(pf_scope s) {
-  return s == PF_SCOPE_GPU_JOB || s == PF_SCOPE_NODE_JOB || s == PF_SCOPE_NODE_GPUS_JOB;
+  return s == PF_SCOPE_GPU_JOB || s == PF_SCOPE_NODE_JOB || s == PF_SCOPE_NODE_GPUS_JOB || s == PF_SCOPE_PACKAGE_JOB;
 }
 
 /* Can the row be predicted at all (energy scopes)? 1 with the reason if not. */
@@ -109,7 +109,7 @@ static int row_predictable(const pf_vrow *r, char *why, size_t whylen) {
   if (r->metric != PF_MET_ENERGY && r->metric != PF_MET_POWER) return 0;
   if (r->scope == PF_SCOPE_NONE) {
     snprintf(why, whylen, "scope not stated: energy and power rows need the metering scope (gpu, gpu_per_gpu, "
-             "node, gpu_job, node_gpus_job, node_job)");
+             "node, gpu_job, node_gpus_job, node_job, package_job)");
     return 1;
   }
   if (job_scope(r->scope) && !(r->duration_s > 0 && r->iterations > 0)) {
@@ -127,11 +127,10 @@ static double scope_energy(const pf_vrow *r, const pf_scenario *sc, const pf_pre
                            double *window_s) {
   double it = r->iterations > 0 ? r->iterations : 1;
   const pf_energy *e = &p->energy;
-  bool amd_package = sc->machine.dev.dies_per_package > 1; /* amd-smi reports per package (both GCDs) */
   if (!job_scope(r->scope)) {
     *window_s = it * p->iteration_time_s;
     if (r->scope == PF_SCOPE_NODE) return e->node_J * it;
-    return (amd_package && r->scope == PF_SCOPE_GPU ? e->package_J : e->gpu_J) * it;
+    return e->gpu_J * it;
   }
   /* the kernels of `iterations` steps; with the training time measured too, the predicted iteration is
    * stretched (or shrunk) to it when asked (--hold-time training): the busy share and utilisation of an
@@ -143,6 +142,9 @@ static double scope_energy(const pf_vrow *r, const pf_scenario *sc, const pf_pre
   pf_energy_use_add(&u, &e->use, k);
   /* the evaluation passes the row names: their own (forward) kernels, not training's */
   pf_energy_use_add(&u, &p->eval_energy.use, r->eval_iterations);
+  /* the measured training time is the step loop's: what of it the predicted kernels leave was spent between
+   * kernels (waiting on the input pipeline or the host), at wait_W; the rest of duration_s at context */
+  if (r->train_s > u.loop_s) u.loop_s = r->train_s;
   pf_energy j;
   memset(&j, 0, sizeof j);
   pf_energy_window(sc, &u, &j);
@@ -150,7 +152,8 @@ static double scope_energy(const pf_vrow *r, const pf_scenario *sc, const pf_pre
   switch (r->scope) {
   case PF_SCOPE_NODE_JOB: return j.node_J;
   case PF_SCOPE_NODE_GPUS_JOB: return j.node_gpus_J;
-  default: return amd_package ? j.package_J : j.gpu_J;
+  case PF_SCOPE_PACKAGE_JOB: return j.package_J;
+  default: return j.gpu_J; /* the devices used alone: a GCD without its sibling, a GH200's GPU without Grace */
   }
 }
 

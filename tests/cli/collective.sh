@@ -8,8 +8,8 @@ source "$PF_SRC/tests/cli/lib.bash"
 P=$PREFLIGHT
 
 expect_exit 0 $P collective --machine mn5-acc --nodes 1 --op all_reduce -b 8 -e 8G -f 2
-expect_grep "^#        size         count      type   redop    root       time    algbw    busbw" "$T/out"
-expect_grep "^#         \(B\)    \(elements\)" "$T/out"
+expect_grep "^#       size         count      type   redop    root     time   algbw   busbw  #wrong     time" "$T/out"
+expect_grep "^#        \(B\)    \(elements\)" "$T/out"
 expect_grep "^# Avg bus bandwidth    : [0-9.]+" "$T/out"
 rows=$(grep -cE '^ +[0-9]+ +[0-9]+ +float +sum +-1 ' "$T/out")
 [ "$rows" = 31 ] && ok || bad "8 B .. 8 GiB by 2: $rows rows, expected 31"

@@ -83,6 +83,34 @@ e = json.load(open(sys.argv[1]))["energy"]
 assert e["power_cap_W"] == 600 and e["avg_power_per_gpu_W"] <= 600, e
 PY
 
+# busy power at the operating points (docs/energy.md, issue 27): dense bf16 transformer layers on an H100 SXM run
+# at its 700 W cap (measured on a real H100): 4 layers of hidden 8192 draw at least 90 % of it; a launch-bound
+# small model on the same device much less (its kernels leave the GPU near its active floor and waiting)
+D="--machine westai-h100 --gpus 1 --gbs 2 --mbs 2 --flash-attn --vocab 32000"
+expect_exit 0 $P predict $D --layers 4 --hidden 8192 --heads 64 --seq 4096 --format json
+cp "$T/out" "$T/dense.json"
+expect_exit 0 $P predict --machine westai-h100 --gpus 1 --layers 2 --hidden 256 --heads 4 --seq 128 --mbs 1 --gbs 1 \
+  --vocab 1000 --format json
+python3 - "$T/dense.json" "$T/out" <<'PY' && ok || bad "operating points: dense layers near the cap, a launch-bound model far below"
+import json, sys
+a, b = (json.load(open(f))["energy"] for f in sys.argv[1:3])
+assert a["power_cap_W"] == 700 and 0.9 * 700 <= a["avg_power_per_gpu_W"] <= 700, a["avg_power_per_gpu_W"]
+assert b["avg_power_per_gpu_W"] < 0.4 * a["avg_power_per_gpu_W"], (a["avg_power_per_gpu_W"], b["avg_power_per_gpu_W"])
+PY
+
+# ranges (docs/energy.md "Ranges"): low <= value <= high for mean power and energy, the power band as in
+# energy.c, and that band still what the time-held energy rows give (scripts/energy-band.py --check)
+python3 - "$T/dense.json" <<'PY' && ok || bad "energy ranges bracket the value"
+import json, sys
+e = json.load(open(sys.argv[1]))["energy"]
+for k in ("avg_power_per_gpu_W", "gpu_J", "facility_J"):
+    assert 0 < e[k + "_low"] < e[k] <= e[k + "_high"], (k, e[k + "_low"], e[k], e[k + "_high"])
+assert e["avg_power_per_gpu_W_high"] <= e["power_cap_W"] + 1e-6, e
+# with no time interval yet (the ranges work's hook), an energy's band is the power band
+assert abs(e["facility_J_low"] / e["facility_J"] - e["avg_power_per_gpu_W_low"] / e["avg_power_per_gpu_W"]) < 1e-3, e
+PY
+python3 "$PF_SRC/scripts/energy-band.py" "$P" --check > "$T/band" && ok || bad "energy-band.py --check: $(tail -1 "$T/band")"
+
 # per-run energy with --train-iters: the iteration's times N
 expect_exit 0 $P predict $J --train-iters 1000 --format json
 python3 - "$T/out" <<'PY' && ok || bad "--train-iters: energy per run"

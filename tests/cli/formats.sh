@@ -13,7 +13,9 @@ expect_grep '^preflight predict: --format "xml": valid: table, json, csv$' "$T/e
 expect_exit 2 $P predict $SC --format md
 expect_grep '^preflight predict: --format "md": valid: table, json, csv$' "$T/err"
 expect_exit 2 $P plan --machine lumi-g --model llama2-7b --tokens 1e9 --format xml
-expect_grep '^preflight plan: --format "xml": valid: table, json, csv, markdown$' "$T/err"
+expect_grep '^preflight plan: --format "xml": valid: table, json, csv, markdown, tex$' "$T/err"
+expect_exit 2 $P predict $SC --format tex
+expect_grep '^preflight predict: --format "tex": valid: table, json, csv$' "$T/err"
 
 # each name writes its format (models: the cheapest document)
 expect_exit 0 $P models --format table

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # proposals.sh - sweep axes and baselines, shards and merge, tune's fixed options and search space, plan's
-# Markdown section, and the plots read back against the numbers they plot (issue 12).
+# Markdown section, and the plots read back against the numbers they plot (issue 12; issue 24's layout of the
+# Markdown and the PDF/PNG figures: proposal_output.sh).
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.bash"
 P=${PREFLIGHT:?}
@@ -101,13 +102,18 @@ assert nums, para
 for n in nums:
     assert any(n == c or c.startswith(n + " ") for c in cells) or n in cells, n
 assert "node-hours" in para and "efficiency" in para
-assert "## Compute resources" in t and "Assumptions" in t
-# --min-efficiency 0.9: the largest scale at or above 90 % is requested
-rows = [l.split("|") for l in table.splitlines()[2:]]
-ok = [int(r[1]) for r in rows if int(r[8].strip().split()[0]) >= 90]
+assert "## Compute resources" in t and "Sources and assumptions" in t
+# --min-efficiency 0.9: the largest scale at or above 90 % is requested (first table: efficiency is column 5)
+first = []
+for l in t.splitlines()[t.splitlines().index(table.splitlines()[0]):]:
+    if not l.startswith("|"): break
+    first.append(l)
+assert first[0].split("|")[5].strip() == "efficiency", first[0]
+rows = [l.split("|") for l in first[2:]]
+ok = [int(r[1]) for r in rows if int(r[5].strip().split()[0]) >= 90]
 assert ("at %d nodes" % max(ok)) in para, (max(ok), para)
 EOF
-expect_grep 'no range can be given|range: node-hours' plan.md
+expect_grep 'range: none can be given|range: node-hours' plan.md
 
 # --- plots: valid SVG with labelled axes; the sweep's points read back equal its JSON
 "$P" sweep $S --nodes 32,64,128 --format json --plot sw.svg >sw.json && ok || bad "sweep --plot failed"
@@ -186,8 +192,8 @@ EOF2
 # --- validate --fit: one fit per machine; an overlay fitted on one machine is refused on another
 printf '%s,use\n' "$H" >two.csv
 for n in 1 2 4; do
-  printf 'mn5-acc,gpt3-1.3b,,,,,,%d,,1,1,,4,512,bf16,,true,,,iteration_time_s,%s,s,,test,fit\n' $n "$(echo "14 / $n" | bc -l)" >>two.csv
-  printf 'leonardo-booster,gpt3-1.3b,,,,,,%d,,1,1,,4,512,bf16,,true,,,iteration_time_s,%s,s,,test,fit\n' $n "$(echo "24 / $n" | bc -l)" >>two.csv
+  printf 'mn5-acc,gpt3-1.3b,,,,,,%d,,1,1,,4,512,bf16,,true,,,iteration_time_s,%s,s,,test,fit\n' $n "$(awk -v n=$n 'BEGIN { printf "%.12g", 14 / n }')" >>two.csv
+  printf 'leonardo-booster,gpt3-1.3b,,,,,,%d,,1,1,,4,512,bf16,,true,,,iteration_time_s,%s,s,,test,fit\n' $n "$(awk -v n=$n 'BEGIN { printf "%.12g", 24 / n }')" >>two.csv
 done
 expect_exit 0 "$P" validate --fit two.csv --no-loo --format json -o fit.json
 python3 - "$T/out" <<'EOF2' && ok || bad "--fit over two machines did not report two fits"

@@ -86,6 +86,23 @@ int main(void) {
   pf_energy_use u = big.energy.use;
   check_more_util(&big_sc, &u);
 
+  /* between kernels: a window with no kernel draws wait_W inside the step loop, context_W outside it (start-up,
+   * data loading), and wait lies above context (docs/energy.md, "Power between kernels") */
+  {
+    pf_energy_use w = {.window_s = 10.0, .clock_ratio = 1.0, .loop_s = 4.0};
+    pf_energy ew;
+    pf_energy_window(&big_sc, &w, &ew);
+    CHECK(d->wait_W > d->context_W && d->active_W > d->context_W);
+    CHECK_NEAR(ew.avg_power_per_gpu_W, (4.0 * d->wait_W + 6.0 * d->context_W) / 10.0, 1e-9);
+    w.loop_s = 0;
+    pf_energy_window(&big_sc, &w, &ew);
+    CHECK_NEAR(ew.avg_power_per_gpu_W, d->context_W, 1e-9);
+    /* kernels of no load at all draw the active floor */
+    pf_energy_use a = {.window_s = 1.0, .clock_ratio = 1.0, .loop_s = 1.0, .busy_s = 1.0};
+    pf_energy_window(&big_sc, &a, &ew);
+    CHECK_NEAR(ew.avg_power_per_gpu_W, d->active_W, 1e-9);
+  }
+
   /* a window shorter than the predicted kernels (a job measured faster than predicted) still pays the whole
    * work's dynamic energy, bounded by the cap on average: ctx T + work, not ctx T + work x T / busy */
   {
