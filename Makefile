@@ -1,12 +1,14 @@
-# preflight - the README's two commands: `make demo` and `make test`.
+# preflight - the README's commands: `make demo`, `make test` and `make install`.
 # Both install missing Debian packages (scripts/install-deps.sh), configure
 # with CMake into build/, and build.  `make test` also builds and tests a
 # sanitizer build (ASan + UBSan) in build-asan/ when CI=true or SANITIZE=1.
 BUILD ?= build
+PREFIX ?= /usr/local
+DESTDIR ?=
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPF_WERROR=ON
 
-.PHONY: all deps build test test-sanitize demo bench clean
+.PHONY: all deps build install test test-sanitize demo bench clean
 
 all: build
 
@@ -16,6 +18,14 @@ deps:
 build: deps
 	@cmake -S . -B $(BUILD) $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(BUILD) -j$(JOBS)
+
+# make install [PREFIX=/usr/local] [DESTDIR=/staging]: bin/preflight (and the calibration back-ends),
+# share/preflight/{machines,scenarios}, share/doc/preflight, the man page and the bash completion.  The data
+# folder is configured from PREFIX; an installed binary finds it beside itself, so a DESTDIR copy runs too.
+install: deps
+	@cmake -S . -B $(BUILD) $(CMAKE_FLAGS) -DCMAKE_INSTALL_PREFIX=$(PREFIX) >/dev/null
+	@cmake --build $(BUILD) -j$(JOBS)
+	DESTDIR=$(DESTDIR) cmake --install $(BUILD)
 
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j$(JOBS)

@@ -23,6 +23,9 @@
 enum { CMD_ONLY = 1 };
 
 static const pf_opt_choice backends[] = {{"cpu", 0, false}, {"cuda", 1, false}, {"hip", 2, false}, {NULL, 0, false}};
+/* The calibration file is JSON (docs/calibration.md): --format takes that one format, as every command's
+ * --format does, and names it when asked for another (docs/exit-codes.md, "Output formats and -o"). */
+static const pf_opt_choice formats[] = {{"json", 0, false}, {NULL, 0, false}};
 
 #define ARG(member) PF_AT(pfcal_args, member)
 
@@ -39,6 +42,8 @@ static const pf_opt options[] = {
      "write the JSON to FILE (via a temporary file and rename);\n"
      "                              '-' or no -o: stdout",
      .type = PF_OPT_TEXT, .at = ARG(out), .flags = PF_OPT_NONEMPTY, .short_name = 'o'},
+    {"format", "F", "output format: json (the calibration file; the only one)", .type = PF_OPT_TEXT,
+     .choices = formats},
     {"seed", "N", "seed of the kernels' input data (default 1)", .type = PF_OPT_ULONG, .at = ARG(o.seed), .lo = 0,
      .hi = 2147483647L},
     {"threads", "N", "cpu: worker threads (default: every online core)", .type = PF_OPT_INT, .at = ARG(o.threads),
@@ -67,6 +72,12 @@ static void table_for(bool with_backend, pf_opt out[NOPT + 1]) {
   for (int i = 0; i < NOPT; i++)
     if (with_backend || options[i].group != CMD_ONLY) out[n++] = options[i];
   out[n] = (pf_opt)PF_OPT_END;
+}
+
+const pf_opt *pfcal_options(void) {
+  static pf_opt table[NOPT + 1];
+  table_for(true, table);
+  return table;
 }
 
 void pfcal_usage(FILE *f, const char *prog, bool with_backend) {

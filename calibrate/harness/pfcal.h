@@ -297,6 +297,8 @@ int pfcal_parse_args(int argc, char **argv, int first, bool with_backend, pfcal_
 
 /* Print the usage of prog (the option table, then copy-pasteable examples). */
 void pfcal_usage(FILE *f, const char *prog, bool with_backend);
+/* `preflight calibrate`'s option table, ended by PF_OPT_END (for its man page and completion). */
+const pf_opt *pfcal_options(void);
 
 /* The whole command line of a GPU back-end executable (pfcal_parse_args,
  * pfcal_run, pfcal_output_write).  Returns the process exit status: 0, 2

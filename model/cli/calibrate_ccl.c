@@ -23,7 +23,7 @@
 
 static const char *usage =
     "usage: preflight calibrate --collectives [--quick|--full] [-b SIZE] [-e SIZE] [-f F] [--library nccl|rccl]\n"
-    "                           [--id-file PATH] [-o FILE.json]\n\n"
+    "                           [--id-file PATH] [-o FILE.json] [--format json]\n\n"
     "Times all_reduce, all_gather, reduce_scatter and sendrecv with NCCL (NVIDIA) or RCCL (AMD), opened at run\n"
     "time, over every GPU of this node; under Slurm with one task per GPU (srun --ntasks-per-node=GPUS) across\n"
     "the allocation's nodes, the tasks meeting through --id-file on a shared file system.  busbw per size goes\n"
@@ -39,14 +39,7 @@ void pf_cli_cal_exe(const char *which, char *exe, size_t n) {
   const char *env = getenv("PREFLIGHT_CAL_DIR");
   char dir[PF_PATH_MAX] = ".";
   if (env && *env) snprintf(dir, sizeof dir, "%s", env);
-  else {
-    ssize_t k = readlink("/proc/self/exe", dir, sizeof dir - 1);
-    if (k > 0) {
-      dir[k] = '\0';
-      char *slash = strrchr(dir, '/');
-      if (slash) *slash = '\0';
-    }
-  }
+  else if (pf_exe_dir(dir, sizeof dir) < 0) snprintf(dir, sizeof dir, "."); /* core/datadir.c */
   snprintf(exe, n, "%s/preflight-cal-%s", dir, which);
 }
 
@@ -62,6 +55,12 @@ int pf_cmd_calibrate_collectives(int argc, char **argv) {
     if (!strcmp(a, "--collectives")) continue;
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) { fputs(usage, stdout); return 0; }
     if (!strcmp(a, "--quick") || !strcmp(a, "--full")) { args[k++] = argv[i]; continue; }
+    const char *fmt = !strncmp(a, "--format=", 9) ? a + 9 : !strcmp(a, "--format") && i + 1 < argc ? argv[++i] : NULL;
+    if (fmt) { /* the file is JSON: --format takes that one format, as every command's --format does */
+      if (strcmp(fmt, "json") == 0) continue;
+      fprintf(stderr, "preflight calibrate: --format \"%s\": valid for `preflight calibrate`: json\n", fmt);
+      return 2;
+    }
     int takes = !strcmp(a, "-b") || !strcmp(a, "-e") || !strcmp(a, "-f") || !strcmp(a, "--library") ||
                 !strcmp(a, "--id-file") || !strcmp(a, "-o");
     if (!takes) {

@@ -47,15 +47,7 @@ static int backend_dir(char *dir, size_t len) {
     snprintf(dir, len, "%s", env);
     return 0;
   }
-  char self[PF_PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-  if (n <= 0)
-    return pf_error_set(PF_ENODEV, "cannot find this program's directory (/proc/self/exe): %s", strerror(errno));
-  self[n] = '\0';
-  char *slash = strrchr(self, '/');
-  if (slash) *slash = '\0';
-  snprintf(dir, len, "%s", self);
-  return 0;
+  return pf_exe_dir(dir, len); /* core/datadir.c */
 }
 
 static const char *driver_hint(const char *backend) {
@@ -211,6 +203,8 @@ static int run_cpu_backend(const pfcal_args *a, pf_output *out) {
   return rc ? pf_cli_fail(CMD, rc) : 0;
 }
 
+const pf_opt *pf_cli_calibrate_options(void) { return pfcal_options(); }
+
 int pf_cmd_calibrate(int argc, char **argv) {
   for (int i = 0; i < argc; i++) /* NCCL/RCCL collectives: their own back-end (calibrate_ccl.c) */
     if (!strcmp(argv[i], "--collectives")) return pf_cmd_calibrate_collectives(argc, argv);
@@ -239,6 +233,8 @@ int pf_cmd_calibrate(int argc, char **argv) {
 
 #include <stdio.h>
 #include <string.h>
+
+const pf_opt *pf_cli_calibrate_options(void) { return NULL; }
 
 int pf_cmd_calibrate(int argc, char **argv) {
   for (int i = 0; i < argc; i++)

@@ -144,8 +144,12 @@ static const pf_cli_spec spec = {
              "rccl-tests do: algbw = size / time, busbw = algbw x 2(n-1)/n (all_reduce), (n-1)/n (all_gather,\n"
              "reduce_scatter, alltoall) or 1 (sendrecv).  Formulas: docs/communication.md.",
     .tables = tables,
-    .examples = NULL,
+    .examples = "  preflight collective --machine leonardo-booster --nodes 1,2,4 -e 1G\n"
+                "  preflight collective --machine lumi-g --op all_gather --nodes 16 --coll-algo best --format csv\n",
+    .doc = PF_DOC(collective),
 };
+const pf_cli_spec *const pf_cli_spec_collective = &spec; /* for the man page and the completion (gendoc.c) */
+
 
 int pf_cmd_collective(int argc, char **argv) {
   pf_cli_spec sp = spec;

@@ -22,7 +22,10 @@ static const pf_opt *const tables[] = {pf_scenario_opts, pf_compare_opts, NULL};
 static const pf_cli_spec spec = {
     "compare", "usage: preflight compare --machines A,B,... [options]", tables, true, 1, false,
     "  preflight compare --machines lumi-g,leonardo-booster,mn5-acc --model llama2-7b --gpus 64 --tp 2 \\\n"
-    "      --gbs 512 --dist-opt --recompute selective\n", false};
+    "      --gbs 512 --dist-opt --recompute selective\n", false,
+    .doc = PF_DOC(compare_row)};
+const pf_cli_spec *const pf_cli_spec_compare = &spec; /* for the man page and the completion (gendoc.c) */
+
 
 int pf_cmd_compare(int argc, char **argv) {
   pf_cli cli;

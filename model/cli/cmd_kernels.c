@@ -24,6 +24,7 @@ static const pf_cli_spec spec = {
     "pipeline stage): launches, time, what bounds it, its source.", tables, true, 1, true,
     "  preflight kernels --machine jureca-dc-h100 --gpus 1 --layers 12 --hidden 768 --heads 12 --seq 1024 \\\n"
     "      --vocab 50257 --mbs 8 --gbs 8 --framework pytorch --flash-attn\n", false};
+const pf_cli_spec *const pf_cli_spec_kernels = &spec; /* for the man page and the completion (gendoc.c) */
 
 static const char *bound(pf_limit l) { return l == PF_LIMIT_N ? "host" : pf_limit_name(l); }
 

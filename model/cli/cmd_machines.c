@@ -25,11 +25,15 @@ static const pf_cli_spec spec = {
     "machines",
     "usage: preflight machines [--format table|json|csv]\n       preflight machines show ID [--calibration FILE.json]\n"
     "       preflight machines new ID [--like EXISTING] [-o FILE.cfg]\n\n"
-    "Machines are read from $PREFLIGHT_MACHINES (default: the source tree's machines/, with devices/ in it);\n"
+    "Machines are read from $PREFLIGHT_MACHINES (default: machines/ of the data folder, with devices/ in it:\n"
+    "the source tree, or PREFIX/share/preflight once installed);\n"
     "any command also takes --machine PATH.cfg.  `machines new` writes a file to start from.",
     tables, false, 2, false,
     "  preflight machines\n  preflight machines --format json\n  preflight machines show lumi-g\n"
-    "  preflight machines new my-cluster --like mn5-acc -o my-cluster.cfg\n", false};
+    "  preflight machines new my-cluster --like mn5-acc -o my-cluster.cfg\n", false,
+    .doc = PF_DOC(machines), .o_own = "new"};
+const pf_cli_spec *const pf_cli_spec_machines = &spec; /* for the man page and the completion (gendoc.c) */
+
 
 /* `machines show ID` as text in the asked format (caller frees). */
 static int show(const char *id, const pf_cli *cli, char **text) {
@@ -44,8 +48,11 @@ static int show(const char *id, const pf_cli *cli, char **text) {
     if ((rc = pf_calibration_load(cal, &c)) < 0 || (rc = pf_calibration_apply(&c, &measured)) < 0) return rc;
   }
   const pf_doc_renderers *r = pf_fmt(cli->fmt);
-  if (!r->machine)
-    return pf_error_set(PF_EINVAL, "machines show: --format %s: valid: table, json", pf_format_get(cli->fmt)->name);
+  if (!r->machine) {
+    char valid[128];
+    return pf_error_set(PF_EINVAL, "machines show: --format %s: valid: %s", pf_format_get(cli->fmt)->name,
+                        pf_format_list_for(valid, sizeof valid, PF_DOC(machine), false, false));
+  }
   size_t len;
   FILE *f = open_memstream(text, &len);
   if (!f) return pf_error_set(PF_ENOMEM, "out of memory");
@@ -61,8 +68,6 @@ static int list(const pf_cli *cli, char **text) {
   int n, rc;
   *text = NULL;
   const pf_doc_renderers *r = pf_fmt(cli->fmt);
-  if (!r->machines)
-    return pf_error_set(PF_EINVAL, "machines: --format %s: valid: table, json, csv", pf_format_get(cli->fmt)->name);
   if ((rc = pf_machine_list(&ids, &n)) < 0) return rc;
   pf_machine *ms = calloc(n > 0 ? (size_t)n : 1, sizeof *ms);
   if (!ms) rc = pf_error_set(PF_ENOMEM, "out of memory");

@@ -62,7 +62,7 @@ static int by_index(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-static int merge_sweep(cJSON **docs, int n, const pf_optvals *v, pf_format fmt, char **text) {
+static int merge_sweep(cJSON **docs, int n, const pf_optvals *v, pf_format fmt, char **text, int *verdict) {
   const cJSON *ctx = cJSON_GetObjectItemCaseSensitive(docs[0], "sweep");
   double points = cJSON_GetObjectItemCaseSensitive(ctx, "points")->valuedouble;
   long total = 0;
@@ -96,6 +96,7 @@ static int merge_sweep(cJSON **docs, int n, const pf_optvals *v, pf_format fmt, 
   if (!*text) rc = pf_error_set(PF_ENOMEM, "out of memory");
   const char *plot = pf_opts_get(v, "plot");
   if (rc == 0 && plot) rc = pf_cli_sweep_plot(ctx, rows, pf_opts_get(v, "measured"), plot);
+  if (rc == 0) *verdict = pf_cli_sweep_verdict(rows); /* the unsharded sweep's exit, after its rows */
   cJSON_Delete(rows);
   return rc;
 }
@@ -124,7 +125,7 @@ static int merge_tune(cJSON **docs, int n, pf_format fmt, char **text) {
 }
 
 /* CSV shards: read the shard numbers, then stream them in order into out. */
-static int merge_raw(const pf_optvals *v, pf_format fmt, FILE *out) {
+static int merge_raw(const pf_optvals *v, pf_format fmt, FILE *out, int *verdict) {
   int n = v->npositional, rc = 0;
   FILE **in = calloc((size_t)n, sizeof *in);
   const char **paths = calloc((size_t)n, sizeof *paths);
@@ -146,7 +147,7 @@ static int merge_raw(const pf_optvals *v, pf_format fmt, FILE *out) {
   }
   if (rc == 0 && fmt == PF_FMT_JSON)
     rc = pf_error_set(PF_EINVAL, "CSV shards merge into a table or CSV (--format csv); JSON needs JSON shards");
-  if (rc == 0) rc = pf_cli_sweep_merge_raw(in, paths, n, fmt, out);
+  if (rc == 0) rc = pf_cli_sweep_merge_raw(in, paths, n, fmt, out, verdict);
   for (int i = 0; i < n; i++) if (in[i]) fclose(in[i]);
   free(in);
   free(paths);
@@ -169,11 +170,14 @@ static const pf_cli_spec spec = {
     "Joins the shards of `preflight sweep --shard I/N` or `preflight tune --shard I/N` into the result\n"
     "the unsharded command prints (byte-identical).",
     tables, false, PF_MAXPOSITIONAL, false,
-    "  preflight sweep --machine mn5-acc --model llama2-7b --gbs 512 --dist-opt --nodes 4,8,16 \\\n"
-    "      --shard 1/2 -o s1.json\n"
-    "  preflight sweep --machine mn5-acc --model llama2-7b --gbs 512 --dist-opt --nodes 4,8,16 \\\n"
-    "      --shard 2/2 -o s2.json\n"
-    "  preflight merge s1.json s2.json\n", false};
+    "  preflight sweep --machine mn5-acc --model llama2-7b --gbs 512 --tp 2 --dist-opt --recompute selective \\\n"
+    "      --nodes 4,8,16 --shard 1/2 -o s1.json\n"
+    "  preflight sweep --machine mn5-acc --model llama2-7b --gbs 512 --tp 2 --dist-opt --recompute selective \\\n"
+    "      --nodes 4,8,16 --shard 2/2 -o s2.json\n"
+    "  preflight merge s1.json s2.json\n", false,
+    .doc = PF_DOC(sweep)};
+const pf_cli_spec *const pf_cli_spec_merge = &spec; /* for the man page and the completion (gendoc.c) */
+
 
 int pf_cmd_merge(int argc, char **argv) {
   pf_cli cli;
@@ -184,14 +188,14 @@ int pf_cmd_merge(int argc, char **argv) {
   pf_format fmt = cli.fmt;
   cJSON **docs = calloc((size_t)(n > 0 ? n : 1), sizeof *docs);
   char *text = NULL, *study0 = NULL;
-  int count = 0;
+  int count = 0, verdict = 0; /* verdict: the merged study's exit once its result is written (docs/exit-codes.md) */
   unsigned char *seen = calloc((size_t)(n > 0 ? n : 1), 1);
   if (!docs || !seen) { rc = pf_error_set(PF_ENOMEM, "out of memory"); goto done; }
   if (n < 1) { rc = pf_error_set(PF_EINVAL, "merge needs the shard files (SHARD.json...)"); goto done; }
   if (first_line_is_raw(vp->positional[0])) { /* streamed: constant memory whatever the study's size */
     FILE *out;
     if ((rc = pf_output_open(&cli.out, &out)) < 0) goto done;
-    rc = merge_raw(vp, fmt, out);
+    rc = merge_raw(vp, fmt, out, &verdict);
     if (rc == 0) rc = pf_output_commit(&cli.out);
     else pf_output_abort(&cli.out);
     goto done;
@@ -212,12 +216,14 @@ int pf_cmd_merge(int argc, char **argv) {
   if (rc == 0 && n != count)
     rc = pf_error_set(PF_EPARSE, "%d shard files given, the study has %d shards", n, count);
   if (rc == 0) {
-    if (cJSON_GetObjectItemCaseSensitive(docs[0], "sweep")) rc = merge_sweep(docs, n, vp, fmt, &text);
-    else if (cJSON_GetObjectItemCaseSensitive(docs[0], "result")) rc = merge_tune(docs, n, fmt, &text);
+    if (cJSON_GetObjectItemCaseSensitive(docs[0], "sweep")) rc = merge_sweep(docs, n, vp, fmt, &text, &verdict);
+    else if (cJSON_GetObjectItemCaseSensitive(docs[0], "result")) /* no plan fits: exit 1, as unsharded */
+      rc = merge_tune(docs, n, fmt, &text);
     else rc = pf_error_set(PF_EPARSE, "%s: neither a sweep nor a tune shard", vp->positional[0]);
   }
   if (rc == 0) rc = pf_cli_emit(&cli, text);
 done:
+  if (rc == 0) rc = verdict;
   free(text);
   free(study0);
   for (int i = 0; docs && i < n; i++) cJSON_Delete(docs[i]);

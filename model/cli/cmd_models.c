@@ -14,7 +14,10 @@
 
 static const pf_cli_spec spec = {"models", "usage: preflight models [--format F]\n       preflight models show ID", NULL,
                                  false, 2, false,
-                                 "  preflight models\n  preflight models show gpt3-175b --format json\n", false};
+                                 "  preflight models\n  preflight models show gpt3-175b --format json\n", false,
+    .doc = PF_DOC(models)};
+const pf_cli_spec *const pf_cli_spec_models = &spec; /* for the man page and the completion (gendoc.c) */
+
 
 int pf_cmd_models(int argc, char **argv) {
   pf_cli cli;

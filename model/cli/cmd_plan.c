@@ -127,7 +127,7 @@ static int predict_scale(const pf_scenario *base, int nodes, int tune, plan_row 
   sc->gpus = nodes * base->machine.gpus_per_node;
   int rc = 0;
   if (tune) {
-    pf_tune_config o = {.fixed = 0, .objective = PF_OBJ_TIME, .top = 1, .shard = 1, .nshards = 1};
+    pf_tune_config o = {.fixed = 0, .objective = PF_OBJ_TIME, .top = 1, .shard = 1, .nshards = 1, .progress = true};
     pf_tune_result t;
     sc->plan.dp = 0;
     sc->plan.grad_accum = 0;
@@ -176,14 +176,18 @@ static int scales(const pf_optvals *v, const pf_scenario *base, int tune, int *n
   int limit = m->max_job_nodes > 0 && m->max_job_nodes < m->nodes ? m->max_job_nodes : m->nodes;
   pf_prediction *p = malloc(sizeof *p);
   if (!p) return pf_error_set(PF_ENOMEM, "out of memory");
-  int n0 = 0;
+  int n0 = 0, tries = 0;
+  for (int n = 1; n <= limit; n *= 2) tries++;
+  pf_progress_begin("plan: smallest scale", tries, false);
   for (int n = 1; n <= limit && n0 == 0; n *= 2) { /* the smallest power of two that holds the job */
     plan_row r;
     memset(&r, 0, sizeof r);
     int rc = predict_scale(base, n, tune, &r, p);
-    if (rc < 0) { free(p); return rc; }
+    pf_progress_item();
+    if (rc < 0) { pf_progress_end(); free(p); return rc; }
     if (r.ok) n0 = n;
   }
+  pf_progress_end();
   free(p);
   if (n0 == 0)
     return pf_error_set(PF_ENOFIT, "%s does not fit on up to %d nodes of %s with any parallel plan tried",
@@ -221,7 +225,9 @@ static const pf_cli_spec spec = {
     "Without --nodes, the scales are powers of two from the smallest that fits up to the site's per-job limit;\n"
     "without --tp/--pp/--cp the split is tuned at each scale.  --format md or tex (or -o FILE.md, FILE.tex)\n"
     "writes a section for a proposal; --plot FILE.svg|.pdf|.png draws cost and wall time against scale.",
-    tables, true, 1, true, EXAMPLES, true};
+    tables, true, 1, true, EXAMPLES, true, .doc = PF_DOC(plan)};
+const pf_cli_spec *const pf_cli_spec_plan = &spec; /* for the man page and the completion (gendoc.c) */
+
 
 /* The run's size and costs, the threshold, the scales asked for (*nodes_list, caller frees; NULL: from
  * the smallest that fits) and the base scenario with its global batch; *tune: tune the split per scale. */

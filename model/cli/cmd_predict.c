@@ -24,7 +24,11 @@ static const pf_cli_spec spec = {
     "  preflight predict --machine mn5-acc --model gpt3-175b --nodes 32 --tp 4 --pp 32 --mbs 1 --gbs 1536 \\\n"
     "      --precision fp16 --sp --dist-opt --recompute selective --format json\n"
     "  preflight predict --machine lumi-g --model llama2-7b --nodes 4 --tp 2 --gbs 512 --dist-opt --flash-attn\n"
-    "  preflight predict scenarios/epicure-lumi-strong.cfg --nodes 64 --trace iter.json\n", false};
+    "  preflight predict @DATA@/scenarios/epicure-lumi-strong.cfg \\\n"
+    "      --nodes 64 --trace iter.json\n", false,
+    .doc = PF_DOC(prediction)};
+const pf_cli_spec *const pf_cli_spec_predict = &spec; /* for the man page and the completion (gendoc.c) */
+
 
 /* The result as text in the asked format (the format table's renderer); NULL when out of memory. */
 static char *render(pf_format fmt, const pf_scenario *sc, const pf_prediction *p, const char *nofit) {

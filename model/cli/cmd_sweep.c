@@ -50,7 +50,8 @@ const pf_opt pf_sweep_opts[] = {
     "      --recompute selective --nodes 32..128 --format csv\n" \
     "  preflight sweep --machines mn5-acc,leonardo-booster --model llama2-7b --gbs 512 --nodes 4,8,16 \\\n" \
     "      --vary tp=1,2 --dist-opt --recompute selective --flash-attn --plot scaling.svg\n" \
-    "  preflight sweep --machine mn5-acc --model llama2-7b --gbs 512 --nodes 8,16 --shard 1/2 -o s1.json\n"
+    "  preflight sweep --machine mn5-acc --model llama2-7b --gbs 512 --tp 2 --dist-opt --recompute selective \\\n" \
+    "      --nodes 8,16 --shard 1/2 -o s1.json\n"
 
 #define MAXAXES 8
 #define MAXVALS 64
@@ -239,7 +240,7 @@ typedef struct {
 } point;
 
 static int tune_point(pf_scenario *sc, unsigned fixed, pf_batch_item *it) {
-  pf_tune_config o = {.fixed = fixed, .objective = PF_OBJ_TIME, .top = 1, .shard = 1, .nshards = 1};
+  pf_tune_config o = {.fixed = fixed, .objective = PF_OBJ_TIME, .top = 1, .shard = 1, .nshards = 1, .progress = true};
   pf_tune_result r;
   int rc = pf_tune(sc, &o, &r);
   if (rc == 0) {
@@ -257,7 +258,9 @@ static const pf_opt *const tables[] = {pf_scenario_opts, pf_sweep_opts, NULL};
 static const pf_cli_spec spec = {
     "sweep",
     "usage: preflight sweep [SCENARIO.cfg] --nodes LIST [--scaling weak|strong] [--vary NAME=V1,V2] [options]",
-    tables, true, 1, false, EXAMPLES, true};
+    tables, true, 1, false, EXAMPLES, true, .doc = PF_DOC(sweep)};
+const pf_cli_spec *const pf_cli_spec_sweep = &spec; /* for the man page and the completion (gendoc.c) */
+
 
 /* One sweep: its axes, options, this shard's points and their results. */
 typedef struct {
@@ -334,14 +337,15 @@ static int sweep_predict(const pf_optvals *vp, sweep_run *r) {
   int rc = 0;
   pf_scenario *scs = r->scs;
   if (!pf_opts_get(vp, "tune-each")) {
-    pf_progress_begin("sweep", r->mine, false);
-    rc = pf_predict_batch(r->items, (int)r->mine, 0);
-    pf_progress_end();
-    return rc;
+    return pf_predict_batch(r->items, (int)r->mine, 0, "sweep");
   }
   unsigned fixed = pf_opts_tune_fixed(vp);
+  pf_progress_begin("sweep", r->mine, false); /* each point's tune draws its bar inside this one */
   for (long i = 0; i < r->mine && rc == 0; i++) {
-    if (scs[i].plan.gbs <= 0 && !r->weak) return pf_error_set(PF_EINVAL, "--tune-each needs --gbs");
+    if (scs[i].plan.gbs <= 0 && !r->weak) {
+      pf_progress_end();
+      return pf_error_set(PF_EINVAL, "--tune-each needs --gbs");
+    }
     if (r->weak && scs[i].plan.gbs <= 0) { /* weak: the global batch follows the tuned DP; keep the first plan's */
       pf_scenario t = scs[i];
       if (pf_plan_check(&t) == 0) scs[i].plan.gbs = t.plan.gbs;
@@ -349,7 +353,9 @@ static int sweep_predict(const pf_optvals *vp, sweep_run *r) {
     }
     if (scs[i].gpus <= 0) scs[i].gpus = scs[i].nodes * scs[i].machine.gpus_per_node;
     rc = tune_point(&scs[i], fixed, &r->items[i]);
+    pf_progress_item();
   }
+  pf_progress_end();
   return rc;
 }
 
@@ -418,19 +424,15 @@ static int sweep_text(const pf_optvals *vp, const sweep_run *r, pf_format fmt, c
   return 0;
 }
 
-/* After the result: the predictions' warnings on stderr, and the exit of a sweep whose every point failed
- * (it has no result: exit as the first failure says). */
-static int sweep_finish(const sweep_run *r) {
+/* After the result: the predictions' warnings on stderr, and the verdict of a sweep whose every point
+ * failed (pf_cli_sweep_verdict: exit 1, as its merged shards exit).  A shard's status says it ran: its
+ * points are part of the sweep, whose verdict is the merge's. */
+static int sweep_finish(const sweep_run *r, const cJSON *rows) {
   if (r->nshards != 1) return 0;
   for (long i = 0; i < r->mine; i++) /* diagnostics, not part of the result */
     for (int w = 0; r->items[i].rc == 0 && w < r->items[i].pred.nwarnings; w++)
       fprintf(stderr, "preflight sweep: warning: %d nodes: %s\n", r->pts[i].nodes, r->items[i].pred.warnings[w]);
-  if (r->mine == 0) return 0;
-  int any = 0;
-  for (long i = 0; i < r->mine; i++) any |= r->items[i].rc == 0;
-  if (!any)
-    return pf_error_set(r->items[0].rc, "no point of the sweep is a valid plan that fits (first: %s)", r->items[0].detail);
-  return 0;
+  return pf_cli_sweep_verdict(rows);
 }
 
 int pf_cmd_sweep(int argc, char **argv) {
@@ -455,7 +457,7 @@ int pf_cmd_sweep(int argc, char **argv) {
   if (r.min_eff > 0) cJSON_AddNumberToObject(ctx, "min_efficiency", r.min_eff);
   if ((rc = sweep_text(vp, &r, cli.fmt, &rows, &ctx, &text)) < 0) goto done;
   rc = pf_cli_emit(&cli, text);
-  if (rc == 0) rc = sweep_finish(&r);
+  if (rc == 0) rc = sweep_finish(&r, rows);
 done:
   free(text);
   cJSON_Delete(rows);

@@ -50,7 +50,9 @@ static const pf_cli_spec spec = {
     "usage: preflight tune --machine ID --model ID (--nodes N | --gpus N) --gbs N [options]\n\n"
     "Every option given (--tp, --pp, --cp, --mbs, --recompute, --schedule, --sp, --dist-opt, the overlap\n"
     "flags, --engine, --trace, ...) is kept; the others are searched.",
-    tables, true, 1, false, EXAMPLES, false};
+    tables, true, 1, false, EXAMPLES, false, .doc = PF_DOC(tune)};
+const pf_cli_spec *const pf_cli_spec_tune = &spec; /* for the man page and the completion (gendoc.c) */
+
 
 int pf_cmd_tune(int argc, char **argv) {
   pf_cli cli;

@@ -67,14 +67,17 @@ static const pf_cli_spec spec = {
     "cannot predict (no workload, energy measured over whole jobs or nodes) are listed with the reason.\n"
     "The CSV columns are described in docs/validation.md.",
     tables, false, 1, true,
-    "  preflight validate scenarios/validation/epicure.csv\n"
-    "  preflight validate scenarios/validation/maelstrom.csv --format json --plot parity.svg\n"
-    "  preflight validate runs.csv --max-error 20      # your runs; exit 1 if the median error exceeds 20 %\n"
-    "  preflight validate --megatron-log train.log --machine leonardo-booster      # your Megatron-LM log\n"
-    "  preflight validate --fit my-runs.csv -o fitted.json                        # your runs\n"
-    "  preflight validate --coverage scenarios/validation --format markdown\n"
+    "  preflight validate @DATA@/scenarios/validation/epicure.csv\n"
+    "  preflight validate @DATA@/scenarios/validation/maelstrom.csv --format json --plot parity.svg\n"
+    "  preflight validate @DATA@/scenarios/examples/runs.csv --max-error 20   # sample runs; exit 1 above 20 %\n"
+    "  preflight validate --megatron-log @DATA@/scenarios/examples/train.log --machine leonardo-booster\n"
+    "  preflight validate --fit @DATA@/scenarios/examples/runs.csv -o fitted.json\n"
+    "  preflight validate --coverage @DATA@/scenarios/validation --format markdown\n"
     "  preflight predict --machine lumi-g --model llama2-7b --nodes 64 --tp 2 --gbs 1024 --dist-opt --flash-attn \\\n"
-    "      --calibration fitted.json                                              # your fitted overlay\n", false};
+    "      --calibration @DATA@/scenarios/examples/fitted.json   # a sample overlay (--fit writes one)\n", false,
+    .doc = PF_DOC(validate_row), .o_own = "fit"};
+const pf_cli_spec *const pf_cli_spec_validate = &spec; /* for the man page and the completion (gendoc.c) */
+
 
 /* ---- --max-error ---- */
 

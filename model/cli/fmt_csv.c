@@ -13,6 +13,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void prediction(FILE *f, const pf_scenario *sc, const pf_prediction *p, const char *nofit) {
@@ -67,7 +68,7 @@ static void model(FILE *f, const pf_workload *w) {
           pf_workload_model_flops_per_sample(w, 1));
 }
 
-/* ---- machines: the list (`machines show` has no CSV; cmd_machines.c says so) ---- */
+/* ---- machines: the list, and one machine shown ---- */
 
 static void machines(FILE *f, const pf_machine *ms, int n) {
   fprintf(f, "id,name,nodes,gpus_per_node,device,network,nics_per_node,nic_Gbps\n");
@@ -76,6 +77,40 @@ static void machines(FILE *f, const pf_machine *ms, int n) {
     fprintf(f, "%s,\"%s\",%d,%d,%s,%s,%d,%.0f\n", m->id, m->name, m->nodes, m->gpus_per_node, m->dev.id,
             pf_topology_kind_name(m->net.kind), m->nics_per_node, m->nic_bw_Bps * 8 / 1e9);
   }
+}
+
+/* The members of a JSON document as "field,value" rows, nested names joined
+ * by '.' and array items by [i] ("device_spec.peak_TFLOPS.bf16,191.5"). */
+static void flatten(FILE *f, const char *prefix, const cJSON *j) {
+  char name[256];
+  int i = 0;
+  for (const cJSON *c = j->child; c; c = c->next, i++) {
+    if (cJSON_IsArray(j)) snprintf(name, sizeof name, "%s[%d]", prefix, i);
+    else snprintf(name, sizeof name, "%s%s%s", prefix, *prefix ? "." : "", c->string ? c->string : "");
+    if (cJSON_IsObject(c) || cJSON_IsArray(c)) { flatten(f, name, c); continue; }
+    pf_csv_put(f, name);
+    fputc(',', f);
+    if (cJSON_IsString(c)) pf_csv_put(f, c->valuestring);
+    else if (cJSON_IsBool(c)) fputs(cJSON_IsTrue(c) ? "true" : "false", f);
+    else if (cJSON_IsNumber(c)) fprintf(f, "%.6g", c->valuedouble);
+    fputc('\n', f);
+  }
+}
+
+/* machines show ID: the JSON document's members (fmt_json_machines.c, the one
+ * place a shown machine's fields are chosen), one "field,value" row each. */
+static void machine(FILE *f, const pf_machine *m, const pf_machine *measured) {
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *mf = open_memstream(&buf, &len);
+  if (!mf) return;
+  pf_fmt_json_machine(mf, m, measured);
+  fclose(mf);
+  cJSON *doc = cJSON_Parse(buf);
+  free(buf);
+  fprintf(f, "field,value\n");
+  if (doc) flatten(f, "", doc);
+  cJSON_Delete(doc);
 }
 
 /* ---- tune ---- */
@@ -259,6 +294,7 @@ const pf_doc_renderers pf_fmt_csv_renderers = {
     .models = models,
     .model = model,
     .machines = machines,
+    .machine = machine,
     .tune = tune,
     .collective = collective,
     .sweep = pf_sweep_csv,

@@ -60,3 +60,32 @@ const char *pf_format_list(char *buf, size_t size, unsigned allow_opt_in) {
   }
   return buf;
 }
+
+bool pf_format_offers(pf_format id, size_t doc, bool allow_opt_in) {
+  const pf_format_desc *d = pf_format_get(id);
+  if (d->opt_in && !allow_opt_in) return false;
+  if (doc == 0) return true;
+  void (*fn)(void) = NULL; /* the renderer at that member: a NULL one means the format does not write it */
+  memcpy(&fn, (const char *)d->r + (doc - 1), sizeof fn);
+  return fn != NULL;
+}
+
+const char *pf_format_list_for(char *buf, size_t size, size_t doc, bool allow_opt_in, bool with_suffix) {
+  size_t at = 0;
+  if (size) buf[0] = '\0';
+  for (int i = 0; i < PF_FMT_COUNT && size; i++) {
+    if (!pf_format_offers(formats[i].id, doc, allow_opt_in)) continue;
+    char sfx[32] = "";
+    if (with_suffix && formats[i].suffix) snprintf(sfx, sizeof sfx, " (.%s)", formats[i].suffix);
+    int w = snprintf(buf + at, size - at, "%s%s%s", at ? ", " : "", formats[i].name, sfx);
+    if (w < 0 || (size_t)w >= size - at) break;
+    at += (size_t)w;
+  }
+  return buf;
+}
+
+int pf_format_of_ext(const char *sfx) {
+  for (int i = 0; i < PF_FMT_COUNT; i++)
+    if (sfx && formats[i].suffix && strcmp(sfx, formats[i].suffix) == 0) return formats[i].id;
+  return -1;
+}

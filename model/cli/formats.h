@@ -152,6 +152,14 @@ int pf_format_named(const char *name, unsigned allow_opt_in);
 const char *pf_format_of_suffix(const char *path, unsigned allow_opt_in);
 /* The valid names in table order, ", "-separated ("table, json, csv"), into buf. */
 const char *pf_format_list(char *buf, size_t size, unsigned allow_opt_in);
+/* Does the format write the document kind at doc (PF_DOC(kind) of options.h;
+ * 0: any), opt-in formats only with allow_opt_in? */
+bool pf_format_offers(pf_format id, size_t doc, bool allow_opt_in);
+/* The formats that write doc, ", "-separated, into buf; with_suffix adds
+ * each one's -o suffix ("table, json (.json), csv (.csv)"). */
+const char *pf_format_list_for(char *buf, size_t size, size_t doc, bool allow_opt_in, bool with_suffix);
+/* The format whose -o suffix is sfx ("json"), whatever a command offers; -1 when none. */
+int pf_format_of_ext(const char *sfx);
 
 /* The network kind's parameters in one line (its describe function,
  * machine/network.h), "?" without a kind; returns buf. */

@@ -247,7 +247,8 @@ const pf_opt pf_collective_opts[] = {
     PF_OPT_END};
 
 const pf_opt pf_output_opts[] = {
-    {"format", "F", "output: table|json|csv (default table, or from -o's suffix); errors as JSON on stderr with json",
+    {"format", "F", "output: table|json|csv, markdown where the usage says (default table, or -o's .json/.csv/.md); "
+                    "errors as JSON on stderr with json",
      .type = PF_OPT_TEXT},
     {"o", "FILE", "write the result to FILE (checked first; replaced atomically; - is stdout)", .type = PF_OPT_TEXT},
     {"lenient", NULL, "unknown keys in machine, device and scenario files are warnings, not errors",

@@ -15,6 +15,7 @@
 #include "machine/machine.h"
 #include "report/report.h"
 
+#include <ctype.h>
 #include <libconfig.h>
 #include <stdlib.h>
 #include <string.h>
@@ -222,22 +223,99 @@ int pf_opts_load_scenario_file(const char *path, pf_optvals *v) {
   return pf_opts_load_scenario(path, tables, v);
 }
 
-int pf_opts_format(const pf_optvals *v, unsigned markdown, pf_format *fmt) {
+/* The suffix of path's last component ("xlsx" of "out.xlsx"): letters and
+ * digits after the last dot, a letter first, at most 8; NULL when none. */
+static const char *suffix_of(const char *path, char *buf, size_t len) {
+  const char *base = strrchr(path, '/');
+  base = base ? base + 1 : path;
+  const char *dot = strrchr(base, '.');
+  if (!dot || dot == base || !isalpha((unsigned char)dot[1]) || strlen(dot + 1) > 8) return NULL;
+  for (const char *c = dot + 1; *c; c++) if (!isalnum((unsigned char)*c)) return NULL;
+  snprintf(buf, len, "%s", dot + 1);
+  for (char *c = buf; *c; c++) *c = (char)tolower((unsigned char)*c);
+  return buf;
+}
+
+/* Suffixes of text a reader opens: any format may be written under them. */
+static bool plain_text_suffix(const char *sfx) {
+  static const char *const plain[] = {"txt", "text", "out", "log"};
+  for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++)
+    if (strcmp(sfx, plain[i]) == 0) return true;
+  return false;
+}
+
+/* Is -o the command's document (not machines new's .cfg or validate --fit's overlay)? */
+static bool o_is_document(const pf_optvals *v, const pf_cli_spec *spec) {
+  const char *o = pf_opts_get(v, "o");
+  if (!o || strcmp(o, "-") == 0) return false;
+  if (!spec->o_own) return true;
+  if (pf_opts_get(v, spec->o_own)) return false;
+  for (int i = 0; i < v->npositional; i++)
+    if (strcmp(v->positional[i], spec->o_own) == 0) return false;
+  return true;
+}
+
+int pf_opts_format(const pf_optvals *v, const pf_cli_spec *spec, pf_format *fmt) {
   *fmt = PF_FMT_TABLE;
-  const char *f = pf_opts_get(v, "format");
-  if (!f) f = pf_format_of_suffix(pf_opts_get(v, "o"), markdown);
-  if (!f) return 0;
-  int k = pf_format_named(f, markdown);
-  char valid[128];
-  if (k < 0) return pf_error_set(PF_EINVAL, "--format \"%s\": valid: %s", f, pf_format_list(valid, sizeof valid, markdown));
-  *fmt = (pf_format)k;
+  char valid[256], sbuf[16];
+  const char *given = pf_opts_get(v, "format");
+  const char *o = o_is_document(v, spec) ? pf_opts_get(v, "o") : NULL;
+  const char *sfx = o ? suffix_of(o, sbuf, sizeof sbuf) : NULL;
+  int sk = pf_format_of_ext(sfx);
+  pf_format_list_for(valid, sizeof valid, spec->doc, spec->markdown, given == NULL);
+  if (given) {
+    int k = pf_format_named(given, ~0u); /* any name: whether the command offers it is checked below */
+    if (k < 0 || !pf_format_offers((pf_format)k, spec->doc, spec->markdown))
+      return pf_error_set(PF_EINVAL, "--format \"%s\": valid: %s", given, valid);
+    if (sk >= 0 && sk != k)
+      return pf_error_set(PF_EINVAL, "-o %s: the suffix .%s says %s but --format says %s: rename the file, or leave "
+                          "--format out to write %s", o, sfx, pf_format_get((pf_format)sk)->name, given,
+                          pf_format_get((pf_format)sk)->name);
+    *fmt = (pf_format)k;
+    return 0;
+  }
+  if (sk >= 0) {
+    if (!pf_format_offers((pf_format)sk, spec->doc, spec->markdown))
+      return pf_error_set(PF_EINVAL, "-o %s: `preflight %s` does not write %s; valid: %s", o, spec->cmd,
+                          pf_format_get((pf_format)sk)->name, valid);
+    *fmt = (pf_format)sk;
+    return 0;
+  }
+  if (sfx && !plain_text_suffix(sfx))
+    return pf_error_set(PF_EINVAL, "-o %s: preflight does not write .%s files; `preflight %s` writes %s (a table "
+                        "under any other name); give --format F to write one of them under this name", o, sfx,
+                        spec->cmd, valid);
   return 0;
+}
+
+void pf_cli_expand_data(const char *text, size_t len, const char *root, char *out, size_t outlen) {
+  static const char token[] = "@DATA@";
+  size_t k = 0, tl = sizeof token - 1;
+  for (size_t i = 0; i < len && k + 1 < outlen;) {
+    if (i + tl <= len && strncmp(text + i, token, tl) == 0) {
+      int w = snprintf(out + k, outlen - k, "%s", root);
+      k = w < 0 ? k : k + (size_t)w < outlen ? k + (size_t)w : outlen - 1;
+      i += tl;
+    } else {
+      out[k++] = text[i++];
+    }
+  }
+  out[k < outlen ? k : outlen - 1] = '\0';
 }
 
 void pf_opts_help(FILE *f, const char *usage, const pf_opt *const *tables, const char *examples) {
   fprintf(f, "%s\n\nOptions:\n", usage);
   pf_opts_print(f, tables, 30, 1);
-  if (examples) fprintf(f, "\nExamples:\n%s", examples);
+  if (!examples) return;
+  fprintf(f, "\nExamples:\n");
+  char line[2048];
+  for (const char *p = examples; *p;) {
+    const char *nl = strchr(p, '\n');
+    size_t len = nl ? (size_t)(nl - p + 1) : strlen(p);
+    pf_cli_expand_data(p, len, pf_data_dir(), line, sizeof line);
+    fputs(line, f);
+    p += len;
+  }
 }
 
 /* ---- the prologue ---- */
@@ -324,8 +402,7 @@ int pf_cli_begin(const pf_cli_spec *spec, int argc, char **argv, pf_cli *cli) {
   }
   if (spec->scenario && v->npositional >= 1 && (rc = pf_opts_load_scenario(v->positional[0], tables, v)) < 0)
     return rc;
-  unsigned opt_in = spec->markdown ? PF_FMT_BIT(PF_FMT_MARKDOWN) | PF_FMT_BIT(PF_FMT_TEX) : 0;
-  if ((rc = pf_opts_format(v, opt_in, &cli->fmt)) < 0) return rc;
+  if ((rc = pf_opts_format(v, spec, &cli->fmt)) < 0) return rc;
   errors_as_json = cli->fmt == PF_FMT_JSON;
   /* every file the command will write, checked before any work starts */
   for (size_t k = 0; k < sizeof output_options / sizeof output_options[0]; k++) {

@@ -18,6 +18,7 @@
 #include "job/job.h"
 #include "formats.h"
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 
 #define PF_MAXVALS 96
@@ -97,11 +98,11 @@ int pf_opts_int_range(const pf_optvals *v, const char *name, int lo, int hi, int
 /* lo_open: the value must be > lo, not >= lo. */
 int pf_opts_num_range(const pf_optvals *v, const char *name, double lo, bool lo_open, double hi, double *out);
 
-/* Output format: a row of the format table (formats.h), from --format or
- * -o's suffix; table by default; markdown only where the command allows it. */
-int pf_opts_format(const pf_optvals *v, unsigned opt_in, pf_format *fmt);
-
 void pf_opts_help(FILE *f, const char *usage, const pf_opt *const *tables, const char *examples);
+/* text[0..len) into out with each @DATA@ replaced by root: help examples name the shipped sample files
+ * (scenarios/examples/ ...) as @DATA@/scenarios/..., printed as the data folder the program uses
+ * (core/datadir.h), so a pasted example runs from any folder. */
+void pf_cli_expand_data(const char *text, size_t len, const char *root, char *out, size_t outlen);
 
 /* "16,32,64" or "1..64" (doubling) into out[0..*n) (cmd_sweep.c). */
 int pf_cli_parse_nodes(const char *s, int *out, int max, int *n);
@@ -120,7 +121,42 @@ typedef struct pf_cli_spec {
   const char *examples;          /* copy-pasteable examples that end --help (each runs in `make test`) */
   bool many_predictions;         /* the command predicts many configurations: --trace (one iteration's
                                     timeline, one file) is refused */
+  size_t doc;                    /* PF_DOC(kind): the renderer of the document the command prints; the
+                                    formats that have one are offered (--format, -o's suffix), the others
+                                    refused with the list */
+  const char *o_own;             /* a word ("new") or option ("fit") that makes -o a file of the command's
+                                    own (machines new's .cfg, validate --fit's overlay): no format suffix */
 } pf_cli_spec;
+
+/* Each command's spec (its cmd_*.c): --help, the man page and the bash completion read the same one. */
+extern const pf_cli_spec *const pf_cli_spec_machines, *const pf_cli_spec_models, *const pf_cli_spec_predict,
+    *const pf_cli_spec_sweep, *const pf_cli_spec_tune, *const pf_cli_spec_compare, *const pf_cli_spec_plan,
+    *const pf_cli_spec_validate, *const pf_cli_spec_collective, *const pf_cli_spec_merge, *const pf_cli_spec_kernels;
+/* calibrate's option table (calibrate/harness/output.c, shared with its GPU back-ends); NULL in a build
+ * without calibrate/ (cmd_calibrate.c). */
+const pf_opt *pf_cli_calibrate_options(void);
+
+/* One command of `preflight` (main.c's table): its name, summary and spec (NULL: calibrate). */
+typedef struct pf_cli_command {
+  const char *name;
+  int (*fn)(int, char **);
+  const char *summary;
+  const pf_cli_spec *const *spec;
+} pf_cli_command;
+
+/* The man page (roff) and the bash completion script of the commands, from their option tables and
+ * specs (gendoc.c; `preflight --man`, `preflight --completion bash`, generated at build time). */
+void pf_cli_man(FILE *f, const pf_cli_command *cmds, int n);
+int pf_cli_completion(FILE *f, const char *shell, const pf_cli_command *cmds, int n);
+
+/* The document kind of a pf_cli_spec: a member of pf_doc_renderers (formats.h). */
+#define PF_DOC(kind) (offsetof(pf_doc_renderers, kind) + 1)
+
+/* Output format: a row of the format table (formats.h) that has the spec's
+ * document renderer, from --format or -o's suffix (docs/exit-codes.md, "Output formats and -o":
+ * a known suffix gives the format, one that contradicts --format is refused,
+ * an unknown suffix needs --format); table by default. */
+int pf_opts_format(const pf_optvals *v, const pf_cli_spec *spec, pf_format *fmt);
 
 typedef struct pf_cli {
   const pf_cli_spec *spec;

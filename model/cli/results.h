@@ -35,8 +35,21 @@ int pf_cli_sweep_plot(const cJSON *ctx, const cJSON *rows, const char *measured_
  * documents, so that studies of millions of points merge by streaming. */
 int pf_cli_sweep_raw(FILE *out, const cJSON *ctx, const cJSON *rows, int shard, int nshards);
 int pf_cli_sweep_is_raw(const char *first_line);
-/* in[i] is shard i + 1 of n; writes the table or CSV the unsharded sweep prints. */
-int pf_cli_sweep_merge_raw(FILE *const *in, const char *const *paths, int n, pf_format fmt, FILE *out);
+/* in[i] is shard i + 1 of n; writes the table or CSV the unsharded sweep prints; *none_runs: the
+ * verdict of pf_cli_sweep_verdict over the merged rows (0 or the error to exit with once written). */
+int pf_cli_sweep_merge_raw(FILE *const *in, const char *const *paths, int n, pf_format fmt, FILE *out, int *none_runs);
+/* The sweep's verdict over its rows (docs/exit-codes.md): 0 when some point runs, else PF_ENOFIT or
+ * PF_EPLAN (exit 1) naming the first point's reason; the rows are printed either way.  The same for
+ * a sweep, its merged shards (JSON or CSV) and the merged table. */
+int pf_cli_sweep_verdict(const cJSON *rows);
+/* The same, row by row (a streamed merge): add each row's status ("" or NULL: it ran) and reason. */
+typedef struct pf_sweep_verdict {
+  long runs;
+  int first_rc;            /* the first failed point's class: PF_ENOFIT or PF_EPLAN */
+  char first_reason[512];
+} pf_sweep_verdict;
+void pf_sweep_verdict_add(pf_sweep_verdict *v, const char *status, const char *reason);
+int pf_sweep_verdict_end(const pf_sweep_verdict *v);
 
 /* Tune: ctx holds "machine", "model", "gpus", "gbs", "top". */
 cJSON *pf_cli_tune_json(const cJSON *ctx, const pf_tune_result *r, const pf_tune_config *o);

@@ -308,7 +308,8 @@ static double fnum(const char *s) {
 
 int pf_cli_sweep_is_raw(const char *first_line) { return strncmp(first_line, RAW_MAGIC, strlen(RAW_MAGIC)) == 0; }
 
-int pf_cli_sweep_merge_raw(FILE *const *in, const char *const *paths, int n, pf_format fmt, FILE *out) {
+int pf_cli_sweep_merge_raw(FILE *const *in, const char *const *paths, int n, pf_format fmt, FILE *out, int *none_runs) {
+  *none_runs = 0;
   char *line[2] = {NULL, NULL};
   size_t cap[2] = {0, 0};
   char study0[65536] = "";
@@ -348,6 +349,7 @@ int pf_cli_sweep_merge_raw(FILE *const *in, const char *const *paths, int n, pf_
   }
   int naxes = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(ctx, "axes"));
   baseline b = {0};
+  pf_sweep_verdict vd = {0};
   for (long idx = 0; idx < points && rc == 0; idx++) {
     int k = (int)(idx % n);
     ssize_t len = getline(&line[1], &cap[1], in[k]);
@@ -372,6 +374,7 @@ int pf_cli_sweep_merge_raw(FILE *const *in, const char *const *paths, int n, pf_
     x.fits = strcmp(f[2 + naxes + 16], "1") == 0;
     x.status = f[2 + naxes + 17];
     x.reason = f[2 + naxes + 18];
+    pf_sweep_verdict_add(&vd, x.status, x.reason);
     double eff = NAN, sp = NAN;
     srow_eff(&b, &x, &eff, &sp);
     if (fmt == PF_FMT_CSV) csv_row(out, &x, eff, sp);
@@ -379,6 +382,7 @@ int pf_cli_sweep_merge_raw(FILE *const *in, const char *const *paths, int n, pf_
   }
   for (int i = 0; i < n && rc == 0; i++)
     if (getline(&line[0], &cap[0], in[i]) > 0) rc = pf_error_set(PF_EPARSE, "%s: rows beyond the study's points", paths[i]);
+  if (rc == 0) *none_runs = pf_sweep_verdict_end(&vd);
   cJSON_Delete(ctx);
   free(line[0]);
   free(line[1]);

@@ -13,10 +13,12 @@
 int pf_coll_bench_init(const pf_machine *m, int nodes, int gpn, pf_placement pl, unsigned long seed,
                        pf_coll_bench *b) {
   memset(b, 0, sizeof *b);
-  if (nodes < 1 || nodes > m->nodes)
-    return pf_error_set(PF_EINVAL, "--nodes %d: %s has %d nodes", nodes, m->id, m->nodes);
-  if (gpn < 1 || gpn > m->gpus_per_node)
-    return pf_error_set(PF_EINVAL, "--gpus-per-node %d: a %s node has %d GPUs", gpn, m->id, m->gpus_per_node);
+  /* more than the machine has: the job cannot run as asked (exit 1, as predict's --nodes; docs/exit-codes.md) */
+  if (nodes < 1) return pf_error_set(PF_EINVAL, "--nodes %d: at least 1", nodes);
+  if (nodes > m->nodes) return pf_error_set(PF_EPLAN, "--nodes %d exceeds the %d nodes of %s", nodes, m->nodes, m->id);
+  if (gpn < 1) return pf_error_set(PF_EINVAL, "--gpus-per-node %d: at least 1", gpn);
+  if (gpn > m->gpus_per_node)
+    return pf_error_set(PF_EPLAN, "--gpus-per-node %d exceeds the %d GPUs of a %s node", gpn, m->gpus_per_node, m->id);
   int rc = pf_topology_build_placed(m, nodes, pl, seed, 1.0, &b->topo);
   if (rc < 0) return rc;
   b->nodes = nodes;

@@ -1,4 +1,4 @@
-/* core/core.h - the public header of module core: the base every module stands on: error codes and messages, unit-strict quantities, the typed option table, checked arithmetic, shared statistics (median, error summaries, scaling efficiency), files read with limits and outputs replaced atomically, signals, the progress bar and the worker processes.
+/* core/core.h - the public header of module core: the base every module stands on: error codes and messages, unit-strict quantities, the typed option table, checked arithmetic, shared statistics (median, error summaries, scaling efficiency), files read with limits and outputs replaced atomically, signals, the progress bar and the worker processes, and where the program and its shipped data are.
  * Other modules include this file only (docs/architecture.md). */
 #ifndef PREFLIGHT_CORE_MODULE_H
 #define PREFLIGHT_CORE_MODULE_H
@@ -12,5 +12,6 @@
 #include "interrupt.h"
 #include "progress.h"
 #include "workers.h"
+#include "datadir.h"
 
 #endif

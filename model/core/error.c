@@ -98,3 +98,33 @@ const char *pf_closest(const char *word, const char *const *candidates, int n) {
   }
   return best;
 }
+
+/* How near candidate c is to word: 0 when word is a prefix of it, else its
+ * edit distance; -1 when neither is near (pf_closest's limit). */
+static int nearness(const char *word, const char *c) {
+  size_t len = strlen(word);
+  if (len > 0 && strncmp(word, c, len) == 0) return 0;
+  int limit = len <= 4 ? 1 : len <= 8 ? 2 : (int)(len / 3);
+  int d = edit_distance(word, c);
+  return d <= limit ? d : -1;
+}
+
+int pf_suggest(const char *word, const char *const *candidates, int n, char *buf, size_t len) {
+  enum { MAXNAMED = 4 };
+  buf[0] = '\0';
+  int best = 99;
+  for (int i = 0; i < n; i++) {
+    int d = candidates[i] ? nearness(word, candidates[i]) : -1;
+    if (d >= 0 && d < best) best = d;
+  }
+  if (best == 99) return 0;
+  const char *named[MAXNAMED];
+  int k = 0;
+  for (int i = 0; i < n && k < MAXNAMED; i++)
+    if (candidates[i] && nearness(word, candidates[i]) == best) named[k++] = candidates[i];
+  size_t used = (size_t)snprintf(buf, len, "did you mean ");
+  for (int i = 0; i < k && used < len; i++)
+    used += (size_t)snprintf(buf + used, len - used, "%s%s", i == 0 ? "" : i + 1 == k ? " or " : ", ", named[i]);
+  if (used < len) snprintf(buf + used, len - used, "?");
+  return k;
+}

@@ -56,4 +56,12 @@ void pf_warn_set_handler(pf_warn_fn fn); /* NULL: the default */
  * third of the length); NULL otherwise.  For "did you mean" messages. */
 const char *pf_closest(const char *word, const char *const *candidates, int n);
 
+/* The candidates nearest to word, for "did you mean" messages about ids and
+ * commands: those that word is a prefix of ("lumi" for "lumi-g"), else those
+ * at the smallest edit distance within pf_closest's limit ("sweeep" for
+ * "sweep"); at most four, in the candidates' order.  Writes "did you mean
+ * lumi-g?" or "did you mean a, b or c?" into buf and returns how many were
+ * named; 0 (buf "") when none is near. */
+int pf_suggest(const char *word, const char *const *candidates, int n, char *buf, size_t len);
+
 #endif

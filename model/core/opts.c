@@ -205,3 +205,45 @@ void pf_opts_print(FILE *f, const pf_opt *const *tables, int width, int gap) {
       fprintf(f, "  %-*s%*s%s\n", width, left, gap, "", o->help);
     }
 }
+
+void pf_roff_text(FILE *f, const char *text) {
+  bool line_start = true, blank = false;
+  for (const char *c = text; *c; c++) {
+    if (*c == ' ' || *c == '\n' || *c == '\t') { blank = true; continue; }
+    if (blank && !line_start) fputc(' ', f);
+    blank = false;
+    if (line_start && (*c == '.' || *c == '\'')) fputs("\\&", f);
+    if (*c == '-') fputs("\\-", f);
+    else if (*c == '\\') fputs("\\e", f);
+    else fputc(*c, f);
+    line_start = false;
+  }
+}
+
+void pf_opts_print_roff(FILE *f, const pf_opt *const *tables) {
+  for (int t = 0; tables[t]; t++)
+    for (const pf_opt *o = tables[t]; o->name; o++) {
+      fputs(".TP\n\\fB", f);
+      if (o->short_name) fprintf(f, "\\-%c\\fR, \\fB", o->short_name);
+      pf_roff_text(f, o->name[1] ? "--" : "-");
+      pf_roff_text(f, o->name);
+      fputs("\\fR", f);
+      if (o->arg) {
+        fputs(" \\fI", f);
+        pf_roff_text(f, o->arg);
+        fputs("\\fR", f);
+      }
+      fputc('\n', f);
+      pf_roff_text(f, o->help);
+      fputc('\n', f);
+    }
+}
+
+void pf_opts_print_names(FILE *f, const pf_opt *const *tables) {
+  int n = 0;
+  for (int t = 0; tables[t]; t++)
+    for (const pf_opt *o = tables[t]; o->name; o++) {
+      fprintf(f, "%s%s%s", n++ ? " " : "", o->name[1] ? "--" : "-", o->name);
+      if (o->short_name) fprintf(f, " -%c", o->short_name);
+    }
+}

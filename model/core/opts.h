@@ -129,4 +129,14 @@ void pf_opt_choices_text(const pf_opt *o, char *buf, size_t len);
  * entry has a short alias) padded to width, then gap spaces and the help. */
 void pf_opts_print(FILE *f, const pf_opt *const *tables, int width, int gap);
 
+/* ---- the same tables for a man page and shell completion (`preflight --man`, `--completion bash`) ---- */
+
+/* Text for roff: '-' and '\' escaped, a line's leading '.' or '\'' guarded, runs of blanks (the
+ * continuation lines of a help) joined into one space. */
+void pf_roff_text(FILE *f, const char *text);
+/* The option list as roff: one ".TP" paragraph per entry (name, value placeholder, help). */
+void pf_opts_print_roff(FILE *f, const pf_opt *const *tables);
+/* The options' names as a shell word list ("--machine --model ... -o"), space-separated. */
+void pf_opts_print_names(FILE *f, const pf_opt *const *tables);
+
 #endif

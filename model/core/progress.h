@@ -5,7 +5,8 @@
  * (pf_progress_enable), never in workers, and at most ten times a second; it
  * is erased when the work ends, so results and messages print on clean lines.
  * $PREFLIGHT_PROGRESS=0 turns it off, =1 draws it even when stderr is not a
- * terminal (for tests).  One bar per process at a time.
+ * terminal (for tests).  One line per process: a bar begun while another
+ * runs is drawn inside it (plan's scales, each tuned), and ends with its end.
  */
 #ifndef PREFLIGHT_PROGRESS_H
 #define PREFLIGHT_PROGRESS_H

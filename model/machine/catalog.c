@@ -1,5 +1,5 @@
 /* catalog.c - the machine catalogue: machine files in pf_machines_dir()
- * (PREFLIGHT_MACHINES, default the source tree's machines/) and device files in
+ * (PREFLIGHT_MACHINES, default the machines/ of the shipped data: core/datadir.h) and device files in
  * its devices/ folder, listed, found by id (or taken as a path) and read with
  * the id inside checked against the file name.  An unknown id is reported with
  * the valid ones.  (Reading a device: device.c; a machine: machine.c.)
@@ -16,13 +16,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#ifndef PF_SOURCE_MACHINES_DIR
-#define PF_SOURCE_MACHINES_DIR "machines"
-#endif
-
 const char *pf_machines_dir(void) {
   const char *e = getenv("PREFLIGHT_MACHINES");
-  return (e && *e) ? e : PF_SOURCE_MACHINES_DIR;
+  if (e && *e) return e;
+  static char dir[4300];
+  if (!dir[0]) snprintf(dir, sizeof dir, "%s/machines", pf_data_dir()); /* core/datadir.c: installed or source tree */
+  return dir;
 }
 
 static int is_path(const char *s) {
@@ -79,18 +78,20 @@ int pf_device_list(char ***ids, int *n) {
   return list_cfg(dir, ids, n);
 }
 
-/* "unknown machine 'x'; valid ids: a, b, c" */
+/* "unknown machine id \"lumi\"; did you mean lumi-g? (run `preflight machines` for the list)": the
+ * nearest ids (core's pf_suggest), the whole list on request. */
 static int unknown_id(const char *what, const char *id, int (*lister)(char ***, int *)) {
   char **ids; int n;
-  char valid[4096] = "";
+  char near[512] = "";
   if (lister(&ids, &n) == 0) {
-    for (int i = 0; i < n; i++) {
-      strncat(valid, ids[i], sizeof valid - strlen(valid) - 1);
-      if (i + 1 < n) strncat(valid, ", ", sizeof valid - strlen(valid) - 1);
-    }
+    pf_suggest(id, (const char *const *)ids, n, near, sizeof near);
     pf_strlist_free(ids, n);
   }
-  return pf_error_set(PF_ENOENT, "unknown %s id \"%s\"; valid ids: %s", what, id, valid);
+  if (strcmp(what, "machine") == 0)
+    return pf_error_set(PF_ENOENT, "unknown machine id \"%s\"%s%s (run `preflight machines` for the list)", id,
+                        *near ? "; " : "", near);
+  return pf_error_set(PF_ENOENT, "unknown %s id \"%s\"%s%s (the ids are the file names in %s/devices)", what, id,
+                      *near ? "; " : "", near, pf_machines_dir());
 }
 
 static int resolve(const char *id_or_path, const char *sub, char *path, size_t n) {

@@ -56,16 +56,20 @@ static void batch_failed(void *ctx, int i, const char *why) {
   snprintf(it->detail, sizeof it->detail, "prediction worker failed: %s", why);
 }
 
-int pf_predict_batch(pf_batch_item *items, int n, int jobs) {
+int pf_predict_batch(pf_batch_item *items, int n, int jobs, const char *progress) {
   if (jobs <= 0) jobs = pf_workers_default_jobs();
+  if (progress) pf_progress_begin(progress, n, false);
+  int rc = 0;
   if (jobs == 1 || n <= 1) {
     for (int i = 0; i < n; i++) {
       run_one(&items[i]);
-      pf_progress_item();
+      if (progress) pf_progress_item();
     }
-    return 0;
+  } else {
+    pf_workers_spec spec = {.n = n, .jobs = jobs, .work = batch_work, .collect = batch_collect,
+                            .failed = batch_failed, .ctx = items, .progress = progress != NULL};
+    rc = pf_workers_run(&spec);
   }
-  pf_workers_spec spec = {.n = n, .jobs = jobs, .work = batch_work, .collect = batch_collect,
-                          .failed = batch_failed, .ctx = items, .progress = true};
-  return pf_workers_run(&spec);
+  if (progress) pf_progress_end();
+  return rc;
 }

@@ -2,8 +2,10 @@
  *
  * Each prediction runs in a worker process (workers.h) that sends the
  * pf_prediction back through a pipe, at most `jobs` at a time; results land in
- * input order, so the output is the same whatever the number of jobs.  Each
- * finished item advances the progress bar, when one is running.
+ * input order, so the output is the same whatever the number of jobs.  With a
+ * label, the batch draws its own progress bar (progress.h; inside the bar of
+ * the loop that runs it, if any), one item per prediction; with NULL it
+ * draws none, so its items never count in another loop's bar.
  */
 #ifndef PREFLIGHT_BATCH_H
 #define PREFLIGHT_BATCH_H
@@ -17,8 +19,9 @@ typedef struct pf_batch_item {
   char detail[512];       /* pf_error_detail() when rc < 0 */
 } pf_batch_item;
 
-/* jobs <= 0: one per online CPU ($PREFLIGHT_JOBS overrides). Returns 0 or a
- * system error (fork/pipe); per-item errors are in items[i].rc. */
-int pf_predict_batch(pf_batch_item *items, int n, int jobs);
+/* jobs <= 0: one per online CPU ($PREFLIGHT_JOBS overrides); progress: the
+ * bar's label, or NULL for none. Returns 0 or a system error (fork/pipe);
+ * per-item errors are in items[i].rc. */
+int pf_predict_batch(pf_batch_item *items, int n, int jobs, const char *progress);
 
 #endif

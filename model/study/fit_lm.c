@@ -129,7 +129,7 @@ int pf_fit_residuals(pf_fitdata *d, const double u[NPAR], double *res) {
       item_of[g] = nb++;
     }
   }
-  if (rc == 0 && nb > 0) rc = pf_predict_batch(items, nb, 0);
+  if (rc == 0 && nb > 0) rc = pf_predict_batch(items, nb, 0, "predict");
   for (int g = 0; g < d->ngroups && rc == 0; g++) {
     if (!need[g]) continue;
     if (item_of[g] >= 0) {

@@ -17,7 +17,10 @@
 
 const char *pf_validation_dir(void) {
   const char *e = getenv("PREFLIGHT_VALIDATION");
-  return (e && *e) ? e : PF_SOURCE_VALIDATION_DIR;
+  if (e && *e) return e;
+  static char dir[4300];
+  if (!dir[0]) snprintf(dir, sizeof dir, "%s/scenarios/validation", pf_data_dir()); /* installed or source tree */
+  return dir;
 }
 
 /* ---- regime keys ---- */

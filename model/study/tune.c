@@ -124,7 +124,7 @@ static int try_plan(search *s, const pf_plan *pl) {
   if (s->o->nshards > 1 && idx % s->o->nshards != s->o->shard - 1) return 0;
   s->enumerated++;
   if (s->counting) return 0;
-  pf_progress_item(); /* one plan looked at, evaluated or pruned */
+  if (s->o->progress) pf_progress_item(); /* one plan looked at, evaluated or pruned */
   pf_scenario *sc = s->sc;
   *sc = *s->base;
   sc->plan = *pl;
@@ -306,7 +306,7 @@ int pf_tune(const pf_scenario *base_in, const pf_tune_config *o, pf_tune_result 
       scs[i].plan = s.pool.c[i].plan;
       items[i].sc = &scs[i];
     }
-    if (rc == 0) rc = pf_predict_batch(items, k, o->jobs);
+    if (rc == 0) rc = pf_predict_batch(items, k, o->jobs, o->progress ? "tune: finalists" : NULL);
     for (int i = 0; i < k && rc == 0; i++) {
       if (items[i].rc < 0) { rc = pf_error_set(items[i].rc, "%s", items[i].detail); break; }
       pf_tune_cand *c = &s.pool.c[i];

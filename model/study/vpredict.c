@@ -355,7 +355,7 @@ int pf_validate_run_cached(pf_vset *s, const pf_validate_opts *o, pf_vcache *cac
       slot[2 * i + j] = (int)(e - cache->e);
     }
   }
-  if ((rc = pf_predict_batch(items, n, 0)) < 0) goto done;
+  if ((rc = pf_predict_batch(items, n, 0, "rows")) < 0) goto done;
   for (int q = 0; q < n; q++) {
     vcache_entry *e = cache_find(cache, keys[q]);
     e->rc = items[q].rc;

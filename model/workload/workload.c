@@ -98,13 +98,12 @@ int pf_workload_builtin(const char *id, pf_workload *out) {
       *out = builtins[i];
       return pf_workload_check(out);
     }
-  char valid[1024] = "";
-  for (int i = 0; i < NBUILTIN; i++) {
-    strncat(valid, builtins[i].id, sizeof valid - strlen(valid) - 1);
-    if (i + 1 < NBUILTIN) strncat(valid, ", ", sizeof valid - strlen(valid) - 1);
-  }
-  return pf_error_set(PF_ENOENT, "unknown model id \"%s\"; valid ids: %s (or --layers/--hidden/... or "
-                      "--params/--flops-per-sample)", id ? id : "", valid);
+  const char *ids[NBUILTIN];
+  for (int i = 0; i < NBUILTIN; i++) ids[i] = builtins[i].id;
+  char near[512] = "";
+  pf_suggest(id ? id : "", ids, NBUILTIN, near, sizeof near);
+  return pf_error_set(PF_ENOENT, "unknown model id \"%s\"%s%s (run `preflight models` for the list; or give "
+                      "--layers/--hidden/... or --params/--flops-per-sample)", id ? id : "", *near ? "; " : "", near);
 }
 
 int pf_workload_get(const char *id_or_path, pf_workload *out) {

@@ -46,9 +46,10 @@ expect_exit 2 $P collective --machine mn5-acc --op all_sum
 expect_grep "--op \"all_sum\"" "$T/err"
 expect_exit 2 $P collective --machine mn5-acc -b lots
 expect_grep "^preflight collective: -b \"lots\"" "$T/err"
-expect_exit 2 $P collective --machine mn5-acc --nodes 99999
-expect_grep "--nodes 99999" "$T/err"
-expect_exit 2 $P collective --machine mn5-acc --gpus-per-node 9
+# more than the machine has: the job cannot run as asked, exit 1 as predict's --nodes (docs/exit-codes.md)
+expect_exit 1 $P collective --machine mn5-acc --nodes 99999
+expect_grep "--nodes 99999 exceeds the [0-9]+ nodes of mn5-acc" "$T/err"
+expect_exit 1 $P collective --machine mn5-acc --gpus-per-node 9
 expect_exit 2 $P collective --machine mn5-acc -b 1G -e 1K
 expect_exit 2 $P collective
 expect_exit 0 $P collective --help

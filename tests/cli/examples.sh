@@ -2,9 +2,9 @@
 # examples.sh - every example shown to users runs and exits 0 (issue 13 item 6): those of
 # `preflight --help` and `preflight CMD --help`, and the commands in the fenced code blocks
 # of README.md (the tour included) and docs/*.md (tests/examples/extract.py says which).
-# An example marked "# your ..." needs the user's own file: it runs with a fixture of that
-# name from tests/fixtures/examples/ in its folder (and only then: an unmarked example that
-# needs one fails).  One marked "# needs a GPU" runs with a stand-in back-end
+# An example marked "# your ..." needs the user's own file: it runs with the shipped sample of
+# that name from scenarios/examples/ in its folder (and only then: an unmarked example that
+# needs one fails).  --help examples name the samples themselves (@DATA@/scenarios/examples/...).  One marked "# needs a GPU" runs with a stand-in back-end
 # (tests/fixtures/fake-backend/).  Identical examples run once.  About 15 s of CPU: the
 # sanitizer run skips it (the bad-input corpus and the other tests cover those paths there).
 # ctest-labels: slow
@@ -13,7 +13,7 @@ python3 "$PF_SRC/tests/examples/extract.py" "$PREFLIGHT" "$PF_SRC" > "$T/example
 exec python3 - "$PREFLIGHT" "$PF_SRC" "$T" <<'PY'
 import os, shutil, subprocess, sys, time
 binary, src, tmp = sys.argv[1:4]
-fixtures = os.path.join(src, "tests", "fixtures", "examples")
+fixtures = os.path.join(src, "scenarios", "examples")
 work = os.path.join(tmp, "work")
 os.makedirs(work)
 for name in ("scenarios", "machines", "tests"):           # what the examples name, as in a checkout

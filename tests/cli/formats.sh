@@ -28,8 +28,31 @@ expect_exit 0 $P models --format json
 # -o FILE.suffix implies the format: .json, .csv, and .md where markdown is valid
 $P models -o "$T/m.json" && [ "$(json_get "$T/m.json" '["models"][0]["id"] != ""')" = True ] && ok || bad "-o .json"
 $P models -o "$T/m.csv" && expect_grep '^id,name,params' "$T/m.csv"
-$P models -o "$T/m.md" && expect_grep '^id +name' "$T/m.md"   # no markdown for models: a table
-$P models --format csv -o "$T/x.json" && expect_grep '^id,name' "$T/x.json" # --format wins over -o
+# -o's suffix is checked against --format (issue 24; docs/exit-codes.md, "Output formats and -o"): a suffix of another format, or of
+# a format the command does not write, is refused before any work; an unknown suffix needs --format
+expect_exit 2 $P models -o "$T/m.md"   # no markdown for models
+expect_grep "^preflight models: -o $T/m.md: \`preflight models\` does not write markdown; valid: table, json \(.json\), csv \(.csv\)$" "$T/err"
+[ ! -e "$T/m.md" ] && ok || bad "-o m.md written"
+expect_exit 2 $P models --format csv -o "$T/x.json"
+expect_grep 'the suffix .json says json but --format says csv' "$T/err"
+expect_exit 2 $P models -o "$T/out.xlsx"
+expect_grep 'preflight does not write .xlsx files; .* give --format F to write one of them under this name' "$T/err"
+[ ! -e "$T/out.xlsx" ] && ok || bad "-o out.xlsx written"
+$P models --format csv -o "$T/m.dat" && expect_grep '^id,name' "$T/m.dat"   # --format given: any name
+$P models -o "$T/m.txt" && expect_grep '^id +name' "$T/m.txt"               # .txt, .out, .log: the table
+$P models --format json -o "$T/m.log" && [ "$(json_get "$T/m.log" '["models"][0]["id"] != ""')" = True ] && ok || bad "--format json -o .log"
+$P machines new my-cluster --like mn5-acc -o "$T/my-cluster.cfg" && expect_grep 'nodes' "$T/my-cluster.cfg"  # its own file
+
+# --format on every command that prints data: machines show writes CSV (the JSON document's fields as rows)
+expect_exit 0 $P machines show lumi-g --format csv
+expect_grep '^field,value$' "$T/out"
+expect_grep '^device_spec.peak_TFLOPS.bf16,191.5$' "$T/out"
+expect_grep '^site,"CSC, Kajaani, Finland"$' "$T/out"
+# calibrate writes JSON only: --format json is taken, another is refused with the list
+expect_exit 2 $P calibrate --backend cpu --format csv
+expect_grep 'valid: json|one of json' "$T/err"
+expect_exit 2 $P calibrate --collectives --format csv
+expect_grep 'valid for `preflight calibrate`: json' "$T/err"
 expect_exit 0 $P plan --machine leonardo-booster --model llama2-7b --tokens 3e10 --nodes 4 --tp 2 \
   --dist-opt --recompute selective -o "$T/p.md"
 expect_grep '^## Compute resources' "$T/p.md"

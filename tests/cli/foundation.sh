@@ -60,9 +60,17 @@ expect_exit 1 $P predict --machine mn5-acc --model gpt3-175b --gpus 1 --tp 1 --p
 expect_grep "needs [0-9.]+ GiB per GPU" "$T/err"
 expect_grep "has 64.0 GiB" "$T/err"
 
-# unknown machine: exit 2, lists the valid ids
+# unknown machine: exit 2, names the nearest ids and where the list is (issue 24: no whole list)
 expect_exit 2 $P predict --machine no-such-machine --model gpt3-175b --nodes 1
-expect_grep "valid ids: .*lumi-g" "$T/err"
+expect_grep 'run `preflight machines` for the list' "$T/err"
+expect_exit 2 $P predict --machine lumi --model gpt3-175b --nodes 1
+expect_grep 'unknown machine id "lumi"; did you mean lumi-g\?' "$T/err"
+grep -q "leonardo-booster" "$T/err" && bad "the whole list printed" || ok
+expect_exit 2 $P sweeep --nodes 1
+expect_grep 'unknown command "sweeep"; did you mean sweep\?' "$T/err"
+grep -q "commands:" "$T/err" && bad "the whole usage printed" || ok
+expect_exit 0 $P --help
+expect_grep "--version" "$T/out"
 # impossible split: exit 1 naming the constraint
 expect_exit 1 $P predict --machine mn5-acc --model gpt3-175b --gpus 128 --tp 3
 expect_grep "not divisible by tensor x pipeline" "$T/err"

@@ -35,4 +35,17 @@ script -qec "env PREFLIGHT_PROGRESS=0 $P $V -o $T/v.txt" /dev/null > "$T/tty0.tx
 grep -q 'validate  [0-9]' "$T/tty0.txt" && bad "PREFLIGHT_PROGRESS=0 drew a bar" || ok
 script -qec "$P tune --machine leonardo-booster --model llama2-13b --nodes 16 --gbs 512 -o $T/t.txt" /dev/null > "$T/tty.txt" 2>&1
 expect_grep 'tune  [0-9]+/[0-9]+ \[' "$T/tty.txt"
+# a loop inside a loop (issue 24): plan's scales, each tuned, and sweep --tune-each draw the inner bar inside
+# the outer one, and no count ever passes its total (plan once showed "48484/3", full from the start)
+counts_ok() { tr '\r' '\n' < "$1" | grep -oE '[0-9]+/[0-9]+ ' | awk -F'[/ ]' '$1 > $2 {print; bad = 1} END {exit bad}' \
+  && ok || bad "$2: a count past its total"; }
+script -qec "$P plan --machine leonardo-booster --model llama2-13b --gbs 512 --tokens 2e11 --nodes 16,32 -o $T/p.txt" /dev/null > "$T/tty.txt" 2>&1
+expect_grep 'plan  [01]/2  tune  [0-9]+/[0-9]+ \[' "$T/tty.txt"
+counts_ok "$T/tty.txt" plan
+# the bar starts empty: the first line drawn is not full
+first=$(tr '\r' '\n' < "$T/tty.txt" | grep -m1 'plan  ')
+[[ "$first" == *'[#'*'-]'* || "$first" == *'[-'* ]] && ok || bad "plan's first bar is full: $first"
+script -qec "$P sweep --machine leonardo-booster --model llama2-13b --gbs 512 --nodes 16,32 --tune-each -o $T/s.txt" /dev/null > "$T/tty.txt" 2>&1
+expect_grep 'sweep  [01]/2  tune  [0-9]+/[0-9]+ \[' "$T/tty.txt"
+counts_ok "$T/tty.txt" "sweep --tune-each"
 finish

@@ -60,7 +60,7 @@ PY
 expect_exit 0 "$P" plan $PL -o "$T/by-suffix.tex"
 expect_grep '^\\begin\{tabular\}' by-suffix.tex
 expect_exit 2 "$P" validate "$PF_SRC/scenarios/validation/epicure.csv" --format tex
-expect_grep 'validate writes table, json, csv, markdown' "$T/err"
+expect_grep '"tex": valid: table, json, csv, markdown' "$T/err"   # the formats with a validate renderer (options.c)
 
 # --- the text table: the same notes, no path, no unverified note
 expect_exit 0 "$P" plan $PL

@@ -30,5 +30,5 @@ expect_exit 0 $P compare --machines lumi-g,leonardo-booster,jupiter-booster --mo
 expect_grep "^jupiter-booster,16,64," "$T/out"
 expect_grep "^lumi-g,8,64," "$T/out"
 expect_exit 2 $P compare --machines lumi-g,nope --model llama2-7b --gpus 64 --gbs 512
-expect_grep "valid ids" "$T/err"
+expect_grep 'unknown machine id "nope"' "$T/err"
 finish

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""extract.py PREFLIGHT SRC - every example shown to users, one per line:
+"""extract.py PREFLIGHT SRC [--help-only] - every example shown to users, one per line:
    ORIGIN<TAB>MARK<TAB>COMMAND
 
 Examples are (1) the lines after "Examples:" in `preflight CMD --help` (and after
@@ -15,7 +15,8 @@ user's own file and runs against a fixture of that name), else "-".
 import glob, os, re, subprocess, sys
 
 binary, src = sys.argv[1], sys.argv[2]
-COMMANDS = ["machines", "models", "predict", "sweep", "tune", "compare", "plan", "calibrate", "validate"]
+COMMANDS = ["machines", "models", "predict", "sweep", "tune", "compare", "plan", "calibrate", "validate", "collective",
+            "merge"]
 
 
 def joined(lines):
@@ -102,5 +103,6 @@ def from_markdown(path):
 
 
 from_help()
-for p in [os.path.join(src, "README.md")] + sorted(glob.glob(os.path.join(src, "docs", "*.md"))):
-    from_markdown(p)
+if sys.argv[3:] != ["--help-only"]:   # --help-only: the --help examples (tests/cli/install.sh, installed binary)
+    for p in [os.path.join(src, "README.md")] + sorted(glob.glob(os.path.join(src, "docs", "*.md"))):
+        from_markdown(p)

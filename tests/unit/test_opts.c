@@ -182,7 +182,26 @@ static void test_print(void) {
   free(s);
 }
 
+/* did-you-mean for ids and commands (core/error.c, issue 24): a prefix first, else the nearest edits */
+static void test_suggest(void) {
+  const char *const ids[] = {"jureca-dc-a100", "jureca-dc-h100", "lumi-g", "leonardo-booster", "mn5-acc"};
+  char buf[256];
+  CHECK_INT(pf_suggest("lumi", ids, 5, buf, sizeof buf), 1);
+  CHECK_STR(buf, "did you mean lumi-g?");
+  CHECK_INT(pf_suggest("jureca", ids, 5, buf, sizeof buf), 2);
+  CHECK_STR(buf, "did you mean jureca-dc-a100 or jureca-dc-h100?");
+  CHECK_INT(pf_suggest("mn5-ac", ids, 5, buf, sizeof buf), 1); /* a prefix beats an edit */
+  CHECK_INT(pf_suggest("leonrado-booster", ids, 5, buf, sizeof buf), 1);
+  CHECK_STR(buf, "did you mean leonardo-booster?");
+  CHECK_INT(pf_suggest("frontier", ids, 5, buf, sizeof buf), 0);
+  CHECK_STR(buf, "");
+  const char *const cmds[] = {"machines", "models", "predict", "sweep", "tune"};
+  CHECK_INT(pf_suggest("sweeep", cmds, 5, buf, sizeof buf), 1);
+  CHECK_STR(buf, "did you mean sweep?");
+}
+
 int main(void) {
+  test_suggest();
   test_next();
   test_store();
   test_print();

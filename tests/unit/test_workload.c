@@ -41,9 +41,14 @@ int main(void) {
   CHECK_NEAR(pf_workload_params(&w, 1), 25557032.0, 1e-12); /* a layer list: test_layers.c */
   CHECK_NEAR(pf_workload_model_flops_per_sample(&w, 1), 3 * 2 * 4.089e9, 1e-4);
 
-  /* unknown ids list the valid ones */
+  /* unknown ids name the nearest ones and where the list is (issue 24) */
   CHECK_INT(pf_workload_builtin("gpt5", &w), PF_ENOENT);
-  CHECK(strstr(pf_error_detail(), "llama3-70b") != NULL);
+  CHECK(strstr(pf_error_detail(), "preflight models") != NULL);
+  CHECK(strstr(pf_error_detail(), "llama3-70b") == NULL);
+  CHECK_INT(pf_workload_builtin("llama3", &w), PF_ENOENT);
+  CHECK(strstr(pf_error_detail(), "did you mean llama3-8b or llama3-70b?") != NULL);
+  CHECK_INT(pf_workload_builtin("lama2-13b", &w), PF_ENOENT);
+  CHECK(strstr(pf_error_detail(), "did you mean llama2-13b?") != NULL);
   /* custom shapes are checked */
   pf_workload c = {.id = "c", .kind = PF_WL_TRANSFORMER, .layers = 2, .hidden = 100, .heads = 3, .seq = 8, .vocab = 10};
   CHECK_INT(pf_workload_check(&c), PF_EINVAL);
