@@ -23,7 +23,8 @@ static const pf_cli_spec spec = {
     "kernels", "usage: preflight kernels [SCENARIO.cfg] [options]\n\nEvery kernel of one GPU's iteration (last "
     "pipeline stage): launches, time, what bounds it, its source.", tables, true, 1, true,
     "  preflight kernels --machine jureca-dc-h100 --gpus 1 --layers 12 --hidden 768 --heads 12 --seq 1024 \\\n"
-    "      --vocab 50257 --mbs 8 --gbs 8 --framework pytorch --flash-attn\n", false};
+    "      --vocab 50257 --mbs 8 --gbs 8 --framework pytorch --flash-attn\n", false,
+    .doc = 0 /* renders its own table, CSV, JSON and Markdown (below); tex is refused in pf_cmd_kernels */};
 const pf_cli_spec *const pf_cli_spec_kernels = &spec; /* for the man page and the completion (gendoc.c) */
 
 static const char *bound(pf_limit l) { return l == PF_LIMIT_N ? "host" : pf_limit_name(l); }
@@ -92,6 +93,7 @@ int pf_cmd_kernels(int argc, char **argv) {
   pf_kernel_rows R = {0};
   int status = 0;
   if (!sc) rc = pf_error_set(PF_ENOMEM, "out of memory");
+  if (rc == 0 && cli.fmt == PF_FMT_TEX) rc = pf_error_set(PF_EINVAL, "--format tex: valid: table, json, csv, markdown");
   if (rc == 0) rc = pf_opts_scenario(&cli.v, sc);
   if (rc == 0) rc = pf_job_resolve(sc);
   if (rc == 0) rc = pf_stage_kernel_rows(sc, sc->plan.pp - 1, &R);

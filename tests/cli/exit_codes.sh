@@ -21,6 +21,6 @@ while IFS= read -r line; do
 done < "$PF_SRC/tests/exit-codes/cases.txt"
 # every command has its success and its usage error in the table
 for c in $($P --help | awk '/^commands:/ {on = 1; next} on && /^  [a-z]/ {print $1} on && /^$/ {exit}'); do
-  for s in 0 2; do [ -n "${seen[$c:$s]}" ] && ok || bad "no case for $c ending in $s"; done
+  for s in 0 2; do [ -n "${seen[$c:$s]-}" ] && ok || bad "no case for $c ending in $s"; done
 done
 finish
