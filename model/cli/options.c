@@ -135,9 +135,13 @@ int pf_opts_load_scenario(const char *path, const pf_opt *const *tables, pf_optv
     config_destroy(&cfg);
     return rc;
   }
+  int rc = pf_cfg_check_ints(path);
+  if (rc < 0) {
+    config_destroy(&cfg);
+    return rc;
+  }
   pf_optvals file = {0};
   config_setting_t *root = config_root_setting(&cfg);
-  int rc = 0;
   for (int i = 0; i < config_setting_length(root) && rc == 0; i++) {
     config_setting_t *s = config_setting_get_elem(root, (unsigned)i);
     char name[64], val[PF_PATH_MAX], src[PF_PATH_MAX];
@@ -164,8 +168,9 @@ int pf_opts_load_scenario(const char *path, const pf_opt *const *tables, pf_optv
       break;
     }
     switch (config_setting_type(s)) {
-    case CONFIG_TYPE_INT: snprintf(val, sizeof val, "%d", config_setting_get_int(s)); break;
-    case CONFIG_TYPE_INT64: snprintf(val, sizeof val, "%lld", config_setting_get_int64(s)); break;
+    case CONFIG_TYPE_INT: case CONFIG_TYPE_INT64: /* 64 bits: the option's own range check sees the real value */
+      snprintf(val, sizeof val, "%lld", config_setting_get_int64(s));
+      break;
     case CONFIG_TYPE_FLOAT: snprintf(val, sizeof val, "%.17g", config_setting_get_float(s)); break;
     case CONFIG_TYPE_STRING: snprintf(val, sizeof val, "%s", config_setting_get_string(s)); break;
     case CONFIG_TYPE_BOOL:
@@ -182,7 +187,8 @@ int pf_opts_load_scenario(const char *path, const pf_opt *const *tables, pf_optv
       for (int k = 0; k < config_setting_length(s); k++) {
         config_setting_t *e = config_setting_get_elem(s, (unsigned)k);
         char one[64];
-        if (config_setting_type(e) == CONFIG_TYPE_INT) snprintf(one, sizeof one, "%d", config_setting_get_int(e));
+        if (config_setting_type(e) == CONFIG_TYPE_INT || config_setting_type(e) == CONFIG_TYPE_INT64)
+          snprintf(one, sizeof one, "%lld", config_setting_get_int64(e));
         else if (config_setting_type(e) == CONFIG_TYPE_STRING) snprintf(one, sizeof one, "%s", config_setting_get_string(e));
         else { rc = pf_error_set(PF_EPARSE, "%s: %s: list of integers or strings expected", src, name); break; }
         strncat(val, k ? "," : "", sizeof val - strlen(val) - 1);
@@ -361,6 +367,45 @@ static bool wants_json(int argc, char **argv) {
 /* Options whose value is a file the command writes. */
 static const char *const output_options[] = {"o", "trace", "plot"};
 
+/* Does an option read files?  Its placeholder says so: FILE, PATH.cfg, RUNS.csv, DIR|CSV, or a list A,B
+ * of machine or model ids or files. */
+static bool reads_files(const pf_opt *o) {
+  static const char *const marks[] = {"FILE", "PATH", ".cfg", ".csv", "CSV", ".json", "A,B"};
+  for (size_t k = 0; o && k < sizeof output_options / sizeof output_options[0]; k++)
+    if (strcmp(o->name, output_options[k]) == 0) return false;
+  for (size_t i = 0; o && o->arg && i < sizeof marks / sizeof marks[0]; i++)
+    if (strstr(o->arg, marks[i])) return true;
+  return false;
+}
+
+/* Refuse an output that is one of the command's inputs (the same file, through any symbolic or hard link):
+ * the arguments (scenario, CSV, shards) and every value of an option that reads files, each element of a
+ * comma-separated list too.  Before any work, so the input is never replaced. */
+static int output_not_input(const pf_optvals *v, const pf_opt *const *tables, const char *option) {
+  const char *out = pf_opts_get(v, option);
+  if (!out) return 0;
+  char what[32];
+  snprintf(what, sizeof what, "%s%s", option[1] ? "--" : "-", option);
+  for (int i = 0; i < v->npositional; i++)
+    if (pf_same_file(out, v->positional[i]))
+      return pf_error_set(PF_EINVAL, "%s %s: is the input file %s of this command; it was left as it is (choose "
+                          "another output name)", what, out, v->positional[i]);
+  for (int i = 0; i < v->n; i++) {
+    const pf_opt *o = pf_opt_find(tables, v->name[i]);
+    if (!reads_files(o)) continue;
+    char item[PF_PATH_MAX];
+    for (const char *p = v->value[i]; *p;) {
+      size_t len = strcspn(p, ",");
+      snprintf(item, sizeof item, "%.*s", (int)(len < sizeof item ? len : sizeof item - 1), p);
+      if (pf_same_file(out, item) || pf_same_file(out, v->value[i]))
+        return pf_error_set(PF_EINVAL, "%s %s: is the input file of --%s %s; it was left as it is (choose another "
+                            "output name)", what, out, v->name[i], item);
+      p += len + (p[len] == ',');
+    }
+  }
+  return 0;
+}
+
 int pf_cli_begin(const pf_cli_spec *spec, int argc, char **argv, pf_cli *cli) {
   memset(cli, 0, sizeof *cli);
   cli->spec = spec;
@@ -402,18 +447,29 @@ int pf_cli_begin(const pf_cli_spec *spec, int argc, char **argv, pf_cli *cli) {
   }
   if (spec->scenario && v->npositional >= 1 && (rc = pf_opts_load_scenario(v->positional[0], tables, v)) < 0)
     return rc;
+  for (size_t k = 0; k < sizeof output_options / sizeof output_options[0]; k++) /* first: the worst mistake */
+    if ((rc = output_not_input(v, tables, output_options[k])) < 0) return rc;
   if ((rc = pf_opts_format(v, spec, &cli->fmt)) < 0) return rc;
   errors_as_json = cli->fmt == PF_FMT_JSON;
-  /* every file the command will write, checked before any work starts */
+  /* every file the command will write, checked before any work starts: none is an input or another output */
+  const char *written[sizeof output_options / sizeof output_options[0]] = {0};
+  char targets[sizeof output_options / sizeof output_options[0]][PF_PATH_MAX];
   for (size_t k = 0; k < sizeof output_options / sizeof output_options[0]; k++) {
     const char *path = pf_opts_get(v, output_options[k]);
     if (!path) continue;
     char what[32];
-    snprintf(what, sizeof what, "%s%s", k == 0 ? "-" : "--", output_options[k]);
+    snprintf(what, sizeof what, "%s%s", output_options[k][1] ? "--" : "-", output_options[k]);
     pf_output o;
     pf_plot_kind kind; /* a figure: the suffix names its kind (svg, pdf, png) */
     if (strcmp(output_options[k], "plot") == 0 && (rc = pf_plot_kind_of(path, what, &kind)) < 0) return rc;
-    if ((rc = pf_output_check(path, what, k == 0 ? &cli->out : &o)) < 0) return rc;
+    pf_output *out = k == 0 ? &cli->out : &o;
+    if ((rc = pf_output_check(path, what, out)) < 0) return rc;
+    for (size_t j = 0; j < k; j++)
+      if (written[j] && (pf_same_file(path, written[j]) || strcmp(out->target, targets[j]) == 0))
+        return pf_error_set(PF_EINVAL, "%s %s: is also the file of %s%s; give each output its own name", what, path,
+                            j == 0 ? "-" : "--", output_options[j]);
+    written[k] = path;
+    snprintf(targets[k], sizeof targets[k], "%s", out->target);
   }
   if (!pf_opts_get(v, "o")) pf_output_check(NULL, "-o", &cli->out);
   if (spec->many_predictions && pf_opts_get(v, "trace")) /* each prediction would replace the last one's file */

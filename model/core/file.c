@@ -203,10 +203,10 @@ int pf_output_check(const char *path, const char *what, pf_output *o) {
     o->mode = (unsigned)(st.st_mode & 07777);
     o->uid = (long)st.st_uid;
     o->gid = (long)st.st_gid;
-    if (st.st_nlink > 1) {
-      o->kind = PF_OUT_IN_PLACE;
-      return 0;
-    }
+    if (st.st_nlink > 1) /* a rename would split the names; rewriting in place can be cut half-way */
+      return pf_error_set(PF_EIO, "%s %s%s: the file has %lu hard links; preflight writes a new file and renames it "
+                          "into place, which would split them, so it was left as it is (remove the other names "
+                          "or choose another name)", what, o->target, via, (unsigned long)st.st_nlink);
   } else {
     o->mode = umask_mode();
   }
@@ -303,10 +303,6 @@ int pf_output_open(pf_output *o, FILE **f) {
     o->f = fopen(o->target, "w");
     if (!o->f) return pf_error_set(PF_EIO, "%s: cannot open: %s", o->target, strerror(errno));
     break;
-  case PF_OUT_IN_PLACE:
-    o->f = tmpfile();
-    if (!o->f) return pf_error_set(PF_EIO, "%s: cannot create a temporary file: %s", o->path, strerror(errno));
-    break;
   case PF_OUT_REPLACE: {
     int rc = open_tmp(o);
     if (rc < 0) return rc;
@@ -352,23 +348,10 @@ int pf_read_all(int fd, void *dst, size_t n) {
   return 0;
 }
 
-/* Copy the finished temporary file over the target's bytes (hard links). */
-static int copy_in_place(pf_output *o) {
-  if (fflush(o->f) != 0 || fseek(o->f, 0, SEEK_SET) != 0)
-    return pf_error_set(PF_EIO, "%s: writing the temporary copy failed: %s", o->path, strerror(errno));
-  int fd = open(o->target, O_WRONLY | O_TRUNC);
-  if (fd < 0) return pf_error_set(PF_EIO, "%s: cannot open for rewriting: %s (unchanged)", o->target, strerror(errno));
-  char buf[65536];
-  size_t k;
-  int err = 0;
-  while (!err && (k = fread(buf, 1, sizeof buf, o->f)) > 0)
-    if (pf_write_all(fd, buf, k) < 0) err = errno ? errno : EIO;
-  if (!err && ferror(o->f)) err = EIO;
-  if (close(fd) != 0 && !err) err = errno;
-  if (err)
-    return pf_error_set(PF_EIO, "%s: rewriting in place failed half-way: %s (the file has several links and "
-                        "is rewritten in place; it is now incomplete)", o->target, strerror(err));
-  return 0;
+bool pf_same_file(const char *a, const char *b) {
+  struct stat sa, sb;
+  if (!a || !b || stat(a, &sa) != 0 || stat(b, &sb) != 0) return false;
+  return S_ISREG(sa.st_mode) && S_ISREG(sb.st_mode) && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
 int pf_output_commit(pf_output *o) {
@@ -385,11 +368,6 @@ int pf_output_commit(pf_output *o) {
     if (bad) rc = pf_error_set(PF_EIO, "%s: write failed: %s", o->target, strerror(errno));
     return rc;
   }
-  case PF_OUT_IN_PLACE:
-    rc = copy_in_place(o);
-    fclose(o->f);
-    o->f = NULL;
-    return rc;
   case PF_OUT_REPLACE: {
     int err = 0;
     if (fflush(o->f) != 0 || ferror(o->f)) err = errno ? errno : EIO;

@@ -9,9 +9,9 @@
  *     the real target (through a symlink: beside the file it points to, so the
  *     link stays a link), given the existing file's mode (a new file: 0666 less
  *     the umask) and renamed over the target on success;
- *   - a regular file with several hard links: rewritten in place once the work
- *     is done (a rename would split it from its other names);
- *   - refused up front: a read-only file, a folder that does not exist or
+ *   - refused up front: a regular file with several hard links (a rename
+ *     would split it from its other names, rewriting in place can be cut
+ *     half-way by a full disk or a signal), a read-only file, a folder that does not exist or
  *     cannot be written, a directory, a socket or block device.
  * An interrupted or failed run removes its temporary file (interrupt.c) and
  * leaves the previous output as it was.
@@ -40,7 +40,7 @@ int pf_read_fd(int fd, const char *what, size_t max_bytes, char **buf, size_t *l
  * when it is a regular file, else -1.  Close with fclose(). */
 int pf_input_open(const char *path, FILE **f, long long *size_B);
 
-typedef enum { PF_OUT_STDOUT, PF_OUT_STREAM, PF_OUT_REPLACE, PF_OUT_IN_PLACE } pf_out_kind;
+typedef enum { PF_OUT_STDOUT, PF_OUT_STREAM, PF_OUT_REPLACE } pf_out_kind;
 
 typedef struct pf_output {
   pf_out_kind kind;
@@ -57,6 +57,9 @@ typedef struct pf_output {
  * `what` names the option in messages ("-o", "--plot", "--trace").  NULL or
  * "-": standard output.  Returns 0 or PF_EIO / PF_EINVAL with the reason. */
 int pf_output_check(const char *path, const char *what, pf_output *o);
+/* a and b name the same regular file (same device and inode: through
+ * symbolic links and hard links alike); false when either is missing. */
+bool pf_same_file(const char *a, const char *b);
 /* Start writing; *f is valid until commit or abort. */
 int pf_output_open(pf_output *o, FILE **f);
 /* Finish: flush and rename / copy in place / close the stream.  On failure the

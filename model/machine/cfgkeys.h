@@ -37,4 +37,9 @@ int pf_cfg_enum(const pf_cfg_reader *r, const char *path, const char *const *nam
 int pf_cfg_range(const pf_cfg_reader *r, const char *path, double x, double lo, bool lo_open, double hi,
                  const char *what);
 
+/* Every integer literal of the libconfig file at path read again at 64 bits (cfgints.c): one beyond libconfig's
+ * 32-bit int (which libconfig 1.5 wraps without a word) is PF_EPARSE with file:line, the key and its real value.
+ * Call it after libconfig has parsed the file. */
+int pf_cfg_check_ints(const char *path);
+
 #endif

@@ -12,6 +12,7 @@
 
 #include "core/core.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -234,12 +235,16 @@ int pf_cfg_num_in(const reader *r, const char *path, double *dst, int required, 
 int pf_cfg_int(const reader *r, const char *path, int *dst, int required, int min) {
   const config_setting_t *s = pf_cfg_lookup(r, path);
   if (!s) { if (required) return pf_cfg_missing(r, path); return 0; }
-  if (config_setting_type(s) != CONFIG_TYPE_INT)
+  if (config_setting_type(s) != CONFIG_TYPE_INT && config_setting_type(s) != CONFIG_TYPE_INT64)
     return pf_error_set(PF_EPARSE, "%s:%d: %s.%s: expected an integer", r->file, pf_cfg_line(s), r->root_name, path);
-  *dst = config_setting_get_int(s);
-  if (*dst < min)
+  long long v = config_setting_get_int64(s); /* 64 bits: a 4294968416L is not read as 1120 */
+  if (v < min)
     return pf_error_set(PF_EPARSE, "%s:%d: %s.%s: must be at least %d", r->file, pf_cfg_line(s), r->root_name,
                         path, min);
+  if (v > INT_MAX)
+    return pf_error_set(PF_EPARSE, "%s:%d: %s.%s: %lld is more than %d", r->file, pf_cfg_line(s), r->root_name,
+                        path, v, INT_MAX);
+  *dst = (int)v;
   return 1;
 }
 
@@ -307,7 +312,9 @@ static int open_config(config_t *cfg, const char *path) {
     config_destroy(cfg);
     return rc;
   }
-  return 0;
+  int rc = pf_cfg_check_ints(path);
+  if (rc < 0) config_destroy(cfg);
+  return rc;
 }
 
 int pf_cfg_read_file(const char *path, const char *what, pf_cfg_read_fn read, void *out) {

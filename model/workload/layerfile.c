@@ -6,6 +6,7 @@
  * the process exits (workloads are copied by value and keep pointers to it).
  */
 #include "core/core.h"
+#include "machine/machine.h"
 #include "layers.h"
 
 #include <libconfig.h>
@@ -60,14 +61,15 @@ static bool has_word(const char *list, const char *w) {
 static int get_int(const ctx *x, const config_setting_t *g, const char *key, int lo, int hi, int *dst) {
   const config_setting_t *s = config_setting_get_member(g, key);
   if (!s) return 0;
-  if (config_setting_type(s) != CONFIG_TYPE_INT) return err_at(x, s, key, "expected an integer");
-  int v = config_setting_get_int(s);
+  if (config_setting_type(s) != CONFIG_TYPE_INT && config_setting_type(s) != CONFIG_TYPE_INT64)
+    return err_at(x, s, key, "expected an integer");
+  long long v = config_setting_get_int64(s); /* 64 bits, then the range */
   if (v < lo || v > hi) {
-    char why[64];
-    snprintf(why, sizeof why, "%d is outside [%d, %d]", v, lo, hi);
+    char why[80];
+    snprintf(why, sizeof why, "%lld is outside [%d, %d]", v, lo, hi);
     return err_at(x, s, key, why);
   }
-  *dst = v;
+  *dst = (int)v;
   return 1;
 }
 
@@ -279,7 +281,9 @@ int pf_layers_load(const char *path, pf_workload *w) {
     return rc;
   }
   const config_setting_t *m = config_lookup(&cfg, "model");
-  int rc = !m || !config_setting_is_group(m)
+  int rc = pf_cfg_check_ints(path);
+  if (rc == 0)
+    rc = !m || !config_setting_is_group(m)
                ? pf_error_set(PF_EPARSE, "%s:%d: model: expected a group model = { id = ...; layers = ( ... ); }", path,
                               m ? config_setting_source_line(m) : 1)
                : read_model(path, m, w);
