@@ -2,6 +2,7 @@
 # defaults.sh - the settings current Megatron-Core / NeMo recipes turn on are on by default for Megatron
 # transformers, in predict, tune and plan; each --no-X turns its default off; layer lists and other
 # frameworks keep them off (docs/defaults.md, model/job/defaults.c).
+# ctest-labels: slow   (five full tune and plan searches: minutes under the sanitizers; the release run covers them)
 source "$PF_SRC/tests/cli/lib.bash"
 P=$PREFLIGHT
 
