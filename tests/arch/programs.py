@@ -53,6 +53,7 @@ class Lexer:
     def __init__(self, text):
         self.t, self.i, self.line = text, 0, 1
         self.heredocs = []
+        self.found = []  # (line, word, first) of the $( ... ) lists inside words, lexed on their own
 
     def words(self):
         t = self.t
@@ -147,7 +148,7 @@ class Lexer:
                     if t[self.i] == "\\":
                         self.i += 1
                     elif t.startswith("$(", self.i) and not t.startswith("$((", self.i):
-                        self.nested("$(", ")")
+                        self.nested("$(")
                         continue
                     elif t[self.i] == "\n":
                         self.line += 1
@@ -164,14 +165,14 @@ class Lexer:
                 if t.startswith("$((", self.i):
                     self.skip_balanced("((", "))", offset=1)
                 else:
-                    self.nested("$(", ")")
+                    self.nested("$(")
                 out.append("$()")
             else:
                 out.append(c)
                 self.i += 1
         return "".join(out)
 
-    def nested(self, open_, close):
+    def nested(self, open_):
         """Lexes a $( ... ) inside a word or quotes as its own command list."""
         self.i += len(open_)
         depth, start = 1, self.i
@@ -220,18 +221,8 @@ class Lexer:
         self.heredocs = []
 
     def collect(self):
-        self.found = getattr(self, "found", [])
-        out = []
-        for item in self.words():
-            out.append(item)
+        out = list(self.words())  # fills self.found as it meets $( ... )
         return self.found + out
-
-
-def shell_commands(text):
-    lx = Lexer(text)
-    lx.found = []
-    items = lx.collect()
-    return [(line, w) for line, w, first in items if first]
 
 
 def functions_in(text):
@@ -334,9 +325,7 @@ def main():
 
 def shell_commands_wrapped(text, wraps):
     """Command words, and the command a wrapper function (expect_exit CODE CMD...) runs."""
-    lx = Lexer(text)
-    lx.found = []
-    items = lx.collect()
+    items = Lexer(text).collect()
     out = []
     k = 0
     while k < len(items):
