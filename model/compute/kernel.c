@@ -162,6 +162,7 @@ int pf_step_add(pf_step *s, const pf_kernel_env *env, const pf_kernel *k) {
   double host_chain = h >= t ? s->host_s + n * h + t : s->host_s + h + n * t;
   s->end_s = fmax(gpu_chain, host_chain);
   s->host_s += n * h;
+  if (k->sync && s->host_s < s->end_s) s->host_s = s->end_s; /* the host blocks until the GPU gets here */
   s->busy_s += n * t;
   s->dispatch_s += n * h;
   if (c.limit != PF_LIMIT_FLOOR) s->limit_s[c.limit] += n * (t - c.floor_s);

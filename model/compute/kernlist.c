@@ -105,9 +105,11 @@ int pf_stage_kernel_rows(const pf_scenario *sc, int stage, pf_kernel_rows *R) {
   if (sc->workload.kind == PF_WL_TRANSFORMER) {
     pf_stage_lists L;
     if ((rc = pf_transformer_lists(sc, stage, &L)) < 0) return rc;
-    rc = add_list(R, &env, &L.fwd, L.lps * M, "forward");
+    rc = add_list(R, &env, &L.fwd, L.dense * M, "forward");
+    if (rc == 0) rc = add_list(R, &env, &L.moe_fwd, L.moe * M, "forward");
     if (rc == 0) rc = add_list(R, &env, &L.ends_f, M, "forward");
-    if (rc == 0) rc = add_list(R, &env, &L.bwd, L.lps * M, "backward");
+    if (rc == 0) rc = add_list(R, &env, &L.bwd, L.dense * M, "backward");
+    if (rc == 0) rc = add_list(R, &env, &L.moe_bwd, L.moe * M, "backward");
     if (rc == 0) rc = add_list(R, &env, &L.ends_b, M, "backward");
     pf_stage_lists_free(&L);
   } else if (sc->workload.kind == PF_WL_LAYERS) {
