@@ -14,7 +14,8 @@
  *               M x topk x h elements (moe_permute; the indices are negligible).
  *  experts      fc1 (gate and up) and fc2 as grouped GEMMs, one product per expert priced at its own
  *               shape (tokens of that expert x 2 f / TP x h; tokens x h x f / TP) from the device's GEMM
- *               table: a small expert's GEMM runs below a dense GEMM of the same FLOPs.  Balanced and
+ *               table, each expert's rows padded to the kernel's M block (kernel.c, after DeepGEMM): a
+ *               small expert's GEMM runs below a dense GEMM of the same FLOPs.  Balanced and
  *               dropless by default (what published benchmarks force: the model zoo's configs,
  *               DeepSeek-V3's auxiliary-loss-free balancing), so each expert gets M topk / E tokens;
  *               --moe-imbalance r gives the busiest expert r times that and the others share the rest;
@@ -24,8 +25,10 @@
  *               read M x topk x h, write M x h elements.
  *  shared       the shared experts as one dense SwiGLU MLP of width shared_ffn_hidden over all M tokens.
  * MLA (DeepSeek-V2, arXiv 2405.04434 eqs. 9-14): q_a h -> q_lora (or q directly h -> heads x qk), its
- * RMSNorm, q_b q_lora -> heads x (nope + rope) / TP, kv_a h -> kv_lora + rope (replicated over TP), its
- * RMSNorm, kv_b kv_lora -> heads x (nope + v) / TP, the output heads x v / TP -> h.
+ * RMSNorm, q_b q_lora -> heads x (nope + rope) / TP, kv_a h -> kv_lora + rope, its RMSNorm, kv_b kv_lora
+ * -> heads x (nope + v) / TP, the output heads x v / TP -> h.  The down projections' weights are duplicated
+ * over TP (Megatron-Core's multi_latent_attention.py builds them with parallel_mode "duplicated") and run on
+ * the sequence-parallel shard of the tokens, whose latents are then gathered (without SP: every token).
  */
 #include "moelayer.h"
 
@@ -38,13 +41,22 @@ static double tokens(const pf_scenario *sc) {
   return sc->plan.mbs * (double)sc->workload.seq / sc->plan.cp;
 }
 
-/* the experts' fc1 or fc2 over E products at the balanced, imbalanced or padded token counts */
+/* one grouped GEMM launch of `batch` experts of m rows each (kernel.c pads each to the M block) */
+static int grouped(pf_kernel_list *f, const pf_scenario *sc, const char *name, double m, double n, double k,
+                   double batch, double host_ops) {
+  pf_kernel x = {.kind = PF_KERNEL_GEMM, .name = name, .prec = sc->precision, .layout = PF_GEMM_NN, .m = m,
+                 .n = n, .k = k, .batch = batch, .host_ops = host_ops, .grouped = true};
+  return pf_kernel_list_add(f, &x);
+}
+
+/* the experts' fc1 or fc2 over E products at the balanced, imbalanced or padded token counts (one launch:
+ * the busiest expert's product and the others' are priced apart, the second with no operator of its own) */
 static int experts_gemm(pf_kernel_list *f, const pf_scenario *sc, const char *name, double n, double k) {
   const pf_workload *w = &sc->workload;
   double E = w->experts, mean = tokens(sc) * w->topk / E, r = pf_workload_expert_load(w);
-  if (w->capacity_factor > 0 || !(r > 1.0)) return pf_layer_gemm(f, sc, name, r * mean, n, k, E);
+  if (w->capacity_factor > 0 || !(r > 1.0)) return grouped(f, sc, name, r * mean, n, k, E, 1);
   double rest = (E * mean - r * mean) / (E - 1.0); /* the others share what the busiest leaves */
-  return pf_layer_gemm(f, sc, name, r * mean, n, k, 1) | pf_layer_gemm(f, sc, name, rest, n, k, E - 1.0);
+  return grouped(f, sc, name, r * mean, n, k, 1, 1) | grouped(f, sc, name, rest, n, k, E - 1.0, 0);
 }
 
 int pf_moe_ffn_forward(const pf_scenario *sc, pf_kernel_list *f) {
@@ -80,16 +92,17 @@ int pf_mla_forward(const pf_scenario *sc, pf_kernel_list *f) {
   const pf_workload *w = &sc->workload;
   double M = tokens(sc), t = sc->plan.tp, h = w->hidden, a = w->heads, el = pf_precision_bytes(sc->precision);
   double qk = pf_workload_qk_dim(w), v = w->v_head_dim, ql = w->q_lora_rank, kl = w->kv_lora_rank;
+  double Md = M / (sc->plan.sp ? t : 1.0); /* the down projections: duplicated over TP, on SP's shard */
   int rc = 0;
   if (ql > 0) {
-    rc |= pf_layer_gemm(f, sc, "mla-q-down", M, ql, h, 1);
-    rc |= pf_layer_mem(f, "mla-q-norm", 2.0 * el * M * ql);
+    rc |= pf_layer_gemm(f, sc, "mla-q-down", Md, ql, h, 1);
+    rc |= pf_layer_mem(f, "mla-q-norm", 2.0 * el * Md * ql);
     rc |= pf_layer_gemm(f, sc, "mla-q-up", M, a * qk / t, ql, 1);
   } else {
     rc |= pf_layer_gemm(f, sc, "mla-q", M, a * qk / t, h, 1);
   }
-  rc |= pf_layer_gemm(f, sc, "mla-kv-down", M, kl + w->qk_rope_dim, h, 1);
-  rc |= pf_layer_mem(f, "mla-kv-norm", 2.0 * el * M * kl);
+  rc |= pf_layer_gemm(f, sc, "mla-kv-down", Md, kl + w->qk_rope_dim, h, 1);
+  rc |= pf_layer_mem(f, "mla-kv-norm", 2.0 * el * Md * kl);
   rc |= pf_layer_gemm(f, sc, "mla-kv-up", M, a * (w->qk_nope_dim + v) / t, kl, 1);
   rc |= pf_layer_gemm(f, sc, "proj", M, h, a * v / t, 1);
   return rc;

@@ -37,6 +37,8 @@ typedef struct pf_kernel {
   double host_ops;      /* framework operators the host dispatches per launch (0: fused into the previous one) */
   double host_s;        /* host time per launch besides its operators' dispatch (an optimizer's Python loop) */
   double fixed_s;       /* PF_KERNEL_FIXED: time of one launch */
+  bool grouped;         /* GEMM: the batch products are one grouped GEMM of a MoE layer's experts, each
+                           expert's rows padded to the kernel's M block (compute/kernel.c) */
   bool sync;            /* the host waits for this kernel to end before it issues the next one (a
                            device-to-host copy the host reads, e.g. a MoE layer's tokens per expert) */
 } pf_kernel;
