@@ -46,27 +46,19 @@ static cJSON *moe_json(const pf_workload *w) {
   cJSON *j = cJSON_CreateObject();
   pf_workload all = *w; /* every expert computed: the count MFU must not use (maxtext PR #678) */
   all.topk = all.experts;
-  cJSON_AddNumberToObject(j, "active_params_without_embedding",
-                          pf_workload_active_params(w, 1) - pf_workload_embedding_params(w, 1));
-  cJSON_AddNumberToObject(j, "mtp_params", pf_workload_mtp_params(w));
-  cJSON_AddNumberToObject(j, "flops_per_sample_all_experts", pf_workload_model_flops_per_sample(&all, 1));
-  cJSON_AddNumberToObject(j, "experts", w->experts);
-  cJSON_AddNumberToObject(j, "topk", w->topk);
-  cJSON_AddNumberToObject(j, "moe_ffn_hidden", w->moe_ffn_hidden);
-  cJSON_AddNumberToObject(j, "shared_ffn_hidden", w->shared_ffn_hidden);
-  cJSON_AddNumberToObject(j, "moe_layers", pf_workload_moe_layers_in(w, 0, w->layers));
+  const struct { const char *k; double v; } f[] = {
+      {"active_params_without_embedding", pf_workload_active_params(w, 1) - pf_workload_embedding_params(w, 1)},
+      {"mtp_params", pf_workload_mtp_params(w)},
+      {"flops_per_sample_all_experts", pf_workload_model_flops_per_sample(&all, 1)},
+      {"experts", w->experts}, {"topk", w->topk}, {"moe_ffn_hidden", w->moe_ffn_hidden},
+      {"shared_ffn_hidden", w->shared_ffn_hidden}, {"moe_layers", pf_workload_moe_layers_in(w, 0, w->layers)},
+      {"router_groups", w->router_groups}, {"router_group_topk", w->router_group_topk},
+      {"capacity_factor", w->capacity_factor}, {"expert_load", pf_workload_expert_load(w)},
+      {"head_dim", pf_workload_head_dim(w)}, {"q_lora_rank", w->q_lora_rank}, {"kv_lora_rank", w->kv_lora_rank},
+      {"qk_nope_head_dim", w->qk_nope_dim}, {"qk_rope_head_dim", w->qk_rope_dim}, {"v_head_dim", w->v_head_dim},
+      {"mtp_layers", w->mtp_layers}};
+  for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) cJSON_AddNumberToObject(j, f[i].k, f[i].v);
   cJSON_AddStringToObject(j, "router", w->router == PF_ROUTER_SIGMOID ? "sigmoid" : "softmax");
-  cJSON_AddNumberToObject(j, "router_groups", w->router_groups);
-  cJSON_AddNumberToObject(j, "router_group_topk", w->router_group_topk);
-  cJSON_AddNumberToObject(j, "capacity_factor", w->capacity_factor);
-  cJSON_AddNumberToObject(j, "expert_load", pf_workload_expert_load(w));
-  cJSON_AddNumberToObject(j, "head_dim", pf_workload_head_dim(w));
-  cJSON_AddNumberToObject(j, "q_lora_rank", w->q_lora_rank);
-  cJSON_AddNumberToObject(j, "kv_lora_rank", w->kv_lora_rank);
-  cJSON_AddNumberToObject(j, "qk_nope_head_dim", w->qk_nope_dim);
-  cJSON_AddNumberToObject(j, "qk_rope_head_dim", w->qk_rope_dim);
-  cJSON_AddNumberToObject(j, "v_head_dim", w->v_head_dim);
-  cJSON_AddNumberToObject(j, "mtp_layers", w->mtp_layers);
   return j;
 }
 

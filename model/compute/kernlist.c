@@ -44,7 +44,10 @@ static void source_of(const pf_kernel_env *env, const pf_kernel *k, char *buf, s
              d->id, pf_precision_name(k->prec));
     break;
   case PF_KERNEL_ATTENTION: snprintf(buf, len, "fused attention at %s's FlashAttention-2 rate (kernel.c)", d->id); break;
-  case PF_KERNEL_FIXED: snprintf(buf, len, "%s", s ? s : "priced by its module"); break;
+  case PF_KERNEL_FIXED:
+    if (k->sync) snprintf(buf, len, "device-to-host copy the host waits for, its lead lost (hostqueue.c)");
+    else snprintf(buf, len, "%s", s ? s : "priced by its module");
+    break;
   default:
     if (s) snprintf(buf, len, "%s", s);
     else snprintf(buf, len, "%.3g MB through HBM at %s's hbm_eff (kernel.c)", k->bytes / 1e6, d->id);
