@@ -139,8 +139,10 @@ void pf_memory_estimate(const pf_scenario *sc, pf_memory *m) {
     double fp8_copy = fp8_weight_copy_bytes(sc);
     double infl = inflight(p);
     double best = -1;
-    for (int s = 0; s < (pp > 1 ? 2 : 1); s++) {
-      int stage = s == 0 ? 0 : pp - 1;
+    /* a MoE model's stages differ by their MoE layers (first dense layers, every n-th layer): each is tried */
+    bool all = pf_workload_is_moe(w);
+    for (int s = 0; s < (all ? pp : pp > 1 ? 2 : 1); s++) {
+      int stage = all || s == 0 ? s : pp - 1;
       int nmoe = pf_workload_moe_layers_in(w, stage * lps, lps) + (stage == pp - 1 ? w->mtp_layers : 0);
       double Pl = pf_workload_extended(w) /* MoE: all experts held at EP 1; MTP on the last stage */
                       ? (pf_workload_layers_params(w, stage * lps, lps) +

@@ -169,7 +169,27 @@ static void sync_and_rows(void) {
   pf_kernel_rows_free(&R);
 }
 
+/* memory counts every expert at EP 1: Mixtral 8x7B over TP 8 x PP 4 holds 8 MoE layers and the embedding
+ * (first stage) or the output layer (last) per stage, split by TP, in bf16 */
+static void memory(void) {
+  static pf_scenario sc;
+  setup(&sc, "mixtral-8x7b", 8);
+  sc.gpus = 32;
+  sc.plan.pp = 4;
+  sc.plan.gbs = 256;
+  sc.plan.dist_opt = true;
+  CHECK_INT(pf_plan_check(&sc), 0);
+  pf_memory m;
+  pf_memory_estimate(&sc, &m);
+  const pf_workload *w = &sc.workload;
+  double stage = (8 * pf_workload_moe_layer_params(w) + pf_workload_embedding_params(w, 8)) / 8;
+  CHECK_NEAR(m.weights_B, 2 * stage, 1e-4);
+  CHECK_NEAR(m.gradients_B, 4 * stage, 1e-4);
+  CHECK(pf_workload_moe_layer_params(w) > 6 * pf_workload_dense_layer_params(w)); /* 8 experts, not one FFN (6.65x) */
+}
+
 int main(void) {
+  memory();
   counts();
   flops();
   kernels_flops("mixtral-8x7b", 1);
