@@ -54,18 +54,18 @@ static void compare_end(pf_doc *d) { (void)d; }
 /* ---- models ---- */
 
 static void models(FILE *f) {
-  fprintf(f, "id,name,params,flops_per_sample\n");
+  fprintf(f, "id,name,params,active_params,flops_per_sample\n");
   for (int i = 0; i < pf_workload_builtin_count(); i++) {
     pf_workload w;
     pf_workload_builtin(pf_workload_builtin_at(i)->id, &w);
-    fprintf(f, "%s,\"%s\",%.6g,%.6g\n", w.id, w.name, pf_workload_params(&w, 1),
-            pf_workload_model_flops_per_sample(&w, 1));
+    fprintf(f, "%s,\"%s\",%.6g,%.6g,%.6g\n", w.id, w.name, pf_workload_params(&w, 1),
+            pf_workload_active_params(&w, 1), pf_workload_model_flops_per_sample(&w, 1));
   }
 }
 
 static void model(FILE *f, const pf_workload *w) {
-  fprintf(f, "id,name,params,flops_per_sample\n%s,\"%s\",%.6g,%.6g\n", w->id, w->name, pf_workload_params(w, 1),
-          pf_workload_model_flops_per_sample(w, 1));
+  fprintf(f, "id,name,params,active_params,flops_per_sample\n%s,\"%s\",%.6g,%.6g,%.6g\n", w->id, w->name,
+          pf_workload_params(w, 1), pf_workload_active_params(w, 1), pf_workload_model_flops_per_sample(w, 1));
 }
 
 /* ---- machines: the list, and one machine shown ---- */

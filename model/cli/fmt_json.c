@@ -41,6 +41,27 @@ static void compare_end(pf_doc *d) {
 
 /* ---- models ---- */
 
+/* the mixture of experts and MLA shape, with the counts that differ from a dense model's */
+static cJSON *moe_json(const pf_workload *w) {
+  cJSON *j = cJSON_CreateObject();
+  pf_workload all = *w; /* every expert computed: the count MFU must not use (maxtext PR #678) */
+  all.topk = all.experts;
+  const struct { const char *k; double v; } f[] = {
+      {"active_params_without_embedding", pf_workload_active_params(w, 1) - pf_workload_embedding_params(w, 1)},
+      {"mtp_params", pf_workload_mtp_params(w)},
+      {"flops_per_sample_all_experts", pf_workload_model_flops_per_sample(&all, 1)},
+      {"experts", w->experts}, {"topk", w->topk}, {"moe_ffn_hidden", w->moe_ffn_hidden},
+      {"shared_ffn_hidden", w->shared_ffn_hidden}, {"moe_layers", pf_workload_moe_layers_in(w, 0, w->layers)},
+      {"router_groups", w->router_groups}, {"router_group_topk", w->router_group_topk},
+      {"capacity_factor", w->capacity_factor}, {"expert_load", pf_workload_expert_load(w)},
+      {"head_dim", pf_workload_head_dim(w)}, {"q_lora_rank", w->q_lora_rank}, {"kv_lora_rank", w->kv_lora_rank},
+      {"qk_nope_head_dim", w->qk_nope_dim}, {"qk_rope_head_dim", w->qk_rope_dim}, {"v_head_dim", w->v_head_dim},
+      {"mtp_layers", w->mtp_layers}};
+  for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) cJSON_AddNumberToObject(j, f[i].k, f[i].v);
+  cJSON_AddStringToObject(j, "router", w->router == PF_ROUTER_SIGMOID ? "sigmoid" : "softmax");
+  return j;
+}
+
 static cJSON *model_json(const pf_workload *w) {
   cJSON *j = cJSON_CreateObject();
   cJSON_AddStringToObject(j, "id", w->id);
@@ -49,6 +70,7 @@ static cJSON *model_json(const pf_workload *w) {
                                      : w->kind == PF_WL_LAYERS    ? "layers"
                                                                   : "generic");
   cJSON_AddNumberToObject(j, "params", pf_workload_params(w, 1));
+  cJSON_AddNumberToObject(j, "active_params", pf_workload_active_params(w, 1));
   cJSON_AddNumberToObject(j, "flops_per_sample", pf_workload_model_flops_per_sample(w, 1));
   cJSON_AddNumberToObject(j, "tokens_per_sample", pf_workload_tokens_per_sample(w));
   if (w->kind == PF_WL_LAYERS) {
@@ -70,6 +92,7 @@ static cJSON *model_json(const pf_workload *w) {
     cJSON_AddNumberToObject(j, "seq", w->seq);
     cJSON_AddNumberToObject(j, "vocab", w->vocab);
     cJSON_AddBoolToObject(j, "swiglu", w->swiglu);
+    if (pf_workload_is_moe(w) || pf_workload_is_mla(w)) cJSON_AddItemToObject(j, "moe", moe_json(w));
   }
   cJSON_AddStringToObject(j, "source", w->source ? w->source : "");
   return j;

@@ -55,13 +55,29 @@ static void models(FILE *f) {
     int li = (int)strlen(pf_workload_builtin_at(i)->id), ln = (int)strlen(pf_workload_builtin_at(i)->name);
     wi = li > wi ? li : wi, wn = ln > wn ? ln : wn;
   }
-  fprintf(f, "%-*s %-*s %12s %14s\n", wi, "id", wn, "name", "params", "FLOPs/sample");
+  fprintf(f, "%-*s %-*s %12s %12s %14s\n", wi, "id", wn, "name", "params", "active", "FLOPs/sample");
   for (int i = 0; i < pf_workload_builtin_count(); i++) {
     pf_workload w;
     pf_workload_builtin(pf_workload_builtin_at(i)->id, &w);
-    fprintf(f, "%-*s %-*s %12.4g %14.4g\n", wi, w.id, wn, w.name, pf_workload_params(&w, 1),
-            pf_workload_model_flops_per_sample(&w, 1));
+    fprintf(f, "%-*s %-*s %12.4g %12.4g %14.4g\n", wi, w.id, wn, w.name, pf_workload_params(&w, 1),
+            pf_workload_active_params(&w, 1), pf_workload_model_flops_per_sample(&w, 1));
   }
+}
+
+/* a mixture of experts: active parameters (MFU counts their FLOPs only) and the expert layout */
+static void model_moe(FILE *f, const pf_workload *w) {
+  fprintf(f, "  active           %.4g parameters a token (%.4g without the input embedding)\n",
+          pf_workload_active_params(w, 1), pf_workload_active_params(w, 1) - pf_workload_embedding_params(w, 1));
+  if (w->mtp_layers > 0)
+    fprintf(f, "  MTP              %d module(s), %.4g parameters besides the ones above\n", w->mtp_layers,
+            pf_workload_mtp_params(w));
+  fprintf(f, "  experts          %d routed (top %d, FFN %d)%s%.0d, %d of %d layers MoE, %s router", w->experts, w->topk,
+          w->moe_ffn_hidden, w->shared_ffn_hidden > 0 ? ", shared FFN " : "", w->shared_ffn_hidden,
+          pf_workload_moe_layers_in(w, 0, w->layers), w->layers, w->router == PF_ROUTER_SIGMOID ? "sigmoid" : "softmax");
+  if (w->router_groups > 0) fprintf(f, " over %d groups (%d a token)", w->router_groups, w->router_group_topk);
+  if (w->capacity_factor > 0) fprintf(f, ", capacity factor %g (tokens over it dropped, experts padded)\n",
+                                      w->capacity_factor);
+  else fprintf(f, ", dropless, busiest expert %g x the balanced share\n", pf_workload_expert_load(w));
 }
 
 static void model(FILE *f, const pf_workload *w) {
@@ -73,6 +89,10 @@ static void model(FILE *f, const pf_workload *w) {
   if (w->kind == PF_WL_TRANSFORMER)
     fprintf(f, "  shape            %d layers, hidden %d, %d heads (%d KV), FFN %d%s, seq %d, vocab %d\n", w->layers,
             w->hidden, w->heads, w->kv_heads, w->ffn_hidden, w->swiglu ? " SwiGLU" : "", w->seq, w->vocab);
+  if (pf_workload_is_moe(w)) model_moe(f, w);
+  if (pf_workload_is_mla(w))
+    fprintf(f, "  MLA              q_lora %d, kv_lora %d, qk nope %d + rope %d, v %d per head\n", w->q_lora_rank,
+            w->kv_lora_rank, w->qk_nope_dim, w->qk_rope_dim, w->v_head_dim);
   if (w->kind == PF_WL_LAYERS) {
     pf_layers_totals t;
     if (pf_layers_summary(w, &t) == 0)

@@ -16,6 +16,7 @@
 #include "compute.h"
 
 #include "kernel.h"
+#include "moelayer.h"
 #include "workload/workload.h"
 
 #include <math.h>
@@ -23,65 +24,89 @@
 
 /* ---- kernel lists of one layer ---- */
 
-static int gemm(pf_kernel_list *l, const pf_scenario *sc, const char *name, double m, double n, double k,
-                double batch) {
+int pf_layer_gemm(pf_kernel_list *l, const pf_scenario *sc, const char *name, double m, double n, double k,
+                  double batch) {
   pf_kernel x = {.kind = PF_KERNEL_GEMM, .name = name, .prec = sc->precision, .layout = PF_GEMM_NN,
                  .m = m, .n = n, .k = k, .batch = batch, .host_ops = 1};
   return pf_kernel_list_add(l, &x);
 }
 
-static int mem(pf_kernel_list *l, const char *name, double bytes) {
+int pf_layer_mem(pf_kernel_list *l, const char *name, double bytes) {
   pf_kernel x = {.kind = PF_KERNEL_MEMORY, .name = name, .bytes = bytes, .host_ops = 1};
   return pf_kernel_list_add(l, &x);
 }
 
-/* Forward kernels of one transformer layer (one microbatch) into *f, the
- * attention core into *core (so selective recomputation can repeat it). */
-static int layer_forward(const pf_scenario *sc, pf_kernel_list *f, pf_kernel_list *core) {
+#define gemm pf_layer_gemm
+#define mem pf_layer_mem
+
+/* The attention core over a/t heads: scores, softmax, dropout, weighted sum (queries and keys qk wide,
+ * values v wide: MLA's differ; a fused kernel of head width (qk + v) / 2 has their FLOPs). */
+static int attention_core(const pf_scenario *sc, pf_kernel_list *core) {
   const pf_workload *w = &sc->workload;
   const pf_plan *p = &sc->plan;
-  double b = p->mbs, t = p->tp, c = p->cp;
-  double s = w->seq, sl = s / c, h = w->hidden, a = w->heads, dh = h / a;
-  double kv = h * w->kv_heads / w->heads, ff = w->ffn_hidden;
-  double M = b * sl;
-  double el = pf_precision_bytes(sc->precision);
-  double x = b * sl * h / (p->sp ? t : 1.0);        /* elements of the replicated-or-split hidden state */
-  double y = b * sl * ff / t;                       /* elements of the MLP intermediate */
+  double b = p->mbs, s = w->seq, sl = s / p->cp, heads = w->heads / (double)p->tp;
+  double qk = pf_workload_qk_dim(w), v = pf_workload_v_dim(w), el = pf_precision_bytes(sc->precision);
   int rc = 0;
-  rc |= gemm(f, sc, "qkv", M, (h + 2 * kv) / t, h, 1);
-  rc |= gemm(f, sc, "proj", M, h, h / t, 1);
-  rc |= gemm(f, sc, "fc1", M, (w->swiglu ? 2 : 1) * ff / t, h, 1); /* gate + up for SwiGLU */
-  rc |= gemm(f, sc, "fc2", M, h, ff / t, 1);
-  /* norms (read + write), two bias-dropout-add (read 2, write 1 + mask), activation, rotary on q and k */
-  rc |= mem(f, "norm1", 2 * el * x);
-  rc |= mem(f, "norm2", 2 * el * x);
-  rc |= mem(f, "bias-dropout-add1", (3 * el + 1) * x);
-  rc |= mem(f, "bias-dropout-add2", (3 * el + 1) * x);
-  rc |= mem(f, "activation", (w->swiglu ? 3.0 : 2.0) * el * y);
-  if (!w->learned_pos) rc |= mem(f, "rotary", 2 * el * (b * sl * (h + kv) / t)); /* learned positions: none */
-  rc |= mem(f, "bias", 0.0);
-
-  /* attention core over a/t heads: scores, softmax, dropout, weighted sum */
-  double heads = a / t;
   if (p->flash_attn) {
     pf_kernel fa = {.kind = PF_KERNEL_ATTENTION, .name = "flash-attention", .prec = sc->precision,
-                    .m = sl, .n = s, .k = dh, .batch = b * heads, .host_ops = 1};
+                    .m = sl, .n = s, .k = (qk + v) / 2.0, .batch = b * heads, .host_ops = 1};
     rc |= pf_kernel_list_add(core, &fa);
   } else {
     double z = b * heads * sl * s;
-    rc |= gemm(core, sc, "scores", sl, s, dh, b * heads);
-    rc |= gemm(core, sc, "context", sl, dh, s, b * heads);
+    rc |= gemm(core, sc, "scores", sl, s, qk, b * heads);
+    rc |= gemm(core, sc, "context", sl, v, s, b * heads);
     rc |= mem(core, "scale-mask-softmax", z * (4 * el + 1));
     rc |= mem(core, "attention-dropout", z * 2 * el);
   }
   return rc;
 }
 
-/* The same kernels, each run `times` as often (backward: 2 x forward). */
+/* Forward kernels of one transformer layer (one microbatch) into *f, the attention core into *core (so
+ * selective recomputation can repeat it); a MoE layer's FFN is moelayer.c's, MLA's projections too. */
+static int layer_forward(const pf_scenario *sc, bool moe, pf_kernel_list *f, pf_kernel_list *core) {
+  const pf_workload *w = &sc->workload;
+  const pf_plan *p = &sc->plan;
+  double b = p->mbs, t = p->tp, c = p->cp;
+  double s = w->seq, sl = s / c, h = w->hidden, ff = w->ffn_hidden;
+  double kv = h * w->kv_heads / w->heads, q = h; /* GPT/Llama: heads x head width = h */
+  if (w->head_dim > 0) q = (double)w->heads * w->head_dim, kv = (double)w->kv_heads * w->head_dim;
+  double M = b * sl;
+  double el = pf_precision_bytes(sc->precision);
+  double x = b * sl * h / (p->sp ? t : 1.0);        /* elements of the replicated-or-split hidden state */
+  double y = b * sl * ff / t;                       /* elements of the MLP intermediate */
+  int rc = 0;
+  if (pf_workload_is_mla(w)) {
+    rc |= pf_mla_forward(sc, f);
+  } else {
+    rc |= gemm(f, sc, "qkv", M, (q + 2 * kv) / t, h, 1);
+    rc |= gemm(f, sc, "proj", M, h, q / t, 1);
+  }
+  if (moe) {
+    rc |= pf_moe_ffn_forward(sc, f);
+  } else {
+    rc |= gemm(f, sc, "fc1", M, (w->swiglu ? 2 : 1) * ff / t, h, 1); /* gate + up for SwiGLU */
+    rc |= gemm(f, sc, "fc2", M, h, ff / t, 1);
+  }
+  /* norms (read + write), two bias-dropout-add (read 2, write 1 + mask), rotary on q and k (MLA: their
+   * rope parts) */
+  rc |= mem(f, "norm1", 2 * el * x);
+  rc |= mem(f, "norm2", 2 * el * x);
+  rc |= mem(f, "bias-dropout-add1", (3 * el + 1) * x);
+  rc |= mem(f, "bias-dropout-add2", (3 * el + 1) * x);
+  if (!moe) rc |= mem(f, "activation", (w->swiglu ? 3.0 : 2.0) * el * y);
+  double roped = pf_workload_is_mla(w) ? (w->heads + t) * w->qk_rope_dim : q + kv;
+  if (!w->learned_pos) rc |= mem(f, "rotary", 2 * el * (b * sl * roped / t)); /* learned positions: none */
+  rc |= mem(f, "bias", 0.0);
+  return rc | attention_core(sc, core);
+}
+
+/* The same kernels, each run `times` as often (backward: 2 x forward; a host synchronisation is the
+ * forward's alone: the backward reuses the sizes it read, so it is not repeated more than once). */
 static int repeat_into(pf_kernel_list *dst, const pf_kernel_list *src, double times) {
   int rc = 0;
   for (int i = 0; i < src->n; i++) {
     pf_kernel k = src->k[i];
+    if (k.sync && times != 1) continue;
     k.count = (k.count > 0 ? k.count : 1.0) * times;
     rc |= pf_kernel_list_add(dst, &k);
   }
@@ -90,6 +115,7 @@ static int repeat_into(pf_kernel_list *dst, const pf_kernel_list *src, double ti
 
 /* Time of a kernel list run `repeat` times, with the step's totals added to *acc. */
 static double run_list(const pf_kernel_env *env, const pf_kernel_list *l, int repeat, pf_step *acc) {
+  if (repeat <= 0 || l->n == 0) return 0.0; /* no layer of that kind on the stage: the timeline as it was */
   pf_step st;
   memset(&st, 0, sizeof st);
   pf_step_run(&st, env, l, repeat);
@@ -147,35 +173,76 @@ static int generic_work(const pf_scenario *sc, const pf_kernel_env *env, pf_stag
 /* The kernel lists of stage `stage` of a transformer for one microbatch: the
  * layer's forward and backward (run lps times) and the ends (embedding, logits
  * and loss) forward and backward (run once). */
+/* The forward and backward lists of one layer kind (dense or MoE) with FP8's casts (fp8.c, which also sets
+ * the precision of the ends' products) and recomputation; nothing for a kind the stage has none of. */
+static int kind_lists(const pf_scenario *sc, bool moe, int layers, pf_kernel_list *ends, pf_kernel_list *fwd,
+                      pf_kernel_list *bwd) {
+  const pf_plan *p = &sc->plan;
+  if (layers <= 0) return 0;
+  pf_kernel_list lf = {0}, core = {0}, fq = {0}, bq = {0};
+  int rc = layer_forward(sc, moe, &lf, &core);
+  if (rc == 0) rc = pf_fp8_layer(sc, layers, &lf, &core, ends, &fq, &bq); /* FP8 as it runs (fp8.c) */
+  rc |= repeat_into(fwd, &lf, 1);
+  rc |= repeat_into(fwd, &core, 1);
+  rc |= repeat_into(bwd, fwd, 2);
+  if (p->recompute == PF_RECOMPUTE_FULL) rc |= repeat_into(bwd, fwd, 1) | repeat_into(bwd, &fq, 1);
+  else if (p->recompute == PF_RECOMPUTE_SELECTIVE && !p->flash_attn) rc |= repeat_into(bwd, &core, 1);
+  rc |= repeat_into(fwd, &fq, 1) | repeat_into(bwd, &bq, 1);
+  pf_kernel_list_free(&lf);
+  pf_kernel_list_free(&core);
+  pf_kernel_list_free(&fq);
+  pf_kernel_list_free(&bq);
+  return rc;
+}
+
+/* The last stage's ends: final norm, logits and loss over the vocabulary shard in fp32, and each MTP
+ * module's norms, projection 2h -> h and its own logits and loss (moe.c; its layer is counted with the
+ * stage's layers). */
+static int output_ends(const pf_scenario *sc, pf_kernel_list *e) {
+  const pf_workload *w = &sc->workload;
+  const pf_plan *p = &sc->plan;
+  double el = pf_precision_bytes(sc->precision), b = p->mbs, sl = (double)w->seq / p->cp, h = w->hidden, t = p->tp;
+  double V = pf_workload_padded_vocab(w, p->tp);
+  double logits = b * sl * V / t; /* vocabulary-parallel: each TP rank holds V/t of every token's logits */
+  int rc = mem(e, "final-norm", 4 * el * b * sl * h / (p->sp ? t : 1));
+  rc |= gemm(e, sc, "logits", b * sl, V / t, h, 1);
+  /* cross-entropy in fp32 (Megatron's vocab-parallel one, PyTorch's under autocast): the logits cast and
+   * their max-shifted exponentials read and written (8 B a logit), the sum and the target's logit read
+   * (4 B); backward twice that (the softmax rebuilt, the one-hot subtracted, the gradient cast back) */
+  rc |= mem(e, "loss-softmax", 8.0 * logits) | mem(e, "loss-nll", 4.0 * logits);
+  for (int i = 0; i < w->mtp_layers; i++) {
+    rc |= mem(e, "mtp-norms", 2 * 2 * el * b * sl * h / (p->sp ? t : 1));
+    rc |= gemm(e, sc, "mtp-proj", b * sl, h / t, 2 * h, 1);
+    rc |= mem(e, "final-norm", 4 * el * b * sl * h / (p->sp ? t : 1));
+    rc |= gemm(e, sc, "logits", b * sl, V / t, h, 1);
+    rc |= mem(e, "loss-softmax", 8.0 * logits) | mem(e, "loss-nll", 4.0 * logits);
+  }
+  return rc;
+}
+
+/* The kernel lists of stage `stage` of a transformer for one microbatch: the dense and the MoE layers'
+ * forward and backward (run dense and moe times) and the ends (embedding, logits and loss) forward and
+ * backward (run once). */
 int pf_transformer_lists(const pf_scenario *sc, int stage, pf_stage_lists *L) {
   const pf_workload *w = &sc->workload;
   const pf_plan *p = &sc->plan;
   double el = pf_precision_bytes(sc->precision);
   memset(L, 0, sizeof *L);
   L->lps = w->layers / p->pp;
-  pf_kernel_list lf = {0}, core = {0}, fq = {0}, bq = {0};
-  int rc = layer_forward(sc, &lf, &core);
+  L->moe = pf_workload_moe_layers_in(w, stage * L->lps, L->lps);
+  L->dense = L->lps - L->moe;
+  if (stage == p->pp - 1) *(pf_workload_is_moe(w) ? &L->moe : &L->dense) += w->mtp_layers; /* MTP's layers */
   double b = p->mbs, sl = (double)w->seq / p->cp, h = w->hidden, t = p->tp;
   double V = pf_workload_padded_vocab(w, p->tp);
+  int rc = 0;
   if (stage == 0) /* embedding lookup (+ position), dropout */
     rc |= mem(&L->ends_f, "embedding", 3 * el * b * sl * h / (p->sp ? t : 1) / 2) |
           mem(&L->ends_f, "embedding-dropout", 3 * el * b * sl * h / (p->sp ? t : 1) / 2);
-  if (stage == p->pp - 1) { /* final norm, logits, loss over the vocabulary shard in fp32 */
-    double logits = b * sl * V / t; /* vocabulary-parallel: each TP rank holds V/t of every token's logits */
-    rc |= mem(&L->ends_f, "final-norm", 4 * el * b * sl * h / (p->sp ? t : 1));
-    rc |= gemm(&L->ends_f, sc, "logits", b * sl, V / t, h, 1);
-    /* cross-entropy in fp32 (Megatron's vocab-parallel one, PyTorch's under autocast): the logits cast and
-     * their max-shifted exponentials read and written (8 B a logit), the sum and the target's logit read
-     * (4 B); backward twice that (the softmax rebuilt, the one-hot subtracted, the gradient cast back) */
-    rc |= mem(&L->ends_f, "loss-softmax", 8.0 * logits) | mem(&L->ends_f, "loss-nll", 4.0 * logits);
-  }
-  if (rc == 0) rc = pf_fp8_layer(sc, L->lps, &lf, &core, &L->ends_f, &fq, &bq); /* FP8 as it runs (fp8.c) */
-  rc |= repeat_into(&L->fwd, &lf, 1);
-  rc |= repeat_into(&L->fwd, &core, 1);
-  rc |= repeat_into(&L->bwd, &L->fwd, 2);
-  if (p->recompute == PF_RECOMPUTE_FULL) rc |= repeat_into(&L->bwd, &L->fwd, 1) | repeat_into(&L->bwd, &fq, 1);
-  else if (p->recompute == PF_RECOMPUTE_SELECTIVE && !p->flash_attn) rc |= repeat_into(&L->bwd, &core, 1);
-  rc |= repeat_into(&L->fwd, &fq, 1) | repeat_into(&L->bwd, &bq, 1);
+  if (stage == p->pp - 1) rc |= output_ends(sc, &L->ends_f);
+  pf_kernel_list none = {0};
+  if (rc == 0) rc = kind_lists(sc, false, L->dense, &L->ends_f, &L->fwd, &L->bwd);
+  if (rc == 0) rc = kind_lists(sc, true, L->moe, L->dense > 0 ? &none : &L->ends_f, &L->moe_fwd, &L->moe_bwd);
+  pf_kernel_list_free(&none);
   rc |= repeat_into(&L->ends_b, &L->ends_f, 2);
   if (stage == 0) { /* the batch from the host, before the first forward kernel (forward only) */
     pf_kernel_list in = {0};
@@ -190,10 +257,6 @@ int pf_transformer_lists(const pf_scenario *sc, int stage, pf_stage_lists *L) {
   if (stage == 0)
     rc |= mem(&L->ends_b, "embedding-wgrad",
               V / t * h * (pf_scenario_framework(sc) == PF_FW_MEGATRON ? 2 * el + 8 : 4.0));
-  pf_kernel_list_free(&lf);
-  pf_kernel_list_free(&core);
-  pf_kernel_list_free(&fq);
-  pf_kernel_list_free(&bq);
   if (rc < 0) pf_stage_lists_free(L);
   return rc < 0 ? rc : 0;
 }
@@ -201,6 +264,8 @@ int pf_transformer_lists(const pf_scenario *sc, int stage, pf_stage_lists *L) {
 void pf_stage_lists_free(pf_stage_lists *L) {
   pf_kernel_list_free(&L->fwd);
   pf_kernel_list_free(&L->bwd);
+  pf_kernel_list_free(&L->moe_fwd);
+  pf_kernel_list_free(&L->moe_bwd);
   pf_kernel_list_free(&L->ends_f);
   pf_kernel_list_free(&L->ends_b);
 }
@@ -216,19 +281,25 @@ static int transformer_work(const pf_scenario *sc, const pf_kernel_env *env, int
   pf_step fs, bs;
   memset(&fs, 0, sizeof fs);
   memset(&bs, 0, sizeof bs);
-  out->fwd_s = run_list(env, &L.fwd, lps, &fs) + run_list(env, &L.ends_f, 1, &fs);
+  out->fwd_s = run_list(env, &L.fwd, L.dense, &fs) + run_list(env, &L.moe_fwd, L.moe, &fs) +
+               run_list(env, &L.ends_f, 1, &fs);
   pf_kernel_env benv = *env; /* backward nodes cost the host the autograd engine's time */
   benv.host_op_s = env->host_bwd_op_s;
-  out->bwd_s = run_list(&benv, &L.bwd, lps, &bs) + run_list(&benv, &L.ends_b, 1, &bs);
+  out->bwd_s = run_list(&benv, &L.moe_bwd, L.moe, &bs) + run_list(&benv, &L.bwd, L.dense, &bs) +
+               run_list(&benv, &L.ends_b, 1, &bs);
+  rc = pf_moe_split_add(env, &L.moe_fwd, L.moe, &out->moe);
+  if (rc == 0) rc = pf_moe_split_add(env, &L.moe_bwd, L.moe, &out->moe);
   pf_stage_lists_free(&L);
+  if (rc < 0) return rc;
   add_states(out, &fs);
   add_states(out, &bs);
   out->fwd_flops = fs.flops;
   out->bwd_flops = bs.flops;
   out->fwd = fs;
   out->bwd = bs;
-  out->params = (lps * pf_workload_layer_params(w) + (stage == 0 ? pf_workload_embedding_params(w, p->tp) : 0) +
-                 (stage == p->pp - 1 ? pf_workload_output_params(w, p->tp) : 0)) / p->tp;
+  out->params = (pf_workload_layers_params(w, stage * lps, lps) +
+                 (stage == 0 ? pf_workload_embedding_params(w, p->tp) : 0) +
+                 (stage == p->pp - 1 ? pf_workload_output_params(w, p->tp) + pf_workload_mtp_params(w) : 0)) / p->tp;
   return 0;
 }
 

@@ -8,6 +8,14 @@
 #include "kernel.h"
 #include "job/job.h"
 
+/* The time of a MoE layer's own kernels (moelayer.c) per microbatch, forward and backward, at their
+ * standalone price (the host/GPU timeline's waits not included): the router GEMM and its score/top-k
+ * kernel, the host synchronisation, permute, the routed experts' grouped GEMMs and activation,
+ * unpermute, the shared experts. */
+typedef struct pf_moe_split {
+  double router, host_sync, permute, experts, unpermute, shared;
+} pf_moe_split;
+
 typedef struct pf_stage_work {
   double fwd_s, bwd_s;           /* per microbatch, compute only (incl. recompute in bwd) */
   double fwd_tp_s, bwd_tp_s;     /* per microbatch, exposed TP/CP collectives (filled by comm.c) */
@@ -22,6 +30,7 @@ typedef struct pf_stage_work {
   pf_step work;                  /* fwd + bwd of one microbatch for every workload kind (the energy model's
                                     utilisation sums; pf_stage_work_compute fills it from fwd and bwd) */
   pf_step opt;                   /* the optimizer step */
+  pf_moe_split moe;              /* MoE layers' kernels per microbatch (zero for a dense model) */
   pf_step eval;                  /* one forward-only pass of one microbatch (evaluation): the forward kernels of
                                     a transformer, one forward of each network of a layer list (a GAN's critic
                                     steps are training's), the forward third of a FLOP-count workload */
@@ -38,6 +47,8 @@ typedef struct pf_host_costs {
   double replicas;               /* GPUs whose operators one host thread issues in turn (1: one process per GPU) */
 } pf_host_costs;
 void pf_host_costs_get(const pf_scenario *sc, pf_host_costs *h);
+/* The device-to-host copy of a few bytes the host then waits for (a MoE layer's tokens per expert). */
+double pf_host_sync_s(const pf_scenario *sc);
 /* The forward cost (what reports print as host_op_s). */
 double pf_host_op_s(const pf_scenario *sc);
 /* The framework the run uses: --framework, else the model's own (layer lists),
@@ -45,11 +56,13 @@ double pf_host_op_s(const pf_scenario *sc);
 pf_framework pf_scenario_framework(const pf_scenario *sc);
 
 /* The kernel lists of one microbatch on pipeline stage `stage` of a
- * transformer (compute.c): the layer's forward and backward, run lps times,
- * and the ends (embedding; logits and loss), run once. */
+ * transformer (compute.c): a dense layer's forward and backward, run dense
+ * times, a MoE layer's (moelayer.c), run moe times, and the ends (embedding;
+ * logits and loss, MTP's projections and heads), run once.  lps: the
+ * model's layers on the stage (dense + moe less the MTP modules' layers). */
 typedef struct pf_stage_lists {
-  pf_kernel_list fwd, bwd, ends_f, ends_b;
-  int lps;
+  pf_kernel_list fwd, bwd, moe_fwd, moe_bwd, ends_f, ends_b;
+  int lps, dense, moe;
 } pf_stage_lists;
 int pf_transformer_lists(const pf_scenario *sc, int stage, pf_stage_lists *L);
 void pf_stage_lists_free(pf_stage_lists *L);

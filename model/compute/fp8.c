@@ -90,8 +90,11 @@ int pf_fp8_layer(const pf_scenario *sc, int layers, pf_kernel_list *lf, pf_kerne
   int gemms = 0;
   for (int i = 0; i < lf->n && rc == 0; i++) {
     pf_kernel *k = &lf->k[i];
-    if (k->kind != PF_KERNEL_GEMM || k->batch > 1) continue;
-    double c = k->count > 0 ? k->count : 1.0, X = k->m * k->k, G = k->m * k->n, W = k->k * k->n;
+    if (k->kind != PF_KERNEL_GEMM || (k->batch > 1 && !k->grouped)) continue;
+    if (k->name && strcmp(k->name, "router") == 0) continue; /* a plain linear layer, not a TE module */
+    /* a MoE layer's grouped GEMM (TE GroupedLinear): every expert's input, output gradient and weight */
+    double e = k->grouped && k->batch > 0 ? k->batch : 1.0;
+    double c = k->count > 0 ? k->count : 1.0, X = e * k->m * k->k, G = e * k->m * k->n, W = e * k->k * k->n;
     gemms++;
     if (r == PF_FP8_DELAYED && input_fused(k->name))
       rc |= add(bwd_q, "fp8-transpose", 2 * X, c); /* the producer wrote X in FP8; X^T for the weight gradient */
@@ -115,7 +118,8 @@ int pf_fp8_layer(const pf_scenario *sc, int layers, pf_kernel_list *lf, pf_kerne
       k->prec = sc->plan.fp8_attention && k->kind == PF_KERNEL_ATTENTION ? PF_FP8 : PF_BF16;
   }
   for (int i = 0; i < lf->n; i++) /* products in the layer that are not linear layers (none in GPT) */
-    if ((lf->k[i].kind == PF_KERNEL_GEMM && lf->k[i].batch > 1) || lf->k[i].kind == PF_KERNEL_ATTENTION)
+    if ((lf->k[i].kind == PF_KERNEL_GEMM && lf->k[i].batch > 1 && !lf->k[i].grouped) ||
+        lf->k[i].kind == PF_KERNEL_ATTENTION || (lf->k[i].name && strcmp(lf->k[i].name, "router") == 0))
       lf->k[i].prec = PF_BF16;
   for (int i = 0; i < ends->n; i++) /* output layer and loss: not TE modules */
     if (ends->k[i].kind == PF_KERNEL_GEMM || ends->k[i].kind == PF_KERNEL_ATTENTION) ends->k[i].prec = PF_BF16;

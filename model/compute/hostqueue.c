@@ -36,13 +36,30 @@
  * DistributedDataParallel": GIL contention across threads makes DataParallel
  * slower than DDP even on one machine): every replica's operators are issued
  * one after the other, so the forward and backward costs are those of one
- * replica times the replicas; the optimizer runs once, on the first GPU. */
+ * replica times the replicas; the optimizer runs once, on the first GPU.
+ *
+ * A host synchronisation (a kernel with sync set: kernel.c) stops the host
+ * until the GPU has caught up, so its lead is lost.  Megatron-Core's dropless
+ * MoE layers do one per forward: the tokens each expert received are copied to
+ * the host (tokens_per_expert .to("cpu") then a stream synchronize, or .tolist()
+ * for the grouped GEMM's splits) before the experts' GEMMs can be launched.
+ * The copy itself costs HOST_D2H_SYNC_S: cudaMemcpyAsync of a few bytes takes
+ * 5-7 us a call (Wu et al. 2026, "DualPath", arXiv 2602.21548, section 5.2:
+ * measured per-call overhead), and a small cudaMemcpy about 10 us on an older
+ * PCIe 2 node (University of Virginia CUDA support notes, "Memory Transfer
+ * Overhead", GTX 280); 6 us, the middle of the recent measurement. */
 #include "compute.h"
 
 #define HOST_EAGER_S 12e-6
 #define HOST_AUTOGRAD_S 12e-6
 #define HOST_TF_GRAPH_S 5e-6
 #define HOST_COMPILED_S 4e-6
+#define HOST_D2H_SYNC_S 6e-6
+
+double pf_host_sync_s(const pf_scenario *sc) {
+  (void)sc; /* one figure for every node until `calibrate --host` measures it */
+  return HOST_D2H_SYNC_S;
+}
 
 pf_framework pf_scenario_framework(const pf_scenario *sc) {
   if (sc->framework != PF_FW_AUTO) return sc->framework;

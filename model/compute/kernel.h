@@ -14,6 +14,8 @@
  * never their sum:
  *   H_i = H_{i-1} + h_i                 host has issued kernel i
  *   G_i = max(G_{i-1}, H_i) + t_i       GPU ends kernel i (issued, previous done)
+ * A kernel the host waits for (sync: a device-to-host copy it reads) sets H_i = max(H_i, G_i), so the
+ * host's lead is lost and the kernels after it wait for their dispatch.
  * The GPU is idle (host-bound) for G - sum(t).  pf_step accumulates this
  * timeline plus what the energy model needs: sum of t x utilisation of the
  * tensor units, the vector units and HBM over the step.

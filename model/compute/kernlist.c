@@ -44,7 +44,10 @@ static void source_of(const pf_kernel_env *env, const pf_kernel *k, char *buf, s
              d->id, pf_precision_name(k->prec));
     break;
   case PF_KERNEL_ATTENTION: snprintf(buf, len, "fused attention at %s's FlashAttention-2 rate (kernel.c)", d->id); break;
-  case PF_KERNEL_FIXED: snprintf(buf, len, "%s", s ? s : "priced by its module"); break;
+  case PF_KERNEL_FIXED:
+    if (k->sync) snprintf(buf, len, "device-to-host copy the host waits for, its lead lost (hostqueue.c)");
+    else snprintf(buf, len, "%s", s ? s : "priced by its module");
+    break;
   default:
     if (s) snprintf(buf, len, "%s", s);
     else snprintf(buf, len, "%.3g MB through HBM at %s's hbm_eff (kernel.c)", k->bytes / 1e6, d->id);
@@ -105,9 +108,11 @@ int pf_stage_kernel_rows(const pf_scenario *sc, int stage, pf_kernel_rows *R) {
   if (sc->workload.kind == PF_WL_TRANSFORMER) {
     pf_stage_lists L;
     if ((rc = pf_transformer_lists(sc, stage, &L)) < 0) return rc;
-    rc = add_list(R, &env, &L.fwd, L.lps * M, "forward");
+    rc = add_list(R, &env, &L.fwd, L.dense * M, "forward");
+    if (rc == 0) rc = add_list(R, &env, &L.moe_fwd, L.moe * M, "forward");
     if (rc == 0) rc = add_list(R, &env, &L.ends_f, M, "forward");
-    if (rc == 0) rc = add_list(R, &env, &L.bwd, L.lps * M, "backward");
+    if (rc == 0) rc = add_list(R, &env, &L.bwd, L.dense * M, "backward");
+    if (rc == 0) rc = add_list(R, &env, &L.moe_bwd, L.moe * M, "backward");
     if (rc == 0) rc = add_list(R, &env, &L.ends_b, M, "backward");
     pf_stage_lists_free(&L);
   } else if (sc->workload.kind == PF_WL_LAYERS) {

@@ -63,6 +63,24 @@ double pf_memory_act_per_layer(const pf_scenario *sc) {
   return el * (replicated + (split + scores) / t);
 }
 
+/* What a MoE layer keeps beyond a dense one's MLP (moe.c's layers): the MLP term of a dense layer, 3 sbh +
+ * 6 sbf (SwiGLU), becomes the router's input and fp32 scores, the permuted tokens (topk sbh, the experts'
+ * fc1 input) and their fc2 outputs before unpermute (topk sbh), 6 sb f over the topk experts' rows (padded
+ * to capacity when a capacity factor is set) and the shared experts' 3 sbh + 6 sb f.  Split over TP like
+ * the dense MLP (the experts are split by TP at EP 1). */
+static double moe_act_delta(const pf_scenario *sc) {
+  const pf_workload *w = &sc->workload;
+  const pf_plan *p = &sc->plan;
+  double sb = (double)w->seq / p->cp * p->mbs, h = w->hidden, K = w->topk;
+  double rows = w->capacity_factor > 0 ? w->capacity_factor * K : K;
+  double el = pf_precision_bytes(sc->precision) / 2.0;
+  if (p->recompute == PF_RECOMPUTE_FULL) return 0.0; /* only the layer's input is kept */
+  double dense = 3 * sb * h + (w->swiglu ? 6.0 : 4.0) * sb * w->ffn_hidden;
+  double moe = sb * h + 2.0 * sb * w->experts + 2.0 * rows * sb * h + 6.0 * rows * sb * w->moe_ffn_hidden;
+  if (w->shared_ffn_hidden > 0) moe += 3 * sb * h + 6.0 * sb * w->shared_ffn_hidden;
+  return el * (moe - dense) / p->tp;
+}
+
 /* FP8 weight copies per parameter of the transformer layers, kept across the microbatches of a step besides
  * the bf16 weights (TE caches them when Megatron passes is_first_microbatch): delayed and current scaling
  * keep the FP8 weight and its transpose (Hopper's FP8 GEMM takes both operands K-major: the data gradient
@@ -121,22 +139,31 @@ void pf_memory_estimate(const pf_scenario *sc, pf_memory *m) {
     double fp8_copy = fp8_weight_copy_bytes(sc);
     double infl = inflight(p);
     double best = -1;
-    for (int s = 0; s < (pp > 1 ? 2 : 1); s++) {
-      int stage = s == 0 ? 0 : pp - 1;
-      double P = lps * layer + (stage == 0 ? emb : 0) + (stage == pp - 1 ? out : 0);
+    /* a MoE model's stages differ by their MoE layers (first dense layers, every n-th layer): each is tried */
+    bool all = pf_workload_is_moe(w);
+    for (int s = 0; s < (all ? pp : pp > 1 ? 2 : 1); s++) {
+      int stage = all || s == 0 ? s : pp - 1;
+      int nmoe = pf_workload_moe_layers_in(w, stage * lps, lps) + (stage == pp - 1 ? w->mtp_layers : 0);
+      double Pl = pf_workload_extended(w) /* MoE: all experts held at EP 1; MTP on the last stage */
+                      ? (pf_workload_layers_params(w, stage * lps, lps) +
+                         (stage == pp - 1 ? pf_workload_mtp_params(w) : 0.0)) / tp
+                      : lps * layer;
+      double P = Pl + (stage == 0 ? emb : 0) + (stage == pp - 1 ? out : 0);
       if (pp > 1 && stage == pp - 1 && w->tied_embeddings) P += emb; /* Megatron keeps a copy for the tied output */
       double mb_inflight = stage == 0 ? infl : 1.0;
       double act = apl * lps * mb_inflight;
+      if (pf_workload_is_moe(w)) act += (nmoe * moe_act_delta(sc) + (stage == pp - 1 ? w->mtp_layers * apl : 0)) *
+                                        mb_inflight;
       /* stage 0 also keeps the embedding output; the last stage the logits in fp32 (4 s b V / t) */
       double sbh = (double)w->seq / p->cp * p->mbs * w->hidden;
       if (stage == 0) act += mb_inflight * 2.0 * sbh / (p->sp ? tp : 1);
       if (stage == pp - 1)
         act += 4.0 * w->seq / p->cp * p->mbs * (double)pf_workload_padded_vocab(w, tp) / tp;
       double opt = P * opt_bytes / (p->dist_opt ? p->dp * p->cp : 1);
-      double total = P * (wbytes + grad_bytes) + lps * layer * fp8_copy + opt + act;
+      double total = P * (wbytes + grad_bytes) + Pl * fp8_copy + opt + act;
       if (total > best) {
         best = total;
-        m->weights_B = P * wbytes + lps * layer * fp8_copy;
+        m->weights_B = P * wbytes + Pl * fp8_copy;
         m->gradients_B = P * grad_bytes;
         m->optimizer_B = opt;
         m->activations_B = act;

@@ -133,6 +133,32 @@ static void interval_json(cJSON *j, const pf_pred_interval *iv) {
   cJSON_AddNumberToObject(o, "efficiency_factor_high", r6(iv->eff_hi));
 }
 
+/* A mixture of experts: parameters total and active, the model FLOPs MFU uses (active experts) beside the
+ * all-experts count it must not use, and, inside breakdown_s, the MoE kernels' share of compute (the
+ * critical stage's, at their standalone price; compute/moelayer.c). */
+static void moe_json(cJSON *j, const pf_scenario *sc, const pf_prediction *p) {
+  const pf_workload *w = &sc->workload;
+  pf_workload all = *w;
+  all.topk = all.experts;
+  cJSON *o = cJSON_AddObjectToObject(j, "moe");
+  cJSON_AddNumberToObject(o, "params", r6(pf_workload_params(w, sc->plan.tp)));
+  cJSON_AddNumberToObject(o, "active_params", r6(pf_workload_active_params(w, sc->plan.tp)));
+  cJSON_AddNumberToObject(o, "mtp_params", r6(pf_workload_mtp_params(w)));
+  cJSON_AddNumberToObject(o, "model_flops_per_sample", r6(pf_workload_model_flops_per_sample(w, sc->plan.tp)));
+  cJSON_AddNumberToObject(o, "all_experts_flops_per_sample", r6(pf_workload_model_flops_per_sample(&all, sc->plan.tp)));
+  cJSON_AddNumberToObject(o, "expert_load", r6(pf_workload_expert_load(w)));
+  cJSON_AddBoolToObject(o, "dropless", !(w->capacity_factor > 0));
+  const pf_moe_split *m = &p->compute_split_s.moe;
+  cJSON *b = cJSON_GetObjectItemCaseSensitive(j, "breakdown_s");
+  cJSON *x = cJSON_AddObjectToObject(b ? b : o, "compute_moe");
+  cJSON_AddNumberToObject(x, "router", r6(m->router));
+  cJSON_AddNumberToObject(x, "host_sync", r6(m->host_sync));
+  cJSON_AddNumberToObject(x, "permute", r6(m->permute));
+  cJSON_AddNumberToObject(x, "experts", r6(m->experts));
+  cJSON_AddNumberToObject(x, "unpermute", r6(m->unpermute));
+  cJSON_AddNumberToObject(x, "shared_experts", r6(m->shared));
+}
+
 cJSON *pf_report_prediction_json(const pf_scenario *sc, const pf_prediction *p) {
   cJSON *j = scenario_json(sc);
   const pf_pred_interval *iv = &p->interval;
@@ -148,6 +174,7 @@ cJSON *pf_report_prediction_json(const pf_scenario *sc, const pf_prediction *p) 
   cJSON_AddNumberToObject(j, "hw_tflops_per_gpu", r6(p->hw_tflops_per_gpu));
   cJSON_AddNumberToObject(j, "eval_iteration_s", r6(p->eval_iteration_s));
   pf_breakdown_json(j, &p->breakdown_s, PF_BREAKDOWN_N, r6);
+  if (pf_workload_is_moe(&sc->workload)) moe_json(j, sc, p);
   const pf_compute_split *xs = &p->compute_split_s;
   cJSON *x = cJSON_AddObjectToObject(j, "compute_split_s");
   cJSON_AddNumberToObject(x, "compute_bound", r6(xs->compute_bound));
@@ -209,6 +236,18 @@ static void human_time(double s, char *buf, size_t n) {
   else snprintf(buf, n, "%.1f us", s * 1e6);
 }
 
+/* A mixture of experts in the table: its counts and the MoE kernels within compute. */
+static void moe_table(FILE *f, const pf_scenario *sc, const pf_prediction *p) {
+  const pf_moe_split *m = &p->compute_split_s.moe;
+  char t[6][32];
+  double v[6] = {m->experts, m->router, m->permute, m->unpermute, m->shared, m->host_sync};
+  for (int i = 0; i < 6; i++) human_time(v[i], t[i], sizeof t[i]);
+  fprintf(f, "moe         %.4g parameters, %.4g active (MFU counts the active experts' FLOPs); within compute: "
+          "experts %s, router %s, permute %s, unpermute %s, shared %s, host sync %s\n",
+          pf_workload_params(&sc->workload, sc->plan.tp), pf_workload_active_params(&sc->workload, sc->plan.tp), t[0],
+          t[1], t[2], t[3], t[4], t[5]);
+}
+
 static void plan_line(FILE *f, const pf_scenario *sc) {
   const pf_plan *pl = &sc->plan;
   fprintf(f, "%s on %s (%s): %d nodes, %d GPUs\n", sc->workload.id, sc->machine.id, sc->machine.dev.id, sc->nodes,
@@ -246,6 +285,7 @@ void pf_report_prediction_table(FILE *f, const pf_scenario *sc, const pf_predict
   human_time(p->iteration_time_s, t, sizeof t);
   fprintf(f, "iteration   %s   %.4g tokens/s   %.4g samples/s\n", t, p->tokens_per_s, p->samples_per_s);
   fprintf(f, "throughput  %.1f TFLOP/s/GPU (model), MFU %.1f %%\n", p->tflops_per_gpu, 100 * p->mfu);
+  if (pf_workload_is_moe(&sc->workload)) moe_table(f, sc, p);
   fprintf(f, "breakdown  ");
   for (int i = 0; i < PF_BREAKDOWN_N; i++) {
     double v = pf_breakdown_get(&p->breakdown_s, i);

@@ -283,6 +283,9 @@ static void compute_split(const pf_scenario *sc, const pf_stage_work *crit, pf_p
   cs->ops = M * (f->ops + b->ops);
   cs->fp8_math = M * (f->fp8_math_s + b->fp8_math_s);
   cs->fp8_scaling = M * (f->fp8_scaling_s + b->fp8_scaling_s);
+  const pf_moe_split *x = &crit->moe;
+  cs->moe = (pf_moe_split){.router = M * x->router, .host_sync = M * x->host_sync, .permute = M * x->permute,
+                           .experts = M * x->experts, .unpermute = M * x->unpermute, .shared = M * x->shared};
 }
 
 static int predict_once(pf_scenario *sc, double clock, pf_prediction *out, pf_trace *trace) {

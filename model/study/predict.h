@@ -22,6 +22,7 @@
 typedef struct pf_compute_split {
   double compute_bound, memory_bound, launch, host_bound, host_op_s, ops;
   double fp8_math, fp8_scaling; /* of the busy time: FP8 products, FP8 scaling passes (compute/fp8.c); 0 unless fp8 */
+  pf_moe_split moe;             /* of the busy time: the MoE layers' kernels (compute/moelayer.c); 0 unless MoE */
 } pf_compute_split;
 
 /* Input pipeline time per iteration (0 when off), the longer of the node's read and a GPU's loader work. */

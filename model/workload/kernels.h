@@ -7,6 +7,8 @@
 
 #include "machine/machine.h"
 
+#include <stdbool.h>
+
 typedef enum {
   PF_KERNEL_GEMM,      /* dense matrix product C[m,n] = A[m,k] B[k,n]; `batch` of them per launch */
   PF_KERNEL_CONV,      /* convolution priced as its implicit GEMM (m = N Ho Wo, n = Cout, k = Cin kh kw / groups) */
@@ -35,6 +37,10 @@ typedef struct pf_kernel {
   double host_ops;      /* framework operators the host dispatches per launch (0: fused into the previous one) */
   double host_s;        /* host time per launch besides its operators' dispatch (an optimizer's Python loop) */
   double fixed_s;       /* PF_KERNEL_FIXED: time of one launch */
+  bool grouped;         /* GEMM: the batch products are one grouped GEMM of a MoE layer's experts, each
+                           expert's rows padded to the kernel's M block (compute/kernel.c) */
+  bool sync;            /* the host waits for this kernel to end before it issues the next one (a
+                           device-to-host copy the host reads, e.g. a MoE layer's tokens per expert) */
 } pf_kernel;
 
 /* FLOPs of one launch of k (k->flops when set, else the kind's count). */

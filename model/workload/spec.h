@@ -25,6 +25,9 @@ typedef enum { PF_DPIMPL_PROCESS, PF_DPIMPL_DATAPARALLEL } pf_dp_impl;
 /* The optimizer a PyTorch run steps with (compute/stepkernels.c): AdamW (Hugging Face's and most language
  * models' default) or SGD with momentum (torchvision's ImageNet recipes). */
 typedef enum { PF_OPTIM_ADAMW, PF_OPTIM_SGD } pf_optimizer;
+/* The router's score function (Megatron-Core's --moe-router-score-function): softmax over the experts (Mixtral,
+ * Qwen3, DeepSeek-V2) or a sigmoid per expert (DeepSeek-V3). */
+typedef enum { PF_ROUTER_SOFTMAX, PF_ROUTER_SIGMOID } pf_router;
 
 struct pf_layer;
 struct pf_net;
@@ -38,6 +41,27 @@ typedef struct pf_workload {
   bool swiglu;              /* gated MLP with three matrices (Llama) */
   bool learned_pos;         /* learned absolute position embeddings (GPT) vs rotary (Llama) */
   bool tied_embeddings;     /* output layer shares the input embedding */
+  int head_dim;             /* attention head width (Megatron's --kv-channels); 0: hidden / heads */
+  bool qk_norm;             /* RMSNorm on each head's query and key (Qwen3, OLMoE) */
+  bool attn_bias;           /* biases on the QKV and output projections (GPT-OSS) */
+  /* mixture of experts (moe.c; experts 0: dense).  Layer i (from 0) is a MoE layer when i >= first_dense and
+   * (i + 1) % moe_every == 0 (Hugging Face's interleave_moe_layer_step; Megatron's --moe-layer-freq). */
+  int experts;              /* routed experts of a MoE layer */
+  int topk;                 /* routed experts each token goes to */
+  int moe_ffn_hidden;       /* FFN width of one routed expert (--moe-ffn-hidden-size) */
+  int shared_ffn_hidden;    /* FFN width of the shared experts together (0: none;
+                               --moe-shared-expert-intermediate-size) */
+  int first_dense;          /* the first k layers are dense (DeepSeek's first_k_dense_replace) */
+  int moe_every;            /* every n-th layer is MoE (0 or 1: all after first_dense) */
+  pf_router router;
+  int router_groups, router_group_topk; /* grouped (device-limited) routing: 0 none */
+  bool expert_bias;         /* biases on the experts' and the router's linear layers (GPT-OSS) */
+  double capacity_factor;   /* tokens an expert takes at most, over the balanced share; 0: dropless */
+  double expert_imbalance;  /* tokens of the busiest expert over the balanced share (>= 1; 1: balanced) */
+  /* Multi-head Latent Attention (DeepSeek-V2, arXiv 2405.04434 section 2.1; kv_lora_rank 0: not MLA) */
+  int q_lora_rank;          /* 0: queries projected directly from the hidden state */
+  int kv_lora_rank, qk_nope_dim, qk_rope_dim, v_head_dim;
+  int mtp_layers;           /* multi-token prediction modules (DeepSeek-V3 section 2.2), after the model */
   /* CNN / generic: per-sample costs */
   double params;            /* parameter count (CNN/generic); transformers compute it */
   double flops_per_sample;  /* forward+backward FLOPs per sample (CNN/generic) */
@@ -75,8 +99,45 @@ int pf_workload_padded_vocab(const pf_workload *w, int tp);
 double pf_workload_layer_params(const pf_workload *w);
 double pf_workload_embedding_params(const pf_workload *w, int tp);
 double pf_workload_output_params(const pf_workload *w, int tp);
-/* Total parameter count (with the vocabulary padded for tp). */
+/* Total parameter count (with the vocabulary padded for tp), without MTP modules. */
 double pf_workload_params(const pf_workload *w, int tp);
+
+/* ---- mixture of experts, MLA, MTP (moe.c) ---- */
+/* true when the model has routed experts / uses MLA / needs the general counting of moe.c (MoE, MLA, a
+ * head width other than hidden / heads, q/k norms, attention biases or MTP) */
+bool pf_workload_extended(const pf_workload *w);
+bool pf_workload_is_moe(const pf_workload *w);
+bool pf_workload_is_mla(const pf_workload *w);
+/* true when layer i (from 0) of the model is a MoE layer */
+bool pf_workload_moe_layer(const pf_workload *w, int i);
+/* MoE layers among layers first .. first + n - 1 */
+int pf_workload_moe_layers_in(const pf_workload *w, int first, int n);
+/* Parameters of a dense and of a MoE layer (all experts), of the layers first .. first + n - 1, and of the
+ * MTP modules (their shared embedding and output head not counted again). */
+double pf_workload_dense_layer_params(const pf_workload *w);
+double pf_workload_moe_layer_params(const pf_workload *w);
+double pf_workload_layers_params(const pf_workload *w, int first, int n);
+double pf_workload_mtp_params(const pf_workload *w);
+/* Parameters one token uses (the top-k routed experts, the shared ones, the router; embedding and output
+ * layer included, MTP not).  Publishers differ on the input embedding (Mixtral, Qwen3, OLMoE, DBRX and
+ * Llama 4 count it; DeepSeek and GPT-OSS do not: pf_workload_embedding_params subtracts it). */
+double pf_workload_active_params(const pf_workload *w, int tp);
+/* Width of the attention heads (head_dim, else hidden / heads) and of the query/key and value heads (MLA:
+ * qk_nope + qk_rope and v_head_dim). */
+double pf_workload_head_dim(const pf_workload *w);
+double pf_workload_qk_dim(const pf_workload *w);
+double pf_workload_v_dim(const pf_workload *w);
+/* Tokens the busiest routed expert takes, over the balanced share (expert_imbalance, capped by the
+ * capacity factor when tokens are dropped). */
+double pf_workload_expert_load(const pf_workload *w);
+/* Model FLOPs per sample of a MoE, MLA or head_dim model (active experts only; MTP included, as Megatron's
+ * num_floating_point_operations counts it) */
+double pf_workload_moe_flops_per_sample(const pf_workload *w, int tp);
+/* Check the MoE / MLA fields; PF_EINVAL names the field. */
+int pf_workload_moe_check(pf_workload *w);
+/* Built-in MoE models (moemodels.c) */
+extern const pf_workload pf_moe_builtins[];
+extern const int pf_moe_builtin_n;
 
 /* Model FLOPs for one sample, forward + backward, no recomputation: what
  * Megatron's throughput (TFLOP/s/GPU) counts.  Transformers:

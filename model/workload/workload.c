@@ -89,19 +89,25 @@ static const pf_workload builtins[] = {
 
 #define NBUILTIN ((int)(sizeof builtins / sizeof builtins[0]))
 
-int pf_workload_builtin_count(void) { return NBUILTIN; }
-const pf_workload *pf_workload_builtin_at(int i) { return (i >= 0 && i < NBUILTIN) ? &builtins[i] : NULL; }
+/* the dense models above, then the mixtures of experts (moemodels.c) */
+int pf_workload_builtin_count(void) { return NBUILTIN + pf_moe_builtin_n; }
+const pf_workload *pf_workload_builtin_at(int i) {
+  if (i >= 0 && i < NBUILTIN) return &builtins[i];
+  return (i >= NBUILTIN && i < NBUILTIN + pf_moe_builtin_n) ? &pf_moe_builtins[i - NBUILTIN] : NULL;
+}
 
 int pf_workload_builtin(const char *id, pf_workload *out) {
-  for (int i = 0; i < NBUILTIN; i++)
-    if (id && strcmp(id, builtins[i].id) == 0) {
-      *out = builtins[i];
+  int n = pf_workload_builtin_count();
+  for (int i = 0; i < n; i++)
+    if (id && strcmp(id, pf_workload_builtin_at(i)->id) == 0) {
+      *out = *pf_workload_builtin_at(i);
       return pf_workload_check(out);
     }
-  const char *ids[NBUILTIN];
-  for (int i = 0; i < NBUILTIN; i++) ids[i] = builtins[i].id;
+  const char *ids[64];
+  if (n > 64) n = 64;
+  for (int i = 0; i < n; i++) ids[i] = pf_workload_builtin_at(i)->id;
   char near[512] = "";
-  pf_suggest(id ? id : "", ids, NBUILTIN, near, sizeof near);
+  pf_suggest(id ? id : "", ids, n, near, sizeof near);
   return pf_error_set(PF_ENOENT, "unknown model id \"%s\"%s%s (run `preflight models` for the list; or give "
                       "--layers/--hidden/... or --params/--flops-per-sample)", id ? id : "", *near ? "; " : "", near);
 }
@@ -138,7 +144,7 @@ int pf_workload_check(pf_workload *w) {
   }
   if (w->seq <= 0) return pf_error_set(PF_EINVAL, "model %s: --seq must be positive", w->id);
   if (w->vocab <= 0) return pf_error_set(PF_EINVAL, "model %s: --vocab must be positive", w->id);
-  return 0;
+  return pf_workload_moe_check(w);
 }
 
 int pf_workload_padded_vocab(const pf_workload *w, int tp) {
@@ -148,6 +154,7 @@ int pf_workload_padded_vocab(const pf_workload *w, int tp) {
 
 double pf_workload_layer_params(const pf_workload *w) {
   if (w->kind != PF_WL_TRANSFORMER) return 0;
+  if (pf_workload_extended(w)) return pf_workload_layers_params(w, 0, w->layers) / w->layers; /* the mean */
   double h = w->hidden, f = w->ffn_hidden, kv = (double)w->hidden * w->kv_heads / w->heads;
   double attn = h * (h + 2 * kv) + h * h;
   double mlp = (w->swiglu ? 3.0 : 2.0) * h * f;
@@ -172,12 +179,13 @@ double pf_workload_output_params(const pf_workload *w, int tp) {
 
 double pf_workload_params(const pf_workload *w, int tp) {
   if (w->kind != PF_WL_TRANSFORMER) return w->params;
-  return w->layers * pf_workload_layer_params(w) + pf_workload_embedding_params(w, tp) +
+  return pf_workload_layers_params(w, 0, w->layers) + pf_workload_embedding_params(w, tp) +
          pf_workload_output_params(w, tp);
 }
 
 double pf_workload_model_flops_per_sample(const pf_workload *w, int tp) {
   if (w->kind != PF_WL_TRANSFORMER) return w->flops_per_sample;
+  if (pf_workload_extended(w)) return pf_workload_moe_flops_per_sample(w, tp);
   double s = w->seq, l = w->layers, h = w->hidden, f = w->ffn_hidden;
   double ga = (double)w->kv_heads / w->heads;
   double V = pf_workload_padded_vocab(w, tp);

@@ -19,9 +19,9 @@ expect_grep '^preflight predict: --format "tex": valid: table, json, csv$' "$T/e
 
 # each name writes its format (models: the cheapest document)
 expect_exit 0 $P models --format table
-expect_grep '^id +name +params +FLOPs/sample$' "$T/out"
+expect_grep '^id +name +params +active +FLOPs/sample$' "$T/out"
 expect_exit 0 $P models --format csv
-expect_grep '^id,name,params,flops_per_sample$' "$T/out"
+expect_grep '^id,name,params,active_params,flops_per_sample$' "$T/out"
 expect_exit 0 $P models --format json
 [ "$(json_get "$T/out" '["schema_version"] > 0')" = True ] && ok || bad "models --format json"
 
