@@ -83,8 +83,8 @@ static inline double eff_bytes(const pf_topology *t, const pf_coll_pattern *pat,
  * the step's fabric and network shares; with a measured ring table, ccl.c, a step that crosses the network
  * costs the network's step whole, as every rank of the ring waits for it) or the slowest route. */
 static double rep_lat(const pf_coll_pattern *pat, const pf_coll_step *st, double route_lat, pf_coll_proto pr) {
-  double sw = st->sw_intra * pf_ccl_step_lat(pat->lib, pat->fabric_hw, pat->algo, pr) +
-              st->sw_net * pf_ccl_step_lat(pat->lib, PF_HW_NET, pat->algo, pr);
+  double sw = st->sw_intra * pf_ccl_step_lat(pat->tuner, pat->lib, pat->fabric_hw, pat->algo, pr) +
+              st->sw_net * pf_ccl_step_lat(pat->tuner, pat->lib, PF_HW_NET, pat->algo, pr);
   if (pat->tab) sw = pf_ccl_table_step(pat->tab, st->sw_net > 0, pr, sw);
   return fmax(st->lat_mult * route_lat, sw);
 }
@@ -105,7 +105,7 @@ static void rep_time(const pf_coll_pattern *pat, const pf_coll_step *st, double 
 
 static double base_lat(const pf_coll_pattern *pat, pf_coll_proto pr) {
   if (pat->nsteps == 0) return 0;
-  double b = pf_ccl_base_lat(pat->lib, pat->algo, pr);
+  double b = pf_ccl_base_lat(pat->tuner, pat->lib, pat->algo, pr);
   return pat->tab && pat->tab->base_s >= 0 ? pat->tab->base_s : b;
 }
 

@@ -114,6 +114,7 @@ int pf_coll_pattern_build(const pf_topology *t, pf_coll_kind kind, pf_coll_algo 
   out->algo = algo;
   out->proto = PF_PROTO_SIMPLE;
   out->lib = t->lib;
+  out->tuner = t->tuner;
   out->fabric_hw = t->fabric == PF_FABRIC_PCIE ? PF_HW_PCI : PF_HW_NVLINK;
   out->lib_factor = pf_ccl_lib_factor(t, p, bytes);
   out->bytes = bytes;
