@@ -16,7 +16,7 @@
 enum { PF_HW_NVLINK, PF_HW_PCI, PF_HW_NET };
 
 /* The library's tuning constants for a range of its versions (ccltuner.c,
- * with the source tag of each; docs/communication.md 3.1). */
+ * with the source tag of each; docs/communication.md 3.4). */
 typedef struct pf_ccl_tuner {
   const char *name;        /* "NCCL 2.23-2.28" */
   const char *source;      /* the file and tags they were read from */

@@ -3,7 +3,7 @@
  * protocol LL, LL128, Simple) that NCCL's and RCCL's tuners
  * (src/graph/tuning.cc) add to each algorithm's bandwidth term, one table per
  * range of versions whose constants are identical, read from the libraries'
- * sources at the tags named below (docs/communication.md 3.1).
+ * sources at the tags named below (docs/communication.md 3.4).
  *
  * NCCL (NVIDIA/nccl, src/graph/tuning.cc, baseLat and hwLat; compared at every
  * release tag from v2.18.1-1 to v2.28.9-1):
