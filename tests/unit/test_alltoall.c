@@ -17,30 +17,40 @@
 
 static const double MiB = 1048576.0;
 
-static void comm_of(const char *machine, int nodes, pf_machine *m, pf_comm *c) {
-  memset(c, 0, sizeof *c);
-  CHECK_INT(pf_machine_load(machine, m), 0);
-  CHECK_INT(pf_topology_build(m, nodes, 1.0, &c->topo), 0);
+/* A job of `nodes` nodes of `machine` and the ranks 0..n-1 as one group. */
+typedef struct {
+  pf_machine *m;
+  pf_comm c;
+  int *g;
+} fixture;
+
+static void fix_open(fixture *f, const char *machine, int nodes, int n) {
+  memset(f, 0, sizeof *f);
+  f->m = calloc(1, sizeof *f->m);
+  CHECK_INT(pf_machine_load(machine, f->m), 0);
+  CHECK_INT(pf_topology_build(f->m, nodes, 1.0, &f->c.topo), 0);
+  f->g = malloc((size_t)n * sizeof *f->g);
+  for (int i = 0; i < n; i++) f->g[i] = i;
 }
 
-static int *range(int n) {
-  int *g = malloc((size_t)n * sizeof *g);
-  for (int i = 0; i < n; i++) g[i] = i;
-  return g;
+static void fix_close(fixture *f) {
+  free(f->g);
+  pf_topology_free(&f->c.topo);
+  free(f->m);
 }
 
 static void test_ep8_vs_ep16(void) {
-  pf_machine *m = calloc(1, sizeof *m);
-  pf_comm c;
-  comm_of("deepseek-h800", 2, m, &c);
-  const pf_topology *t = &c.topo;
-  int *g = range(16);
+  fixture f;
+  fix_open(&f, "deepseek-h800", 2, 16);
+  const pf_comm *c = &f.c;
+  const pf_topology *t = &c->topo;
+  int *g = f.g;
   double S = 256 * MiB; /* DeepSeek-V3 dispatch: 4096 tokens x 8 copies x 7168 x 1 byte (FP8) = 224 MiB */
   pf_a2a_req rq = {g, 1, 8, S, 8, 0, PF_A2A_NCCL};
   pf_a2a_result r8, r16;
-  CHECK_INT(pf_comm_alltoall(&c, &rq, &r8), 0);
+  CHECK_INT(pf_comm_alltoall(c, &rq, &r8), 0);
   rq.p = 16;
-  CHECK_INT(pf_comm_alltoall(&c, &rq, &r16), 0);
+  CHECK_INT(pf_comm_alltoall(c, &rq, &r16), 0);
   double nvl = t->links[t->b_pu].bw_Bps, nic = t->links[t->b_nu].bw_Bps;
   double want = r16.peers_remote * nvl / nic, got = r16.time_s / r8.time_s;
   fprintf(stderr, "EP 8 in a node %.3f ms, EP 16 on 2 nodes %.3f ms: x%.3f; remote peers %.3f x NVLink %.1f / NIC %.1f "
@@ -55,11 +65,9 @@ static void test_ep8_vs_ep16(void) {
   /* node-limited routing cannot lower NCCL's all-to-all: each copy is its own send, (N - 1) / N of them remote */
   pf_a2a_result lim;
   rq.max_nodes = 1;
-  CHECK_INT(pf_comm_alltoall(&c, &rq, &lim), 0);
+  CHECK_INT(pf_comm_alltoall(c, &rq, &lim), 0);
   CHECK_NEAR(lim.time_s, r16.time_s, 1e-12);
-  free(g);
-  pf_topology_free(&c.topo);
-  free(m);
+  fix_close(&f);
 }
 
 static void test_node_limited(void) {
@@ -67,18 +75,16 @@ static void test_node_limited(void) {
   CHECK_NEAR(pf_a2a_remote_nodes(8, 8, 4), 4 * (1 - pow(3.0 / 4, 8)) * 7 / 8, 1e-12);
   CHECK_NEAR(pf_a2a_remote_nodes(1, 8, 4), 0, 0);
   CHECK(pf_a2a_remote_nodes(8, 8, 4) < pf_a2a_remote_nodes(8, 8, 0));
-  pf_machine *m = calloc(1, sizeof *m);
-  pf_comm c;
-  comm_of("deepseek-h800", 8, m, &c);
-  int *g = range(64);
-  double S = 224 * MiB;
-  pf_a2a_req rq = {g, 1, 64, S, 8, 0, PF_A2A_DEEPEP};
+  fixture f;
+  fix_open(&f, "deepseek-h800", 8, 64);
+  double S = 224 * MiB; /* DeepSeek-V3's dispatch: 4096 tokens x top-8 x 7168 x 1 byte */
+  pf_a2a_req rq = {.groups = f.g, .ngroups = 1, .p = 64, .bytes = S, .topk = 8, .lib = PF_A2A_DEEPEP};
   pf_a2a_result all, four, nccl;
-  CHECK_INT(pf_comm_alltoall(&c, &rq, &all), 0);
+  CHECK_INT(pf_comm_alltoall(&f.c, &rq, &all), 0);
   rq.max_nodes = 4;
-  CHECK_INT(pf_comm_alltoall(&c, &rq, &four), 0);
+  CHECK_INT(pf_comm_alltoall(&f.c, &rq, &four), 0);
   rq.lib = PF_A2A_NCCL;
-  CHECK_INT(pf_comm_alltoall(&c, &rq, &nccl), 0);
+  CHECK_INT(pf_comm_alltoall(&f.c, &rq, &nccl), 0);
   fprintf(stderr, "EP 64 on 8 nodes, 224 MiB per rank: NCCL %.3f ms (remote %.3f), DeepEP %.3f ms (remote %.3f), "
           "DeepEP at most 4 nodes %.3f ms (remote %.3f)\n", nccl.time_s * 1e3, nccl.remote_fraction, all.time_s * 1e3,
           all.remote_fraction, four.time_s * 1e3, four.remote_fraction);
@@ -86,28 +92,20 @@ static void test_node_limited(void) {
   CHECK(four.time_s < all.time_s);
   CHECK(all.time_s < nccl.time_s); /* one crossing per node instead of one per copy */
   CHECK_NEAR(all.nic_bytes, S / 8 * pf_a2a_remote_nodes(8, 8, 0), 1);
-  free(g);
-  pf_topology_free(&c.topo);
-  free(m);
+  fix_close(&f);
 }
 
 /* DeepEP inside one node: its copies over the NVLink port at 153 of the ~160 GB/s the port achieves. */
 static void test_deepep_intranode(void) {
-  pf_machine *m = calloc(1, sizeof *m);
-  pf_comm c;
-  comm_of("deepseek-h800", 1, m, &c);
-  int *g = range(8);
-  double S = 224 * MiB;
-  pf_a2a_req rq = {g, 1, 8, S, 8, 4, PF_A2A_DEEPEP};
+  fixture f;
+  fix_open(&f, "deepseek-h800", 1, 8);
+  double S = 224 * MiB, port = f.c.topo.links[f.c.topo.b_pu].bw_Bps;
   pf_a2a_result r;
-  CHECK_INT(pf_comm_alltoall(&c, &rq, &r), 0);
-  double port = c.topo.links[c.topo.b_pu].bw_Bps;
+  CHECK_INT(pf_comm_alltoall(&f.c, &(pf_a2a_req){f.g, 1, 8, S, 8, 4, PF_A2A_DEEPEP}, &r), 0);
   CHECK_NEAR(r.fabric_bytes, S * 7 / 8, 1);
   CHECK_NEAR(r.bw_s, S * 7 / 8 / (port * 153 / 160), 1e-9);
   CHECK_NEAR(r.nic_bytes, 0, 0);
-  free(g);
-  pf_topology_free(&c.topo);
-  free(m);
+  fix_close(&f);
 }
 
 /* e4-gh200 bonds two NICs to its one GPU: an all-to-all's bus bandwidth stays at one NIC's (busbw = NIC rate at
@@ -132,21 +130,20 @@ static void test_one_nic(void) {
 }
 
 static void test_bad_input(void) {
-  pf_machine *m = calloc(1, sizeof *m);
-  pf_comm c;
-  comm_of("deepseek-h800", 1, m, &c);
+  fixture f;
+  fix_open(&f, "deepseek-h800", 1, 1);
+  const pf_comm *c = &f.c;
   int g[2] = {0, 8}; /* GPU 8 is not in a one-node job */
   pf_a2a_req rq = {g, 1, 2, MiB, 1, 0, PF_A2A_NCCL};
   pf_a2a_result r;
-  CHECK_INT(pf_comm_alltoall(&c, &rq, &r), PF_EINVAL);
+  CHECK_INT(pf_comm_alltoall(c, &rq, &r), PF_EINVAL);
   rq.groups = NULL;
-  CHECK_INT(pf_comm_alltoall(&c, &rq, &r), PF_EINVAL);
+  CHECK_INT(pf_comm_alltoall(c, &rq, &r), PF_EINVAL);
   pf_a2a_lib l;
   CHECK_INT(pf_a2a_lib_parse("deepep", &l), 0);
   CHECK_INT(l, PF_A2A_DEEPEP);
   CHECK_INT(pf_a2a_lib_parse("mpi", &l), PF_EINVAL);
-  pf_topology_free(&c.topo);
-  free(m);
+  fix_close(&f);
 }
 
 int main(void) {
