@@ -94,34 +94,50 @@ static void span(const pf_topology *t, const int *M, int p, int *nodes, int *k) 
   free(node);
 }
 
+/* Each member's position among the group's members on its node (pos) and their number there (cnt). */
+static void positions(const pf_topology *t, const int *M, int p, int *pos, int *cnt) {
+  for (int i = 0; i < p; i++) {
+    pos[i] = 0;
+    cnt[i] = 0;
+    int n = pf_topology_node_of(t, M[i]);
+    for (int j = 0; j < p; j++)
+      if (pf_topology_node_of(t, M[j]) == n) { cnt[i]++; pos[i] += j < i; }
+  }
+}
+
 /* The flows of one call over ng groups of p into st: what = 1 the node's fabric part (copies to the node's other
- * GPUs and, for DeepEP, the forwarded copies), 2 the network part, 3 both; scaled by the library's shares. */
+ * GPUs and, for DeepEP, the forwarded copies), 2 the network part, 3 both; scaled by the library's shares.
+ * DeepEP's crossing goes to the member at the same position on the other node (the same local GPU index when
+ * groups fill nodes alike). */
 static int build(const pf_topology *t, const pf_a2a_req *rq, int what, int nodes, pf_coll_step *st) {
-  int p = rq->p, dedup = rq->lib == PF_A2A_DEEPEP;
+  int p = rq->p, dedup = rq->lib == PF_A2A_DEEPEP, rc = 0;
   double S = rq->bytes, fab = dedup ? 1 / deepep_share(0, nodes) : 1, net = dedup ? 1 / deepep_share(1, nodes) : 1;
   double per_node = dedup && nodes > 1 ? S / (rq->topk > 0 ? rq->topk : 1) *
                                              pf_a2a_remote_nodes(nodes, rq->topk, rq->max_nodes) / (nodes - 1)
                                        : 0;
-  for (int g = 0; g < rq->ngroups; g++) {
+  int *pos = malloc(2 * (size_t)p * sizeof *pos), *cnt = pos + p;
+  if (!pos) return -1;
+  for (int g = 0; g < rq->ngroups && rc == 0; g++) {
     const int *M = rq->groups + (size_t)g * p;
-    for (int i = 0; i < p; i++) {
-      int ni = pf_topology_node_of(t, M[i]), li = M[i] % t->gpn;
-      for (int d = 1; d < p; d++) {
-        int j = (i + d) % p, nj = pf_topology_node_of(t, M[j]), lj = M[j] % t->gpn, rc = 0;
+    if (dedup) positions(t, M, p, pos, cnt);
+    for (int i = 0; i < p && rc == 0; i++) {
+      int ni = pf_topology_node_of(t, M[i]);
+      for (int d = 1; d < p && rc == 0; d++) {
+        int j = (i + d) % p, nj = pf_topology_node_of(t, M[j]);
         if (ni == nj) {
-          /* own copies, and (DeepEP) the copies the remote ranks of i's local index sent to i for j */
+          /* own copies, and (DeepEP) the copies the members at i's position on other nodes sent to i for j */
           double b = S / p * (1 + (dedup ? nodes - 1 : 0));
           if (what & 1) rc = pf_coll_flow_add(st, M[i], M[j], b * fab);
         } else if (!dedup) {
           if (what & 2) rc = pf_coll_flow_add(st, M[i], M[j], S / p * net);
-        } else if (lj == li && (what & 2)) {
-          rc = pf_coll_flow_add(st, M[i], M[j], per_node * net); /* once per node, to the same local index */
+        } else if (pos[j] == pos[i] % cnt[j] && (what & 2)) {
+          rc = pf_coll_flow_add(st, M[i], M[j], per_node * net); /* once per node */
         }
-        if (rc < 0) return -1;
       }
     }
   }
-  return 0;
+  free(pos);
+  return rc;
 }
 
 static int cost(const pf_topology *t, const pf_a2a_req *rq, int what, int nodes, pf_coll_result *res) {
@@ -130,6 +146,7 @@ static int cost(const pf_topology *t, const pf_a2a_req *rq, int what, int nodes,
   int rc = pf_coll_pattern_build(t, PF_ALLTOALL, PF_COLL_DIRECT, 0, rq->groups, rq->ngroups, rq->p, &pat);
   if (rc < 0) return rc;
   pat.bytes = rq->bytes;
+  pat.lib_factor = pf_ccl_lib_factor(t, rq->p, rq->bytes); /* the machine's measured rows, at the call's size */
   pf_coll_step *st = pf_coll_step_add(&pat, 1, 1.0, nodes > 1 ? 0.0 : 1.0, nodes > 1 ? 1.0 : 0.0);
   if (!st || build(t, rq, what, nodes, st) < 0) {
     pf_coll_pattern_free(&pat);

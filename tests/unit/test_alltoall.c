@@ -95,6 +95,23 @@ static void test_node_limited(void) {
   fix_close(&f);
 }
 
+/* The group's member order does not matter: EP 16 over two nodes listed alternately prices as listed node by
+ * node (DeepEP's crossing goes to the member at the same position on the other node). */
+static void test_member_order(void) {
+  fixture f;
+  fix_open(&f, "deepseek-h800", 2, 16);
+  int alt[16];
+  for (int i = 0; i < 16; i++) alt[i] = i % 2 ? 8 + i / 2 : i / 2;
+  for (int lib = PF_A2A_NCCL; lib <= PF_A2A_DEEPEP; lib++) {
+    pf_a2a_result r0, r1;
+    CHECK_INT(pf_comm_alltoall(&f.c, &(pf_a2a_req){f.g, 1, 16, 64 * MiB, 8, 0, lib}, &r0), 0);
+    CHECK_INT(pf_comm_alltoall(&f.c, &(pf_a2a_req){alt, 1, 16, 64 * MiB, 8, 0, lib}, &r1), 0);
+    CHECK_NEAR(r1.time_s, r0.time_s, r0.time_s * 1e-9);
+    CHECK_NEAR(r1.nic_bytes, r0.nic_bytes, 1);
+  }
+  fix_close(&f);
+}
+
 /* DeepEP inside one node: its copies over the NVLink port at 153 of the ~160 GB/s the port achieves. */
 static void test_deepep_intranode(void) {
   fixture f;
@@ -150,6 +167,7 @@ int main(void) {
   test_ep8_vs_ep16();
   test_node_limited();
   test_deepep_intranode();
+  test_member_order();
   test_one_nic();
   test_bad_input();
   return pf_check_done();
