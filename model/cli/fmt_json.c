@@ -159,7 +159,10 @@ static void collective(FILE *f, const pf_coll_doc *d) {
   cJSON_AddStringToObject(j, "op", pf_coll_kind_id(d->op));
   cJSON_AddStringToObject(j, "library", pf_ccl_lib_name(m->ccl));
   cJSON_AddStringToObject(j, "library_version", m->ccl_version);
-  cJSON_AddStringToObject(j, "tuner", PF_CCL_TUNER);
+  char note[512];
+  pf_ccl_tuner_note(m->ccl, m->ccl_version, note, sizeof note);
+  cJSON_AddStringToObject(j, "tuner", pf_ccl_tuner_find(m->ccl, m->ccl_version, NULL)->name);
+  cJSON_AddStringToObject(j, "tuner_note", note);
   cJSON_AddBoolToObject(j, "library_table", m->ccl_table.present);
   cJSON_AddStringToObject(j, "datatype", d->dtype);
   cJSON_AddStringToObject(j, "placement", pf_placement_name(d->pl));

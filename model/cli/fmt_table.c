@@ -206,13 +206,14 @@ static void collective(FILE *f, const pf_coll_doc *d) {
             m->name, pf_ccl_lib_name(m->ccl), pf_placement_name(d->pl));
     fprintf(f, "# nodes %d, GPUs per node %d, ranks %d, %s %s\n", u->nodes, u->gpn, u->ranks,
             pf_fabric_kind_name(m->fabric), m->net.tech[0] ? m->net.tech : pf_topology_kind_name(m->net.kind));
-    fprintf(f, "# tuner: %s (%s)\n", PF_CCL_TUNER,
-            m->ccl_version[0] ? "the machine file's ccl.version is not modelled apart" : "the machine file names no ccl.version");
+    char note[512];
+    pf_ccl_tuner_note(m->ccl, m->ccl_version, note, sizeof note);
+    fprintf(f, "# tuner: %s\n", note);
     if (m->ccl_table.present)
-      fprintf(f, "# library: measured table for ring steps (%s); other algorithms NCCL's tuning constants\n",
+      fprintf(f, "# library: measured table for ring steps (%s); other algorithms the library's tuning constants\n",
               m->ccl_table.plugin[0] ? m->ccl_table.plugin : "machine file");
     else
-      fprintf(f, "# library: no measured table for this machine: NCCL's tuning constants on the topology\n");
+      fprintf(f, "# library: no measured table for this machine: the library's tuning constants on the topology\n");
     fprintf(f, "# in-place priced as the separate-buffer call; #wrong N/A: nothing is checked\n#\n");
     fprintf(f, "#%62s%35s\n", "out-of-place", "in-place");
     fprintf(f, "#%11s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s  %-9s %s\n", "size", "count", "type",

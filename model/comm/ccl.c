@@ -3,12 +3,13 @@
  *
  * Latencies.  NCCL's tuning model (src/graph/tuning.cc) costs a call as
  *   baseLat[algo][proto] + steps x hwLat[hw][algo][proto] + bytes / busBw
- * with hw the NVLink, PCIe or network class of each step.  Each algorithm's
- * row of these tables is in its own file (pf_coll_algo_desc.lat, collalgo.h):
- * NCCL 2.18-2.21's constants in microseconds [recall: quoted from the source
- * as remembered, not re-verified here; docs/communication.md 3.1].
- * RCCL inherits NCCL's tuning code and tables; oneCCL has no published
- * table and uses the Simple column.  A pattern step's latency is the larger
+ * with hw the NVLink, PCIe or network class of each step.  The constants
+ * change with the library's version: ccltuner.c holds them per range of
+ * versions, read from NCCL's and RCCL's sources at named tags, and the
+ * machine file's ccl.version picks the range (the topology keeps it); an
+ * algorithm without a row there keeps its descriptor's (collalgo.h).
+ * RCCL has its own tables (ccltuner.c); oneCCL has no published table and
+ * uses the Simple column.  A pattern step's latency is the larger
  * of the library's steps and the wire latency of the slowest route (the
  * constants are end-to-end measurements on short routes; many switch hops
  * or slow NICs exceed them).
@@ -45,23 +46,26 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The algorithm's row of NCCL's tables (its file, collalgo.h); the ring's where it has none. */
-static const pf_ccl_lat *lat_of(pf_coll_algo a) {
+/* The algorithm's row: of the version's tables (ccltuner.c) where its descriptor names one, else its own
+ * constants, else the version's ring row. */
+static const pf_ccl_lat *lat_of(const pf_ccl_tuner *tn, pf_coll_algo a) {
+  if (!tn) tn = pf_ccl_tuner_find(PF_CCL_NCCL, "", NULL);
   const pf_coll_algo_desc *d = pf_coll_algo_get(a);
-  return d && d->lat ? d->lat : &pf_ccl_lat_ring;
+  if (d && d->tuner_row > PF_CCL_ROW_NONE && d->tuner_row < PF_CCL_NROWS) return &tn->row[d->tuner_row];
+  return d && d->lat ? d->lat : &tn->row[PF_CCL_ROW_RING];
 }
 
-double pf_ccl_base_lat(pf_ccl_lib lib, pf_coll_algo a, pf_coll_proto p) {
+double pf_ccl_base_lat(const pf_ccl_tuner *tn, pf_ccl_lib lib, pf_coll_algo a, pf_coll_proto p) {
   if (p > PF_PROTO_SIMPLE) p = PF_PROTO_SIMPLE;
   if (lib == PF_CCL_ONECCL) p = PF_PROTO_SIMPLE;
-  return lat_of(a)->base_us[p] * 1e-6;
+  return lat_of(tn, a)->base_us[p] * 1e-6;
 }
 
-double pf_ccl_step_lat(pf_ccl_lib lib, int hw, pf_coll_algo a, pf_coll_proto p) {
+double pf_ccl_step_lat(const pf_ccl_tuner *tn, pf_ccl_lib lib, int hw, pf_coll_algo a, pf_coll_proto p) {
   if (p > PF_PROTO_SIMPLE) p = PF_PROTO_SIMPLE;
   if (lib == PF_CCL_ONECCL) p = PF_PROTO_SIMPLE;
   if (hw < 0 || hw > PF_HW_NET) hw = PF_HW_NET;
-  return lat_of(a)->hw_us[hw][p] * 1e-6;
+  return lat_of(tn, a)->hw_us[hw][p] * 1e-6;
 }
 
 double pf_ccl_table_step(const pf_ccl_table *tab, int net, pf_coll_proto p, double def) {

@@ -6,20 +6,36 @@
 #ifndef PREFLIGHT_CCL_H
 #define PREFLIGHT_CCL_H
 
+#include "collalgo.h"
 #include "collective.h"
+
+#include <stddef.h>
 
 /* Latency classes of NCCL's tuning model: the node's NVLink-class fabric,
  * PCIe, the network. */
 enum { PF_HW_NVLINK, PF_HW_PCI, PF_HW_NET };
 
-/* The tuner preflight reproduces, for output: the one set of constants it
- * has (NCCL 2.18-2.21's tuning.cc, which RCCL inherits) whatever version the
- * machine file names (ccl.version), and whether that version was named. */
-#define PF_CCL_TUNER "NCCL 2.18-2.21 tuning constants"
-/* Per-call latency of (algo, proto), seconds. */
-double pf_ccl_base_lat(pf_ccl_lib lib, pf_coll_algo a, pf_coll_proto p);
+/* The library's tuning constants for a range of its versions (ccltuner.c,
+ * with the source tag of each; docs/communication.md 3.4). */
+typedef struct pf_ccl_tuner {
+  const char *name;        /* "NCCL 2.23-2.28" */
+  const char *source;      /* the file and tags they were read from */
+  pf_ccl_lib lib;
+  int from, to;            /* versions covered, as pf_ccl_version_code */
+  pf_ccl_lat row[PF_CCL_NROWS]; /* by PF_CCL_ROW_* */
+} pf_ccl_tuner;
+enum { PF_CCL_TUNER_NAMED, PF_CCL_TUNER_NEAREST, PF_CCL_TUNER_ASSUMED };
+/* "2.21.5" -> 22100 (major x 10000 + minor x 100); 0 for "" or NULL, -1 when unreadable. */
+int pf_ccl_version_code(const char *v);
+/* The tables for library lib at version (the machine file's ccl.version, "" when not named): the range holding
+ * it, else the nearest, else (no version) the newest; *how (may be NULL) gets PF_CCL_TUNER_*.  Never NULL. */
+const pf_ccl_tuner *pf_ccl_tuner_find(pf_ccl_lib lib, const char *version, int *how);
+/* One line for the outputs: which tables, why (named, nearest, assumed) and their source. */
+void pf_ccl_tuner_note(pf_ccl_lib lib, const char *version, char *buf, size_t n);
+/* Per-call latency of (algo, proto) with the tables tn (NULL: the newest NCCL's), seconds. */
+double pf_ccl_base_lat(const pf_ccl_tuner *tn, pf_ccl_lib lib, pf_coll_algo a, pf_coll_proto p);
 /* Per-step latency of (algo, proto) on hardware class hw, seconds. */
-double pf_ccl_step_lat(pf_ccl_lib lib, int hw, pf_coll_algo a, pf_coll_proto p);
+double pf_ccl_step_lat(const pf_ccl_tuner *tn, pf_ccl_lib lib, int hw, pf_coll_algo a, pf_coll_proto p);
 /* A measured ring table's per-step latency (machine file ccl.table): a step
  * that crosses the network (net) or one inside the node, protocol p; def
  * (NCCL's constant) where the table gives none. */

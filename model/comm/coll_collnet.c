@@ -12,12 +12,7 @@
  */
 #include "collbuild.h"
 
-/* [recall] NCCL src/graph/tuning.cc, the CollNetDirect row, microseconds; columns LL, LL128, Simple (ccl.c).
- * NCCL's CollNetChain row (NVLink and PCIe 2.8, network 30 us, Simple) is not modelled. */
-static const pf_ccl_lat lat_collnet = {
-    .base_us = {0, 0, 0},
-    .hw_us = {/* NVLink */ {0, 0, 3.7}, /* PCIe */ {0, 0, 3.7}, /* network */ {0, 0, 31}}};
-
+/* NCCL's CollNetChain row is not modelled (ccltuner.c holds the CollNetDirect row per version). */
 static int build_collnet(const pf_topology *t, pf_coll_pattern *pat, pf_coll_kind kind, double S, const int *G,
                          int ng, int p) {
   (void)kind; /* all-reduce only */
@@ -52,6 +47,6 @@ const pf_coll_algo_desc pf_coll_algo_collnet = {
     .tuner = true,
     .applies = collnet_applies,
     .build = build_collnet,
-    .lat = &lat_collnet,
+    .tuner_row = PF_CCL_ROW_COLLNET, /* NCCL's CollNetDirect row of the machine's version (ccltuner.c) */
     .simple_only = true,
 };

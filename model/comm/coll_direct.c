@@ -34,5 +34,5 @@ const pf_coll_algo_desc pf_coll_algo_direct = {
     .kinds = PF_COLL_KIND_BIT(PF_ALLTOALL) | PF_COLL_KIND_BIT(PF_SENDRECV),
     .tuner = true,
     .build = build_direct,
-    .lat = &pf_ccl_lat_ring,
+    .tuner_row = PF_CCL_ROW_RING, /* the library's ring row (ccltuner.c) */
 };

@@ -40,5 +40,5 @@ const pf_coll_algo_desc pf_coll_algo_hier = {
     .kinds = PF_COLL_KIND_BIT(PF_ALLREDUCE) | PF_COLL_KIND_BIT(PF_REDUCE_SCATTER) | PF_COLL_KIND_BIT(PF_ALLGATHER),
     .applies = hier_applies,
     .build = build_hier,
-    .lat = &pf_ccl_lat_ring,
+    .tuner_row = PF_CCL_ROW_RING, /* the library's ring row (ccltuner.c) */
 };

@@ -10,12 +10,7 @@
  */
 #include "collbuild.h"
 
-/* [recall] NCCL src/graph/tuning.cc, the NVLS row, microseconds; columns LL, LL128, Simple (ccl.c).  NCCL's
- * NVLSTree row (NVLink 25, network 14 us, Simple) is not modelled. */
-static const pf_ccl_lat lat_nvls = {
-    .base_us = {0, 0, 0},
-    .hw_us = {/* NVLink */ {0, 0, 25}, /* PCIe */ {0, 0, 0}, /* network */ {0, 0, 18}}};
-
+/* NCCL's NVLSTree row is not modelled (ccltuner.c holds the NVLS row per version). */
 static int build_nvls(const pf_topology *t, pf_coll_pattern *pat, pf_coll_kind kind, double S, const int *G, int ng,
                       int p) {
   (void)kind; /* all-reduce only */
@@ -47,6 +42,6 @@ const pf_coll_algo_desc pf_coll_algo_nvls = {
     .tuner = true,
     .applies = nvls_applies,
     .build = build_nvls,
-    .lat = &lat_nvls,
+    .tuner_row = PF_CCL_ROW_NVLS, /* NCCL's NVLS row of the machine's version (ccltuner.c) */
     .simple_only = true,
 };

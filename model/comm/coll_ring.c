@@ -21,11 +21,6 @@
 
 #include <string.h>
 
-/* [recall] NCCL src/graph/tuning.cc, the Ring row, microseconds; columns LL, LL128, Simple (ccl.c) */
-const pf_ccl_lat pf_ccl_lat_ring = {
-    .base_us = {6.6, 14.0, 8.4},
-    .hw_us = {/* NVLink */ {.6, 1.9, 3.4}, /* PCIe */ {1.0, 2.5, 5.7}, /* network */ {2.7, 4.0, 14.0}}};
-
 /* Across nodes: one channel per rail, strides 1 and k-1 on a mesh (both link
  * directions).  Inside one node on a mesh: every shift 1..k-1, so that each
  * GPU pair link carries one channel, the load NCCL's set of rings puts on a
@@ -120,5 +115,5 @@ const pf_coll_algo_desc pf_coll_algo_ring = {
     .kinds = PF_COLL_KIND_BIT(PF_ALLREDUCE) | PF_COLL_KIND_BIT(PF_REDUCE_SCATTER) | PF_COLL_KIND_BIT(PF_ALLGATHER),
     .tuner = true,
     .build = pf_coll_ring_build,
-    .lat = &pf_ccl_lat_ring,
+    .tuner_row = PF_CCL_ROW_RING, /* the library's ring row (ccltuner.c) */
 };

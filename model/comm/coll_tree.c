@@ -14,16 +14,12 @@
  * The tuner offers it across nodes for more than 2 ranks and costs it as
  * NCCL's model does: its own latency, the ring's bandwidth / 0.92
  * (tuning.cc: "busBw * .92" for the tree; the tree's algorithm bandwidth is
- * half its bus bandwidth, as the ring's is for large groups) [recall].
+ * half its bus bandwidth, as the ring's is for large groups; NVIDIA/nccl
+ * src/graph/tuning.cc at v2.23.4-1, "busBw*.92" for NCCL_ALGO_TREE).
  */
 #include "collbuild.h"
 
 #include <math.h>
-
-/* [recall] NCCL src/graph/tuning.cc, the Tree row, microseconds; columns LL, LL128, Simple (ccl.c) */
-static const pf_ccl_lat lat_tree = {
-    .base_us = {6.8, 14.0, 0},
-    .hw_us = {/* NVLink */ {.6, 1.25, 4}, /* PCIe */ {1.0, 1.9, 6}, /* network */ {5.0, 8.5, 14}}};
 
 /* NCCL's binary tree over n node leaders (graph/trees.cc ncclGetBtree): node r's parent is r with its lowest
  * set bit cleared and the next one set (or just cleared past the end); -1 for the root 0.  Edges at level L
@@ -101,6 +97,6 @@ const pf_coll_algo_desc pf_coll_algo_tree = {
     .tuner = true,
     .applies = tree_applies,
     .build = build_tree,
-    .lat = &lat_tree,
+    .tuner_row = PF_CCL_ROW_TREE, /* NCCL's Tree row of the machine's version (ccltuner.c) */
     .tuner_ring_busbw = 0.92,
 };

@@ -33,6 +33,10 @@ typedef struct pf_ccl_lat {
   double hw_us[3][3];
 } pf_ccl_lat;
 
+/* The rows of the library's tables that change with its version (ccltuner.c): an algorithm names its row in
+ * pf_coll_algo_desc.tuner_row; NONE takes the descriptor's lat (or the ring's). */
+enum { PF_CCL_ROW_NONE, PF_CCL_ROW_RING, PF_CCL_ROW_TREE, PF_CCL_ROW_NVLS, PF_CCL_ROW_COLLNET, PF_CCL_NROWS };
+
 /* The groups of a call as the tuner sees them: k members per node (0 when
  * nodes hold different numbers), q nodes, p ranks. */
 typedef struct pf_coll_shape {
@@ -52,7 +56,8 @@ typedef struct pf_coll_algo_desc {
    * the ring (pf_coll_ring_build).  0, or -1 when out of memory. */
   int (*build)(const pf_topology *t, pf_coll_pattern *pat, pf_coll_kind kind, double bytes, const int *groups,
                int ngroups, int p);
-  const pf_ccl_lat *lat; /* the library's latencies (NULL: the ring's) */
+  int tuner_row;         /* its row of the library's versioned tables (PF_CCL_ROW_*, ccltuner.c); NONE: lat */
+  const pf_ccl_lat *lat; /* the library's latencies where tuner_row is NONE (NULL: the ring's row) */
   bool simple_only;      /* the library runs it with the Simple protocol only */
   /* > 0: the tuner costs its bandwidth part as the ring's divided by this (NCCL's model of the tree: its
    * busBw x 0.92); 0: its own pattern's. */

@@ -35,7 +35,5 @@ int pf_coll_ring_build(const pf_topology *t, pf_coll_pattern *pat, pf_coll_kind 
                        int p);
 int pf_coll_intra_rings(const pf_topology *t, pf_coll_pattern *pat, double S, const int *G, int ng, int p, int k);
 
-/* NCCL's ring latencies, which the algorithms NCCL has no row for use. */
-extern const pf_ccl_lat pf_ccl_lat_ring;
 
 #endif

@@ -74,17 +74,22 @@ static double accumulate(const pf_topology *t, const pf_coll_step *st, scratch *
   return maxlat;
 }
 
-/* Effective bytes on link l: the library's measured efficiency applies to the network's links. */
+/* Effective bytes on link l: the library's measured efficiency applies to the network's links, and a pattern
+ * that drives one of a GPU's bonded NICs (all-to-all) sees that NIC's share of the bonded link. */
 static inline double eff_bytes(const pf_topology *t, const pf_coll_pattern *pat, int l, double bytes) {
-  return is_net(t, l) && pat->lib_factor > 0 ? bytes / pat->lib_factor : bytes;
+  if (!is_net(t, l)) return bytes;
+  if (pat->lib_factor > 0) bytes /= pat->lib_factor;
+  pf_link_kind k = t->links[l].kind;
+  if ((k == PF_LINK_NIC_UP || k == PF_LINK_NIC_DOWN) && pat->nic_share > 0) bytes /= pat->nic_share;
+  return bytes;
 }
 
 /* Latency of one repetition of a step with protocol pr: the library's steps (NCCL's constants, weighted by
  * the step's fabric and network shares; with a measured ring table, ccl.c, a step that crosses the network
  * costs the network's step whole, as every rank of the ring waits for it) or the slowest route. */
 static double rep_lat(const pf_coll_pattern *pat, const pf_coll_step *st, double route_lat, pf_coll_proto pr) {
-  double sw = st->sw_intra * pf_ccl_step_lat(pat->lib, pat->fabric_hw, pat->algo, pr) +
-              st->sw_net * pf_ccl_step_lat(pat->lib, PF_HW_NET, pat->algo, pr);
+  double sw = st->sw_intra * pf_ccl_step_lat(pat->tuner, pat->lib, pat->fabric_hw, pat->algo, pr) +
+              st->sw_net * pf_ccl_step_lat(pat->tuner, pat->lib, PF_HW_NET, pat->algo, pr);
   if (pat->tab) sw = pf_ccl_table_step(pat->tab, st->sw_net > 0, pr, sw);
   return fmax(st->lat_mult * route_lat, sw);
 }
@@ -105,7 +110,7 @@ static void rep_time(const pf_coll_pattern *pat, const pf_coll_step *st, double 
 
 static double base_lat(const pf_coll_pattern *pat, pf_coll_proto pr) {
   if (pat->nsteps == 0) return 0;
-  double b = pf_ccl_base_lat(pat->lib, pat->algo, pr);
+  double b = pf_ccl_base_lat(pat->tuner, pat->lib, pat->algo, pr);
   return pat->tab && pat->tab->base_s >= 0 ? pat->tab->base_s : b;
 }
 
@@ -298,5 +303,6 @@ double pf_coll_replay_extra_lat(const pf_topology *t, const pf_coll_pattern *pat
 double pf_coll_replay_scale(const pf_coll_pattern *pat, int inter) {
   double f = 1.0 / pf_ccl_proto_eff(pat->proto);
   if (inter && pat->lib_factor > 0) f /= pat->lib_factor;
+  if (inter && pat->nic_share > 0) f /= pat->nic_share; /* the whole route: the NIC is its narrowest part */
   return f;
 }

@@ -114,8 +114,11 @@ int pf_coll_pattern_build(const pf_topology *t, pf_coll_kind kind, pf_coll_algo 
   out->algo = algo;
   out->proto = PF_PROTO_SIMPLE;
   out->lib = t->lib;
+  out->tuner = t->tuner;
   out->fabric_hw = t->fabric == PF_FABRIC_PCIE ? PF_HW_PCI : PF_HW_NVLINK;
   out->lib_factor = pf_ccl_lib_factor(t, p, bytes);
+  /* one NIC per GPU for all-to-all where the node bonds several per GPU (collective.h) */
+  out->nic_share = kind == PF_ALLTOALL && t->phys_nics > t->nics ? (double)t->nics / t->phys_nics : 1.0;
   out->bytes = bytes;
   out->p = p;
   out->ngroups = ngroups;

@@ -66,8 +66,11 @@ typedef struct pf_coll_pattern {
   pf_coll_algo algo;   /* algorithm the steps implement */
   pf_coll_proto proto; /* protocol it is costed with (Simple when built) */
   pf_ccl_lib lib;      /* library whose latencies apply */
+  const struct pf_ccl_tuner *tuner; /* its tables for the machine's version (ccl.h; borrowed from a static table) */
   int fabric_hw;       /* latency class of the fabric: 0 NVLink / Infinity Fabric / Xe Link, 1 PCIe */
   double lib_factor;   /* measured library efficiency on network links (1 = none) */
+  double nic_share;    /* share of a GPU's bonded NICs the pattern can use (0 or 1: all): an all-to-all drives one
+                        * NIC per GPU, it cannot aggregate several (NVIDIA/nccl-tests#267, NVIDIA/nccl#804) */
   const pf_ccl_table *tab; /* the library's measured ring where it applies (ring patterns; NULL: NCCL's constants) */
   double bytes;        /* the buffer each rank holds */
   int p, ngroups;

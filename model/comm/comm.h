@@ -19,6 +19,9 @@
  *                           embedding, DP patterns)
  *   collbench.c, cclcal.c   one collective alone (nccl-tests); measured
  *                           collectives overlaid on the links
+ *   alltoall.c              the expert-parallel all-to-all (MoE dispatch and
+ *                           combine): NCCL or DeepEP-style, node-limited
+ *   ccltuner.c              the library's tuning constants per version
  * The engine (engine/dpsync.c) lays the DP synchronisation of an iteration
  * out in time with these prices; nothing outside this module turns bytes
  * into seconds.
@@ -109,6 +112,44 @@ int pf_coll_bench_init(const pf_machine *m, int nodes, int gpn, pf_placement pl,
 int pf_coll_bench_run(const pf_coll_bench *b, pf_coll_kind kind, pf_coll_algo algo, pf_coll_proto proto, double bytes,
                       pf_coll_result *res);
 void pf_coll_bench_free(pf_coll_bench *b);
+
+/* The expert-parallel all-to-all (MoE dispatch or combine; alltoall.c,
+ * docs/communication.md "All-to-all for expert parallelism").  The library
+ * that moves the tokens: NCCL's all-to-all (every token copy its own send) or
+ * DeepEP-style kernels (a token crosses to each node once over RDMA, then
+ * NVLink forwarding), each at its measured, sourced rates. */
+typedef enum { PF_A2A_NCCL, PF_A2A_DEEPEP } pf_a2a_lib;
+const char *pf_a2a_lib_name(pf_a2a_lib l);           /* "nccl", "deepep" */
+int pf_a2a_lib_parse(const char *s, pf_a2a_lib *out); /* PF_EINVAL naming the valid ones */
+
+typedef struct pf_a2a_req {
+  const int *groups;  /* ngroups x p GPUs of the job: the EP groups that run at once (borrowed) */
+  int ngroups, p;
+  double bytes;       /* what one rank sends in the call: tokens x top-k x hidden x element bytes */
+  int topk;           /* copies per token (routed experts; 0 = 1: a plain all-to-all) */
+  int max_nodes;      /* node-limited routing: a token's copies reach at most this many nodes (0: no limit;
+                       * DeepSeek-V3: 4, arXiv 2412.19437 section 2.1.2) */
+  pf_a2a_lib lib;
+} pf_a2a_req;
+
+typedef struct pf_a2a_result {
+  double time_s;          /* the call, every group at once, latency included */
+  double lat_s, bw_s;     /* its latency and bandwidth parts */
+  double fabric_s, nic_s; /* bandwidth time of the node-fabric part alone and of the network part alone */
+  double remote_fraction; /* bytes that leave the node over the rank's bytes */
+  double peers_remote;    /* share of a rank's peers on other nodes */
+  double fabric_bytes, nic_bytes; /* per rank: over NVLink / Infinity Fabric, out through its NIC */
+  int nodes;              /* nodes an EP group spans */
+  pf_a2a_lib lib;
+} pf_a2a_result;
+
+/* One dispatch (or combine) over the groups on c's topology.  PF_EINVAL for
+ * ranks outside the job or too many flows (p^2 x ngroups > 2e7), PF_ENOMEM. */
+int pf_comm_alltoall(const pf_comm *c, const pf_a2a_req *rq, pf_a2a_result *res);
+/* Expected number of nodes other than its own that one token reaches with
+ * topk copies spread evenly over `nodes` nodes, at most max_nodes of them
+ * (0: no limit): T (1 - (1 - 1/T)^topk) (nodes - 1) / nodes, T = min(max_nodes, nodes). */
+double pf_a2a_remote_nodes(int nodes, int topk, int max_nodes);
 
 /* Share of the compute units a collective kernel occupies while it runs
  * (its CTAs over the device's SMs / CUs, pf_device.units;

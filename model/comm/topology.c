@@ -38,6 +38,8 @@
  */
 #include "topology.h"
 
+#include "ccl.h"
+
 #include "core/core.h"
 
 #include <gsl/gsl_rng.h>
@@ -143,6 +145,7 @@ static void set_library(pf_topology *t, const pf_machine *m, int has_fabric) {
   t->nvls_scale = m->nvls_eff > 0 ? fmin(1.0, m->nvls_eff / EFF_NVLINK) : 1.0;
   t->innet = m->net.in_network_reduction;
   t->lib = m->ccl;
+  t->tuner = pf_ccl_tuner_find(m->ccl, m->ccl_version, NULL);
   /* LL128 needs NVLink-class ordering guarantees: NCCL enables it on NVIDIA GPUs from Volta on; RCCL only on
    * gfx942 (MI300) and later by default, not on gfx90a (MI250X); oneCCL has no such protocol [recall: NCCL
    * src/graph/tuning.cc, RCCL's RCCL_LL128_FORCE_ENABLE; docs/communication.md] */

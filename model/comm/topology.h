@@ -63,6 +63,7 @@ typedef struct pf_topology {
   int innet;                /* the first switch reduces (InfiniBand SHARP, CollNet) */
   /* the collective library of the machine (ccl.c) */
   pf_ccl_lib lib;
+  const struct pf_ccl_tuner *tuner; /* its tuning constants for the machine file's ccl.version (ccltuner.c) */
   int ll128;                /* the library runs the LL128 protocol on this device */
   int neff;
   pf_ccl_eff eff[PF_CCL_MAX_EFF]; /* measured library efficiencies (machine file) */

@@ -81,4 +81,27 @@ expect_grep "bad.csv:2: value \"fast\"" "$T/err"
 printf 'machine,op,nodes,size_B,metric,value,source\nnosuch,all_reduce,1,1e9,busbw,1,x\n' >"$T/bad.csv"
 expect_exit 2 $P validate "$T/bad.csv"
 expect_grep "bad.csv:2: machine \"nosuch\"" "$T/err"
+# the tuner per library version (ccltuner.c, docs/communication.md 3.4): the machine file's ccl.version picks
+# NCCL's tables, and the choice follows them: 16 DGX H100 nodes, all-reduce of 512 MiB: NCCL 2.18's tree
+# Simple step (4 / 14 us) makes Simple the cheapest protocol, NCCL 2.19-2.20's (28 us) LL128; no version: the
+# newest range, said so
+for v in 2.18.3 2.19.3; do
+  sed "s/^  power = { node_base/  ccl = { library = \"nccl\"; version = \"$v\"; };\n  power = { node_base/" \
+    "$PF_SRC/machines/dgx-h100-superpod.cfg" >"$T/dgx-$v.cfg"
+  expect_exit 0 $P collective --machine "$T/dgx-$v.cfg" --nodes 16 -b 512M -e 512M
+  cp "$T/out" "$T/tuner-$v.out"
+done
+expect_grep "^# tuner: NCCL 2.18 tuning constants for the machine file's ccl.version 2.18.3 \(NVIDIA/nccl src/graph/tuning.cc at v2.18.3-1" "$T/tuner-2.18.3.out"
+expect_grep "^# tuner: NCCL 2.19-2.20 tuning constants for the machine file's ccl.version 2.19.3" "$T/tuner-2.19.3.out"
+expect_grep "^ +536870912 .* tree +Simple$" "$T/tuner-2.18.3.out"
+expect_grep "^ +536870912 .* tree +LL128$" "$T/tuner-2.19.3.out"
+expect_exit 0 $P collective --machine dgx-h100-superpod --nodes 1 -b 1M -e 1M
+expect_grep "^# tuner: NCCL 2.23-2.28 tuning constants assumed: the machine file names no ccl.version" "$T/out"
+expect_exit 0 $P collective --machine lumi-g --nodes 2 -b 1M -e 1M --format json
+[ "$(json_get "$T/out" '["tuner"]')" = "RCCL 2.18-2.20 (ROCm 6.0-6.2)" ] && ok || bad "lumi-g: RCCL's own tables"
+# all-to-all: one NIC per GPU (nccl-tests#267): e4-gh200 bonds two NICs to its GPU, the all-to-all's busbw at
+# 2 nodes is one NIC's (22.5 GB/s at 0.9 of 200 Gb/s), send/receive uses both
+expect_exit 0 $P collective --machine e4-gh200 --nodes 2 --op alltoall -b 1G -e 1G
+expect_grep "^# Collective test starting: alltoall_perf" "$T/out"
+expect_grep "^ +1073741824 +134217728 +float +none +-1 .* 22\.[0-9]+ +N/A .*direct" "$T/out"
 finish

@@ -49,8 +49,8 @@ int main(void) {
   CHECK_INT(pat.steps[1].nflows, 7);
   CHECK_INT(pat.steps[1].flows[0].src, b.group[0]);
   CHECK_NEAR(pat.steps[0].flows[3].bytes, S, 0);
-  CHECK_NEAR(pf_ccl_base_lat(PF_CCL_NCCL, id, PF_PROTO_SIMPLE),
-             pf_ccl_base_lat(PF_CCL_NCCL, PF_COLL_RING, PF_PROTO_SIMPLE), 0);
+  CHECK_NEAR(pf_ccl_base_lat(NULL, PF_CCL_NCCL, id, PF_PROTO_SIMPLE),
+             pf_ccl_base_lat(NULL, PF_CCL_NCCL, PF_COLL_RING, PF_PROTO_SIMPLE), 0);
   pf_coll_pattern_free(&pat);
   pf_coll_bench_free(&b);
   return pf_check_done();

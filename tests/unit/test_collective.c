@@ -72,8 +72,8 @@ static void test_bytes_one_gpu_per_node(void) {
   CHECK_INT(pat.proto, PF_PROTO_SIMPLE);
   pf_route r;
   pf_topology_route(&t, 0, 1, &r);
-  double step = fmax(r.lat_s, pf_ccl_step_lat(t.lib, PF_HW_NET, PF_COLL_RING, PF_PROTO_SIMPLE));
-  double want = pf_ccl_base_lat(t.lib, PF_COLL_RING, PF_PROTO_SIMPLE) +
+  double step = fmax(r.lat_s, pf_ccl_step_lat(t.tuner, t.lib, PF_HW_NET, PF_COLL_RING, PF_PROTO_SIMPLE));
+  double want = pf_ccl_base_lat(t.tuner, t.lib, PF_COLL_RING, PF_PROTO_SIMPLE) +
                 2.0 * (p - 1) * (step + S / p / pf_route_bw(&t, &r));
   CHECK_NEAR(pf_coll_pattern_time(&t, &pat, NULL), want, 1e-12);
   pf_coll_job job;
@@ -259,12 +259,33 @@ static void test_table(void) {
   CHECK_INT(pat.algo, PF_COLL_RING); /* no NVLink SHARP across nodes */
   pf_coll_pattern_free(&pat);
   CHECK(pf_coll_pattern_build(&t, PF_ALLREDUCE, PF_COLL_AUTO, 1e6, G, 1, 8, &pat) < 0); /* a choice, not built */
-  /* the latencies are each algorithm's row of NCCL's tables; direct sends have the ring's */
-  CHECK_NEAR(pf_ccl_base_lat(PF_CCL_NCCL, PF_COLL_TREE, PF_PROTO_SIMPLE), 0.0, 1e-15);
-  CHECK_NEAR(pf_ccl_base_lat(PF_CCL_NCCL, PF_COLL_RING, PF_PROTO_SIMPLE), 8.4e-6, 1e-12);
-  CHECK_NEAR(pf_ccl_step_lat(PF_CCL_NCCL, PF_HW_NET, PF_COLL_COLLNET, PF_PROTO_SIMPLE), 31e-6, 1e-12);
-  CHECK_NEAR(pf_ccl_step_lat(PF_CCL_NCCL, PF_HW_NET, PF_COLL_DIRECT, PF_PROTO_LL),
-             pf_ccl_step_lat(PF_CCL_NCCL, PF_HW_NET, PF_COLL_RING, PF_PROTO_LL), 1e-15);
+  /* the latencies are each algorithm's row of the library's tables for its version (ccltuner.c; NULL: the newest
+   * NCCL's, 2.23-2.28); direct sends have the ring's */
+  CHECK_NEAR(pf_ccl_base_lat(NULL, PF_CCL_NCCL, PF_COLL_TREE, PF_PROTO_SIMPLE), 8.4e-6, 1e-12);
+  const pf_ccl_tuner *v218 = pf_ccl_tuner_find(PF_CCL_NCCL, "2.18.3", NULL);
+  const pf_ccl_tuner *v221 = pf_ccl_tuner_find(PF_CCL_NCCL, "2.21.5", NULL);
+  CHECK_NEAR(pf_ccl_base_lat(v218, PF_CCL_NCCL, PF_COLL_TREE, PF_PROTO_SIMPLE), 0.0, 1e-15);
+  CHECK_NEAR(pf_ccl_step_lat(v221, PF_CCL_NCCL, PF_HW_NET, PF_COLL_TREE, PF_PROTO_SIMPLE), 28e-6, 1e-12);
+  CHECK_NEAR(pf_ccl_base_lat(v218, PF_CCL_NCCL, PF_COLL_NVLS, PF_PROTO_SIMPLE), 23e-6, 1e-12);
+  CHECK_NEAR(pf_ccl_step_lat(v221, PF_CCL_NCCL, PF_HW_NVLINK, PF_COLL_NVLS, PF_PROTO_SIMPLE), 25e-6, 1e-12);
+  CHECK_NEAR(pf_ccl_step_lat(pf_ccl_tuner_find(PF_CCL_NCCL, "2.20.5", NULL), PF_CCL_NCCL, PF_HW_NVLINK, PF_COLL_NVLS,
+                             PF_PROTO_SIMPLE), 23e-6, 1e-12);
+  int how;
+  CHECK(strcmp(pf_ccl_tuner_find(PF_CCL_NCCL, "2.27.7", &how)->name, "NCCL 2.23-2.28") == 0 && how == PF_CCL_TUNER_NAMED);
+  CHECK(strcmp(pf_ccl_tuner_find(PF_CCL_NCCL, "2.12.12", &how)->name, "NCCL 2.18") == 0 && how == PF_CCL_TUNER_NEAREST);
+  CHECK(strcmp(pf_ccl_tuner_find(PF_CCL_NCCL, "", &how)->name, "NCCL 2.23-2.28") == 0 && how == PF_CCL_TUNER_ASSUMED);
+  /* RCCL's own tables, not NCCL's (rocm-6.2.0 baseLat 17 us Simple, tuning model 3 ring network step 19.8 us) */
+  const pf_ccl_tuner *rc = pf_ccl_tuner_find(PF_CCL_RCCL, "2.20.5", &how);
+  CHECK(how == PF_CCL_TUNER_NAMED);
+  CHECK_NEAR(pf_ccl_base_lat(rc, PF_CCL_RCCL, PF_COLL_RING, PF_PROTO_SIMPLE), 17e-6, 1e-12);
+  CHECK_NEAR(pf_ccl_step_lat(rc, PF_CCL_RCCL, PF_HW_NET, PF_COLL_DIRECT, PF_PROTO_SIMPLE), 19.8e-6, 1e-12);
+  char note[512];
+  pf_ccl_tuner_note(PF_CCL_NCCL, "", note, sizeof note);
+  CHECK(strstr(note, "names no ccl.version") != NULL);
+  CHECK_NEAR(pf_ccl_base_lat(NULL, PF_CCL_NCCL, PF_COLL_RING, PF_PROTO_SIMPLE), 8.4e-6, 1e-12);
+  CHECK_NEAR(pf_ccl_step_lat(NULL, PF_CCL_NCCL, PF_HW_NET, PF_COLL_COLLNET, PF_PROTO_SIMPLE), 31e-6, 1e-12);
+  CHECK_NEAR(pf_ccl_step_lat(NULL, PF_CCL_NCCL, PF_HW_NET, PF_COLL_DIRECT, PF_PROTO_LL),
+             pf_ccl_step_lat(NULL, PF_CCL_NCCL, PF_HW_NET, PF_COLL_RING, PF_PROTO_LL), 1e-15);
   CHECK(!pf_ccl_proto_ok(&t, PF_COLL_NVLS, PF_PROTO_LL) && pf_ccl_proto_ok(&t, PF_COLL_TREE, PF_PROTO_LL));
   pf_topology_free(&t);
 }

@@ -1,0 +1,202 @@
+/* alltoall.c - the expert-parallel all-to-all (MoE dispatch and combine)
+ * over the job's real placement (comm.h pf_comm_alltoall;
+ * docs/communication.md "All-to-all for expert parallelism").
+ *
+ * A rank sends `bytes` per call: its tokens' copies, one per routed expert
+ * (tokens x top-k x hidden x element size), spread evenly over the experts,
+ * so over the p ranks of its EP group (the balanced, dropless case published
+ * benchmarks force).  Two libraries:
+ *
+ *   NCCL all-to-all (Megatron-Core's alltoall dispatcher): every copy is its
+ *   own send, member i sends bytes / p to each member j (destinations
+ *   rotated, as coll_direct.c).  Copies to another node cross that node's
+ *   NIC: remote share (p - k) / p for k members per node.  Node-limited
+ *   routing does not change it: a token's copies still land on a node
+ *   other than its own with probability (N - 1) / N under balanced routing.
+ *
+ *   DeepEP-style kernels (deepseek-ai/DeepEP, normal kernels "with NVLink
+ *   and RDMA forwarding"; arXiv 2412.19437 section 3.2.2): a token crosses
+ *   to each node it needs once, over RDMA to the GPU of the same local
+ *   index, which forwards the copies to their GPUs over NVLink; both run at
+ *   once (one pipelined step).  Network bytes per rank: bytes / top-k x
+ *   E[remote nodes a token reaches]; with its copies spread over T nodes
+ *   (T = N, or T = min(M, N) under node-limited routing to at most M nodes,
+ *   DeepSeek-V3's M = 4), E = T (1 - (1 - 1/T)^topk) x (N - 1) / N.
+ *   NVLink bytes per rank: its copies for the other GPUs of its node plus
+ *   the copies it forwards.  Measured rates (DeepEP docs/legacy.md,
+ *   "Normal kernels with NVLink and RDMA forwarding", H800 with ~160 GB/s
+ *   NVLink and one 400 Gb/s CX7 NIC (~50 GB/s) per GPU, DeepSeek-V3's
+ *   setting): intranode EP 8 dispatch 153 GB/s of ~160 (0.956 of what the
+ *   fabric achieves); internode RDMA bottleneck 43 GB/s at EP 16, 58 at 32,
+ *   51 at 64 of ~50 GB/s: 0.86 at 2 nodes, the line rate from 4 nodes on
+ *   (the README's figures above 50 count more than the wire carries: taken
+ *   as 1).  These shares scale the topology's link rates, interpolated in
+ *   log2 of the node count.
+ *
+ * Both libraries: a GPU's traffic leaves through one NIC, however many the
+ * node bonds per GPU (nccl-tests#267: "Alltoall cannot aggregate the
+ * bandwidth of multiple NICs"; collective.h nic_share), and across nodes
+ * NCCL's PXN routes it over NVLink to the destination's rail (topology.c).
+ * The parts (NVLink alone, NICs alone) are the same flows costed apart.
+ */
+#include "comm.h"
+
+#include "core/core.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *pf_a2a_lib_name(pf_a2a_lib l) { return l == PF_A2A_DEEPEP ? "deepep" : "nccl"; }
+
+int pf_a2a_lib_parse(const char *s, pf_a2a_lib *out) {
+  if (strcmp(s, "nccl") == 0) { *out = PF_A2A_NCCL; return 0; }
+  if (strcmp(s, "deepep") == 0) { *out = PF_A2A_DEEPEP; return 0; }
+  return pf_error_set(PF_EINVAL, "all-to-all library \"%s\": valid: nccl (the library's all-to-all), deepep (DeepEP's "
+                      "normal kernels, NVLink and RDMA forwarding)", s);
+}
+
+double pf_a2a_remote_nodes(int nodes, int topk, int max_nodes) {
+  if (nodes <= 1) return 0;
+  int T = max_nodes > 0 && max_nodes < nodes ? max_nodes : nodes;
+  int k = topk > 0 ? topk : 1;
+  return T * (1 - pow(1 - 1.0 / T, k)) * (nodes - 1) / nodes;
+}
+
+/* DeepEP's measured share of the fabric's and the NIC's rate (header): NVLink 153 of ~160 GB/s (EP 8); RDMA
+ * 43 of ~50 GB/s at 2 nodes, the line rate at 4 and 8 (58 and 51 GB/s capped at 50). */
+static double deepep_share(int net, int nodes) {
+  if (!net) return 153.0 / 160.0;
+  static const double x[] = {1, 2, 3}, y[] = {43.0 / 50, 1, 1}; /* log2 nodes: 2, 4, 8 */
+  double l = log2(nodes > 2 ? nodes : 2);
+  if (l >= x[2]) return y[2];
+  int i = l < x[1] ? 0 : 1;
+  return y[i] + (y[i + 1] - y[i]) * (l - x[i]) / (x[i + 1] - x[i]);
+}
+
+/* Nodes the group spans and the largest number of its members on one node (0, 0 when out of memory). */
+static void span(const pf_topology *t, const int *M, int p, int *nodes, int *k) {
+  *nodes = 0;
+  *k = 0;
+  int *node = malloc((size_t)p * sizeof *node);
+  if (!node) return;
+  for (int i = 0; i < p; i++) {
+    int n = pf_topology_node_of(t, M[i]), j, c = 1;
+    for (j = 0; j < i; j++) c += node[j] == n;
+    node[i] = n;
+    if (c == 1) (*nodes)++;
+  }
+  for (int i = 0; i < p; i++) {
+    int c = 0;
+    for (int j = 0; j < p; j++) c += node[j] == node[i];
+    if (c > *k) *k = c;
+  }
+  free(node);
+}
+
+/* Each member's position among the group's members on its node (pos) and their number there (cnt). */
+static void positions(const pf_topology *t, const int *M, int p, int *pos, int *cnt) {
+  for (int i = 0; i < p; i++) {
+    pos[i] = 0;
+    cnt[i] = 0;
+    int n = pf_topology_node_of(t, M[i]);
+    for (int j = 0; j < p; j++)
+      if (pf_topology_node_of(t, M[j]) == n) { cnt[i]++; pos[i] += j < i; }
+  }
+}
+
+/* The flows of one call over ng groups of p into st: what = 1 the node's fabric part (copies to the node's other
+ * GPUs and, for DeepEP, the forwarded copies), 2 the network part, 3 both; scaled by the library's shares.
+ * DeepEP's crossing goes to the member at the same position on the other node (the same local GPU index when
+ * groups fill nodes alike). */
+static int build(const pf_topology *t, const pf_a2a_req *rq, int what, int nodes, pf_coll_step *st) {
+  int p = rq->p, dedup = rq->lib == PF_A2A_DEEPEP, rc = 0;
+  double S = rq->bytes, fab = dedup ? 1 / deepep_share(0, nodes) : 1, net = dedup ? 1 / deepep_share(1, nodes) : 1;
+  double per_node = dedup && nodes > 1 ? S / (rq->topk > 0 ? rq->topk : 1) *
+                                             pf_a2a_remote_nodes(nodes, rq->topk, rq->max_nodes) / (nodes - 1)
+                                       : 0;
+  int *pos = malloc(2 * (size_t)p * sizeof *pos), *cnt = pos + p;
+  if (!pos) return -1;
+  for (int g = 0; g < rq->ngroups && rc == 0; g++) {
+    const int *M = rq->groups + (size_t)g * p;
+    if (dedup) positions(t, M, p, pos, cnt);
+    for (int i = 0; i < p && rc == 0; i++) {
+      int ni = pf_topology_node_of(t, M[i]);
+      for (int d = 1; d < p && rc == 0; d++) {
+        int j = (i + d) % p, nj = pf_topology_node_of(t, M[j]);
+        if (ni == nj) {
+          /* own copies, and (DeepEP) the copies the members at i's position on other nodes sent to i for j */
+          double b = S / p * (1 + (dedup ? nodes - 1 : 0));
+          if (what & 1) rc = pf_coll_flow_add(st, M[i], M[j], b * fab);
+        } else if (!dedup) {
+          if (what & 2) rc = pf_coll_flow_add(st, M[i], M[j], S / p * net);
+        } else if (pos[j] == pos[i] % cnt[j] && (what & 2)) {
+          rc = pf_coll_flow_add(st, M[i], M[j], per_node * net); /* once per node */
+        }
+      }
+    }
+  }
+  free(pos);
+  return rc;
+}
+
+static int cost(const pf_topology *t, const pf_a2a_req *rq, int what, int nodes, pf_coll_result *res) {
+  pf_coll_pattern pat;
+  /* the header of an all-to-all (library, tuner, NIC share), no steps: bytes 0 */
+  int rc = pf_coll_pattern_build(t, PF_ALLTOALL, PF_COLL_DIRECT, 0, rq->groups, rq->ngroups, rq->p, &pat);
+  if (rc < 0) return rc;
+  pat.bytes = rq->bytes;
+  pat.lib_factor = pf_ccl_lib_factor(t, rq->p, rq->bytes); /* the machine's measured rows, at the call's size */
+  pf_coll_step *st = pf_coll_step_add(&pat, 1, 1.0, nodes > 1 ? 0.0 : 1.0, nodes > 1 ? 1.0 : 0.0);
+  if (!st || build(t, rq, what, nodes, st) < 0) {
+    pf_coll_pattern_free(&pat);
+    return pf_error_set(PF_ENOMEM, "out of memory building an all-to-all");
+  }
+  pf_coll_pattern_cost(t, &pat, res);
+  pf_coll_pattern_free(&pat);
+  return 0;
+}
+
+int pf_comm_alltoall(const pf_comm *c, const pf_a2a_req *rq, pf_a2a_result *res) {
+  memset(res, 0, sizeof *res);
+  const pf_topology *t = &c->topo;
+  if (!rq->groups || rq->p < 1 || rq->ngroups < 1 || !(rq->bytes >= 0) || rq->topk < 0 || rq->max_nodes < 0)
+    return pf_error_set(PF_EINVAL, "all-to-all: %d groups of %d ranks, %g bytes, top-k %d, max nodes %d", rq->ngroups,
+                        rq->p, rq->bytes, rq->topk, rq->max_nodes);
+  if ((double)rq->p * rq->p * rq->ngroups > 2e7)
+    return pf_error_set(PF_EINVAL, "all-to-all over %d groups of %d ranks: at most 2e7 flows are modelled", rq->ngroups,
+                        rq->p);
+  for (long i = 0; i < (long)rq->p * rq->ngroups; i++)
+    if (rq->groups[i] < 0 || rq->groups[i] >= t->gpus)
+      return pf_error_set(PF_EINVAL, "all-to-all: rank %d is not a GPU of the job (0..%d)", rq->groups[i], t->gpus - 1);
+  int nodes, k;
+  span(t, rq->groups, rq->p, &nodes, &k);
+  res->nodes = nodes;
+  res->lib = rq->lib;
+  if (nodes == 0) return pf_error_set(PF_ENOMEM, "out of memory");
+  if (rq->p < 2 || rq->bytes <= 0) return 0;
+  res->peers_remote = (double)(rq->p - k) / (rq->p - 1);
+  int topk = rq->topk > 0 ? rq->topk : 1;
+  if (rq->lib == PF_A2A_DEEPEP) {
+    double er = pf_a2a_remote_nodes(nodes, rq->topk, rq->max_nodes);
+    res->nic_bytes = rq->bytes / topk * er;
+    res->fabric_bytes = rq->bytes / rq->p * (k - 1) * nodes;
+  } else {
+    res->nic_bytes = rq->bytes * (rq->p - k) / rq->p;
+    res->fabric_bytes = rq->bytes * (k - 1) / rq->p;
+  }
+  res->remote_fraction = res->nic_bytes / rq->bytes;
+  pf_coll_result all, part;
+  int rc;
+  if ((rc = cost(t, rq, 3, nodes, &all)) < 0) return rc;
+  res->time_s = all.time_s;
+  res->lat_s = all.lat_s;
+  res->bw_s = all.bw_s;
+  if ((rc = cost(t, rq, 1, nodes, &part)) < 0) return rc;
+  res->fabric_s = part.bw_s;
+  if (nodes > 1) {
+    if ((rc = cost(t, rq, 2, nodes, &part)) < 0) return rc;
+    res->nic_s = part.bw_s;
+  }
+  return 0;
+}
