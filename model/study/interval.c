@@ -89,7 +89,8 @@ int pf_interval_class(pf_ipool *p, const pf_rkey *k, int cls, int skip, bool dou
   for (size_t l = cls == PF_ICLASS_POWER ? levels - 1 : 0; l < levels; l++) {
     if ((rc = collect(p, k, cls, ladder[l], skip, doubling, q, nodes, &nq)) < 0) break;
     if (nq >= PF_INTERVAL_MIN_ROWS || l + 1 == levels) {
-      pf_rkey_describe(k, ladder[l], regime, len);
+      if (cls == PF_ICLASS_POWER) snprintf(regime, len, "every energy and power row, the time held");
+      else pf_rkey_describe(k, ladder[l], regime, len);
       break;
     }
   }
@@ -171,7 +172,6 @@ int pf_interval_of(pf_ipool *p, const pf_scenario *sc, bool efficiency, pf_pred_
     rc = pf_interval_class(p, &k, PF_ICLASS_POWER, -1, false, &out->power_lo, &out->power_hi, &out->n_power, NULL,
                            out->power_regime, sizeof out->power_regime);
   if (rc < 0) return rc;
-  snprintf(out->power_regime, sizeof out->power_regime, "every energy and power row, the time held");
   if (sc->fit_anchored) return anchored(p, &k, sc, out);
   return pf_interval_time(p, &k, nodes_of(sc), -1, &out->time_lo, &out->time_hi, &out->n_time, out->time_regime,
                           sizeof out->time_regime);
