@@ -40,23 +40,29 @@ static void markdown(FILE *f, const pf_icover *c) {
           in[0] + in[1] - bi, n[0] + n[1] - b, pct(in[0] + in[1] - bi, n[0] + n[1] - b), bi, b);
 }
 
-static void json(FILE *f, const pf_icover *c) {
+/* The groups of the time and efficiency rows, or with energy those of the energy and power rows. */
+static void json(FILE *f, const pf_icover *c, bool energy) {
   cJSON *root = pf_report_root_json();
   cJSON_AddNumberToObject(root, "nominal_coverage", PF_INTERVAL_P_HI - PF_INTERVAL_P_LO);
   cJSON *arr = cJSON_AddArrayToObject(root, "groups");
   for (int i = 0; i < c->ngroups; i++) {
     const pf_icover_group *g = &c->g[i];
-    if (g->n[0] + g->n[1] == 0) continue; /* a group of energy rows (energy_json) */
+    if ((energy ? g->n[2] : g->n[0] + g->n[1]) == 0) continue; /* a group of the other kind */
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "source", g->source);
-    cJSON_AddStringToObject(o, "family", g->family);
+    cJSON_AddStringToObject(o, energy ? "group" : "family", g->family);
     cJSON_AddStringToObject(o, "regime", g->regime);
-    cJSON_AddNumberToObject(o, "time_rows", g->n[0]);
-    cJSON_AddNumberToObject(o, "time_inside", g->inside[0]);
-    cJSON_AddNumberToObject(o, "efficiency_rows", g->n[1]);
-    cJSON_AddNumberToObject(o, "efficiency_inside", g->inside[1]);
-    cJSON_AddNumberToObject(o, "bound_rows", g->bounds);
-    cJSON_AddNumberToObject(o, "bound_inside", g->bounds_inside);
+    if (energy) {
+      cJSON_AddNumberToObject(o, "power_rows", g->n[2]);
+      cJSON_AddNumberToObject(o, "power_inside", g->inside[2]);
+    } else {
+      cJSON_AddNumberToObject(o, "time_rows", g->n[0]);
+      cJSON_AddNumberToObject(o, "time_inside", g->inside[0]);
+      cJSON_AddNumberToObject(o, "efficiency_rows", g->n[1]);
+      cJSON_AddNumberToObject(o, "efficiency_inside", g->inside[1]);
+      cJSON_AddNumberToObject(o, "bound_rows", g->bounds);
+      cJSON_AddNumberToObject(o, "bound_inside", g->bounds_inside);
+    }
     cJSON_AddItemToArray(arr, o);
   }
   pf_report_json_print(f, root);
@@ -79,24 +85,6 @@ static void energy_markdown(FILE *f, const pf_icover *c) {
           100 * (PF_INTERVAL_P_HI - PF_INTERVAL_P_LO));
 }
 
-static void energy_json(FILE *f, const pf_icover *c) {
-  cJSON *root = pf_report_root_json();
-  cJSON_AddNumberToObject(root, "nominal_coverage", PF_INTERVAL_P_HI - PF_INTERVAL_P_LO);
-  cJSON *arr = cJSON_AddArrayToObject(root, "groups");
-  for (int i = 0; i < c->ngroups; i++) {
-    const pf_icover_group *g = &c->g[i];
-    if (g->n[2] == 0) continue;
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "source", g->source);
-    cJSON_AddStringToObject(o, "group", g->family);
-    cJSON_AddStringToObject(o, "regime", g->regime);
-    cJSON_AddNumberToObject(o, "power_rows", g->n[2]);
-    cJSON_AddNumberToObject(o, "power_inside", g->inside[2]);
-    cJSON_AddItemToArray(arr, o);
-  }
-  pf_report_json_print(f, root);
-}
-
 int pf_cli_validate_coverage(pf_cli *cli, const char *dir, pf_format fmt, bool energy) {
   if (fmt != PF_FMT_TABLE && fmt != PF_FMT_MARKDOWN && fmt != PF_FMT_JSON)
     return pf_cli_fail("validate", pf_error_set(PF_EINVAL, "--%scoverage: valid formats: table, markdown, json",
@@ -108,7 +96,7 @@ int pf_cli_validate_coverage(pf_cli *cli, const char *dir, pf_format fmt, bool e
   FILE *f = NULL;
   if (rc == 0) rc = pf_output_open(&cli->out, &f);
   if (rc == 0) {
-    if (fmt == PF_FMT_JSON) (energy ? energy_json : json)(f, c);
+    if (fmt == PF_FMT_JSON) json(f, c, energy);
     else (energy ? energy_markdown : markdown)(f, c);
     rc = pf_output_commit(&cli->out);
   }
