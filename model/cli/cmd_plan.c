@@ -274,6 +274,10 @@ static int row_budget(plan_doc *d, const pf_scenario *base, plan_row *r, pf_pred
   if (rc == 0) rc = pf_cli_intervals_of(ci, sc, true, p);
   if (rc == 0) {
     r->iv = p->interval;
+    /* the MWh's range: the iteration's facility energy range (power and time intervals, pf_interval_energy) */
+    double E = p->energy.facility_J;
+    r->mwh_lo = E > 0 ? r->b.energy_MWh * p->energy.facility_J_low / E : r->b.energy_MWh;
+    r->mwh_hi = E > 0 ? r->b.energy_MWh * p->energy.facility_J_high / E : r->b.energy_MWh;
     pf_interval_scale(p, r->iv.time_lo, q);
     rc = pf_budget_compute(sc, q, &d->bo, &r->lo);
   }

@@ -37,6 +37,9 @@ static const pf_opt validate_opts[] = {
      .type = PF_OPT_TEXT},
     {"coverage", "DIR", "prediction intervals: leave each group (file x model family) out, count its rows inside the "
                         "nominal 80 % interval built from the rest (docs/validation.md)", .type = PF_OPT_TEXT},
+    {"energy-coverage", "DIR", "the power interval of energy and power rows: leave each machine x application out, "
+                               "count its rows inside the nominal 80 % interval built from the rest (docs/energy.md)",
+     .type = PF_OPT_TEXT},
     {"no-loo", NULL, "with --fit: skip the leave-one-out errors", .type = PF_OPT_FLAG},
     {"loo", "WHAT", "with --fit: leave out each configuration (default) or each machine (with --fit-group all: a machine the fit never saw)",
      .type = PF_OPT_TEXT},
@@ -62,7 +65,8 @@ static const pf_cli_spec spec = {
     "       [--max-error P]\n"
     "       preflight validate --megatron-log FILE --machine ID [scenario options]\n"
     "       preflight validate --fit RUNS.csv [-o fitted.json] [--no-loo | --loo configuration|machine]\n"
-    "       preflight validate --coverage DIR [--format markdown|json]\n\n"
+    "       preflight validate --coverage DIR [--format markdown|json]\n"
+    "       preflight validate --energy-coverage DIR [--format markdown|json]\n\n"
     "Predicts every measured run, prints the relative errors and their median and mean; rows the model\n"
     "cannot predict (no workload, energy measured over whole jobs or nodes) are listed with the reason.\n"
     "The CSV columns are described in docs/validation.md.",
@@ -215,11 +219,13 @@ int pf_cmd_validate(int argc, char **argv) {
   const pf_optvals *v = &cli.v;
   const char *mlog = pf_opts_get(v, "megatron-log"), *fit = pf_opts_get(v, "fit");
   pf_format fmt = cli.fmt;
-  if (pf_opts_get(v, "coverage")) {
-    if (mlog || fit || v->npositional > 0)
-      return pf_cli_end(&cli, pf_cli_fail("validate", pf_error_set(PF_EINVAL, "--coverage DIR: give no RUNS.csv, "
-                                                                   "--fit or --megatron-log with it")));
-    return pf_cli_end(&cli, pf_cli_validate_coverage(&cli, pf_opts_get(v, "coverage"), fmt));
+  const char *cover = pf_opts_get(v, "coverage"), *ecover = pf_opts_get(v, "energy-coverage");
+  if (cover || ecover) {
+    if (mlog || fit || v->npositional > 0 || (cover && ecover))
+      return pf_cli_end(&cli, pf_cli_fail("validate", pf_error_set(PF_EINVAL, "--%scoverage DIR: give no RUNS.csv, "
+                                                                   "--fit, --megatron-log or the other coverage with it",
+                                                                   ecover ? "energy-" : "")));
+    return pf_cli_end(&cli, pf_cli_validate_coverage(&cli, ecover ? ecover : cover, fmt, ecover != NULL));
   }
   if (fit && !pf_opts_get(v, "format")) fmt = PF_FMT_TABLE; /* with --fit, -o is the overlay, not the report */
   if (fit && !pf_fmt(fmt)->fit_group) rc = pf_error_set(PF_EINVAL, "--fit: valid formats: table, json, csv");

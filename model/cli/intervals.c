@@ -20,7 +20,9 @@ int pf_cli_intervals_open(pf_cli_intervals *ci, const char *dir) {
 
 int pf_cli_intervals_of(pf_cli_intervals *ci, const pf_scenario *sc, bool efficiency, pf_prediction *p) {
   if (!ci->pool) return 0;
-  return pf_interval_of(ci->pool, sc, efficiency, &p->interval);
+  int rc = pf_interval_of(ci->pool, sc, efficiency, &p->interval);
+  if (rc == 0) pf_interval_energy(p);
+  return rc;
 }
 
 void pf_cli_intervals_close(pf_cli_intervals *ci) {

@@ -21,6 +21,7 @@ typedef struct plan_row {
   pf_pred_interval iv;           /* the row's prediction interval (study/interval.h) */
   pf_budget lo, hi;              /* the budget at the interval's fast and slow ends (time x time_lo, x time_hi) */
   double eff_lo, eff_hi;         /* the efficiency's range (the smallest scale: 1, 1 by definition) */
+  double mwh_lo, mwh_hi;         /* the energy's range: the power interval with the time interval (docs/energy.md) */
   char why[256];                 /* when !ok */
 } plan_row;
 

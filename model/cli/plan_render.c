@@ -46,22 +46,24 @@ static const char *flags(const pf_plan *p, char *buf, size_t n) {
 /* The ranges of every row: wall time, node-hours, device-hours, efficiency, and the rows they come from. */
 void plan_ranges(FILE *out, const plan_doc *d, bool md) {
   if (md)
-    fprintf(out, "Ranges (nominal 80 %%):\n\n| nodes | wall time (h) | node-hours | %s | efficiency | from |\n"
-                 "|---:|---|---|---|---|---|\n", d->devh);
+    fprintf(out, "Ranges (nominal 80 %%):\n\n| nodes | wall time (h) | node-hours | %s | MWh | efficiency | from |\n"
+                 "|---:|---|---|---|---|---|---|\n", d->devh);
   else fprintf(out, "ranges (nominal 80 %%):\n");
   for (int i = 0; i < d->nrows; i++) {
     const plan_row *r = &d->rows[i];
     if (!r->ok) continue;
-    cell wl, wh, gl, gh, el, eh, nh;
+    cell wl, wh, gl, gh, el, eh, nh, ml, mh;
     f_h(wl, r->lo.wall_s); f_h(wh, r->hi.wall_s); f_int(gl, r->lo.gpu_h); f_int(gh, r->hi.gpu_h);
-    f_eff(el, r->eff_lo); f_eff(eh, r->eff_hi); f_range(nh, r);
+    f_eff(el, r->eff_lo); f_eff(eh, r->eff_hi); f_range(nh, r); f_mwh(ml, r->mwh_lo); f_mwh(mh, r->mwh_hi);
     if (md)
-      fprintf(out, "| %d | %s-%s | %s | %s-%s | %s-%s | time: %s (%d rows); efficiency: %s (%d rows) |\n", r->nodes, wl,
-              wh, nh, gl, gh, el, eh, r->iv.time_regime, r->iv.n_time, r->iv.eff_regime, r->iv.n_eff);
+      fprintf(out, "| %d | %s-%s | %s | %s-%s | %s-%s | %s-%s | time: %s (%d rows); efficiency: %s (%d rows); power: %s "
+                   "(%d rows) |\n", r->nodes, wl, wh, nh, gl, gh, ml, mh, el, eh, r->iv.time_regime, r->iv.n_time,
+              r->iv.eff_regime, r->iv.n_eff, r->iv.power_regime, r->iv.n_power);
     else
-      fprintf(out, "%6d nodes: wall %s-%s h, node-hours %s, %s %s-%s, efficiency %s-%s; time from %s (%d rows), "
-                   "efficiency from %s (%d rows)\n", r->nodes, wl, wh, nh, d->devh, gl, gh, el, eh, r->iv.time_regime,
-              r->iv.n_time, r->iv.eff_regime, r->iv.n_eff);
+      fprintf(out, "%6d nodes: wall %s-%s h, node-hours %s, %s %s-%s, MWh %s-%s, efficiency %s-%s; time from %s (%d rows), "
+                   "efficiency from %s (%d rows), power from %s (%d rows)\n", r->nodes, wl, wh, nh, d->devh, gl, gh,
+              ml, mh, el, eh, r->iv.time_regime, r->iv.n_time, r->iv.eff_regime, r->iv.n_eff, r->iv.power_regime,
+              r->iv.n_power);
   }
   fprintf(out, "\n");
 }
@@ -204,7 +206,7 @@ static cJSON *row_json(const plan_doc *d, const plan_row *r) {
   cJSON *bu = cJSON_AddObjectToObject(o, "billing_units");
   cJSON_AddNumberToObject(bu, "value", b->units);
   cJSON_AddStringToObject(bu, "unit", d->unit);
-  cJSON_AddNumberToObject(o, "energy_MWh", b->energy_MWh);
+  ranged(o, "energy_MWh", b->energy_MWh, r->mwh_lo, r->mwh_hi);
   if (b->evaluations > 0) {
     cJSON *ev = cJSON_AddObjectToObject(o, "evaluation");
     cJSON_AddNumberToObject(ev, "interval", d->bo.eval_interval);
@@ -225,6 +227,10 @@ static cJSON *row_json(const plan_doc *d, const plan_row *r) {
   cJSON_AddNumberToObject(rg, "time_rows", iv->n_time);
   cJSON_AddStringToObject(rg, "efficiency_regime", iv->eff_regime);
   cJSON_AddNumberToObject(rg, "efficiency_rows", iv->n_eff);
+  cJSON_AddStringToObject(rg, "power_regime", iv->power_regime);
+  cJSON_AddNumberToObject(rg, "power_rows", iv->n_power);
+  cJSON_AddNumberToObject(rg, "power_factor_low", iv->power_lo);
+  cJSON_AddNumberToObject(rg, "power_factor_high", iv->power_hi);
   return o;
 }
 
@@ -267,16 +273,16 @@ static void csv(FILE *out, const plan_doc *d) {
   fprintf(out, "nodes,gpus,tp,pp,dp,cp,mbs,iterations,iteration_time_s,tflops_per_gpu,scaling_efficiency,wall_time_h,"
                "jobs,gpu_hours,node_hours,billing_units,billing_unit,energy_MWh,within_job_limit,fits,"
                "node_hours_low,node_hours_high,gpu_hours_low,gpu_hours_high,wall_time_h_low,wall_time_h_high,"
-               "scaling_efficiency_low,scaling_efficiency_high\n");
+               "scaling_efficiency_low,scaling_efficiency_high,energy_MWh_low,energy_MWh_high\n");
   for (int i = 0; i < d->nrows; i++) {
     const plan_row *r = &d->rows[i];
-    if (!r->ok) { fprintf(out, "%d,%d,,,,,,,,,,,,,,,,,,false,,,,,,,,\n", r->nodes, r->gpus); continue; }
+    if (!r->ok) { fprintf(out, "%d,%d,,,,,,,,,,,,,,,,,,false,,,,,,,,,,\n", r->nodes, r->gpus); continue; }
     fprintf(out, "%d,%d,%d,%d,%d,%d,%d,%.0f,%.6g,%.6g,%.6g,%.6g,%.0f,%.6g,%.6g,%.6g,%s,%.6g,%s,true,", r->nodes,
             r->gpus, r->plan.tp, r->plan.pp, r->plan.dp, r->plan.cp, r->plan.mbs, r->b.iterations, r->t_iter_s,
             r->tflops, r->eff, r->b.wall_s / 3600, r->b.jobs, r->b.gpu_h, r->b.node_h, r->b.units, d->unit,
             r->b.energy_MWh, r->within_limit ? "true" : "false");
-    fprintf(out, "%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g\n", r->lo.node_h, r->hi.node_h, r->lo.gpu_h, r->hi.gpu_h,
-            r->lo.wall_s / 3600, r->hi.wall_s / 3600, r->eff_lo, r->eff_hi);
+    fprintf(out, "%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g\n", r->lo.node_h, r->hi.node_h, r->lo.gpu_h,
+            r->hi.gpu_h, r->lo.wall_s / 3600, r->hi.wall_s / 3600, r->eff_lo, r->eff_hi, r->mwh_lo, r->mwh_hi);
   }
 }
 

@@ -38,7 +38,7 @@ void pf_cli_intervals_close(pf_cli_intervals *ci);
 
 /* validate --coverage DIR: the leave-one-group-out coverage of the prediction intervals
  * (validate_cover.c).  Returns the exit status (errors reported). */
-int pf_cli_validate_coverage(pf_cli *cli, const char *dir, pf_format fmt);
+int pf_cli_validate_coverage(pf_cli *cli, const char *dir, pf_format fmt, bool energy);
 
 /* validate --fit RUNS.csv: one fit per machine (or --fit-group COLUMN); the
  * report in fmt on standard output, the overlays to -o. */

@@ -137,13 +137,8 @@ void pf_energy_use_add(pf_energy_use *u, const pf_energy_use *v, double f) {
   u->loop_s += f * v->loop_s;
 }
 
-/* measured / predicted mean power over the 176 judged energy and power rows of scenarios/validation/maelstrom.csv
- * (default --hold-time job), 10th and 90th percentiles; leave-one-group-out coverage of the rows 75.6 %
- * (scripts/energy-band.py recomputes both and fails when these differ from what it finds) */
-const double pf_energy_power_band[2] = {0.756, 1.292};
-
-void pf_energy_range(pf_energy *e, double t_lo, double t_hi) {
-  double lo = pf_energy_power_band[0], hi = pf_energy_power_band[1];
+void pf_energy_range(pf_energy *e, double t_lo, double t_hi, double p_lo, double p_hi) {
+  double lo = p_lo > 0 ? p_lo : 1.0, hi = p_hi > 0 ? p_hi : 1.0;
   e->avg_power_per_gpu_W_low = e->avg_power_per_gpu_W * lo;
   e->avg_power_per_gpu_W_high = e->avg_power_per_gpu_W * hi;
   if (e->cap_W > 0 && e->avg_power_per_gpu_W_high > e->cap_W) e->avg_power_per_gpu_W_high = e->cap_W;

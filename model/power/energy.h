@@ -92,13 +92,12 @@ void pf_energy_use_add_step(pf_energy_use *u, const pf_step *k, double f);
  * holding f such windows' work; u's own window and clock are kept. */
 void pf_energy_use_add(pf_energy_use *u, const pf_energy_use *v, double f);
 
-/* The power interval (docs/energy.md "Ranges"): measured / predicted mean power of the validation's time-held
- * energy rows at their 10th and 90th percentiles.  Sets the *_low / *_high fields of e: the mean GPU power
- * times that band (at most the cap), and the window's GPU and facility energy with the time interval
- * [t_lo, t_hi] (measured / predicted iteration time, nominal 80 %) combined in log space as independent
- * errors.  The hook for the time interval: 1, 1 gives the power band alone. */
-void pf_energy_range(pf_energy *e, double t_lo, double t_hi);
-extern const double pf_energy_power_band[2];
+/* The ranges of e (docs/energy.md "Ranges"), nominal 80 %: [p_lo, p_hi] the interval of measured / predicted
+ * mean power with the time held (the validation's energy rows, study/interval.h), [t_lo, t_hi] that of
+ * measured / predicted iteration time.  Sets the *_low / *_high fields of e: the mean GPU power times the
+ * power interval (at most the cap), and the window's GPU and facility energy with both intervals combined in
+ * log space as independent errors.  1, 1, 1, 1: every range is the value itself. */
+void pf_energy_range(pf_energy *e, double t_lo, double t_hi, double p_lo, double p_hi);
 
 /* Per-sample, per-token energy and action (facility J x s) of an iteration
  * of t_iter_s carrying `samples` samples and `tokens` tokens. */

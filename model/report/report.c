@@ -42,13 +42,15 @@ static void energy_json(cJSON *e, const pf_scenario *sc, const pf_prediction *p)
   cJSON_AddNumberToObject(e, "action_Js", r6(en->action_Js));
   cJSON_AddNumberToObject(e, "power_cap_W", r6(en->cap_W));
   cJSON_AddNumberToObject(e, "clock_ratio", r6(en->clock_ratio));
-  /* nominal 80 % intervals (docs/energy.md "Ranges") */
-  cJSON_AddNumberToObject(e, "avg_power_per_gpu_W_low", r6(en->avg_power_per_gpu_W_low));
-  cJSON_AddNumberToObject(e, "avg_power_per_gpu_W_high", r6(en->avg_power_per_gpu_W_high));
-  cJSON_AddNumberToObject(e, "gpu_J_low", r6(en->gpu_J_low));
-  cJSON_AddNumberToObject(e, "gpu_J_high", r6(en->gpu_J_high));
-  cJSON_AddNumberToObject(e, "facility_J_low", r6(en->facility_J_low));
-  cJSON_AddNumberToObject(e, "facility_J_high", r6(en->facility_J_high));
+  /* nominal 80 % intervals (docs/energy.md "Ranges"): where the validation's energy rows gave a power interval */
+  if (p->interval.n_power > 0) {
+    cJSON_AddNumberToObject(e, "avg_power_per_gpu_W_low", r6(en->avg_power_per_gpu_W_low));
+    cJSON_AddNumberToObject(e, "avg_power_per_gpu_W_high", r6(en->avg_power_per_gpu_W_high));
+    cJSON_AddNumberToObject(e, "gpu_J_low", r6(en->gpu_J_low));
+    cJSON_AddNumberToObject(e, "gpu_J_high", r6(en->gpu_J_high));
+    cJSON_AddNumberToObject(e, "facility_J_low", r6(en->facility_J_low));
+    cJSON_AddNumberToObject(e, "facility_J_high", r6(en->facility_J_high));
+  }
   cJSON *u = cJSON_AddObjectToObject(e, "per_gpu_iteration"); /* what the power comes from (docs/energy.md) */
   cJSON_AddNumberToObject(u, "busy_s", r6(en->use.busy_s));
   cJSON_AddNumberToObject(u, "tensor_util_s", r6(en->use.tensor_util_s));
@@ -126,6 +128,12 @@ static void interval_json(cJSON *j, const pf_pred_interval *iv) {
   cJSON_AddNumberToObject(o, "time_rows", iv->n_time);
   cJSON_AddNumberToObject(o, "time_factor_low", r6(iv->time_lo));
   cJSON_AddNumberToObject(o, "time_factor_high", r6(iv->time_hi));
+  if (iv->n_power > 0) { /* the power interval of the energy rows (docs/energy.md "Ranges") */
+    cJSON_AddStringToObject(o, "power_regime", iv->power_regime);
+    cJSON_AddNumberToObject(o, "power_rows", iv->n_power);
+    cJSON_AddNumberToObject(o, "power_factor_low", r6(iv->power_lo));
+    cJSON_AddNumberToObject(o, "power_factor_high", r6(iv->power_hi));
+  }
   if (iv->n_eff == 0) return; /* not asked for: a single prediction has no scaling efficiency */
   cJSON_AddStringToObject(o, "efficiency_regime", iv->eff_regime);
   cJSON_AddNumberToObject(o, "efficiency_rows", iv->n_eff);

@@ -13,6 +13,12 @@
  * architecture, then scale, then vendor, then kind are let go) and the output
  * names the regime used.
  *
+ * The energy and power rows (energy_J, avg_power_W; the time held at the
+ * job's measured duration, as validate's default --hold-time job) give the
+ * power interval, r = measured / predicted mean power, by the same percentiles
+ * over every such row (no ladder: interval.c says why), rows of use "check" left out of it (docs/energy.md "Ranges");
+ * pf_interval_energy() combines it with the time interval into the energy's.
+ *
  * Rows are predicted lazily: only the rows of the regimes a command asks for,
  * each once per process (a pf_ipool), over all cores (pf_validate_run).
  *
@@ -49,6 +55,10 @@ void pf_ipool_free(pf_ipool *p);
  * rows are not predicted).  Returns 0 or PF_ENOMEM. */
 int pf_interval_of(pf_ipool *p, const pf_scenario *sc, bool efficiency, pf_pred_interval *out);
 
+/* The energy ranges of p (its energy and eval_energy, pf_energy_range) from p->interval: the power factors
+ * with the time factors.  Nothing when the interval has no power rows. */
+void pf_interval_energy(pf_prediction *p);
+
 /* Apply an interval's time factors to a prediction's times and rates: lo (hi) = the fast (slow) end. */
 void pf_interval_scale(const pf_prediction *p, double f, pf_prediction *out);
 
@@ -57,8 +67,10 @@ void pf_interval_scale(const pf_prediction *p, double f, pf_prediction *out);
 #define PF_ICOVER_MAX 64
 
 typedef struct pf_icover_group {
-  char source[64], family[64];  /* file name, model family (the model id without its size) */
-  int n[2], inside[2];          /* [0] time and throughput rows, [1] efficiency rows: judged, and inside */
+  char source[64], family[136]; /* file name, model family (the model id without its size; of energy and
+                                   power rows, "FAMILY on MACHINE") */
+  int n[3], inside[3];          /* [0] time and throughput rows, [1] efficiency rows, [2] energy and power
+                                   rows: judged, and inside */
   int bounds, bounds_inside;    /* of those, rows measured as a bound (counted inside when they overlap) */
   char regime[352];             /* the regime of the group's first row (time class, else efficiency) */
 } pf_icover_group;

@@ -1,6 +1,6 @@
 /* intpool.c - the validation rows behind the prediction intervals (intpool.h):
- * the CSVs of a folder read in name order, each judged time, throughput or
- * efficiency row with its regime key (workload kind, device vendor and
+ * the CSVs of a folder read in name order, each judged time, throughput,
+ * efficiency, energy or power row with its regime key (workload kind, device vendor and
  * architecture, size class, scale class) and its group (file x model family),
  * predicted only when an interval first needs it. */
 #include "intpool.h"
@@ -96,6 +96,7 @@ static int row_class(pf_metric m) {
   case PF_MET_ITER_TIME: case PF_MET_TIME: case PF_MET_TFLOPS: case PF_MET_TOKENS: case PF_MET_SAMPLES:
     return PF_ICLASS_TIME;
   case PF_MET_SCALING: case PF_MET_BATCH_RATIO: return PF_ICLASS_EFF;
+  case PF_MET_ENERGY: case PF_MET_POWER: return PF_ICLASS_POWER;
   default: return -1;
   }
 }
@@ -136,8 +137,13 @@ static int add_file(pf_ipool *p, const char *path) {
     x->r = *r;
     x->file = file;
     x->cls = cls;
-    char fam[64], why[PF_VTEXT];
-    family_of(r, fam, sizeof fam);
+    char fam[PF_IFAMILY_MAX], why[PF_VTEXT];
+    family_of(r, fam, 64);
+    /* energy and power rows: one group per machine x application (a machine's power levels are one error) */
+    if (cls == PF_ICLASS_POWER) {
+      size_t w = strlen(fam);
+      snprintf(fam + w, sizeof fam - w, " on %s", r->machine);
+    }
     x->group = group_of(p, base, fam);
     if (pf_vrow_scenario(r, p->vo, sc, why, sizeof why) == 0) {
       x->keyed = true;

@@ -8,8 +8,9 @@
 
 /* The features of a regime (interval.h): bits of a mask say which ones a level of the ladder keeps. */
 enum { PF_RK_KIND = 1, PF_RK_VENDOR = 2, PF_RK_ARCH = 4, PF_RK_SIZE = 8, PF_RK_SCALE = 16 };
-/* The two classes of rows: time and throughput, scaling efficiency and batch ratios. */
-enum { PF_ICLASS_TIME = 0, PF_ICLASS_EFF = 1 };
+/* The classes of rows: time and throughput, scaling efficiency and batch ratios, energy and mean power
+ * (measured over a job's measured duration: the time held, docs/energy.md "Ranges"). */
+enum { PF_ICLASS_TIME = 0, PF_ICLASS_EFF = 1, PF_ICLASS_POWER = 2 };
 
 typedef struct pf_rkey {
   int kind;                     /* 0 transformer, 1 CNN, 2 other */
@@ -28,6 +29,7 @@ typedef struct pf_irow {
 } pf_irow;
 
 #define PF_IPOOL_FILES 64
+#define PF_IFAMILY_MAX (64 + 4 + PF_ID_MAX) /* "FAMILY on MACHINE" */
 
 struct pf_ipool {
   const pf_validate_opts *vo;
@@ -36,7 +38,7 @@ struct pf_ipool {
   int nfiles;
   char files[PF_IPOOL_FILES][PF_PATH_MAX]; /* paths, in name order */
   int ngroups;
-  char group_source[PF_ICOVER_MAX][64], group_family[PF_ICOVER_MAX][64];
+  char group_source[PF_ICOVER_MAX][64], group_family[PF_ICOVER_MAX][PF_IFAMILY_MAX];
 };
 
 /* The regime key of a scenario (its own node count). */

@@ -252,7 +252,7 @@ static void rates_and_energy(const pf_scenario *sc, const work_set *ws, double p
   /* first pass at full clock: the clock the cap leaves (pf_predict reprices at it) */
   if (!(ws->clock > 0)) out->energy.clock_ratio = pf_energy_clock_for_cap(sc, &u);
   pf_energy_rates(&out->energy, t, p->gbs, p->gbs * pf_workload_tokens_per_sample(wl));
-  pf_energy_range(&out->energy, 1.0, 1.0); /* the power interval; the time interval's hook (energy.h) */
+  pf_energy_range(&out->energy, 1.0, 1.0, 1.0, 1.0); /* no range until the commands' intervals (pf_interval_energy) */
 }
 
 /* Input pipeline per iteration (off unless --input-rate or --input-sample-time is given): a node's loaders

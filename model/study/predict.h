@@ -55,6 +55,9 @@ typedef struct pf_pred_interval {
   double eff_lo, eff_hi;        /* measured / predicted scaling efficiency: 10th and 90th percentile */
   bool anchored;                /* a fit overlay's residual spread with the scale-extrapolation spread */
   char time_regime[320], eff_regime[160]; /* the regime the rows were drawn from, in words */
+  int n_power;                  /* energy and power rows the power factors come from (0: no power range) */
+  double power_lo, power_hi;    /* measured / predicted mean power, the time held: 10th and 90th percentile */
+  char power_regime[160];
 } pf_pred_interval;
 
 typedef struct pf_prediction {

@@ -98,18 +98,40 @@ assert a["power_cap_W"] == 700 and 0.9 * 700 <= a["avg_power_per_gpu_W"] <= 700,
 assert b["avg_power_per_gpu_W"] < 0.4 * a["avg_power_per_gpu_W"], (a["avg_power_per_gpu_W"], b["avg_power_per_gpu_W"])
 PY
 
-# ranges (docs/energy.md "Ranges"): low <= value <= high for mean power and energy, the power band as in
-# energy.c, and that band still what the time-held energy rows give (scripts/energy-band.py --check)
+# ranges (docs/energy.md "Ranges"): low <= value <= high for mean power and energy; the power interval is the
+# validation's energy rows' (interval.power_factor_*, computed at run time), the energy's that with the time
+# interval, independent in log space
 python3 - "$T/dense.json" <<'PY' && ok || bad "energy ranges bracket the value"
-import json, sys
-e = json.load(open(sys.argv[1]))["energy"]
+import json, math, sys
+d = json.load(open(sys.argv[1]))
+e, iv = d["energy"], d["interval"]
 for k in ("avg_power_per_gpu_W", "gpu_J", "facility_J"):
     assert 0 < e[k + "_low"] < e[k] <= e[k + "_high"], (k, e[k + "_low"], e[k], e[k + "_high"])
 assert e["avg_power_per_gpu_W_high"] <= e["power_cap_W"] + 1e-6, e
-# with no time interval yet (the ranges work's hook), an energy's band is the power band
-assert abs(e["facility_J_low"] / e["facility_J"] - e["avg_power_per_gpu_W_low"] / e["avg_power_per_gpu_W"]) < 1e-3, e
+assert iv["power_rows"] >= 9 and iv["power_factor_low"] < 1 < iv["power_factor_high"], iv
+assert abs(e["avg_power_per_gpu_W_low"] / e["avg_power_per_gpu_W"] - iv["power_factor_low"]) < 1e-4, (e, iv)
+lo = math.exp(-math.hypot(math.log(iv["power_factor_low"]), math.log(iv["time_factor_low"])))
+hi = math.exp(math.hypot(math.log(iv["power_factor_high"]), math.log(iv["time_factor_high"])))
+assert abs(e["facility_J_low"] / e["facility_J"] - lo) < 1e-4 and abs(e["facility_J_high"] / e["facility_J"] - hi) < 1e-4
 PY
-python3 "$PF_SRC/scripts/energy-band.py" "$P" --check > "$T/band" && ok || bad "energy-band.py --check: $(tail -1 "$T/band")"
+# no validation folder: no range, and no energy range either
+PREFLIGHT_VALIDATION="$T/none" expect_exit 0 $P predict $D --layers 4 --hidden 8192 --heads 64 --seq 4096 --format json
+python3 - "$T/out" <<'PY' && ok || bad "no validation folder: no energy range"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert "interval" not in d and "facility_J_low" not in d["energy"], d["energy"]
+PY
+# the power interval's leave-one-group-out coverage (each machine x application left out): 70-90 % of the
+# energy rows inside the nominal 80 % interval (docs/energy.md shows the table)
+expect_exit 0 $P validate --energy-coverage "$PF_SRC/scenarios/validation" --format json
+python3 - "$T/out" <<'PY' && ok || bad "energy rows' leave-one-group-out coverage outside 70-90 %"
+import json, sys
+g = json.load(open(sys.argv[1]))["groups"]
+n = sum(x["power_rows"] for x in g)
+k = sum(x["power_inside"] for x in g)
+assert len(g) >= 10 and n >= 100 and 0.70 <= k / n <= 0.90, (k, n)
+PY
+expect_exit 2 $P validate --energy-coverage "$PF_SRC/scenarios/validation" --coverage "$PF_SRC/scenarios/validation"
 
 # per-run energy with --train-iters: the iteration's times N
 expect_exit 0 $P predict $J --train-iters 1000 --format json

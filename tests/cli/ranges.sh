@@ -16,15 +16,17 @@ d = json.load(open(sys.argv[1]))
 rows = [r for r in d["rows"] if r["fits"]]
 assert rows
 for r in rows:
-    for k in ("node_hours", "gpu_hours", "wall_time_h", "scaling_efficiency", "iteration_time_s", "tflops_per_gpu"):
+    for k in ("node_hours", "gpu_hours", "wall_time_h", "scaling_efficiency", "iteration_time_s", "tflops_per_gpu",
+              "energy_MWh"):
         lo, v, hi = r[k + "_low"], r[k], r[k + "_high"]
         assert all(isinstance(x, (int, float)) and math.isfinite(x) for x in (lo, v, hi)), (k, r)
         assert lo <= v * (1 + 1e-12) and v <= hi * (1 + 1e-12), (k, lo, v, hi)
     assert r["node_hours_high"] > r["node_hours_low"], r
     assert r["range"]["time_rows"] >= 9 and r["range"]["time_regime"], r["range"]
+    assert r["energy_MWh_high"] > r["energy_MWh"] > r["energy_MWh_low"] > 0 and r["range"]["power_rows"] >= 9, r
 PY
 }
-check_md() { # check_md FILE: no n/a; every row of the ranges table has numeric ranges
+check_md() { # check_md FILE: no n/a; every row of the ranges table has numeric ranges (the MWh's too)
 python3 - "$1" <<'PY'
 import re, sys
 t = open(sys.argv[1]).read()
@@ -35,9 +37,9 @@ rows = [l for l in lines[i + 4:] if l.startswith("|")]
 assert rows, "no ranges table"
 for l in rows:
     c = [x.strip() for x in l.split("|")[1:-1]]
-    for cell in c[1:5]:
-        assert re.fullmatch(r"\d+(\.\d+)?( %)?-\d+(\.\d+)?( %)?", cell), (cell, l)
-    assert "rows)" in c[5], l
+    for cell in c[1:6]:  # wall time, node-hours, device-hours, MWh, efficiency
+        assert re.fullmatch(r"\d+(\.\d+)?(e\+\d+)?( %)?-\d+(\.\d+)?(e\+\d+)?( %)?", cell), (cell, l)
+    assert "rows)" in c[6] and "power:" in c[6], l
 PY
 }
 for m in lumi-g leonardo-booster mn5-acc; do
