@@ -152,7 +152,7 @@ int pf_transformer_lists(const pf_scenario *sc, int stage, pf_stage_lists *L) {
   const pf_plan *p = &sc->plan;
   double el = pf_precision_bytes(sc->precision);
   memset(L, 0, sizeof *L);
-  L->lps = w->layers / p->pp;
+  L->lps = pf_plan_stage_layers(sc, stage); /* each stage its own layers (job/pplayout.c) */
   pf_kernel_list lf = {0}, core = {0}, fq = {0}, bq = {0};
   int rc = layer_forward(sc, &lf, &core);
   double b = p->mbs, sl = (double)w->seq / p->cp, h = w->hidden, t = p->tp;
@@ -216,10 +216,14 @@ static int transformer_work(const pf_scenario *sc, const pf_kernel_env *env, int
   pf_step fs, bs;
   memset(&fs, 0, sizeof fs);
   memset(&bs, 0, sizeof bs);
-  out->fwd_s = run_list(env, &L.fwd, lps, &fs) + run_list(env, &L.ends_f, 1, &fs);
+  out->fwd_s = run_list(env, &L.fwd, lps, &fs);
+  out->ends_fwd_s = run_list(env, &L.ends_f, 1, &fs);
+  out->fwd_s += out->ends_fwd_s;
   pf_kernel_env benv = *env; /* backward nodes cost the host the autograd engine's time */
   benv.host_op_s = env->host_bwd_op_s;
-  out->bwd_s = run_list(&benv, &L.bwd, lps, &bs) + run_list(&benv, &L.ends_b, 1, &bs);
+  out->bwd_s = run_list(&benv, &L.bwd, lps, &bs);
+  out->ends_bwd_s = run_list(&benv, &L.ends_b, 1, &bs);
+  out->bwd_s += out->ends_bwd_s;
   pf_stage_lists_free(&L);
   add_states(out, &fs);
   add_states(out, &bs);
