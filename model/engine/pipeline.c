@@ -19,7 +19,9 @@
  *
  * Closed form (engine "analytic"): makespan = M x max_s(t_s) + sum of the
  * other stages' t_s + 2 (P-1) hop times, with t_s = forward + backward of a
- * microbatch on stage s; the interleaved schedule divides the fill by V.
+ * microbatch on stage s; the interleaved schedule divides the fill by V (exact for 1F1B, also with uneven
+ * stages; an upper bound of the DES's bubble for uneven interleaved chunks, docs/model.md "Uneven pipeline
+ * stages").  Each chunk of an interleaved stage runs its own share (pf_pipeline_chunk_times).
  */
 #include "pipeline.h"
 

@@ -1,7 +1,7 @@
 /* plan.h - a scenario (machine + workload + parallel plan + options) and its
  * validation, with Megatron-LM's rules and wording:
  *   world = TP x PP x DP x CP;  num_microbatches = GBS / (MBS x DP)
- *   layers % PP == 0 (or % (PP x V) for the interleaved schedule)
+ *   layers % PP == 0 (or % (PP x V) for the interleaved schedule), unless uneven stages are given (pplayout.c)
  * Ranks are placed as Megatron orders them (tp fastest, then cp, dp, pp):
  *   rank = tp_r + TP (cp_r + CP (dp_r + DP pp_r)),  node = rank / GPUs per node,
  * or with --rank-order tp-cp-pp-dp (Megatron's --use-tp-pp-dp-mapping)

@@ -114,6 +114,15 @@ PY
 # memory: the largest stage's (stage 1 with 4 layers and 15 microbatches in flight; the first holds 1 layer)
 expect_exit 0 $P predict $J --decoder-first-pipeline-num-layers 1 --format json
 expect_grep '"stage":[[:space:]]*1' "$T/out"
+# validation columns: pp_first, pp_layout (any option's name with _); a row without them is refused as Megatron does
+printf '%s\n' "machine,model,layers,hidden,heads,seq,vocab,nodes,gpus,tp,pp,dp,mbs,gbs,precision,sp,dist_opt,recompute,schedule,metric,value,unit,baseline_nodes,source,pp_first,pp_layout" \
+  "jupiter-booster,gpt3-175b,61,,,,,64,,4,16,,1,1024,bf16,true,true,,,iteration_time_s,10,s,,doc:1,1," \
+  "jupiter-booster,gpt3-175b,61,,,,,64,,4,16,,1,1024,bf16,true,true,,,iteration_time_s,10,s,,doc:2,,\"Et*3|(t*4|)*14,t*2L\"" \
+  "jupiter-booster,gpt3-175b,61,,,,,64,,4,16,,1,1024,bf16,true,true,,,iteration_time_s,10,s,,doc:3,," > "$T/v.csv"
+expect_exit 0 $P validate "$T/v.csv" --format csv
+expect_grep "^2,jupiter-booster,gpt3-175b,.*,predicted," "$T/out"
+expect_grep "^3,jupiter-booster,gpt3-175b,.*,predicted," "$T/out"
+expect_grep "^4,jupiter-booster,gpt3-175b,.*,failed,.*must be divisible by pipeline model parallel size 16" "$T/out"
 # tune places the layers itself where PP does not divide them and says how
 expect_exit 0 $P tune $J --top 1
 expect_grep "pp 16 .*(pipeline-model-parallel-layout|decoder-first-pipeline-num-layers|account-for)" "$T/out"
