@@ -30,10 +30,10 @@ static int vstages(const pf_plan *p) { return p->schedule == PF_SCHED_INTERLEAVE
 /* Megatron's string grammar unrolled into per-virtual-stage decoder counts. */
 #define LAYOUT_OPT "--pipeline-model-parallel-layout"
 static int unroll(const char *in, char *out, size_t n) {
-  char a[4 * PF_PP_LAYOUT_MAX], b[4 * PF_PP_LAYOUT_MAX];
+  char a[32 * PF_PP_LAYOUT_MAX], b[32 * PF_PP_LAYOUT_MAX];
   size_t k = 0;
   for (const char *c = in; *c; c++)
-    if (*c != ',' && *c != ' ' && k + 1 < sizeof a) a[k++] = *c;
+    if (*c != ',' && k + 1 < sizeof a) a[k++] = *c; /* commas are cosmetic (Megatron removes them) */
   a[k] = '\0';
   /* pass 1: "(X)*n" (X holds no parenthesis); pass 2: "x*n" */
   for (int pass = 0; pass < 2; pass++) {
@@ -66,7 +66,7 @@ static int unroll(const char *in, char *out, size_t n) {
 }
 
 static int parse_layout(const char *text, int P, int layers, pf_pp_layout *l) {
-  char u[4 * PF_PP_LAYOUT_MAX];
+  char u[32 * PF_PP_LAYOUT_MAX];
   int rc = unroll(text, u, sizeof u);
   if (rc < 0) return rc;
   int n = 1, e = 0, loss = 0, t = 0;

@@ -282,7 +282,10 @@ int pf_tune(const pf_scenario *base_in, const pf_tune_config *o, pf_tune_result 
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   int rc = 0;
-  if (o->progress) { /* the plans this shard will look at, counted without evaluating them */
+  pf_pp_layout lay; /* the user's uneven stages at a PP they fixed: a bad layout is named, not pruned everywhere */
+  if (pf_plan_uneven(&base->plan) && (fixed_of(&s) & PF_FIX_PP)) rc = pf_plan_layout(base, &lay);
+  bool bar = rc == 0 && o->progress;
+  if (bar) { /* the plans this shard will look at, counted without evaluating them */
     s.counting = true;
     rc = enumerate(&s);
     pf_progress_begin("tune", s.enumerated, false);
@@ -290,7 +293,7 @@ int pf_tune(const pf_scenario *base_in, const pf_tune_config *o, pf_tune_result 
     s.index = s.enumerated = 0;
   }
   if (rc == 0) rc = enumerate(&s);
-  if (o->progress) pf_progress_end();
+  if (bar) pf_progress_end();
   clock_gettime(CLOCK_MONOTONIC, &t1);
   out->eval_s = (t1.tv_sec - t0.tv_sec) + 1e-9 * (t1.tv_nsec - t0.tv_nsec);
   out->enumerated = s.enumerated;
