@@ -176,7 +176,7 @@ static void tune(FILE *out, const cJSON *ctx, const pf_tune_result *r, const pf_
           r->evaluated, r->nfinal, top);
   fprintf(out, "%4s %5s %11s %12s %10s %8s %10s  %-40s %s\n", "rank", "DP", "iter (s)", "tokens/s", "TFLOP/s/G",
           "mem GiB", "kJ/iter", "why not first", "options");
-  char txt[192], why[160];
+  char txt[192 + PF_PP_LAYOUT_MAX], why[160];
   for (int i = 0; i < top; i++) {
     const pf_tune_cand *c = &r->final[i];
     pf_tune_plan_text(&c->plan, txt, sizeof txt);

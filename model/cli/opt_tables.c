@@ -15,6 +15,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* ---- readers of the scenario options whose syntax is their own ---- */
 
@@ -46,6 +47,18 @@ static int parse_schedule(const pf_opt *o, const char *text, void *dest, char *w
     ((pf_plan *)dest)->vstages = p.vstages;
   }
   return rc;
+}
+
+/* --pipeline-model-parallel-layout: Megatron's layout string into the plan (checked by pf_plan_check, which knows
+ * the layers). */
+static int copy_layout(const pf_opt *o, const char *text, void *dest, char *why, size_t len) {
+  (void)o;
+  if (!text[0] || strlen(text) >= PF_PP_LAYOUT_MAX) {
+    snprintf(why, len, "a layout string such as \"Et*3|(t*4|)*14,t*2L\", at most %d characters", PF_PP_LAYOUT_MAX - 1);
+    return PF_EINVAL;
+  }
+  if (dest) snprintf(dest, PF_PP_LAYOUT_MAX, "%s", text);
+  return 0;
 }
 
 /* A file name into a char[PF_PATH_MAX] of the scenario (--calibration). */
@@ -195,6 +208,25 @@ const pf_opt pf_scenario_opts[] = {
      .type = PF_OPT_CALLBACK, .at = SC(plan.recompute), .parse = parse_recompute, .group = PF_SCG_RUN},
     {"schedule", "S", "pipeline schedule: 1f1b|interleaved:V|gpipe",
      .type = PF_OPT_CALLBACK, .at = SC(plan), .parse = parse_schedule, .group = PF_SCG_RUN},
+    /* uneven pipeline stages, Megatron-LM's options (job/pplayout.c, docs/model.md "Uneven pipeline stages") */
+    {"pp-first", "N", "alias of --decoder-first-pipeline-num-layers",
+     .type = PF_OPT_INT, .at = SC(plan.pp_first), .lo = 1, .hi = 100000, .flags = PF_OPT_ALIAS, .group = PF_SCG_RUN},
+    {"decoder-first-pipeline-num-layers", "N", "uneven pipeline stages: layers of the first stage (the others share "
+     "the rest)", .type = PF_OPT_INT, .at = SC(plan.pp_first), .lo = 1, .hi = 100000, .group = PF_SCG_RUN},
+    {"pp-last", "N", "alias of --decoder-last-pipeline-num-layers",
+     .type = PF_OPT_INT, .at = SC(plan.pp_last), .lo = 1, .hi = 100000, .flags = PF_OPT_ALIAS, .group = PF_SCG_RUN},
+    {"decoder-last-pipeline-num-layers", "N", "uneven pipeline stages: layers of the last stage",
+     .type = PF_OPT_INT, .at = SC(plan.pp_last), .lo = 1, .hi = 100000, .group = PF_SCG_RUN},
+    {"account-for-embedding-in-pipeline-split", NULL, "count the embedding as a layer of the first stage in the "
+     "pipeline split", .type = PF_OPT_FLAG, .at = SC(plan.pp_embedding), .group = PF_SCG_RUN},
+    {"account-for-loss-in-pipeline-split", NULL, "count the loss as a layer of the last stage in the pipeline split",
+     .type = PF_OPT_FLAG, .at = SC(plan.pp_loss), .group = PF_SCG_RUN},
+    {"pp-layout", "LAYOUT", "alias of --pipeline-model-parallel-layout",
+     .type = PF_OPT_CALLBACK, .at = SC(plan.pp_layout), .parse = copy_layout, .flags = PF_OPT_ALIAS,
+     .group = PF_SCG_RUN},
+    {"pipeline-model-parallel-layout", "LAYOUT", "uneven pipeline stages as a Megatron layout string, e.g. "
+     "\"Et*3|(t*4|)*14,t*2L\" (E embedding, t layer, L loss, | between virtual stages)",
+     .type = PF_OPT_CALLBACK, .at = SC(plan.pp_layout), .parse = copy_layout, .group = PF_SCG_RUN},
     {"flash-attn", NULL, "FlashAttention-style fused attention (default on for Megatron transformers on NVIDIA "
      "sm_80+ and AMD MI200/MI300 at fp16/bf16/fp8)",
      .type = PF_OPT_FLAG, .at = SC(plan.flash_attn), .group = PF_SCG_RUN},

@@ -180,7 +180,7 @@ static cJSON *row_json(const plan_doc *d, const plan_row *r) {
   cJSON_AddNumberToObject(o, "gpus", r->gpus);
   cJSON_AddBoolToObject(o, "fits", r->ok);
   if (!r->ok) { cJSON_AddStringToObject(o, "reason", r->why); return o; }
-  char txt[192];
+  char txt[192 + PF_PP_LAYOUT_MAX];
   pf_tune_plan_text(&r->plan, txt, sizeof txt);
   cJSON *par = pf_plan_json_parallel(o, &r->plan, PF_PLAN_FORM_SHAPE);
   cJSON_AddStringToObject(par, "options", txt);

@@ -44,6 +44,22 @@ static int log_settings(const pf_megatron_log *l, pf_optvals *v) {
   return rc < 0 ? rc : pf_opts_set_flag(v, "flash-attn", fused, l->path);
 }
 
+/* Uneven pipeline stages: Megatron's arguments are preflight's options (job/pplayout.c). */
+static int log_stages(const pf_megatron_log *l, pf_optvals *v) {
+  static const char *num[][2] = {{"decoder_first_pipeline_num_layers", "decoder-first-pipeline-num-layers"},
+                                 {"decoder_last_pipeline_num_layers", "decoder-last-pipeline-num-layers"},
+                                 {"pipeline_model_parallel_layout", "pipeline-model-parallel-layout"}};
+  static const char *flag[][2] = {{"account_for_embedding_in_pipeline_split", "account-for-embedding-in-pipeline-split"},
+                                  {"account_for_loss_in_pipeline_split", "account-for-loss-in-pipeline-split"}};
+  const char *a;
+  int rc = 0;
+  for (size_t i = 0; i < 3 && rc == 0; i++)
+    if (is_set(a = pf_megatron_arg(l, num[i][0]))) rc = pf_opts_add(v, num[i][1], a, l->path);
+  for (size_t i = 0; i < 2 && rc == 0; i++)
+    if (is_true(pf_megatron_arg(l, flag[i][0]))) rc = pf_opts_add(v, flag[i][1], "1", l->path);
+  return rc;
+}
+
 /* Option pairs from the log's argument dump (Megatron names -> preflight options). */
 static int log_options(const pf_megatron_log *l, const pf_optvals *cli, pf_optvals *v, char *notes, size_t nlen) {
   static const struct { const char *arg, *opt; bool shape; } map[] = {
@@ -89,6 +105,7 @@ static int log_options(const pf_megatron_log *l, const pf_optvals *cli, pf_optva
     snprintf(sch, sizeof sch, "interleaved:%s", a);
     if ((rc = pf_opts_add(v, "schedule", sch, l->path)) < 0) return rc;
   }
+  if ((rc = log_stages(l, v)) < 0) return rc;
   if (!pf_opts_get(cli, "nodes") && !pf_opts_get(cli, "gpus") && is_set(a = pf_megatron_arg(l, "world_size")))
     if ((rc = pf_opts_add(v, "gpus", a, l->path)) < 0) return rc;
   /* the global batch from the iteration lines when the dump does not give it */

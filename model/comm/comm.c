@@ -260,7 +260,7 @@ int pf_comm_stage(const pf_comm *c, int stage, pf_stage_work *w, pf_stage_comm *
   double el = pf_precision_bytes(sc->precision), sl = (double)wl->seq / p->cp;
   double buf = p->mbs * sl * wl->hidden * el;
   w->p2p_bytes = buf / p->tp; /* Megatron scatters the activation over TP for the send */
-  int lps = wl->layers / p->pp, rc;
+  int lps = pf_plan_stage_layers(sc, stage), rc; /* each stage its own layers (uneven stages) */
   if (p->tp > 1) {
     tp_costs tc;
     if ((rc = tp_prices(c, buf, 3 * p->mbs * sl * 4.0, &tc)) < 0) return rc;

@@ -228,8 +228,8 @@ int pf_transformer_lists(const pf_scenario *sc, int stage, pf_stage_lists *L) {
   const pf_plan *p = &sc->plan;
   double el = pf_precision_bytes(sc->precision);
   memset(L, 0, sizeof *L);
-  L->lps = w->layers / p->pp;
-  L->moe = pf_workload_moe_layers_in(w, stage * L->lps, L->lps);
+  L->lps = pf_plan_stage_layers(sc, stage); /* each stage its own layers (job/pplayout.c) */
+  L->moe = pf_workload_moe_layers_in(w, pf_plan_stage_first_layer(sc, stage), L->lps);
   L->dense = L->lps - L->moe;
   if (stage == p->pp - 1) *(pf_workload_is_moe(w) ? &L->moe : &L->dense) += w->mtp_layers; /* MTP's layers */
   double b = p->mbs, sl = (double)w->seq / p->cp, h = w->hidden, t = p->tp;
@@ -281,12 +281,14 @@ static int transformer_work(const pf_scenario *sc, const pf_kernel_env *env, int
   pf_step fs, bs;
   memset(&fs, 0, sizeof fs);
   memset(&bs, 0, sizeof bs);
-  out->fwd_s = run_list(env, &L.fwd, L.dense, &fs) + run_list(env, &L.moe_fwd, L.moe, &fs) +
-               run_list(env, &L.ends_f, 1, &fs);
+  out->fwd_s = run_list(env, &L.fwd, L.dense, &fs) + run_list(env, &L.moe_fwd, L.moe, &fs);
+  out->ends_fwd_s = run_list(env, &L.ends_f, 1, &fs);
+  out->fwd_s += out->ends_fwd_s;
   pf_kernel_env benv = *env; /* backward nodes cost the host the autograd engine's time */
   benv.host_op_s = env->host_bwd_op_s;
-  out->bwd_s = run_list(&benv, &L.moe_bwd, L.moe, &bs) + run_list(&benv, &L.bwd, L.dense, &bs) +
-               run_list(&benv, &L.ends_b, 1, &bs);
+  out->bwd_s = run_list(&benv, &L.moe_bwd, L.moe, &bs) + run_list(&benv, &L.bwd, L.dense, &bs);
+  out->ends_bwd_s = run_list(&benv, &L.ends_b, 1, &bs);
+  out->bwd_s += out->ends_bwd_s;
   rc = pf_moe_split_add(env, &L.moe_fwd, L.moe, &out->moe);
   if (rc == 0) rc = pf_moe_split_add(env, &L.moe_bwd, L.moe, &out->moe);
   pf_stage_lists_free(&L);
@@ -297,7 +299,7 @@ static int transformer_work(const pf_scenario *sc, const pf_kernel_env *env, int
   out->bwd_flops = bs.flops;
   out->fwd = fs;
   out->bwd = bs;
-  out->params = (pf_workload_layers_params(w, stage * lps, lps) +
+  out->params = (pf_workload_layers_params(w, pf_plan_stage_first_layer(sc, stage), lps) +
                  (stage == 0 ? pf_workload_embedding_params(w, p->tp) : 0) +
                  (stage == p->pp - 1 ? pf_workload_output_params(w, p->tp) + pf_workload_mtp_params(w) : 0)) / p->tp;
   return 0;

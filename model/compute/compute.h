@@ -26,6 +26,8 @@ typedef struct pf_stage_work {
   double optimizer_s;            /* optimizer step */
   double opt_params;             /* parameter updates per iteration (0 = params; a GAN's critic steps count) */
   int layers;
+  double ends_fwd_s, ends_bwd_s; /* of fwd_s and bwd_s: the embedding (stage 0) and logits and loss (last stage),
+                                    which sit on one chunk of an interleaved stage (engine/pipeline.c) */
   pf_step fwd, bwd;              /* kernel timelines of one microbatch (transformers; zero otherwise) */
   pf_step work;                  /* fwd + bwd of one microbatch for every workload kind (the energy model's
                                     utilisation sums; pf_stage_work_compute fills it from fwd and bwd) */

@@ -199,7 +199,8 @@ static void gpu_actor(int argc, char **argv) {
   int ct, cc, cd, s;
   pf_plan_coords(p, g, &ct, &cc, &cd, &s);
   const pf_stage_work *w = &F.in->work[s];
-  double tf = (w->fwd_s + w->fwd_tp_s) / V, tb = (w->bwd_s + w->bwd_tp_s) / V, recv = F.in->net->recv_s;
+  double tf[64], tb[64], recv = F.in->net->recv_s;
+  pf_pipeline_chunk_times(sc, w, s, tf, tb);
   /* GPU of virtual stage k with our (tp, cp, dp) coordinates */
 #define GPU_OF_STAGE(st) pf_plan_rank(p, ct, cc, cd, (st))
   for (int c = 0; c < V; c++) {
@@ -216,7 +217,7 @@ static void gpu_actor(int argc, char **argv) {
         sg_mailbox_get(F.fwd_mb[g * V + o->chunk]);
         if (recv > 0) sg_actor_sleep_for(recv);
       }
-      sg_actor_execute(tf * HOST_SPEED);
+      sg_actor_execute(tf[o->chunk] * HOST_SPEED);
       F.events++;
       if (k < last) {
         int nk = k + 1, dst = GPU_OF_STAGE(nk % P);
@@ -229,7 +230,7 @@ static void gpu_actor(int argc, char **argv) {
         sg_mailbox_get(F.bwd_mb[g * V + o->chunk]);
         if (recv > 0) sg_actor_sleep_for(recv);
       }
-      sg_actor_execute(tb * HOST_SPEED);
+      sg_actor_execute(tb[o->chunk] * HOST_SPEED);
       F.events++;
       if (k > 0) {
         int pk = k - 1, dst = GPU_OF_STAGE(pk % P);

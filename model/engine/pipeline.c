@@ -19,7 +19,9 @@
  *
  * Closed form (engine "analytic"): makespan = M x max_s(t_s) + sum of the
  * other stages' t_s + 2 (P-1) hop times, with t_s = forward + backward of a
- * microbatch on stage s; the interleaved schedule divides the fill by V.
+ * microbatch on stage s; the interleaved schedule divides the fill by V (exact for 1F1B, also with uneven
+ * stages; an upper bound of the DES's bubble for uneven interleaved chunks, docs/model.md "Uneven pipeline
+ * stages").  Each chunk of an interleaved stage runs its own share (pf_pipeline_chunk_times).
  */
 #include "pipeline.h"
 
@@ -77,6 +79,29 @@ int pf_pipeline_schedule(const pf_plan *p, int s, pf_sched_op *ops) {
 #undef FWD_OP
 #undef BWD_OP
   return n;
+}
+
+/* ---------- the work of a chunk ---------- */
+
+void pf_pipeline_chunk_times(const pf_scenario *sc, const pf_stage_work *w, int s, double *tf, double *tb) {
+  const pf_plan *p = &sc->plan;
+  int P = p->pp, V = p->schedule == PF_SCHED_INTERLEAVED ? p->vstages : 1;
+  double f = w->fwd_s + w->fwd_tp_s, b = w->bwd_s + w->bwd_tp_s;
+  if (!pf_plan_uneven(p) || V == 1) {
+    for (int c = 0; c < V; c++) tf[c] = f / V, tb[c] = b / V;
+    return;
+  }
+  pf_pp_layout l;
+  int n = 0, ends = s == 0 ? 0 : V - 1; /* the chunk with the embedding (stage 0) or the loss (last stage) */
+  bool has_ends = s == 0 || s == P - 1;
+  pf_plan_layout(sc, &l);
+  for (int c = 0; c < V; c++) n += l.layers[c * P + s];
+  double lf = f - (has_ends ? w->ends_fwd_s : 0), lb = b - (has_ends ? w->ends_bwd_s : 0);
+  for (int c = 0; c < V; c++) {
+    double share = n > 0 ? (double)l.layers[c * P + s] / n : c == ends;
+    tf[c] = share * lf + (has_ends && c == ends ? w->ends_fwd_s : 0);
+    tb[c] = share * lb + (has_ends && c == ends ? w->ends_bwd_s : 0);
+  }
 }
 
 /* ---------- closed form ---------- */
@@ -154,7 +179,8 @@ static void stage_actor(int argc, char **argv) {
   int nops_max = 2 * p->grad_accum * V;
   op *ops = malloc((size_t)nops_max * sizeof *ops);
   int n = pf_pipeline_schedule(p, s, ops);
-  double tf = (w->fwd_s + w->fwd_tp_s) / V, tb = (w->bwd_s + w->bwd_tp_s) / V, recv = G.net->recv_s;
+  double tf[64], tb[64], recv = G.net->recv_s;
+  pf_pipeline_chunk_times(G.sc, w, s, tf, tb);
   double busy = 0, first_last_bwd = -1;
   /* eager transfers into our inboxes */
   for (int c = 0; c < V; c++) {
@@ -170,7 +196,7 @@ static void stage_actor(int argc, char **argv) {
         if (recv > 0) sg_actor_sleep_for(recv);
       }
       double t0 = simgrid_get_clock();
-      sg_actor_execute(tf * HOST_SPEED);
+      sg_actor_execute(tf[o->chunk] * HOST_SPEED);
       double t1 = simgrid_get_clock();
       busy += t1 - t0;
       record(s, o->chunk, o->mb, 'F', t0, t1);
@@ -183,7 +209,7 @@ static void stage_actor(int argc, char **argv) {
       }
       double t0 = simgrid_get_clock();
       if (o->mb == p->grad_accum - 1 && first_last_bwd < 0) first_last_bwd = t0;
-      sg_actor_execute(tb * HOST_SPEED);
+      sg_actor_execute(tb[o->chunk] * HOST_SPEED);
       double t1 = simgrid_get_clock();
       busy += t1 - t0;
       record(s, o->chunk, o->mb, 'B', t0, t1);

@@ -47,6 +47,12 @@ typedef struct pf_sched_op {
  * or GPipe); ops must hold 2 x microbatches x V entries.  Returns the count. */
 int pf_pipeline_schedule(const pf_plan *p, int s, pf_sched_op *ops);
 
+/* Forward and backward time of one microbatch on each of the V chunks of stage s (tf[V], tb[V], V <= 64, TP/CP
+ * collectives included).  The even split gives every chunk 1/V of the stage; uneven stages (job/pplayout.c)
+ * give each chunk its own layers' share of the layer work, and the embedding and the logits and loss to the
+ * chunk that holds them (chunk 0 of stage 0, chunk V - 1 of the last stage). */
+void pf_pipeline_chunk_times(const pf_scenario *sc, const pf_stage_work *w, int s, double *tf, double *tb);
+
 /* Simulate.  work[] has pp entries, net the P2P links (pf_pipeline_net).
  * want_trace asks for per-interval events.  Engine PF_ENGINE_ANALYTIC uses
  * the closed form (no SimGrid). */

@@ -93,6 +93,17 @@ static double fp8_weight_copy_bytes(const pf_scenario *sc) {
   return r == PF_FP8_MXFP8 ? 2.0 + 2.0 / 32.0 : 2.0;
 }
 
+/* Microbatches whose activations a middle stage s keeps at the peak (uneven stages, where a middle stage may
+ * hold more layers than the first): 1F1B warms up with P - s forwards (Narayanan et al. 2021, sec. 2.2);
+ * interleaved with (P - s - 1) x 2 + (V - 1) x P + 1 chunk forwards (Megatron-LM schedules.py's warm-up),
+ * V chunks to a microbatch; GPipe all M. */
+static double inflight_stage(const pf_plan *p, int s) {
+  double m = p->grad_accum, x = p->schedule == PF_SCHED_GPIPE ? m : p->pp - s;
+  if (p->schedule == PF_SCHED_INTERLEAVED)
+    x = ((p->pp - s - 1) * 2.0 + (p->vstages - 1.0) * p->pp + 1.0) / p->vstages;
+  return x < m ? x : m;
+}
+
 static double inflight(const pf_plan *p) {
   double m = p->grad_accum;
   switch (p->schedule) {
@@ -132,25 +143,26 @@ void pf_memory_estimate(const pf_scenario *sc, pf_memory *m) {
      * embedding and the most in-flight microbatches; the last stage holds the output layer. */
     int tp = p->tp, pp = p->pp;
     double layer = pf_workload_layer_params(w) / tp;
-    int lps = w->layers / pp;
     double emb = pf_workload_embedding_params(w, tp) / tp;
     double out = pf_workload_output_params(w, tp) / tp;
     double apl = pf_memory_act_per_layer(sc);
     double fp8_copy = fp8_weight_copy_bytes(sc);
     double infl = inflight(p);
     double best = -1;
-    /* a MoE model's stages differ by their MoE layers (first dense layers, every n-th layer): each is tried */
-    bool all = pf_workload_is_moe(w);
+    /* the first and the last stage; every stage when they differ: uneven stages, each with its own layers
+     * (pplayout.c), or a MoE model's stages, which differ by their MoE layers (first dense, every n-th) */
+    bool all = pf_workload_is_moe(w) || pf_plan_uneven(p);
     for (int s = 0; s < (all ? pp : pp > 1 ? 2 : 1); s++) {
-      int stage = all || s == 0 ? s : pp - 1;
-      int nmoe = pf_workload_moe_layers_in(w, stage * lps, lps) + (stage == pp - 1 ? w->mtp_layers : 0);
+      int stage = all || s == 0 ? s : pp - 1, lps = pf_plan_stage_layers(sc, stage);
+      int first = pf_plan_stage_first_layer(sc, stage);
+      int nmoe = pf_workload_moe_layers_in(w, first, lps) + (stage == pp - 1 ? w->mtp_layers : 0);
       double Pl = pf_workload_extended(w) /* MoE: all experts held at EP 1; MTP on the last stage */
-                      ? (pf_workload_layers_params(w, stage * lps, lps) +
+                      ? (pf_workload_layers_params(w, first, lps) +
                          (stage == pp - 1 ? pf_workload_mtp_params(w) : 0.0)) / tp
                       : lps * layer;
       double P = Pl + (stage == 0 ? emb : 0) + (stage == pp - 1 ? out : 0);
       if (pp > 1 && stage == pp - 1 && w->tied_embeddings) P += emb; /* Megatron keeps a copy for the tied output */
-      double mb_inflight = stage == 0 ? infl : 1.0;
+      double mb_inflight = stage == 0 ? infl : stage == pp - 1 ? 1.0 : inflight_stage(p, stage);
       double act = apl * lps * mb_inflight;
       if (pf_workload_is_moe(w)) act += (nmoe * moe_act_delta(sc) + (stage == pp - 1 ? w->mtp_layers * apl : 0)) *
                                         mb_inflight;

@@ -227,13 +227,20 @@ static int check_model_shape(pf_scenario *sc) {
     if (w->kv_heads % p->tp != 0 && p->tp % w->kv_heads != 0)
       return pf_error_set(PF_EPLAN, "KV heads (%d) and --tp %d: one must divide the other", w->kv_heads, p->tp);
     long long chunks = (long long)p->pp * (p->schedule == PF_SCHED_INTERLEAVED ? p->vstages : 1);
-    if (w->layers % chunks != 0) {
+    int rc = pf_plan_check_layout(sc); /* uneven stages (pplayout.c); 1: none asked, the even split's rules */
+    if (rc < 0) return rc;
+    if (rc == 1 && w->layers % chunks != 0) {
       divisors(w->layers, valid, sizeof valid);
+      pf_plan q = *p;
+      char uneven[PF_PP_LAYOUT_MAX + 160] = "";
+      if (p->pp > 1 && pf_plan_auto_layout(&q, w->layers) == 0) pf_plan_layout_args(&q, uneven, sizeof uneven);
       if (p->schedule == PF_SCHED_INTERLEAVED)
-        return pf_error_set(PF_EPLAN, "number of layers (%d) must be divisible by PP x V = %d x %d; divisors of %d: %s",
-                            w->layers, p->pp, p->vstages, w->layers, valid);
+        return pf_error_set(PF_EPLAN, "number of layers (%d) must be divisible by PP x V = %d x %d; divisors of %d: "
+                            "%s%s%s", w->layers, p->pp, p->vstages, w->layers, valid,
+                            uneven[0] ? "; or uneven stages:" : "", uneven);
       return pf_error_set(PF_EPLAN, "number of layers of the model (%d) must be divisible by pipeline model "
-                          "parallel size %d; valid PP: %s", w->layers, p->pp, valid);
+                          "parallel size %d; valid PP: %s%s%s", w->layers, p->pp, valid,
+                          uneven[0] ? "; or uneven stages:" : "", uneven);
     }
     long long split = (long long)p->cp * (p->sp ? p->tp : 1);
     if (w->seq % split != 0)

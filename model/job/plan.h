@@ -1,7 +1,7 @@
 /* plan.h - a scenario (machine + workload + parallel plan + options) and its
  * validation, with Megatron-LM's rules and wording:
  *   world = TP x PP x DP x CP;  num_microbatches = GBS / (MBS x DP)
- *   layers % PP == 0 (or % (PP x V) for the interleaved schedule)
+ *   layers % PP == 0 (or % (PP x V) for the interleaved schedule), unless uneven stages are given (pplayout.c)
  * Ranks are placed as Megatron orders them (tp fastest, then cp, dp, pp):
  *   rank = tp_r + TP (cp_r + CP (dp_r + DP pp_r)),  node = rank / GPUs per node,
  * or with --rank-order tp-cp-pp-dp (Megatron's --use-tp-pp-dp-mapping)
@@ -40,6 +40,9 @@ typedef enum { PF_HOST_AUTO, PF_HOST_EAGER, PF_HOST_GRAPHS, PF_HOST_COMPILED } p
  *          (sm_100 and later), else delayed. */
 typedef enum { PF_FP8_AUTO, PF_FP8_DELAYED, PF_FP8_CURRENT, PF_FP8_MXFP8 } pf_fp8_recipe;
 
+#define PF_PP_LAYOUT_MAX 512 /* characters of a pipeline layout string */
+#define PF_MAXCHUNK 4096     /* virtual pipeline stages (PP x V) a layout may hold */
+
 typedef struct pf_plan {
   int tp, pp, dp, cp;
   int mbs, gbs, grad_accum;     /* grad_accum = microbatches per iteration per pipeline */
@@ -63,6 +66,13 @@ typedef struct pf_plan {
    * without a word where the plan rules it out (SP at TP 1, the TP-comm overlap without SP, ...); one the
    * user gave is checked and refused as before. */
   unsigned practice, given;
+  /* Uneven pipeline stages as Megatron-LM takes them (pplayout.c): --decoder-first/last-pipeline-num-layers
+   * (0: not given), --account-for-embedding/loss-in-pipeline-split, --pipeline-model-parallel-layout ("": none);
+   * pp_split is derived by pf_plan_check: the layout that runs in Megatron's syntax ("" for the even split). */
+  int pp_first, pp_last;
+  bool pp_embedding, pp_loss;
+  char pp_layout[PF_PP_LAYOUT_MAX];
+  char pp_split[PF_PP_LAYOUT_MAX];
 } pf_plan;
 
 /* The settings that follow current practice (pf_plan.practice, .given). */
@@ -161,5 +171,32 @@ static inline int pf_plan_node_of(const pf_scenario *sc, int rank) { return rank
 
 /* Layers held by pipeline stage s (uniform: layers / pp). */
 int pf_plan_layers_per_stage(const pf_scenario *sc);
+
+/* Uneven pipeline stages (pplayout.c, Megatron-LM's options; docs/model.md "Uneven pipeline stages").
+ * layers[c * pp + s] are the decoder layers of virtual stage (chunk) c of pipeline stage s; the embedding is on
+ * chunk 0 of stage 0 and the loss on chunk v - 1 of stage pp - 1. */
+typedef struct pf_pp_layout {
+  int pp, v;
+  bool uneven;                  /* one of the options given (else the even split) */
+  short layers[PF_MAXCHUNK];
+} pf_pp_layout;
+bool pf_plan_uneven(const pf_plan *p);
+/* The layout of a checked plan; PF_EINVAL naming the option where it does not hold. */
+int pf_plan_layout(const pf_scenario *sc, pf_pp_layout *l);
+/* Decoder layers of pipeline stage s, all its chunks (pf_plan_layers_per_stage for the even split). */
+int pf_plan_stage_layers(const pf_scenario *sc, int stage);
+/* Index of the first decoder layer of stage s, counting the layers of the stages before it (the MoE layer
+ * count of a stage: which layers are dense or MoE; interleaved chunks are taken as one contiguous block). */
+int pf_plan_stage_first_layer(const pf_scenario *sc, int stage);
+/* The layout in Megatron's --pipeline-model-parallel-layout syntax ("Et*3|(t*4|)*14,t*2L"). */
+void pf_plan_layout_string(const pf_pp_layout *l, char *buf, size_t n);
+/* The options that give the plan's layout, each with a leading space ("" for the even split). */
+void pf_plan_layout_args(const pf_plan *p, char *buf, size_t n);
+/* Put options on p that split L layers over its PP x V stages when they do not divide (tune's choice); the even
+ * split needs none. */
+int pf_plan_auto_layout(pf_plan *p, int L);
+/* pf_plan_check's part: 1 when no option is given (the even split's rules apply), 0 when the layout holds
+ * (pp_split filled, the schedule made interleaved:V where the layout string has V chunks a stage), or < 0. */
+int pf_plan_check_layout(pf_scenario *sc);
 
 #endif

@@ -14,6 +14,8 @@ static void shape(cJSON *o, const pf_plan *pl) {
   cJSON_AddNumberToObject(o, "cp", pl->cp);
   cJSON_AddNumberToObject(o, "mbs", pl->mbs);
   cJSON_AddNumberToObject(o, "gbs", pl->gbs);
+  /* uneven pipeline stages: the layout that runs, in Megatron's --pipeline-model-parallel-layout syntax */
+  if (pl->pp_split[0]) cJSON_AddStringToObject(o, "pp_layout", pl->pp_split);
 }
 
 static void full(cJSON *o, const pf_plan *pl) {
@@ -91,6 +93,8 @@ int pf_plan_json_read(const cJSON *o, pf_plan *p) {
   p->tp_comm_overlap = flag(o, "tp_comm_overlap", &bad);
   const cJSON *s = cJSON_GetObjectItemCaseSensitive(o, "schedule");
   const cJSON *r = cJSON_GetObjectItemCaseSensitive(o, "recompute");
+  const cJSON *lay = cJSON_GetObjectItemCaseSensitive(o, "pp_layout"); /* optional: uneven stages */
+  if (cJSON_IsString(lay)) snprintf(p->pp_layout, sizeof p->pp_layout, "%s", lay->valuestring);
   int v;
   if (!cJSON_IsString(s) || pf_schedule_parse(s->valuestring, &p->schedule, &v) < 0) bad = 1;
   if (!cJSON_IsString(r) || pf_recompute_parse(r->valuestring, &p->recompute) < 0) bad = 1;

@@ -77,7 +77,7 @@ static void energy_json(cJSON *e, const pf_scenario *sc, const pf_prediction *p)
   }
 }
 
-static void memory_json(cJSON *j, const pf_memory *m) {
+static void memory_json(cJSON *j, const pf_memory *m, const pf_plan *pl) {
   cJSON *mem = cJSON_AddObjectToObject(j, "memory_per_gpu_GiB");
   cJSON_AddNumberToObject(mem, "weights", r6(m->weights_B / GiB));
   cJSON_AddNumberToObject(mem, "gradients", r6(m->gradients_B / GiB));
@@ -86,13 +86,14 @@ static void memory_json(cJSON *j, const pf_memory *m) {
   cJSON_AddNumberToObject(mem, "overhead", r6(m->overhead_B / GiB));
   cJSON_AddNumberToObject(mem, "total", r6(m->total_B / GiB));
   cJSON_AddNumberToObject(mem, "capacity", r6(m->capacity_B / GiB));
+  if (pf_plan_uneven(pl)) cJSON_AddNumberToObject(mem, "stage", m->worst_stage); /* the largest stage's */
 }
 
 cJSON *pf_report_nofit_json(const pf_scenario *sc, const pf_prediction *p, const char *reason) {
   cJSON *j = scenario_json(sc);
   cJSON_AddBoolToObject(j, "fits", false);
   cJSON_AddStringToObject(j, "reason", reason ? reason : "");
-  memory_json(j, &p->memory);
+  memory_json(j, &p->memory, &sc->plan);
   if (sc->calibration[0]) cJSON_AddStringToObject(j, "calibration", sc->calibration);
   cJSON_AddArrayToObject(j, "warnings");
   return j;
@@ -214,7 +215,7 @@ cJSON *pf_report_prediction_json(const pf_scenario *sc, const pf_prediction *p) 
   cJSON_AddStringToObject(c, "dp_protocol", cs->dp_protocol);
   cJSON_AddNumberToObject(c, "dp_busbw_GBps", r6(cs->dp_busbw_Bps / 1e9));
   cJSON_AddStringToObject(c, "placement", cs->placement);
-  memory_json(j, &p->memory);
+  memory_json(j, &p->memory, &sc->plan);
   cJSON_AddBoolToObject(j, "fits", p->fits);
   cJSON *e = cJSON_AddObjectToObject(j, "energy");
   cJSON_AddNumberToObject(e, "gpu_J", r6(p->energy.gpu_J));
@@ -272,6 +273,15 @@ static void plan_line(FILE *f, const pf_scenario *sc) {
           pl->overlap_grad_reduce ? ", overlap-grad-reduce" : "", pl->overlap_param_gather ? ", overlap-param-gather" : "",
           pl->flash_attn ? ", flash-attn" : "", pl->tp_comm_overlap ? ", tp-comm-overlap" : "",
           pf_recompute_name(pl->recompute), prec);
+  if (pl->pp_split[0]) { /* uneven pipeline stages (job/pplayout.c) */
+    int lo = 1 << 30, hi = 0;
+    for (int s = 0; s < pl->pp; s++) {
+      int n = pf_plan_stage_layers(sc, s);
+      lo = n < lo ? n : lo;
+      hi = n > hi ? n : hi;
+    }
+    fprintf(f, "stages      %d to %d layers a stage: %s\n", lo, hi, pl->pp_split);
+  }
 }
 
 static void memory_line(FILE *f, const pf_memory *m, bool fits) {

@@ -133,7 +133,11 @@ static int ws_alloc(work_set *ws, int P, double clock, bool want_trace) {
 static int stage_work(pf_scenario *sc, work_set *ws) {
   int P = ws->P, rc;
   for (int s = 0; s < P; s++) {
-    if (s > 1 && s < P - 1) { ws->w[s] = ws->w[1]; ws->sc_comm[s] = ws->sc_comm[1]; continue; } /* middle stages */
+    if (s > 1 && s < P - 1 && pf_plan_stage_layers(sc, s) == pf_plan_stage_layers(sc, 1)) { /* middle stages */
+      ws->w[s] = ws->w[1];
+      ws->sc_comm[s] = ws->sc_comm[1];
+      continue;
+    }
     if ((rc = pf_stage_work_at(sc, ws->clock, s, &ws->w[s])) < 0) return rc;
     if ((rc = pf_comm_stage(&ws->comm, s, &ws->w[s], &ws->sc_comm[s])) < 0) return rc;
   }

@@ -50,6 +50,8 @@ void pf_tune_plan_text(const pf_plan *p, char *buf, size_t n) {
            p->sp ? " --sp" : "", p->dist_opt ? " --dist-opt" : "", p->overlap_grad_reduce ? " --overlap-grad-reduce" : "",
            p->overlap_param_gather ? " --overlap-param-gather" : "", p->flash_attn ? " --flash-attn" : "",
            p->tp_comm_overlap ? " --tp-comm-overlap" : "");
+  size_t o = strlen(buf);
+  if (o < n) pf_plan_layout_args(p, buf + o, n - o); /* uneven stages: the options that give them */
 }
 
 /* ---- ordering ---- */
@@ -213,6 +215,7 @@ static int enumerate(search *s) {
   unsigned fx = fixed_of(s);
   int gpn = b->machine.gpus_per_node, gpus = b->gpus;
   int tr = w->kind == PF_WL_TRANSFORMER;
+  bool own_layout = !tr || pf_plan_uneven(&b->plan); /* the user's uneven stages are kept */
   int tps[64], ntp = 0, cps[8], ncp = 0, pps[256], npp = 0;
   if (fx & PF_FIX_TP || !tr) add_unique(tps, &ntp, tr ? b->plan.tp : 1);
   else
@@ -228,7 +231,9 @@ static int enumerate(search *s) {
   if (fx & PF_FIX_PP || !tr) add_unique(pps, &npp, tr ? b->plan.pp : 1);
   else
     for (int q = 1; q <= w->layers && q <= 512 && npp < 256; q++)
-      if (w->layers % q == 0) add_unique(pps, &npp, q);
+      if (w->layers % q == 0 || (!(q & (q - 1)) && 2 * q <= w->layers)) add_unique(pps, &npp, q);
+  /* PP that does not divide the layers: the powers of two, at least two layers a stage, with a layout of uneven
+   * stages (pf_plan_auto_layout, unless the user gave one) */
   for (int i = 0; i < ntp; i++)
     for (int j = 0; j < ncp; j++)
       for (int k = 0; k < npp; k++) {
@@ -242,15 +247,16 @@ static int enumerate(search *s) {
         pl.sp = fx & PF_FIX_SP ? b->plan.sp : pl.tp > 1;
         /* schedules: the user's, or 1F1B and every interleaving degree Megatron accepts */
         if (fx & PF_FIX_SCHEDULE) {
-          int rc = enumerate_rest(s, pl);
+          int rc = own_layout || pf_plan_auto_layout(&pl, w->layers) == 0 ? enumerate_rest(s, pl) : 0;
           if (rc < 0) return rc;
           continue;
         }
-        int lpp = tr ? w->layers / pl.pp : 1;
+        int lpp = tr ? w->layers / pl.pp : 1, uneven = tr && w->layers % pl.pp;
         for (int v = 1; v <= lpp; v++) {
-          if (v > 1 && (pl.pp == 1 || lpp % v)) continue;
+          if (v > 1 && (pl.pp == 1 || (uneven ? v > 8 || (v & (v - 1)) : lpp % v))) continue;
           pl.schedule = v == 1 ? PF_SCHED_1F1B : PF_SCHED_INTERLEAVED;
           pl.vstages = v;
+          if (!own_layout && pf_plan_auto_layout(&pl, w->layers) < 0) continue;
           int rc = enumerate_rest(s, pl);
           if (rc < 0) return rc;
         }
@@ -276,7 +282,10 @@ int pf_tune(const pf_scenario *base_in, const pf_tune_config *o, pf_tune_result 
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   int rc = 0;
-  if (o->progress) { /* the plans this shard will look at, counted without evaluating them */
+  pf_pp_layout lay; /* the user's uneven stages at a PP they fixed: a bad layout is named, not pruned everywhere */
+  if (pf_plan_uneven(&base->plan) && (fixed_of(&s) & PF_FIX_PP)) rc = pf_plan_layout(base, &lay);
+  bool bar = rc == 0 && o->progress;
+  if (bar) { /* the plans this shard will look at, counted without evaluating them */
     s.counting = true;
     rc = enumerate(&s);
     pf_progress_begin("tune", s.enumerated, false);
@@ -284,7 +293,7 @@ int pf_tune(const pf_scenario *base_in, const pf_tune_config *o, pf_tune_result 
     s.index = s.enumerated = 0;
   }
   if (rc == 0) rc = enumerate(&s);
-  if (o->progress) pf_progress_end();
+  if (bar) pf_progress_end();
   clock_gettime(CLOCK_MONOTONIC, &t1);
   out->eval_s = (t1.tv_sec - t0.tv_sec) + 1e-9 * (t1.tv_nsec - t0.tv_nsec);
   out->enumerated = s.enumerated;
@@ -358,7 +367,7 @@ void pf_tune_why(const pf_tune_cand *c, const pf_tune_cand *b, pf_objective o, c
 static cJSON *cand_json(const pf_tune_cand *c) {
   cJSON *o = cJSON_CreateObject();
   const pf_plan *p = &c->plan;
-  char txt[192];
+  char txt[192 + PF_PP_LAYOUT_MAX];
   pf_tune_plan_text(p, txt, sizeof txt);
   pf_plan_json_fields(o, p, PF_PLAN_FORM_TUNE);
   cJSON_AddStringToObject(o, "options", txt);

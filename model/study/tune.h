@@ -2,9 +2,10 @@
  *
  * The search space is every plan Megatron-LM accepts for the workload: TP
  * (dividing the node's GPUs, or beyond with --tp-across-nodes, and the
- * attention and KV heads), CP, PP (dividing the layers), the micro-batch size,
+ * attention and KV heads), CP, PP (dividing the layers, and the powers of two
+ * that do not, with uneven stages: pf_plan_auto_layout), the micro-batch size,
  * the schedule (1F1B and every interleaving degree V with layers divisible by
- * PP x V), recomputation, sequence parallelism, the distributed optimizer and
+ * PP x V; 2, 4, 8 with uneven stages), recomputation, sequence parallelism, the distributed optimizer and
  * the overlap flags; what the user fixed is not searched (pf_tune_fixed).
  * Each plan is checked (pf_plan_check, memory) - a plan that fails is PRUNED
  * and not priced - and the rest are EVALUATED with the closed-form pipeline
