@@ -1,5 +1,5 @@
 /* fsdp.c - the per-unit collectives of sharded data parallelism (ZeRO-2, ZeRO-3 / FSDP; comm.h, formulas in
- * docs/communication.md section 7).
+ * docs/model.md "Sharded data parallelism" and docs/communication.md section 6).
  *
  * ZeRO-3 (P_os+g+p; Rajbhandari et al., arXiv 1910.02054, section 7.2.2) gathers each unit's parameters before
  * its forward and again before its backward, and reduce-scatters each unit's gradient after its backward; PyTorch
@@ -15,7 +15,10 @@
  * In time, per microbatch on one stage of n units (V chunks of n/V each: a chunk is a pass the pipeline runs
  * in one piece), with a = one unit's all-gather, r its reduce-scatter, x the hybrid all-reduce, f and b one
  * unit's forward and backward compute, and the collectives on their own stream:
- *   prefetch >= 1 (FSDP's forward_prefetch / BACKWARD_PRE, Megatron-FSDP's double buffer):
+ *   prefetch >= 1 (PyTorch's FSDP notes, "FSDP Prefetch Nuances": the forward's all-gathers run on their own
+ *   stream, so unit i+1's overlaps unit i's compute and "the 1st all-gather will not be able to overlap with
+ *   anything"; backward prefetch BACKWARD_PRE, FSDP2's one explicit prefetch in reverse forward order,
+ *   pytorch/pytorch#128884; Megatron-FSDP's double buffer, runtime_schedule.md):
  *     forward   V (a + (n/V - 1) max(0, a - f))              the first gather waits, the rest hide behind
  *     backward  V (a + (n/V - 1) max(0, a + r + x - b) + r + x)  the previous unit's compute
  *   prefetch 0: every gather waits (n a in each pass); the reduce-scatters still run behind the next unit.
