@@ -109,7 +109,8 @@ typedef struct pf_fsdp_cost {
   double fwd_ag_s, bwd_ag_s, bwd_rs_s; /* exposed per microbatch (incl. their share of interference_s) */
   double busy_s, hidden_s, interference_s; /* per microbatch: collective time, hidden part, compute it slows */
   double fabric_bytes, nic_bytes; /* per microbatch, one GPU */
-  int inter;                   /* the collectives leave the node */
+  int inter;                   /* the all-gather or the reduce-scatter leaves the node */
+  double inter_busy_s;         /* per microbatch: the part of busy_s in collectives that leave the node */
   pf_coll_algo algo;
   pf_coll_proto proto;
 } pf_fsdp_cost;

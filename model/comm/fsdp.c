@@ -146,6 +146,8 @@ int pf_comm_fsdp(const pf_comm *c, int s, pf_stage_work *w, pf_fsdp_cost *o) {
   o->fabric_bytes = calls_ag * ag.fabric_bytes + n * (rs.fabric_bytes + ar.fabric_bytes);
   o->nic_bytes = calls_ag * ag.nic_bytes + n * (rs.nic_bytes + ar.nic_bytes);
   o->inter = (z >= 3 && ag.inter) || rs.inter;
+  o->inter_busy_s = n * ((z >= 3 && ag.inter ? 2 * ag.time_s : 0) + (rs.inter ? rs.time_s : 0) +
+                         (ar.inter ? ar.time_s : 0));
   o->algo = rs.algo;
   o->proto = rs.proto;
   return 0;

@@ -183,7 +183,7 @@ static void comm_summary(const pf_scenario *sc, const work_set *ws, double pp_co
     cs->nic_bytes += M * c->nic_bytes / P;
     const pf_fsdp_cost *f = &ws->fsdp[s]; /* ZeRO-2/3 per-unit collectives, counted with the DP time */
     fsdp_busy += M * f->busy_s / P;
-    if (f->inter) fsdp_inter += M * f->busy_s / P;
+    fsdp_inter += M * f->inter_busy_s / P;
     cs->dp_hidden_s += M * f->hidden_s / P;
     cs->interference_s += M * f->interference_s / P;
     cs->fabric_bytes += M * f->fabric_bytes / P;
@@ -328,7 +328,7 @@ static int predict_once(pf_scenario *sc, double clock, pf_prediction *out, pf_tr
   double compute = M * (w[crit].fwd_s + w[crit].bwd_s);
   const pf_fsdp_cost *fc = &ws.fsdp[crit]; /* inside fwd_tp_s / bwd_tp_s, reported apart */
   double fsdp_ag = M * (fc->fwd_ag_s + fc->bwd_ag_s), fsdp_rs = M * fc->bwd_rs_s;
-  double tp = M * (w[crit].fwd_tp_s + w[crit].bwd_tp_s) - fsdp_ag - fsdp_rs;
+  double tp = fmax(0.0, M * (w[crit].fwd_tp_s + w[crit].bwd_tp_s) - fsdp_ag - fsdp_rs);
   double pp_comm = fmax(0.0, r->makespan_s - r0->makespan_s);
   double makespan = r->makespan_s, sync = d->sync_s, core_end = d->core_end_s;
   out->des_events = r->events + r0->events;
