@@ -53,6 +53,13 @@ d = json.load(open(sys.argv[1]))
 rows = d["rows"]
 assert rows and rows[0]["predicted"] > 0, rows
 PY
+# a Megatron-LM log run with Megatron-FSDP (--use-megatron-fsdp --data-parallel-sharding-strategy ...) becomes a
+# row at that level
+sed 's/^  use_distributed_optimizer \.* True$/&\n  use_megatron_fsdp ............................... True\n  data_parallel_sharding_strategy ................. optim_grads/' \
+  "$PF_SRC/tests/fixtures/megatron/current.log" > "$T/fsdp.log"
+expect_exit 0 $P validate --megatron-log "$T/fsdp.log" --machine leonardo-booster --format csv
+expect_grep "^zero,|,zero,|,zero$" "$T/out"
+expect_grep ",2,megatron$" "$T/out"
 # bad values name the option; refusals give the library's reason
 expect_exit 2 $P predict $J --zero 5
 expect_grep "zero" "$T/err"
