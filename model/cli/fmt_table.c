@@ -184,6 +184,9 @@ static void tune(FILE *out, const cJSON *ctx, const pf_tune_result *r, const pf_
     fprintf(out, "%4d %5d %11.4g %12.4g %10.1f %8.1f %10.1f  %-40s %s\n", i + 1, c->plan.dp, c->t_iter_s,
             c->tokens_per_s, c->tflops_per_gpu, c->memory_GiB, c->energy_J / 1e3, why, txt);
   }
+  char sh[320];
+  pf_tune_sharded_text(r, o->objective, sh, sizeof sh);
+  if (sh[0]) fprintf(out, "%s\n", sh);
 }
 
 /* ---- collective: nccl-tests' columns and comment lines ---- */

@@ -61,6 +61,25 @@ static int copy_layout(const pf_opt *o, const char *text, void *dest, char *why,
   return 0;
 }
 
+/* --zero 0|1|2|3 (dest: the pf_plan): 0 and 1 are the distributed optimizer off and on (--no-dist-opt,
+ * --dist-opt), 2 and 3 shard gradients and parameters too (job/shard.c). */
+static int parse_zero(const pf_opt *o, const char *text, void *dest, char *why, size_t len) {
+  (void)o;
+  char *end;
+  long z = strtol(text, &end, 10);
+  if (end == text || *end || z < 0 || z > 3) {
+    snprintf(why, len, "valid: 0 (replicated), 1 (optimizer state sharded, --dist-opt), 2 (gradients too), "
+             "3 (parameters too: FSDP)");
+    return PF_EINVAL;
+  }
+  if (dest) {
+    pf_plan *p = dest;
+    p->zero = z >= 2 ? (int)z : 0;
+    p->dist_opt = z >= 1;
+  }
+  return 0;
+}
+
 /* A file name into a char[PF_PATH_MAX] of the scenario (--calibration). */
 _Static_assert(sizeof ((pf_scenario *)0)->calibration == PF_PATH_MAX, "--calibration's destination");
 static int copy_path(const pf_opt *o, const char *text, void *dest, char *why, size_t len) {
@@ -94,6 +113,11 @@ static const pf_opt_choice fp8_recipes[] = {{"auto", PF_FP8_AUTO, false},
                                             {NULL, 0, false}};
 
 _Static_assert(sizeof(pf_engine) == sizeof(int), "--engine is a PF_OPT_CHOICE (int)");
+static const pf_opt_choice shard_groups[] = {{"all", PF_SHARD_ALL, false}, {"node", PF_SHARD_NODE, false},
+                                             {NULL, 0, false}};
+static const pf_opt_choice fsdp_impls[] = {{"auto", PF_FSDP_AUTO, false}, {"megatron", PF_FSDP_MEGATRON, false},
+                                           {"torch", PF_FSDP_TORCH, false}, {"deepspeed", PF_FSDP_DEEPSPEED, false},
+                                           {NULL, 0, false}};
 static const pf_opt_choice engines[] = {{"simgrid", PF_ENGINE_DES, false},
                                         {"des", PF_ENGINE_DES, true},
                                         {"full", PF_ENGINE_FULL, false},
@@ -192,6 +216,18 @@ const pf_opt pf_scenario_opts[] = {
      .type = PF_OPT_FLAG, .at = SC(plan.dist_opt), .group = PF_SCG_RUN},
     {"no-dist-opt", NULL, "optimizer state replicated on every data-parallel rank",
      .type = PF_OPT_FLAG, .at = SC(plan.dist_opt), .flags = PF_OPT_NEGATE, .group = PF_SCG_RUN},
+    {"zero", "N", "sharding level: 0 replicated, 1 optimizer state (--dist-opt), 2 gradients too (ZeRO-2, FSDP "
+     "SHARD_GRAD_OP), 3 parameters too (ZeRO-3, FSDP FULL_SHARD); default 1 for Megatron transformers",
+     .type = PF_OPT_CALLBACK, .at = SC(plan), .parse = parse_zero, .group = PF_SCG_RUN},
+    {"fsdp-shard-group", "G", "with --zero 2|3: shard over all DP x CP ranks (all) or inside each node, replicated "
+     "across nodes (node: FSDP HYBRID_SHARD)",
+     .type = PF_OPT_CHOICE, .at = SC(plan.shard_group), .choices = shard_groups, .group = PF_SCG_RUN},
+    {"fsdp-prefetch", "N", "with --zero 3: units all-gathered ahead of the one computing (default 1, FSDP's "
+     "forward_prefetch / BACKWARD_PRE)",
+     .type = PF_OPT_INT, .at = SC(plan.fsdp_prefetch), .lo = 0, .hi = 8, .group = PF_SCG_RUN},
+    {"fsdp-impl", "L", "with --zero 2|3: auto|megatron|torch|deepspeed, whose composition rules apply (default auto: "
+     "Megatron-FSDP, PyTorch FSDP2 with --framework pytorch)",
+     .type = PF_OPT_CHOICE, .at = SC(plan.fsdp_impl), .choices = fsdp_impls, .group = PF_SCG_RUN},
     {"overlap-grad-reduce", NULL, "overlap the DP gradient reduction, bucket by bucket, with the last backward "
      "(Megatron; default on for Megatron transformers)",
      .type = PF_OPT_FLAG, .at = SC(plan.overlap_grad_reduce), .group = PF_SCG_RUN},

@@ -37,7 +37,11 @@ static void f_sched(cell c, const pf_plan *p) {
 static void f_range(cell c, const plan_row *r) { snprintf(c, sizeof(cell), "%.0f-%.0f", r->lo.node_h, r->hi.node_h); }
 
 static const char *flags(const pf_plan *p, char *buf, size_t n) {
-  snprintf(buf, n, "%s%s%s%s%s%s", p->sp ? " SP" : "", p->dist_opt ? " dist-opt" : "",
+  /* the sharding chosen: ZeRO-0 to 3 (1 = the distributed optimizer), hybrid-shard for HYBRID_SHARD */
+  static const char *zero[] = {" zero-0", " zero-1", " zero-2", " zero-3"};
+  int z = pf_plan_zero(p);
+  snprintf(buf, n, "%s%s%s%s%s%s%s", p->sp ? " SP" : "", zero[z],
+           z >= 2 && p->shard_group == PF_SHARD_NODE ? " hybrid-shard" : "",
            p->overlap_grad_reduce ? " overlap-grad" : "", p->overlap_param_gather ? " overlap-param" : "",
            p->flash_attn ? " flash-attn" : "", p->tp_comm_overlap ? " tp-comm-overlap" : "");
   return buf;

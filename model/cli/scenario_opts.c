@@ -169,13 +169,14 @@ unsigned pf_opts_settings_given(const pf_optvals *v) {
     snprintf(no, sizeof no, "no-%s", pf_setting_name(bit));
     if (pf_opts_get(v, pf_setting_name(bit)) || pf_opts_get(v, no)) given |= bit;
   }
+  if (pf_opts_get(v, "zero")) given |= PF_SET_DIST_OPT; /* --zero N sets the distributed optimizer either way */
   return given;
 }
 
 unsigned pf_opts_tune_fixed(const pf_optvals *v) {
   static const struct { const char *opt; unsigned bit; } map[] = {
       {"tp", PF_FIX_TP}, {"pp", PF_FIX_PP}, {"cp", PF_FIX_CP}, {"mbs", PF_FIX_MBS}, {"recompute", PF_FIX_RECOMPUTE},
-      {"schedule", PF_FIX_SCHEDULE}};
+      {"schedule", PF_FIX_SCHEDULE}, {"zero", PF_FIX_ZERO}, {"fsdp-shard-group", PF_FIX_SHARD_GROUP}};
   static const struct { unsigned set, bit; } settings[] = {
       {PF_SET_SP, PF_FIX_SP}, {PF_SET_DIST_OPT, PF_FIX_DIST_OPT}, {PF_SET_OVERLAP_GRAD, PF_FIX_OVERLAP_GRAD},
       {PF_SET_OVERLAP_PARAM, PF_FIX_OVERLAP_PARAM}, {PF_SET_FLASH_ATTN, PF_FIX_FLASH_ATTN},

@@ -24,6 +24,28 @@
 static bool is_true(const char *s) { return s && (!strcmp(s, "True") || !strcmp(s, "true") || !strcmp(s, "1")); }
 static bool is_set(const char *s) { return s && *s && strcmp(s, "None") && strcmp(s, "null"); }
 
+/* Sharding beyond the distributed optimizer (docs/model.md, "Sharded data parallelism"): --use-megatron-fsdp
+ * (or the older --use-custom-fsdp) with --data-parallel-sharding-strategy no_shard|optim|optim_grads|
+ * optim_grads_params (Megatron-FSDP v1 forces the distributed optimizer: level 1 at least), or
+ * --use-torch-fsdp2 (FULL_SHARD: level 3). */
+static int log_sharding(const pf_megatron_log *l, pf_optvals *v) {
+  static const struct { const char *strategy, *zero; } levels[] = {
+      {"no_shard", "1"}, {"optim", "1"}, {"optim_grads", "2"}, {"optim_grads_params", "3"}};
+  const char *st = pf_megatron_arg(l, "data_parallel_sharding_strategy"), *zero = NULL, *impl = NULL;
+  if (is_true(pf_megatron_arg(l, "use_megatron_fsdp")) || is_true(pf_megatron_arg(l, "use_custom_fsdp"))) {
+    impl = "megatron";
+    for (size_t i = 0; i < sizeof levels / sizeof *levels; i++)
+      if (is_set(st) && !strcmp(st, levels[i].strategy)) zero = levels[i].zero;
+    if (!zero) zero = "3"; /* the strategy's default, optim_grads_params (fsdp/src/README.md) */
+  } else if (is_true(pf_megatron_arg(l, "use_torch_fsdp2"))) {
+    impl = "torch", zero = "3";
+  }
+  int rc = 0;
+  if (zero) rc = pf_opts_add(v, "zero", zero, l->path);
+  if (rc == 0 && impl) rc = pf_opts_add(v, "fsdp-impl", impl, l->path);
+  return rc;
+}
+
 /* The settings of current practice (job/defaults.c) as the log ran them, each on or off: a dump names
  * Megatron-LM's flags, and one it does not name was off (store_true flags of arguments.py).  Fused attention:
  * --use-flash-attn, an --attention-backend other than unfused/local, or Transformer Engine's layers (which
@@ -41,7 +63,8 @@ static int log_settings(const pf_megatron_log *l, pf_optvals *v) {
   bool fused = is_true(pf_megatron_arg(l, "use_flash_attn")) ||
                (is_set(be) ? !strstr(be, "unfused") && !strstr(be, "local")
                            : is_set(impl) && !strcmp(impl, "transformer_engine"));
-  return rc < 0 ? rc : pf_opts_set_flag(v, "flash-attn", fused, l->path);
+  if (rc == 0) rc = pf_opts_set_flag(v, "flash-attn", fused, l->path);
+  return rc < 0 ? rc : log_sharding(l, v);
 }
 
 /* Uneven pipeline stages: Megatron's arguments are preflight's options (job/pplayout.c). */

@@ -14,6 +14,8 @@
  *   colljob.c               collectives in time: queues, buckets, overlap
  *   ccl.c                   the library: protocols, latencies, measured
  *                           efficiencies, the tuner's choice (ccl.h)
+ *   fsdp.c                  the per-unit all-gathers and reduce-scatters of
+ *                           ZeRO-2 / ZeRO-3 (FSDP) and their shard groups
  *   comm.c                  this file's functions: which groups talk, how
  *                           much, and what overlap hides (TP/SP, CP, PP,
  *                           embedding, DP patterns)
@@ -90,6 +92,34 @@ int pf_comm_stage(const pf_comm *c, int stage, pf_stage_work *w, pf_stage_comm *
  * of gradients, all-gather of parameters) with the scenario's --coll-algo. */
 int pf_dp_collective_pattern(const pf_scenario *sc, const pf_topology *t, pf_coll_kind kind, double bytes, int stage,
                              pf_coll_pattern *pat, pf_coll_result *info);
+
+/* Sharded data parallelism (fsdp.c).  Groups as pf_dp_groups gives them: the shard groups of stage `stage`
+ * (the DP x CP groups, or with --fsdp-shard-group node their runs of ranks inside one node) and, for
+ * HYBRID_SHARD, the replica groups (the ranks at the same place of each node's shard group). */
+int pf_shard_groups(const pf_scenario *sc, int stage, int **gpus, int *ngroups, int *size);
+int pf_replica_groups(const pf_scenario *sc, int stage, int **gpus, int *ngroups, int *size);
+/* A collective over the shard groups of a stage (ZeRO-2's all-gather after the optimizer step). */
+int pf_shard_collective_pattern(const pf_scenario *sc, const pf_topology *t, pf_coll_kind kind, double bytes,
+                                int stage, pf_coll_pattern *pat, pf_coll_result *info);
+
+/* What ZeRO-2 / ZeRO-3 cost one GPU of a stage per microbatch: one unit's collectives alone (all the stage's
+ * groups at once) and, with the prefetch and the overlap of fsdp.c, what is exposed in the forward and the
+ * backward (incl. what the hidden part costs the compute it runs under). */
+typedef struct pf_fsdp_cost {
+  int level;                   /* 2 or 3; 0: no per-unit collectives */
+  double units;                /* FSDP units a microbatch passes through on the stage */
+  double ag_s, rs_s, ar_s;     /* one unit's parameter all-gather, gradient reduce-scatter, HYBRID all-reduce */
+  double fwd_ag_s, bwd_ag_s, bwd_rs_s; /* exposed per microbatch (incl. their share of interference_s) */
+  double busy_s, hidden_s, interference_s; /* per microbatch: collective time, hidden part, compute it slows */
+  double fabric_bytes, nic_bytes; /* per microbatch, one GPU */
+  int inter;                   /* the all-gather or the reduce-scatter leaves the node */
+  double inter_busy_s;         /* per microbatch: the part of busy_s in collectives that leave the node */
+  pf_coll_algo algo;
+  pf_coll_proto proto;
+} pf_fsdp_cost;
+
+/* Price stage s's per-unit collectives and add the exposed time to w->fwd_tp_s and w->bwd_tp_s. */
+int pf_comm_fsdp(const pf_comm *c, int stage, pf_stage_work *w, pf_fsdp_cost *out);
 
 /* The tied-embedding all-reduce between the first and the last stage. */
 int pf_comm_embedding(const pf_comm *c, double bytes, pf_coll_pattern *pat, pf_coll_result *res);

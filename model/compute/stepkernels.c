@@ -138,7 +138,8 @@ int pf_step_tail_kernels(const pf_scenario *sc, const pf_stage_work *w, pf_kerne
   double tensors = sc->workload.kind == PF_WL_TRANSFORMER ? 12.0 * w->layers + 4
                    : sc->workload.kind == PF_WL_LAYERS   ? 2.0 * w->layers
                                                          : 161;
-  double shard = upd / (p->dist_opt ? (double)p->dp * p->cp : 1.0);
+  /* each rank updates its shard: DP x CP ranks (ZeRO-1), the shard group from ZeRO-2 on (job/shard.c) */
+  double shard = upd / (pf_plan_zero(p) >= 2 ? (double)pf_plan_shard_size(sc) : p->dist_opt ? (double)p->dp * p->cp : 1.0);
   tail_ctx c = {.l = l, .launches = fmax(1.0, ceil(tensors / MT_CHUNK))};
   switch (pf_scenario_framework(sc)) {
   case PF_FW_MEGATRON: megatron_tail(&c, sc, params, shard); break;

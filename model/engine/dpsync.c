@@ -16,6 +16,10 @@
  * that runs under compute holds some of the GPU's compute units (comm.h
  * pf_comm_sm_share): the hidden time costs the compute it hides behind that
  * share (docs/communication.md 6).
+ * At ZeRO-2 and ZeRO-3 the gradients were reduce-scattered unit by unit inside every backward (comm/fsdp.c,
+ * priced with the stage's work): no gradient collective is left here; ZeRO-2 still all-gathers the updated
+ * parameters after the step, over the shard groups (one node's ranks under HYBRID_SHARD); ZeRO-3 keeps them
+ * sharded (the next forward gathers them unit by unit).
  */
 #include "dpsync.h"
 
@@ -237,14 +241,18 @@ static int build(const pf_comm *c, const pf_stage_work *w, dp_ws *ws, pf_dpsync 
   /* single-process DataParallel sums the replicas' gradients onto the first GPU and broadcasts the weights
    * from it: kernels of its step (compute/stepkernels.c), not a collective of one process per GPU */
   if (wl->dp_impl == PF_DPIMPL_DATAPARALLEL) ndp = 1;
+  int z = pf_plan_zero(p);
   for (int s = 0; s < P && rc == 0 && ndp > 1; s++) {
     pf_coll_result gi, ai;
-    rc = pf_dp_collective_pattern(sc, topo, d->kind, w[s].params * gbytes, s, &d->grad[s], &gi);
+    memset(&gi, 0, sizeof gi);
+    if (z < 2) rc = pf_dp_collective_pattern(sc, topo, d->kind, w[s].params * gbytes, s, &d->grad[s], &gi);
     if (s == 0) d->info = gi;
     d->fabric_bytes += gi.fabric_bytes / P;
     d->nic_bytes += gi.nic_bytes / P;
     if (rc == 0 && d->has_ag) {
-      rc = pf_dp_collective_pattern(sc, topo, PF_ALLGATHER, w[s].params * pbytes, s, &d->ag[s], &ai);
+      rc = z >= 2 ? pf_shard_collective_pattern(sc, topo, PF_ALLGATHER, w[s].params * pbytes, s, &d->ag[s], &ai)
+                  : pf_dp_collective_pattern(sc, topo, PF_ALLGATHER, w[s].params * pbytes, s, &d->ag[s], &ai);
+      if (s == 0 && z >= 2) d->info = ai;
       d->fabric_bytes += ai.fabric_bytes / P;
       d->nic_bytes += ai.nic_bytes / P;
     }
@@ -268,7 +276,7 @@ static int gradients(const pf_comm *c, const pf_stage_work *w, const pf_pipeline
                      pf_iter_timeline *tl, double gbytes, double pbytes) {
   const pf_plan *p = &c->sc->plan;
   int P = p->pp, rc;
-  int ovl = p->overlap_grad_reduce && p->dp * p->cp > 1;
+  int ovl = p->overlap_grad_reduce && p->dp * p->cp > 1 && pf_plan_zero(p) < 2;
   if (ovl) {
     rc = overlapped_grad_sync(c->sc, &c->topo, w, r, ws, d, gbytes, pbytes);
   } else {
@@ -344,7 +352,7 @@ int pf_dpsync_run(const pf_comm *c, const pf_stage_work *w, const pf_pipeline_re
   int P = p->pp, rc;
   memset(d, 0, sizeof *d);
   d->kind = p->dist_opt ? PF_REDUCE_SCATTER : PF_ALLREDUCE;
-  d->has_ag = p->dist_opt && p->dp * p->cp > 1;
+  d->has_ag = p->dist_opt && p->dp * p->cp > 1 && pf_plan_zero(p) < 3;
   d->has_emb = P > 1 && wl->kind == PF_WL_TRANSFORMER && wl->tied_embeddings;
   d->grad = calloc((size_t)P, sizeof *d->grad);
   d->ag = calloc((size_t)P, sizeof *d->ag);

@@ -22,6 +22,21 @@
  * recomputation checkpoint.  The FP8 copies of the layers' weights (and their
  * transposes or column-wise copies) add 2 B per parameter (2 + 2/32 with
  * MXFP8), counted under weights.
+ *
+ * Sharding (job/shard.c).  With N the ranks the state is sharded over (DP x CP, or the ranks of that group
+ * inside a node for HYBRID_SHARD: pf_plan_shard_size) the ZeRO paper's model-state terms per GPU
+ * (Rajbhandari et al., arXiv 1910.02054, section 5.1 and Figure 1) are
+ *   ZeRO-1 (P_os)      weights + gradients + optimizer / N
+ *   ZeRO-2 (P_os+g)    weights + (gradients + optimizer) / N
+ *   ZeRO-3 (P_os+g+p)  (weights + gradients + optimizer) / N
+ * with this file's bytes per parameter (2 B weights, 4 B fp32 main gradients, 12 B Adam state).  From ZeRO-2
+ * on, each FSDP unit's gradient is produced unsharded before its reduce-scatter: one unit's gradient buffer
+ * is kept (the largest unit); ZeRO-3 also holds the gathered parameters of the unit computing and of the
+ * prefetched ones (1 + --fsdp-prefetch units), the "unsharded working set" of the PyTorch FSDP paper (Zhao et
+ * al., VLDB 2023, arXiv 2304.11277, section 3.2: peak = sharded state + the largest unsharded units).  The
+ * unit is a transformer layer (FSDP's transformer_auto_wrap_policy, FSDP2's fully_shard per block,
+ * Megatron-FSDP's per-module buckets), or the embedding / output layer where those are larger.  Layer lists
+ * are one unit.
  */
 #include "memory.h"
 
@@ -104,6 +119,24 @@ static double inflight_stage(const pf_plan *p, int s) {
   return x < m ? x : m;
 }
 
+/* Ranks the optimizer state (level 1 on), the gradients (2 on) and the parameters (3) are divided by. */
+typedef struct shard_div { double opt, grad, param; } shard_div;
+
+static shard_div shard_divs(const pf_scenario *sc) {
+  const pf_plan *p = &sc->plan;
+  int z = pf_plan_zero(p);
+  double n = z >= 2 ? pf_plan_shard_size(sc) : (double)p->dp * (sc->workload.kind == PF_WL_TRANSFORMER ? p->cp : 1);
+  return (shard_div){z >= 1 ? n : 1.0, z >= 2 ? n : 1.0, z >= 3 ? n : 1.0};
+}
+
+/* The unsharded working set of the largest unit (unit parameters per GPU): its gradient buffer from ZeRO-2 on,
+ * and at ZeRO-3 the gathered parameters of 1 + prefetch units. */
+static double working_set(const pf_plan *p, double unit, double wbytes, double grad_bytes) {
+  int z = pf_plan_zero(p);
+  if (z < 2) return 0;
+  return unit * grad_bytes + (z >= 3 ? (1.0 + p->fsdp_prefetch) * unit * wbytes : 0.0);
+}
+
 static double inflight(const pf_plan *p) {
   double m = p->grad_accum;
   switch (p->schedule) {
@@ -127,12 +160,14 @@ void pf_memory_estimate(const pf_scenario *sc, pf_memory *m) {
   double opt_bytes = 12.0; /* fp32 master weights + Adam m and v */
   if (sc->precision == PF_FP32 || sc->precision == PF_TF32) opt_bytes = 8.0; /* no separate master copy */
   double grad_bytes = 4.0; /* fp32 main grads */
+  shard_div sd = shard_divs(sc);
 
   if (w->kind != PF_WL_TRANSFORMER) {
     double P = w->params;
-    m->weights_B = P * wbytes;
-    m->gradients_B = P * grad_bytes;
-    m->optimizer_B = P * opt_bytes / (p->dist_opt ? p->dp : 1);
+    m->weights_B = P * wbytes / sd.param;
+    m->gradients_B = P * grad_bytes / sd.grad;
+    m->optimizer_B = P * opt_bytes / sd.opt;
+    m->working_B = working_set(p, P, wbytes, grad_bytes);
     double act = w->act_bytes_per_sample * p->mbs;
     if (sc->precision != PF_FP32 && sc->precision != PF_TF32) act *= 0.55; /* AMP: fp16 activations, fp32 master copies of some */
     m->act_per_layer_B = act;
@@ -171,12 +206,16 @@ void pf_memory_estimate(const pf_scenario *sc, pf_memory *m) {
       if (stage == 0) act += mb_inflight * 2.0 * sbh / (p->sp ? tp : 1);
       if (stage == pp - 1)
         act += 4.0 * w->seq / p->cp * p->mbs * (double)pf_workload_padded_vocab(w, tp) / tp;
-      double opt = P * opt_bytes / (p->dist_opt ? p->dp * p->cp : 1);
-      double total = P * (wbytes + grad_bytes) + Pl * fp8_copy + opt + act;
+      double opt = P * opt_bytes / sd.opt;
+      double unit = fmax(layer, fmax(stage == 0 ? emb : 0, stage == pp - 1 ? out : 0));
+      double work = working_set(p, unit, wbytes, grad_bytes);
+      double wts = (P * wbytes + Pl * fp8_copy) / sd.param, grads = P * grad_bytes / sd.grad;
+      double total = wts + grads + opt + act + work;
       if (total > best) {
         best = total;
-        m->weights_B = P * wbytes + Pl * fp8_copy;
-        m->gradients_B = P * grad_bytes;
+        m->weights_B = wts;
+        m->gradients_B = grads;
+        m->working_B = work;
         m->optimizer_B = opt;
         m->activations_B = act;
         m->act_per_layer_B = apl;
@@ -185,7 +224,7 @@ void pf_memory_estimate(const pf_scenario *sc, pf_memory *m) {
       }
     }
   }
-  double rest = m->weights_B + m->gradients_B + m->optimizer_B + m->activations_B;
+  double rest = m->weights_B + m->gradients_B + m->optimizer_B + m->activations_B + m->working_B;
   m->overhead_B = overhead_bytes(rest);
   m->total_B = rest + m->overhead_B;
 }
@@ -196,9 +235,10 @@ int pf_memory_check(const pf_scenario *sc, const pf_memory *m) {
   /* what would save memory, leaving out what is already set */
   char hint[256] = "";
   if (sc->workload.kind == PF_WL_TRANSFORMER) {
-    const char *tries[6];
+    const char *tries[7];
     int n = 0;
     if (!p->dist_opt && p->dp * p->cp > 1) tries[n++] = "--dist-opt";
+    else if (pf_plan_zero(p) < 3 && p->dp * p->cp > 1) tries[n++] = "--zero 3";
     if (p->recompute == PF_RECOMPUTE_NONE) tries[n++] = "--recompute selective or full";
     else if (p->recompute == PF_RECOMPUTE_SELECTIVE) tries[n++] = "--recompute full";
     if (!p->sp && p->tp > 1) tries[n++] = "--sp";
@@ -215,9 +255,11 @@ int pf_memory_check(const pf_scenario *sc, const pf_memory *m) {
   } else {
     snprintf(hint, sizeof hint, "; more memory per GPU is needed");
   }
+  char work[64] = "";
+  if (m->working_B > 0) snprintf(work, sizeof work, "unsharded units %.1f, ", m->working_B / GiB);
   return pf_error_set(PF_ENOFIT,
                       "does not fit: needs %.1f GiB per GPU (weights %.1f, gradients %.1f, optimizer %.1f, "
-                      "activations %.1f, overhead %.1f) but %s has %.1f GiB%s",
+                      "activations %.1f, %soverhead %.1f) but %s has %.1f GiB%s",
                       m->total_B / GiB, m->weights_B / GiB, m->gradients_B / GiB, m->optimizer_B / GiB,
-                      m->activations_B / GiB, m->overhead_B / GiB, sc->machine.dev.id, m->capacity_B / GiB, hint);
+                      m->activations_B / GiB, work, m->overhead_B / GiB, sc->machine.dev.id, m->capacity_B / GiB, hint);
 }

@@ -2,7 +2,8 @@
  *
  * Weights in the training precision (2 B for fp16/bf16), fp32 main gradients
  * (4 B, Megatron's DDP grad buffer), Adam with fp32 master weights and two
- * moments (12 B), divided over DP with the distributed optimizer (ZeRO-1).
+ * moments (12 B), divided over DP with the distributed optimizer (ZeRO-1); gradients and parameters
+ * too at ZeRO-2 and ZeRO-3, plus the largest unit's unsharded working set (memory.c).
  * Activations per layer follow Korthikanti et al., "Reducing Activation
  * Recomputation in Large Transformer Models" (MLSys 2023), Table 2, generalised
  * for GQA and SwiGLU; the first pipeline stage keeps the most microbatches in
@@ -15,6 +16,7 @@
 
 typedef struct pf_memory {
   double weights_B, gradients_B, optimizer_B, activations_B, overhead_B, total_B, capacity_B;
+  double working_B;             /* ZeRO-2/3: the largest unit's unsharded gradient (and gathered parameters) */
   double act_per_layer_B;       /* one microbatch, one layer, on one GPU */
   double inflight_microbatches; /* on the worst stage */
   int worst_stage;

@@ -16,6 +16,7 @@ void pf_scenario_init(pf_scenario *sc) {
   sc->plan.tp = sc->plan.pp = sc->plan.cp = 1;
   sc->plan.mbs = 1;
   sc->plan.vstages = 1;
+  sc->plan.fsdp_prefetch = 1; /* FSDP's default: one unit ahead (shard.c) */
   sc->plan.schedule = PF_SCHED_1F1B;
   sc->plan.recompute = PF_RECOMPUTE_NONE;
   sc->precision = PF_BF16;
@@ -288,7 +289,7 @@ int pf_plan_check(pf_scenario *sc) {
   int rc;
   pf_plan_settle_defaults(sc); /* a setting on by default that this plan rules out is put off (defaults.c) */
   if ((rc = check_world(sc)) < 0 || (rc = check_model_parallel(sc)) < 0 || (rc = check_model_shape(sc)) < 0 ||
-      (rc = check_batch(sc)) < 0)
+      (rc = check_batch(sc)) < 0 || (rc = pf_plan_check_sharding(sc)) < 0)
     return rc;
   return 0;
 }

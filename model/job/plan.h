@@ -13,6 +13,7 @@
 #include "machine/machine.h"
 #include "workload/workload.h"
 #include <stdbool.h>
+#include <stddef.h>
 
 typedef enum { PF_SCHED_1F1B, PF_SCHED_INTERLEAVED, PF_SCHED_GPIPE } pf_schedule;
 typedef enum { PF_RECOMPUTE_NONE, PF_RECOMPUTE_SELECTIVE, PF_RECOMPUTE_FULL } pf_recompute;
@@ -73,7 +74,21 @@ typedef struct pf_plan {
   bool pp_embedding, pp_loss;
   char pp_layout[PF_PP_LAYOUT_MAX];
   char pp_split[PF_PP_LAYOUT_MAX];
+  /* Sharding beyond ZeRO-1 (job/shard.c, docs/model.md "Sharded data parallelism"): zero is 2 (gradients and
+   * optimizer state sharded, ZeRO-2 / FSDP SHARD_GRAD_OP) or 3 (parameters too, ZeRO-3 / FSDP FULL_SHARD), 0 for
+   * the level dist_opt gives (1 with it, 0 without: pf_plan_zero); shard_group says over which ranks
+   * (PF_SHARD_ALL: the DP x CP group; PF_SHARD_NODE: its ranks inside one node, replicated across nodes, FSDP's
+   * HYBRID_SHARD); fsdp_prefetch the units gathered ahead of the one computing (FSDP's forward_prefetch /
+   * BACKWARD_PRE, default 1); fsdp_impl the library whose rules apply (pf_fsdp_impl). */
+  int zero;
+  int shard_group;
+  int fsdp_prefetch;
+  int fsdp_impl;
 } pf_plan;
+
+typedef enum { PF_SHARD_ALL, PF_SHARD_NODE } pf_shard_group;
+/* auto: Megatron-FSDP for --framework megatron (and auto transformers), PyTorch FSDP2 for pytorch. */
+typedef enum { PF_FSDP_AUTO, PF_FSDP_MEGATRON, PF_FSDP_TORCH, PF_FSDP_DEEPSPEED } pf_fsdp_impl;
 
 /* The settings that follow current practice (pf_plan.practice, .given). */
 enum {
@@ -168,6 +183,21 @@ int pf_framework_parse(const char *s, pf_framework *out);
 int pf_plan_rank(const pf_plan *p, int tp_r, int cp_r, int dp_r, int pp_r);
 void pf_plan_coords(const pf_plan *p, int rank, int *tp_r, int *cp_r, int *dp_r, int *pp_r);
 static inline int pf_plan_node_of(const pf_scenario *sc, int rank) { return rank / sc->machine.gpus_per_node; }
+
+/* Sharding (shard.c).  The ZeRO level of the plan: zero if 2 or 3, else 1 with dist_opt, else 0. */
+int pf_plan_zero(const pf_plan *p);
+/* Ranks the sharded state of one GPU is spread over: DP x CP, or with PF_SHARD_NODE those of a DP x CP group
+ * that share a node (1 at level 0). */
+int pf_plan_shard_size(const pf_scenario *sc);
+/* The library whose rules and collectives apply (auto resolved by the framework). */
+pf_fsdp_impl pf_plan_fsdp_impl(const pf_scenario *sc);
+/* What pf_plan_check asks of the sharding: levels, the shard group, and what each library composes with
+ * (PF_EINVAL / PF_EPLAN naming the option and the library's rule).  Fills dist_opt from zero. */
+int pf_plan_check_sharding(pf_scenario *sc);
+const char *pf_shard_group_name(int g);
+const char *pf_fsdp_impl_name(int i);
+/* "ZeRO-3 (FSDP FULL_SHARD over 32 ranks)" and the like, for reports. */
+void pf_plan_sharding_text(const pf_scenario *sc, char *buf, size_t n);
 
 /* Layers held by pipeline stage s (uniform: layers / pp). */
 int pf_plan_layers_per_stage(const pf_scenario *sc);

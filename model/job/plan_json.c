@@ -18,6 +18,16 @@ static void shape(cJSON *o, const pf_plan *pl) {
   if (pl->pp_split[0]) cJSON_AddStringToObject(o, "pp_layout", pl->pp_split);
 }
 
+/* The sharding level (always) and, from ZeRO-2 on, the shard group, prefetch depth and library (shard.c). */
+static void sharding(cJSON *o, const pf_plan *pl) {
+  int z = pf_plan_zero(pl);
+  cJSON_AddNumberToObject(o, "zero", z);
+  if (z < 2) return;
+  cJSON_AddStringToObject(o, "shard_group", pf_shard_group_name(pl->shard_group));
+  cJSON_AddNumberToObject(o, "fsdp_prefetch", pl->fsdp_prefetch);
+  cJSON_AddStringToObject(o, "fsdp_impl", pf_fsdp_impl_name(pl->fsdp_impl));
+}
+
 static void full(cJSON *o, const pf_plan *pl) {
   cJSON_AddNumberToObject(o, "grad_accum", pl->grad_accum);
   cJSON_AddNumberToObject(o, "microbatches", pl->grad_accum);
@@ -27,6 +37,7 @@ static void full(cJSON *o, const pf_plan *pl) {
   cJSON_AddStringToObject(o, "schedule", sched);
   cJSON_AddBoolToObject(o, "sp", pl->sp);
   cJSON_AddBoolToObject(o, "dist_opt", pl->dist_opt);
+  sharding(o, pl);
   cJSON_AddBoolToObject(o, "overlap_grad_reduce", pl->overlap_grad_reduce);
   cJSON_AddBoolToObject(o, "overlap_param_gather", pl->overlap_param_gather);
   if (pl->ddp_bucket_size > 0) cJSON_AddNumberToObject(o, "ddp_bucket_size", pl->ddp_bucket_size);
@@ -44,6 +55,7 @@ static void tune(cJSON *o, const pf_plan *pl) {
   cJSON_AddStringToObject(o, "recompute", pf_recompute_name(pl->recompute));
   cJSON_AddBoolToObject(o, "sp", pl->sp);
   cJSON_AddBoolToObject(o, "dist_opt", pl->dist_opt);
+  sharding(o, pl);
   cJSON_AddBoolToObject(o, "overlap_grad_reduce", pl->overlap_grad_reduce);
   cJSON_AddBoolToObject(o, "overlap_param_gather", pl->overlap_param_gather);
   cJSON_AddBoolToObject(o, "flash_attn", pl->flash_attn);
@@ -91,6 +103,14 @@ int pf_plan_json_read(const cJSON *o, pf_plan *p) {
   p->overlap_param_gather = flag(o, "overlap_param_gather", &bad);
   p->flash_attn = flag(o, "flash_attn", &bad);
   p->tp_comm_overlap = flag(o, "tp_comm_overlap", &bad);
+  /* sharding beyond ZeRO-1: optional (documents from before it have none) */
+  const cJSON *z = cJSON_GetObjectItemCaseSensitive(o, "zero"), *g = cJSON_GetObjectItemCaseSensitive(o, "shard_group");
+  const cJSON *f = cJSON_GetObjectItemCaseSensitive(o, "fsdp_prefetch"), *im = cJSON_GetObjectItemCaseSensitive(o, "fsdp_impl");
+  p->zero = cJSON_IsNumber(z) && z->valuedouble >= 2 ? (int)z->valuedouble : 0;
+  p->shard_group = cJSON_IsString(g) && strcmp(g->valuestring, "node") == 0 ? PF_SHARD_NODE : PF_SHARD_ALL;
+  p->fsdp_prefetch = cJSON_IsNumber(f) ? (int)f->valuedouble : 1;
+  for (int i = 0; cJSON_IsString(im) && i <= PF_FSDP_DEEPSPEED; i++)
+    if (strcmp(im->valuestring, pf_fsdp_impl_name(i)) == 0) p->fsdp_impl = i;
   const cJSON *s = cJSON_GetObjectItemCaseSensitive(o, "schedule");
   const cJSON *r = cJSON_GetObjectItemCaseSensitive(o, "recompute");
   const cJSON *lay = cJSON_GetObjectItemCaseSensitive(o, "pp_layout"); /* optional: uneven stages */

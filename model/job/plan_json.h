@@ -3,7 +3,8 @@
  * has always had (the golden corpus holds them byte for byte), so the plan has
  * a few forms, named here:
  *   FULL   prediction documents' "parallel" (report/report.c): tp pp dp cp mbs
- *          gbs grad_accum microbatches schedule ("interleaved:V") sp dist_opt
+ *          gbs grad_accum microbatches schedule ("interleaved:V") sp dist_opt zero
+ *          [shard_group fsdp_prefetch fsdp_impl from zero 2 on]
  *          overlap_grad_reduce overlap_param_gather [ddp_bucket_size, when set]
  *          recompute flash_attn tp_comm_overlap [fp8_recipe when not auto,
  *          fp8_attention when set]
@@ -13,7 +14,8 @@
  *          asked, tp pp gbs, each only when set (> 0)
  *   TUNE   tune's finalists and shards (study/tune.c), flat in the candidate:
  *          tp pp dp cp mbs gbs microbatches schedule vstages recompute sp
- *          dist_opt overlap_grad_reduce overlap_param_gather flash_attn
+ *          dist_opt zero [shard_group fsdp_prefetch fsdp_impl] overlap_grad_reduce
+ *          overlap_param_gather flash_attn
  *          tp_comm_overlap, then the
  *          caller's "options" text; pf_plan_json_read() reads it back.
  */

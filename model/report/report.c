@@ -82,6 +82,7 @@ static void memory_json(cJSON *j, const pf_memory *m, const pf_plan *pl) {
   cJSON_AddNumberToObject(mem, "weights", r6(m->weights_B / GiB));
   cJSON_AddNumberToObject(mem, "gradients", r6(m->gradients_B / GiB));
   cJSON_AddNumberToObject(mem, "optimizer", r6(m->optimizer_B / GiB));
+  if (m->working_B > 0) cJSON_AddNumberToObject(mem, "unsharded_units", r6(m->working_B / GiB)); /* ZeRO-2/3 */
   cJSON_AddNumberToObject(mem, "activations", r6(m->activations_B / GiB));
   cJSON_AddNumberToObject(mem, "overhead", r6(m->overhead_B / GiB));
   cJSON_AddNumberToObject(mem, "total", r6(m->total_B / GiB));
@@ -267,9 +268,12 @@ static void plan_line(FILE *f, const pf_scenario *sc) {
     snprintf(prec, sizeof prec, "fp8 (%s scaling%s)", pf_fp8_recipe_name(r), pl->fp8_attention ? ", fp8 attention" : "");
   else
     snprintf(prec, sizeof prec, "%s", pf_precision_name(sc->precision));
+  char zero[96];
+  pf_plan_sharding_text(sc, zero + 2, sizeof zero - 2);
+  zero[0] = ',', zero[1] = ' ';
   fprintf(f, "plan        TP %d x PP %d x DP %d x CP %d, mbs %d, gbs %d, %d microbatches, %s%s%s%s%s%s%s, recompute %s, %s\n",
           pl->tp, pl->pp, pl->dp, pl->cp, pl->mbs, pl->gbs, pl->grad_accum, pf_schedule_name(pl->schedule),
-          pl->sp ? ", SP" : "", pl->dist_opt ? ", dist-opt" : "",
+          pl->sp ? ", SP" : "", pl->dist_opt ? (pf_plan_zero(pl) >= 2 ? zero : ", dist-opt") : "",
           pl->overlap_grad_reduce ? ", overlap-grad-reduce" : "", pl->overlap_param_gather ? ", overlap-param-gather" : "",
           pl->flash_attn ? ", flash-attn" : "", pl->tp_comm_overlap ? ", tp-comm-overlap" : "",
           pf_recompute_name(pl->recompute), prec);
@@ -285,9 +289,11 @@ static void plan_line(FILE *f, const pf_scenario *sc) {
 }
 
 static void memory_line(FILE *f, const pf_memory *m, bool fits) {
-  fprintf(f, "memory/GPU  %.1f of %.1f GiB (weights %.1f, gradients %.1f, optimizer %.1f, activations %.1f, "
+  char work[48] = "";
+  if (m->working_B > 0) snprintf(work, sizeof work, ", unsharded units %.1f", m->working_B / GiB);
+  fprintf(f, "memory/GPU  %.1f of %.1f GiB (weights %.1f, gradients %.1f, optimizer %.1f%s, activations %.1f, "
              "overhead %.1f)%s\n",
-          m->total_B / GiB, m->capacity_B / GiB, m->weights_B / GiB, m->gradients_B / GiB, m->optimizer_B / GiB,
+          m->total_B / GiB, m->capacity_B / GiB, m->weights_B / GiB, m->gradients_B / GiB, m->optimizer_B / GiB, work,
           m->activations_B / GiB, m->overhead_B / GiB, fits ? "" : "  DOES NOT FIT");
 }
 

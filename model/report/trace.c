@@ -17,6 +17,12 @@
  *   pid 3 "optimizer"            per stage: the optimizer step, and inside it the step's
  *                                kernels (compute/stepkernels.c) one after another,
  *                                each as long as the model prices it
+ *   pid 4 "FSDP collectives"     with ZeRO-2/3 (comm/fsdp.c), per stage: inside each forward and
+ *                                backward, one unit's parameter all-gather per unit ("AG u<k>", in
+ *                                forward and, at ZeRO-3, again in backward) and its gradient
+ *                                reduce-scatter after its backward ("RS u<k>"), each as long as
+ *                                one unit's collective; the first gather before the first unit,
+ *                                the others prefetched one unit ahead, spread over the interval
  * Times are microseconds with nanosecond resolution; every X event has name,
  * cat, ph, ts, dur, pid and tid.
  */
@@ -72,6 +78,28 @@ static void span(cJSON *ev, int pid, int tid, const char *name, const char *cat,
   cJSON_AddItemToArray(ev, e);
 }
 
+/* The per-unit collectives of one forward or backward interval [t0, t1] of stage s (pid 4, header). */
+static void fsdp_units(cJSON *ev, const pf_iter_timeline *tl, int s, int V, char kind, double t0, double t1) {
+  int n = tl->fsdp_units[s] / (V > 0 ? V : 1);
+  double a = tl->fsdp_level >= 3 ? tl->fsdp_ag_s[s] : 0, r = tl->fsdp_rs_s[s];
+  if (n < 1 || (a <= 0 && (kind == 'F' || r <= 0))) return;
+  double slot = fmax(0.0, t1 - t0 - a) / n;
+  char nm[32];
+  for (int u = 0; u < n; u++) {
+    int k = kind == 'F' ? u : n - 1 - u; /* the backward runs the units in reverse */
+    double g = u == 0 ? t0 : t0 + a + (u - 1) * slot; /* unit u gathered while unit u-1 computes */
+    if (a > 0) {
+      snprintf(nm, sizeof nm, "AG u%d", k);
+      span(ev, 4, s, nm, "fsdp_allgather", g, fmin(t1, g + a));
+    }
+    if (kind == 'B' && r > 0) {
+      double e = t0 + a + (u + 1) * slot; /* after the unit's backward */
+      snprintf(nm, sizeof nm, "RS u%d", k);
+      span(ev, 4, s, nm, "fsdp_reduce_scatter", fmin(e, t1), fmin(e, t1) + r);
+    }
+  }
+}
+
 int pf_trace_write(const pf_scenario *sc, const pf_trace *t, const char *path) {
   const pf_iter_timeline *tl = &t->tl;
   cJSON *root = cJSON_CreateObject();
@@ -81,12 +109,14 @@ int pf_trace_write(const pf_scenario *sc, const pf_trace *t, const char *path) {
   meta(ev, "process_name", 1, 0, "P2P sends");
   meta(ev, "process_name", 2, 0, "DP collectives");
   meta(ev, "process_name", 3, 0, "optimizer");
+  if (tl->fsdp_level >= 2) meta(ev, "process_name", 4, 0, "FSDP collectives");
   for (int s = 0; s < P; s++) {
     char nm[64];
     snprintf(nm, sizeof nm, "stage %d", s);
     meta(ev, "thread_name", 0, s, nm);
     meta(ev, "thread_name", 2, s, nm);
     meta(ev, "thread_name", 3, s, nm);
+    if (tl->fsdp_level >= 2) meta(ev, "thread_name", 4, s, nm);
     snprintf(nm, sizeof nm, "stage %d activations ->", s);
     meta(ev, "thread_name", 1, 2 * s, nm);
     snprintf(nm, sizeof nm, "stage %d <- gradients", s);
@@ -99,8 +129,11 @@ int pf_trace_write(const pf_scenario *sc, const pf_trace *t, const char *path) {
     char k = e->kind == 'S' ? 'F' : e->kind == 'R' ? 'B' : e->kind;
     if (interleaved) snprintf(nm, sizeof nm, "%c%d.%d", k, e->microbatch, e->chunk);
     else snprintf(nm, sizeof nm, "%c%d", k, e->microbatch);
-    if (e->kind == 'F' || e->kind == 'B')
+    if (e->kind == 'F' || e->kind == 'B') {
       span(ev, 0, e->stage, nm, e->kind == 'F' ? "forward" : "backward", e->start_s, e->end_s);
+      if (tl->fsdp_level >= 2)
+        fsdp_units(ev, tl, e->stage, interleaved ? sc->plan.vstages : 1, e->kind, e->start_s, e->end_s);
+    }
     else
       span(ev, 1, 2 * e->stage + (e->kind == 'R'), nm, e->kind == 'S' ? "p2p_fwd" : "p2p_bwd", e->start_s, e->end_s);
   }

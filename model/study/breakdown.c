@@ -18,6 +18,8 @@ static const struct {
     {"overhead", offsetof(pf_breakdown, overhead)},
     {"dp_interference", offsetof(pf_breakdown, dp_interference)},
     {"input", offsetof(pf_breakdown, input)},
+    {"fsdp_allgather", offsetof(pf_breakdown, fsdp_allgather)},
+    {"fsdp_reduce_scatter", offsetof(pf_breakdown, fsdp_reduce_scatter)},
 };
 
 const char *pf_breakdown_name(int i) { return i >= 0 && i < PF_BREAKDOWN_N ? breakdown_terms[i].name : "?"; }

@@ -13,11 +13,14 @@
 typedef struct pf_breakdown {
   double compute, tp_comm, pp_bubble, pp_comm, dp_comm_exposed, optimizer, overhead, dp_interference;
   double input;                  /* the step waits for the input pipeline (prefetching hides the rest) */
+  /* ZeRO-2/3 (comm/fsdp.c): the per-unit parameter all-gathers and gradient reduce-scatters (with HYBRID_SHARD's
+   * cross-node all-reduce) left exposed on the critical stage, incl. what their hidden part costs the compute */
+  double fsdp_allgather, fsdp_reduce_scatter;
 } pf_breakdown;
 
 /* The breakdown's terms in the order every report prints them (prediction JSON and table, tune's why-not):
  * name ("compute", "tp_comm", ...; static) and value of term i < PF_BREAKDOWN_N. */
-enum { PF_BREAKDOWN_N = 9 };
+enum { PF_BREAKDOWN_N = 11 };
 const char *pf_breakdown_name(int i);
 double pf_breakdown_get(const pf_breakdown *b, int i);
 /* The first terms, compute ... optimizer: the ones a plan choice moves (tune's why-not and its shards). */

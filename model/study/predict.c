@@ -90,6 +90,7 @@ static int run_pipeline(pf_scenario *sc, const pf_stage_work *w, const pf_pipe_n
 typedef struct work_set {
   pf_stage_work *w, *w0;
   pf_stage_comm *sc_comm;
+  pf_fsdp_cost *fsdp;  /* ZeRO-2/3 per-unit collectives per stage (comm/fsdp.c) */
   pf_pipeline_result *r, *r0;
   pf_pipe_net *net, *net0;
   pf_scenario *free_sc;
@@ -106,7 +107,7 @@ static void ws_free(work_set *ws) {
   if (ws->r) free(ws->r->trace);
   pf_dpsync_free(&ws->dp, ws->P);
   pf_comm_free(&ws->comm);
-  free(ws->w); free(ws->w0); free(ws->sc_comm); free(ws->r); free(ws->r0); free(ws->net); free(ws->net0);
+  free(ws->w); free(ws->w0); free(ws->sc_comm); free(ws->fsdp); free(ws->r); free(ws->r0); free(ws->net); free(ws->net0);
   free(ws->free_sc); free(ws->tl); free(ws->full);
 }
 
@@ -118,13 +119,14 @@ static int ws_alloc(work_set *ws, int P, double clock, bool want_trace) {
   ws->w = calloc((size_t)P, sizeof *ws->w);
   ws->w0 = calloc((size_t)P, sizeof *ws->w0);
   ws->sc_comm = calloc((size_t)P, sizeof *ws->sc_comm);
+  ws->fsdp = calloc((size_t)P, sizeof *ws->fsdp);
   ws->r = calloc(1, sizeof *ws->r);
   ws->r0 = calloc(1, sizeof *ws->r0);
   ws->net = calloc(1, sizeof *ws->net);
   ws->net0 = calloc(1, sizeof *ws->net0);
   ws->free_sc = malloc(sizeof *ws->free_sc);
   ws->tl = calloc(1, sizeof *ws->tl);
-  if (!ws->w || !ws->w0 || !ws->sc_comm || !ws->r || !ws->r0 || !ws->net || !ws->net0 || !ws->free_sc || !ws->tl)
+  if (!ws->w || !ws->w0 || !ws->sc_comm || !ws->fsdp || !ws->r || !ws->r0 || !ws->net || !ws->net0 || !ws->free_sc || !ws->tl)
     return pf_error_set(PF_ENOMEM, "out of memory");
   return 0;
 }
@@ -134,12 +136,12 @@ static int stage_work(pf_scenario *sc, work_set *ws) {
   int P = ws->P, rc;
   for (int s = 0; s < P; s++) {
     if (s > 1 && s < P - 1 && pf_plan_stage_layers(sc, s) == pf_plan_stage_layers(sc, 1)) { /* middle stages */
-      ws->w[s] = ws->w[1];
-      ws->sc_comm[s] = ws->sc_comm[1];
+      ws->w[s] = ws->w[1], ws->sc_comm[s] = ws->sc_comm[1], ws->fsdp[s] = ws->fsdp[1];
       continue;
     }
     if ((rc = pf_stage_work_at(sc, ws->clock, s, &ws->w[s])) < 0) return rc;
     if ((rc = pf_comm_stage(&ws->comm, s, &ws->w[s], &ws->sc_comm[s])) < 0) return rc;
+    if ((rc = pf_comm_fsdp(&ws->comm, s, &ws->w[s], &ws->fsdp[s])) < 0) return rc;
   }
   return 0;
 }
@@ -170,7 +172,7 @@ static void comm_summary(const pf_scenario *sc, const work_set *ws, double pp_co
   const pf_topology *t = &ws->comm.topo;
   int P = ws->P, M = p->grad_accum;
   pf_comm_summary *cs = &out->comm;
-  double tp_busy = 0, tp_inter = 0;
+  double tp_busy = 0, tp_inter = 0, fsdp_busy = 0, fsdp_inter = 0;
   for (int s = 0; s < P; s++) {
     const pf_stage_comm *c = &ws->sc_comm[s];
     tp_busy += M * c->busy_s / P;
@@ -179,6 +181,13 @@ static void comm_summary(const pf_scenario *sc, const work_set *ws, double pp_co
     cs->interference_s += M * c->interference_s / P;
     cs->fabric_bytes += M * c->fabric_bytes / P;
     cs->nic_bytes += M * c->nic_bytes / P;
+    const pf_fsdp_cost *f = &ws->fsdp[s]; /* ZeRO-2/3 per-unit collectives, counted with the DP time */
+    fsdp_busy += M * f->busy_s / P;
+    fsdp_inter += M * f->inter_busy_s / P;
+    cs->dp_hidden_s += M * f->hidden_s / P;
+    cs->interference_s += M * f->interference_s / P;
+    cs->fabric_bytes += M * f->fabric_bytes / P;
+    cs->nic_bytes += M * f->nic_bytes / P;
   }
   /* P2P: each GPU of a middle stage sends an activation forward and a gradient backward per microbatch */
   double sends = P > 1 ? 2.0 * M * (P - 1) / P : 0, pp_busy = 0;
@@ -193,15 +202,16 @@ static void comm_summary(const pf_scenario *sc, const work_set *ws, double pp_co
   double dp_busy = d->dp_max_s + d->ag_max_s;
   cs->tp_s = tp_busy;
   cs->pp_s = pp_busy;
-  cs->dp_s = dp_busy;
-  cs->dp_hidden_s = d->grad_hidden_s + d->ag_hidden_s;
+  cs->dp_s = dp_busy + fsdp_busy;
+  cs->dp_hidden_s += d->grad_hidden_s + d->ag_hidden_s;
   cs->interference_s += d->interference_s;
   cs->fabric_bytes += d->fabric_bytes;
   cs->nic_bytes += d->nic_bytes;
-  cs->inter_s = tp_inter + (d->info.inter ? dp_busy : 0) + (cs->nic_bytes > 0 ? pp_busy : 0);
-  cs->intra_s = tp_busy + dp_busy + pp_busy - cs->inter_s;
+  cs->inter_s = tp_inter + fsdp_inter + (d->info.inter ? dp_busy : 0) + (cs->nic_bytes > 0 ? pp_busy : 0);
+  cs->intra_s = tp_busy + dp_busy + fsdp_busy + pp_busy - cs->inter_s;
   cs->hidden_s = cs->tp_hidden_s + cs->dp_hidden_s;
-  cs->exposed_s = out->breakdown_s.tp_comm + pp_comm + dp_exposed;
+  cs->exposed_s = out->breakdown_s.tp_comm + pp_comm + dp_exposed + out->breakdown_s.fsdp_allgather +
+                  out->breakdown_s.fsdp_reduce_scatter;
   cs->dp_busbw_Bps = d->info.bus_bw_Bps;
   snprintf(cs->tp_algorithm, sizeof cs->tp_algorithm, "%s",
            p->tp > 1 ? pf_coll_algo_name(ws->sc_comm[0].tp_algo) : "none");
@@ -319,7 +329,9 @@ static int predict_once(pf_scenario *sc, double clock, pf_prediction *out, pf_tr
     if (w[s].fwd_s + w[s].bwd_s + w[s].fwd_tp_s + w[s].bwd_tp_s >
         w[crit].fwd_s + w[crit].bwd_s + w[crit].fwd_tp_s + w[crit].bwd_tp_s) crit = s;
   double compute = M * (w[crit].fwd_s + w[crit].bwd_s);
-  double tp = M * (w[crit].fwd_tp_s + w[crit].bwd_tp_s);
+  const pf_fsdp_cost *fc = &ws.fsdp[crit]; /* inside fwd_tp_s / bwd_tp_s, reported apart */
+  double fsdp_ag = M * (fc->fwd_ag_s + fc->bwd_ag_s), fsdp_rs = M * fc->bwd_rs_s;
+  double tp = fmax(0.0, M * (w[crit].fwd_tp_s + w[crit].bwd_tp_s) - fsdp_ag - fsdp_rs);
   double pp_comm = fmax(0.0, r->makespan_s - r0->makespan_s);
   double makespan = r->makespan_s, sync = d->sync_s, core_end = d->core_end_s;
   out->des_events = r->events + r0->events;
@@ -337,7 +349,7 @@ static int predict_once(pf_scenario *sc, double clock, pf_prediction *out, pf_tr
     out->des_events = (int)fmin(ws.full->events, 2e9);
     snprintf(out->engine, sizeof out->engine, "full");
   }
-  double bubble = fmax(0.0, makespan - pp_comm - compute - tp);
+  double bubble = fmax(0.0, makespan - pp_comm - compute - tp - fsdp_ag - fsdp_rs);
   double dp_exposed = fmax(0.0, sync - makespan) + fmax(0.0, core_end - sync - d->opt_max_s);
 
   double dpi = sc->engine == PF_ENGINE_FULL ? 0 : d->interference_s;
@@ -347,7 +359,11 @@ static int predict_once(pf_scenario *sc, double clock, pf_prediction *out, pf_tr
   double input = pf_input_time(sc), input_wait = fmax(0.0, input - out->iteration_time_s);
   out->iteration_time_s += input_wait;
   out->breakdown_s = (pf_breakdown){compute, tp, bubble, pp_comm, dp_exposed, d->opt_max_s, sc->step_overhead_s, dpi,
-                                    input_wait};
+                                    input_wait, fsdp_ag, fsdp_rs};
+  for (int s = 0; s < P; s++) /* the per-unit collectives of each stage, for the trace (report/trace.c) */
+    ws.tl->fsdp_ag_s[s] = ws.fsdp[s].ag_s, ws.tl->fsdp_rs_s[s] = ws.fsdp[s].rs_s + ws.fsdp[s].ar_s,
+    ws.tl->fsdp_units[s] = (int)ws.fsdp[s].units;
+  ws.tl->fsdp_level = fc->level;
   compute_split(sc, &w[crit], out);
   out->pipeline_s = makespan;
   { /* evaluation (Megatron's forward_only schedule): M microbatches through P stages forward, the slowest stage
@@ -357,7 +373,8 @@ static int predict_once(pf_scenario *sc, double clock, pf_prediction *out, pf_tr
     out->eval_iteration_s = (M + P - 1) * tf + 0.5 * pp_comm + input_wait;
   }
   out->dp_comm_s = d->dp_max_s + d->ag_max_s;
-  snprintf(out->dp_algorithm, sizeof out->dp_algorithm, "%s", ngpu_dp > 1 ? pf_coll_algo_name(d->info.algo) : "none");
+  snprintf(out->dp_algorithm, sizeof out->dp_algorithm, "%s",
+           ngpu_dp < 2 ? "none" : pf_coll_algo_name(fc->level >= 2 ? fc->algo : d->info.algo));
   comm_summary(sc, &ws, pp_comm, dp_exposed, out);
   rates_and_energy(sc, &ws, pp_comm, out);
 

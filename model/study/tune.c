@@ -45,9 +45,12 @@ void pf_tune_plan_text(const pf_plan *p, char *buf, size_t n) {
   char sched[24];
   if (p->schedule == PF_SCHED_INTERLEAVED) snprintf(sched, sizeof sched, "interleaved:%d", p->vstages);
   else snprintf(sched, sizeof sched, "%s", pf_schedule_name(p->schedule));
+  char zero[48] = "";
+  if (pf_plan_zero(p) >= 2)
+    snprintf(zero, sizeof zero, " --zero %d%s", p->zero, p->shard_group == PF_SHARD_NODE ? " --fsdp-shard-group node" : "");
   snprintf(buf, n, "--tp %d --pp %d%s%.0d --mbs %d --recompute %s --schedule %s%s%s%s%s%s%s", p->tp, p->pp,
            p->cp > 1 ? " --cp " : "", p->cp > 1 ? p->cp : 0, p->mbs, pf_recompute_name(p->recompute), sched,
-           p->sp ? " --sp" : "", p->dist_opt ? " --dist-opt" : "", p->overlap_grad_reduce ? " --overlap-grad-reduce" : "",
+           p->sp ? " --sp" : "", zero[0] ? zero : p->dist_opt ? " --dist-opt" : "", p->overlap_grad_reduce ? " --overlap-grad-reduce" : "",
            p->overlap_param_gather ? " --overlap-param-gather" : "", p->flash_attn ? " --flash-attn" : "",
            p->tp_comm_overlap ? " --tp-comm-overlap" : "");
   size_t o = strlen(buf);
@@ -58,9 +61,11 @@ void pf_tune_plan_text(const pf_plan *p, char *buf, size_t n) {
 
 static int plan_cmp(const pf_plan *a, const pf_plan *b) {
   const int x[] = {a->tp, a->cp, a->pp, a->schedule, a->vstages, a->mbs, a->recompute, a->sp, a->dist_opt,
-                   a->overlap_grad_reduce, a->overlap_param_gather, !a->flash_attn, !a->tp_comm_overlap};
+                   a->overlap_grad_reduce, a->overlap_param_gather, !a->flash_attn, !a->tp_comm_overlap, a->zero,
+                   a->shard_group};
   const int y[] = {b->tp, b->cp, b->pp, b->schedule, b->vstages, b->mbs, b->recompute, b->sp, b->dist_opt,
-                   b->overlap_grad_reduce, b->overlap_param_gather, !b->flash_attn, !b->tp_comm_overlap};
+                   b->overlap_grad_reduce, b->overlap_param_gather, !b->flash_attn, !b->tp_comm_overlap, b->zero,
+                   b->shard_group};
   for (size_t i = 0; i < sizeof x / sizeof *x; i++)
     if (x[i] != y[i]) return x[i] < y[i] ? -1 : 1;
   return 0;
@@ -119,6 +124,7 @@ typedef struct {
   long index;        /* position in the enumeration */
   long enumerated, pruned, evaluated;
   bool counting;     /* a first pass that only counts this shard's plans (the progress bar's total) */
+  pf_tune_result *out; /* keeps the best sharded plan (tunezero.c) */
 } search;
 
 static int try_plan(search *s, const pf_plan *pl) {
@@ -141,6 +147,7 @@ static int try_plan(search *s, const pf_plan *pl) {
                     .tflops_per_gpu = s->p->tflops_per_gpu, .memory_GiB = m.total_B / (1024.0 * 1024 * 1024),
                     .energy_J = s->p->energy.facility_J, .breakdown_s = s->p->breakdown_s};
   c.screen = c.score = pf_tune_score(sc, s->p, s->o->objective);
+  pf_tune_keep_sharded(s->out, &c);
   return pool_add(&s->pool, &c);
 }
 
@@ -175,6 +182,29 @@ static int try_settings(search *s, pf_plan pl) {
   return 0;
 }
 
+/* ZeRO-2 and ZeRO-3 (job/shard.c), over all DP x CP ranks and, where those span nodes, inside each node
+ * (HYBRID_SHARD).  Megatron's bucketed overlap flags do not apply (the per-unit collectives overlap by
+ * themselves, comm/fsdp.c), so each level is priced once per shard group.  Searched unless the level is fixed
+ * (--zero, or --dist-opt / --no-dist-opt given); with --zero 2|3 only that level. */
+static int try_sharded(search *s, pf_plan pl, int dp_gt1) {
+  const pf_plan *b = &s->base->plan;
+  unsigned fx = fixed_of(s);
+  bool fixed = fx & PF_FIX_DIST_OPT, spans = s->base->gpus / pl.pp > s->base->machine.gpus_per_node;
+  if (!dp_gt1 || (fixed && !((fx & PF_FIX_ZERO) && b->zero >= 2))) return 0;
+  for (int z = 3; z >= 2; z--) {
+    if (fixed && z != b->zero) continue;
+    pl.zero = z, pl.dist_opt = true, pl.overlap_grad_reduce = false, pl.overlap_param_gather = false;
+    for (int g = PF_SHARD_ALL; g <= PF_SHARD_NODE; g++) {
+      if (fx & PF_FIX_SHARD_GROUP) { if (g != b->shard_group) continue; }
+      else if (g == PF_SHARD_NODE && !spans) continue;
+      pl.shard_group = g;
+      int rc = try_settings(s, pl);
+      if (rc < 0) return rc;
+    }
+  }
+  return 0;
+}
+
 /* Everything after the shape (TP, CP, PP, schedule) is fixed. */
 static int enumerate_rest(search *s, pf_plan pl) {
   const pf_scenario *b = s->base;
@@ -187,6 +217,10 @@ static int enumerate_rest(search *s, pf_plan pl) {
     for (int rec = 0; rec <= PF_RECOMPUTE_FULL; rec++) {
       if (fx & PF_FIX_RECOMPUTE) { if (rec > 0) break; pl.recompute = b->plan.recompute; }
       else pl.recompute = (pf_recompute)rec;
+      int rc = try_sharded(s, pl, dp_gt1);
+      if (rc < 0) return rc;
+      pl.zero = 0, pl.shard_group = PF_SHARD_ALL;
+      if ((fx & PF_FIX_ZERO) && b->plan.zero >= 2) continue; /* the level is fixed above ZeRO-1 */
       for (int dopt = 1; dopt >= 0; dopt--) {
         if (fx & PF_FIX_DIST_OPT) { if (dopt == 0) break; pl.dist_opt = b->plan.dist_opt; }
         else if (!dp_gt1 && dopt == 0) break; /* without DP the optimizer is not sharded either way */
@@ -199,7 +233,7 @@ static int enumerate_rest(search *s, pf_plan pl) {
             if (fx & PF_FIX_OVERLAP_PARAM) { if (op) break; pl.overlap_param_gather = b->plan.overlap_param_gather; }
             else if (op && (!pl.dist_opt || !dp_gt1)) break;
             else pl.overlap_param_gather = op;
-            int rc = try_settings(s, pl);
+            rc = try_settings(s, pl);
             if (rc < 0) return rc;
           }
         }
@@ -278,6 +312,7 @@ int pf_tune(const pf_scenario *base_in, const pf_tune_config *o, pf_tune_result 
   base->nodes = (base->gpus + gpn - 1) / gpn;
   s.base = base;
   s.o = o;
+  s.out = out;
   s.pool.keep = keep;
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -354,7 +389,8 @@ void pf_tune_why(const pf_tune_cand *c, const pf_tune_cand *b, pf_objective o, c
   /* the first six terms of the breakdown (compute ... optimizer): the ones a plan choice moves */
   int worst = 0;
   double d = pf_breakdown_get(&c->breakdown_s, 0) - pf_breakdown_get(&b->breakdown_s, 0);
-  for (int i = 1; i < PF_BREAKDOWN_PLAN_N; i++) {
+  for (int i = 1; i < PF_BREAKDOWN_N; i++) { /* the plan's terms and the per-unit FSDP collectives */
+    if (i >= PF_BREAKDOWN_PLAN_N && i < PF_BREAKDOWN_N - 2) continue;
     double di = pf_breakdown_get(&c->breakdown_s, i) - pf_breakdown_get(&b->breakdown_s, i);
     if (di > d) worst = i, d = di;
   }
@@ -391,6 +427,7 @@ cJSON *pf_tune_json(const pf_tune_result *r, const pf_tune_config *o) {
   cJSON_AddNumberToObject(d, "plans_simulated", r->nfinal);
   cJSON *arr = cJSON_AddArrayToObject(d, "finalists");
   for (int i = 0; i < r->nfinal; i++) cJSON_AddItemToArray(arr, cand_json(&r->final[i]));
+  pf_tune_sharded_json(d, r);
   return d;
 }
 
@@ -433,6 +470,8 @@ int pf_tune_merge(cJSON *const *docs, int n, const pf_tune_config *o, pf_tune_re
       k++;
     }
     if (bad) { free(all); return pf_error_set(PF_EPARSE, "shard %d: missing plan counters", i + 1); }
+    int zr = pf_tune_sharded_merge(docs[i], out);
+    if (zr < 0) { free(all); return zr; }
   }
   int keep = 2 * (o->top > 0 ? o->top : 10);
   qsort(all, (size_t)k, sizeof *all, by_screen);

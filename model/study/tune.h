@@ -31,7 +31,8 @@ int pf_objective_parse(const char *s, pf_objective *out);
 enum {
   PF_FIX_TP = 1 << 0, PF_FIX_PP = 1 << 1, PF_FIX_CP = 1 << 2, PF_FIX_MBS = 1 << 3, PF_FIX_RECOMPUTE = 1 << 4,
   PF_FIX_SCHEDULE = 1 << 5, PF_FIX_SP = 1 << 6, PF_FIX_DIST_OPT = 1 << 7, PF_FIX_OVERLAP_GRAD = 1 << 8,
-  PF_FIX_OVERLAP_PARAM = 1 << 9, PF_FIX_FLASH_ATTN = 1 << 10, PF_FIX_TP_COMM_OVERLAP = 1 << 11
+  PF_FIX_OVERLAP_PARAM = 1 << 9, PF_FIX_FLASH_ATTN = 1 << 10, PF_FIX_TP_COMM_OVERLAP = 1 << 11,
+  PF_FIX_ZERO = 1 << 12, PF_FIX_SHARD_GROUP = 1 << 13 /* --zero, --fsdp-shard-group (tune searches 0-3, all|node) */
 };
 
 typedef struct pf_tune_cand {
@@ -48,6 +49,9 @@ typedef struct pf_tune_result {
   int nfinal;             /* finalists: the best 2 x top by screening, simulated, sorted by score */
   pf_tune_cand *final;    /* owned */
   double eval_s;          /* wall time of the evaluation phase (for rates; not in the output) */
+  /* the best ZeRO-2/3 plan by the closed-form screening, whether or not it ranks (tunezero.c) */
+  bool has_sharded;
+  pf_tune_cand sharded;
 } pf_tune_result;
 
 typedef struct pf_tune_config {
@@ -70,6 +74,14 @@ double pf_tune_score(const pf_scenario *sc, const pf_prediction *p, pf_objective
 
 /* Why candidate c loses to the best b, e.g. "+4.1 % time: pp_bubble +1.2 s". */
 void pf_tune_why(const pf_tune_cand *c, const pf_tune_cand *b, pf_objective o, char *buf, size_t n);
+
+/* The best sharded plan (tunezero.c): keep c if it is ZeRO-2/3 and screens better than the one kept (ties:
+ * less memory, then the options' text); its JSON "best_sharded" added to d, read back from a shard's document. */
+void pf_tune_keep_sharded(pf_tune_result *r, const pf_tune_cand *c);
+void pf_tune_sharded_json(cJSON *d, const pf_tune_result *r);
+int pf_tune_sharded_merge(const cJSON *doc, pf_tune_result *r);
+/* "ZeRO-3 over 4 ranks: 29.7 s (+7.1 % time), 58.0 GiB per GPU: --tp 1 ..." (nothing when none fits). */
+void pf_tune_sharded_text(const pf_tune_result *r, pf_objective o, char *buf, size_t n);
 
 /* "--tp 4 --pp 8 ..." for a plan. */
 void pf_tune_plan_text(const pf_plan *p, char *buf, size_t n);

@@ -69,7 +69,7 @@ static void plan_json(void) {
   cJSON *par = pf_plan_json_parallel(root, &p, PF_PLAN_FORM_FULL);
   CHECK(par == cJSON_GetObjectItemCaseSensitive(root, "parallel"));
   keys(par, k, sizeof k);
-  CHECK_STR(k, "tp pp dp cp mbs gbs grad_accum microbatches schedule sp dist_opt overlap_grad_reduce "
+  CHECK_STR(k, "tp pp dp cp mbs gbs grad_accum microbatches schedule sp dist_opt zero overlap_grad_reduce "
                "overlap_param_gather recompute flash_attn tp_comm_overlap");
   CHECK_STR(cJSON_GetObjectItemCaseSensitive(par, "schedule")->valuestring, "interleaved:2");
   cJSON_Delete(root);
@@ -78,7 +78,7 @@ static void plan_json(void) {
   p.ddp_bucket_size = 4e7;
   root = cJSON_CreateObject();
   keys(pf_plan_json_parallel(root, &p, PF_PLAN_FORM_FULL), k, sizeof k);
-  CHECK_STR(k, "tp pp dp cp mbs gbs grad_accum microbatches schedule sp dist_opt overlap_grad_reduce "
+  CHECK_STR(k, "tp pp dp cp mbs gbs grad_accum microbatches schedule sp dist_opt zero overlap_grad_reduce "
                "overlap_param_gather ddp_bucket_size recompute flash_attn tp_comm_overlap");
   cJSON_Delete(root);
 
@@ -96,7 +96,7 @@ static void plan_json(void) {
   cJSON *o = cJSON_CreateObject();
   pf_plan_json_fields(o, &p, PF_PLAN_FORM_TUNE);
   keys(o, k, sizeof k);
-  CHECK_STR(k, "tp pp dp cp mbs gbs microbatches schedule vstages recompute sp dist_opt overlap_grad_reduce "
+  CHECK_STR(k, "tp pp dp cp mbs gbs microbatches schedule vstages recompute sp dist_opt zero overlap_grad_reduce "
                "overlap_param_gather flash_attn tp_comm_overlap");
   pf_plan back;
   CHECK_INT(pf_plan_json_read(o, &back), 0);
@@ -118,7 +118,7 @@ static void breakdown_json(void) {
   cJSON *root = cJSON_CreateObject();
   cJSON *o = pf_breakdown_json(root, &b, PF_BREAKDOWN_N, twice);
   keys(o, k, sizeof k);
-  CHECK_STR(k, "compute tp_comm pp_bubble pp_comm dp_comm_exposed optimizer overhead dp_interference input");
+  CHECK_STR(k, "compute tp_comm pp_bubble pp_comm dp_comm_exposed optimizer overhead dp_interference input fsdp_allgather fsdp_reduce_scatter");
   CHECK_NEAR(cJSON_GetObjectItemCaseSensitive(o, "input")->valuedouble, 18, 0);
   cJSON_Delete(root);
 
