@@ -174,7 +174,10 @@ int pf_transformer_lists(const pf_scenario *sc, int stage, pf_stage_lists *L) {
   rc |= repeat_into(&L->fwd, &core, 1);
   rc |= repeat_into(&L->bwd, &L->fwd, 2);
   if (p->recompute == PF_RECOMPUTE_FULL) rc |= repeat_into(&L->bwd, &L->fwd, 1) | repeat_into(&L->bwd, &fq, 1);
-  else if (p->recompute == PF_RECOMPUTE_SELECTIVE && !p->flash_attn) rc |= repeat_into(&L->bwd, &core, 1);
+  /* selective: Megatron-Core checkpoints core attention whatever its backend (attention.py, core_v0.12.0-0.14.0:
+   * `if self.checkpoint_core_attention and self.training: self._checkpointed_attention_forward(...)`), so the
+   * fused kernel's forward runs again before its backward; only legacy Megatron's --use-flash-attn path skipped it */
+  else if (p->recompute == PF_RECOMPUTE_SELECTIVE) rc |= repeat_into(&L->bwd, &core, 1);
   rc |= repeat_into(&L->fwd, &fq, 1) | repeat_into(&L->bwd, &bq, 1);
   rc |= repeat_into(&L->ends_b, &L->ends_f, 2);
   if (stage == 0) { /* the batch from the host, before the first forward kernel (forward only) */
