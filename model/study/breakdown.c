@@ -18,6 +18,7 @@ static const struct {
     {"overhead", offsetof(pf_breakdown, overhead)},
     {"dp_interference", offsetof(pf_breakdown, dp_interference)},
     {"input", offsetof(pf_breakdown, input)},
+    {"fp8_amax", offsetof(pf_breakdown, fp8_amax)},
 };
 
 const char *pf_breakdown_name(int i) { return i >= 0 && i < PF_BREAKDOWN_N ? breakdown_terms[i].name : "?"; }

@@ -312,7 +312,8 @@ static int predict_once(pf_scenario *sc, double clock, pf_prediction *out, pf_tr
     if (w[s].fwd_s + w[s].bwd_s + w[s].fwd_tp_s + w[s].bwd_tp_s >
         w[crit].fwd_s + w[crit].bwd_s + w[crit].fwd_tp_s + w[crit].bwd_tp_s) crit = s;
   double compute = M * (w[crit].fwd_s + w[crit].bwd_s);
-  double tp = M * (w[crit].fwd_tp_s + w[crit].bwd_tp_s);
+  double amax = M * (ws.sc_comm[crit].amax_fwd_s + ws.sc_comm[crit].amax_bwd_s); /* in fwd/bwd_tp_s (comm.c) */
+  double tp = M * (w[crit].fwd_tp_s + w[crit].bwd_tp_s) - amax;
   double pp_comm = fmax(0.0, r->makespan_s - r0->makespan_s);
   double makespan = r->makespan_s, sync = d->sync_s, core_end = d->core_end_s;
   out->des_events = r->events + r0->events;
@@ -330,7 +331,7 @@ static int predict_once(pf_scenario *sc, double clock, pf_prediction *out, pf_tr
     out->des_events = (int)fmin(ws.full->events, 2e9);
     snprintf(out->engine, sizeof out->engine, "full");
   }
-  double bubble = fmax(0.0, makespan - pp_comm - compute - tp);
+  double bubble = fmax(0.0, makespan - pp_comm - compute - tp - amax);
   double dp_exposed = fmax(0.0, sync - makespan) + fmax(0.0, core_end - sync - d->opt_max_s);
 
   double dpi = sc->engine == PF_ENGINE_FULL ? 0 : d->interference_s;
@@ -340,7 +341,7 @@ static int predict_once(pf_scenario *sc, double clock, pf_prediction *out, pf_tr
   double input = pf_input_time(sc), input_wait = fmax(0.0, input - out->iteration_time_s);
   out->iteration_time_s += input_wait;
   out->breakdown_s = (pf_breakdown){compute, tp, bubble, pp_comm, dp_exposed, d->opt_max_s, sc->step_overhead_s, dpi,
-                                    input_wait};
+                                    input_wait, amax};
   compute_split(sc, &w[crit], out);
   out->pipeline_s = makespan;
   { /* evaluation (Megatron's forward_only schedule): M microbatches through P stages forward, the slowest stage
