@@ -29,6 +29,10 @@ cases=(
   "23,536|jupiter-booster (all 5,884 nodes), GPT-3 1.3B, pure DP23536 all-reduce (auto: ring or tree)|--machine jupiter-booster --model gpt3-1.3b --nodes 5884 --tp 1 --pp 1 --mbs 1 --gbs 23536 --precision bf16"
   "64|lumi-g --engine full (every GCD in SimGrid), GPT-3 1.3B, TP2 PP4 DP8|--machine lumi-g --model gpt3-1.3b --nodes 8 --tp 2 --pp 4 --mbs 1 --gbs 64 --engine full"
   "256|leonardo-booster --engine full, GPT-3 1.3B, TP1 PP4 DP16|--machine leonardo-booster --model gpt3-1.3b --nodes 64 --tp 1 --pp 4 --mbs 1 --gbs 256 --engine full"
+  "1,024|leonardo-booster --engine full, GPT-3 1.3B, TP1 PP4 DP256, GBS 2048 (issue 26 item 4)|--machine leonardo-booster --model gpt3-1.3b --gpus 1024 --tp 1 --pp 4 --gbs 2048 --engine full"
+  "2,048|leonardo-booster --engine full, GPT-3 1.3B, TP1 PP4 DP512, GBS 2048|--machine leonardo-booster --model gpt3-1.3b --gpus 2048 --tp 1 --pp 4 --gbs 2048 --engine full"
+  "4,096|leonardo-booster --engine full, GPT-3 1.3B, TP1 PP4 DP1024, GBS 2048|--machine leonardo-booster --model gpt3-1.3b --gpus 4096 --tp 1 --pp 4 --gbs 2048 --engine full"
+  "4,096|lumi-g --engine full, GPT-3 175B, TP8 PP16 DP32, GBS 1536|--machine lumi-g --model gpt3-175b --nodes 512 --tp 8 --pp 16 --mbs 1 --gbs 1536 --precision fp16 --sp --dist-opt --recompute selective --engine full"
 )
 
 echo "| GPUs | case | wall (s), median of $reps | peak memory (MiB) | DES events | iteration (s) | TFLOP/s/GPU |"

@@ -248,6 +248,41 @@ static int cp_layer(const pf_comm *c, const pf_stage_work *w, int lps, pf_stage_
   return 0;
 }
 
+/* FP8 delayed scaling's amax reduction (Transformer Engine): on leaving fp8_autocast after each forward, and
+ * after each backward, FP8GlobalStateManager.reduce_and_update_fp8_tensors() concatenates the current amax of
+ * every FP8 tensor of the region and all-reduces it with op MAX, async_op=False, over the autocast's fp8_group
+ * (transformer_engine/pytorch/fp8.py, reduce_tensor_across_group_op_max; skipped when the group has one rank).
+ * Megatron-Core wraps each microbatch's TransformerBlock in fp8_autocast with fp8_group =
+ * get_amax_reduction_group(with_context_parallel=True), the tensor x data x context parallel ranks of the stage
+ * (Megatron-LM core_v0.12.0, megatron/core/fp8_utils.py:419, parallel_state.py:1345).  Entries: TE's fp8 meta per
+ * GEMM, 3 in forward (input, weight, output) and 2 in backward (output gradient, input gradient), 4 B each, for
+ * the 4 GEMMs of a layer.  A few kB: the library's latency, priced by the same collective model as any other;
+ * the next cast waits for the updated scales, so it is exposed. */
+static int fp8_amax(const pf_comm *c, int stage, int lps, pf_stage_comm *o) {
+  const pf_scenario *sc = c->sc;
+  const pf_plan *p = &sc->plan;
+  pf_fp8_recipe r;
+  int n = p->tp * p->cp * p->dp, rc;
+  if (sc->precision != PF_FP8 || n < 2 || pf_fp8_recipe_of(sc, &r) < 0 || r != PF_FP8_DELAYED) return 0;
+  int *G = malloc((size_t)n * sizeof *G), k = 0;
+  if (!G) return pf_error_set(PF_ENOMEM, "out of memory");
+  for (int d = 0; d < p->dp; d++)
+    for (int cc = 0; cc < p->cp; cc++)
+      for (int t = 0; t < p->tp; t++) G[k++] = pf_plan_rank(p, t, cc, d, stage);
+  /* interleaved: each model chunk's forward is its own autocast region, so V calls of lps / V layers */
+  double V = p->schedule == PF_SCHED_INTERLEAVED && p->vstages > 1 ? p->vstages : 1, per = 4 * lps / V * 4.0;
+  pf_coll_result f, b;
+  if ((rc = pf_comm_collective(c, PF_ALLREDUCE, PF_COLL_AUTO, 3 * per, G, 1, n, NULL, &f)) == 0)
+    rc = pf_comm_collective(c, PF_ALLREDUCE, PF_COLL_AUTO, 2 * per, G, 1, n, NULL, &b);
+  free(G);
+  if (rc < 0) return rc;
+  o->amax_fwd_s = V * f.time_s;
+  o->amax_bwd_s = V * b.time_s;
+  account(o, &f, V);
+  account(o, &b, V);
+  return 0;
+}
+
 int pf_comm_stage(const pf_comm *c, int stage, pf_stage_work *w, pf_stage_comm *o) {
   const pf_scenario *sc = c->sc;
   const pf_plan *p = &sc->plan;
@@ -271,8 +306,9 @@ int pf_comm_stage(const pf_comm *c, int stage, pf_stage_work *w, pf_stage_comm *
     o->tp_proto = main->proto;
   }
   if (p->cp > 1 && (rc = cp_layer(c, w, lps, o)) < 0) return rc;
-  w->fwd_tp_s = o->tp_fwd_s;
-  w->bwd_tp_s = o->tp_bwd_s;
+  if ((rc = fp8_amax(c, stage, lps, o)) < 0) return rc;
+  w->fwd_tp_s = o->tp_fwd_s + o->amax_fwd_s;
+  w->bwd_tp_s = o->tp_bwd_s + o->amax_bwd_s;
   return 0;
 }
 

@@ -77,6 +77,7 @@ typedef struct pf_stage_comm {
   double tp_hidden_s;          /* TP time hidden behind GEMMs (--tp-comm-overlap) */
   double cp_hidden_s;          /* CP exchange hidden behind the attention core */
   double interference_s;       /* compute slowed by the overlapped comm kernels (part of tp_fwd_s + tp_bwd_s) */
+  double amax_fwd_s, amax_bwd_s; /* FP8 delayed scaling's amax all-reduce after forward / backward (exposed) */
   double busy_s;               /* time communication kernels run (exposed + hidden) */
   double fabric_bytes, nic_bytes; /* bytes this GPU sends over the node fabric / out of the node */
   int inter;                   /* the TP (or CP) group spans nodes */
@@ -84,8 +85,9 @@ typedef struct pf_stage_comm {
   pf_coll_proto tp_proto;
 } pf_stage_comm;
 
-/* Price the TP/SP (and CP) collectives of stage s and fill w->fwd_tp_s,
- * w->bwd_tp_s (exposed) and w->p2p_bytes; *out gets the detail. */
+/* Price the TP/SP (and CP) collectives of stage s, and FP8 delayed
+ * scaling's amax all-reduce, and fill w->fwd_tp_s, w->bwd_tp_s (exposed,
+ * both included) and w->p2p_bytes; *out gets the detail. */
 int pf_comm_stage(const pf_comm *c, int stage, pf_stage_work *w, pf_stage_comm *out);
 
 /* The data-parallel collective of stage `stage` (reduce-scatter / all-reduce

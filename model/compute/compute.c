@@ -186,7 +186,10 @@ static int kind_lists(const pf_scenario *sc, bool moe, int layers, pf_kernel_lis
   rc |= repeat_into(fwd, &core, 1);
   rc |= repeat_into(bwd, fwd, 2);
   if (p->recompute == PF_RECOMPUTE_FULL) rc |= repeat_into(bwd, fwd, 1) | repeat_into(bwd, &fq, 1);
-  else if (p->recompute == PF_RECOMPUTE_SELECTIVE && !p->flash_attn) rc |= repeat_into(bwd, &core, 1);
+  /* selective: Megatron-Core checkpoints core attention whatever its backend (attention.py, core_v0.12.0-0.14.0:
+   * `if self.checkpoint_core_attention and self.training: self._checkpointed_attention_forward(...)`), so the
+   * fused kernel's forward runs again before its backward; only legacy Megatron's --use-flash-attn path skipped it */
+  else if (p->recompute == PF_RECOMPUTE_SELECTIVE) rc |= repeat_into(bwd, &core, 1);
   rc |= repeat_into(fwd, &fq, 1) | repeat_into(bwd, &bq, 1);
   pf_kernel_list_free(&lf);
   pf_kernel_list_free(&core);

@@ -40,8 +40,9 @@
  *            (Megatron passes is_first_microbatch): 4 B per weight (6 with
  *            current scaling's amax pass, 4 + 2/32 for mxfp8), count
  *            1 / grad_accum per microbatch.
- * Not priced here: the amax all-reduce across the TP/DP group (delayed,
- * once per forward and backward: a few-kB latency-bound collective).
+ * The amax all-reduce across the TP x DP x CP group (delayed, once per
+ * forward and backward of each model chunk) is communication: comm.c
+ * fp8_amax, breakdown_s.fp8_amax.
  */
 #include "fp8.h"
 

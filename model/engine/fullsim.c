@@ -30,7 +30,7 @@
 #include "fullsim.h"
 
 #include "core/core.h"
-#include "core/core.h"
+#include "fullcall.h"
 #include "sgsetup.h"
 
 #include <errno.h>
@@ -49,28 +49,13 @@
 
 #define HOST_SPEED 1e9
 
-typedef struct gstep {
-  int reps;
-  double sleep_s;                /* per repetition, beyond the routes' latency */
-  double base_s;                 /* once, before the first repetition (the call's fixed latency) */
-  int nout, nin;
-  int *out_dst;
-  double *out_bytes;
-  int *in_src;
-} gstep;
-
-typedef struct gcoll {
-  int n;
-  gstep *steps;
-} gcoll;
-
-enum { CALL_GRAD, CALL_EMB, CALL_AG, NCALL };
+enum { CALL_GRAD = PF_CALL_GRAD, CALL_EMB = PF_CALL_EMB, CALL_AG = PF_CALL_AG, NCALL = PF_NCALL };
 
 typedef struct fs_ctx {
   const pf_fullsim_input *in;
-  int gpus, P, V, nep;
-  int tgpus, nids;               /* the topology's GPUs; actor ids: endpoints, then (P + 1) x virtual endpoints */
-  gcoll *calls;                  /* actor ids x NCALL */
+  int gpus, P, V;
+  pf_fullcalls fc;               /* the collectives' per-actor programs (fullcall.h) */
+  sg_bar_t *sync;                /* fc.nsync barriers: the actors of one collective step */
   sg_mailbox_t *fwd_mb, *bwd_mb; /* per GPU x chunk */
   sg_bar_t barrier;
   double *stage_end, *grad_end, *end, opt_start;
@@ -80,75 +65,6 @@ typedef struct fs_ctx {
 static fs_ctx F;
 static int payload;
 
-/* ---------- per-GPU collective programs ---------- */
-
-static void free_calls(gcoll *calls, int n) {
-  if (!calls) return;
-  for (int i = 0; i < n; i++) {
-    for (int k = 0; k < calls[i].n; k++) {
-      free(calls[i].steps[k].out_dst);
-      free(calls[i].steps[k].out_bytes);
-      free(calls[i].steps[k].in_src);
-    }
-    free(calls[i].steps);
-  }
-  free(calls);
-}
-
-/* Actor of endpoint ep for the collectives of stage `stage` (P: the tied embeddings), and its host. */
-static int actor_of(int ep, int stage) {
-  return ep < F.tgpus ? ep : F.nep + stage * (F.nep - F.tgpus) + (ep - F.tgpus);
-}
-static int host_of(int id) { return id < F.nep ? id : F.tgpus + (id - F.nep) % (F.nep - F.tgpus); }
-
-/* Distribute a pattern's flows into per-actor step lists for call c. */
-static int add_pattern(const pf_topology *t, const pf_coll_pattern *pat, gcoll *calls, int c, int stage) {
-  if (!pat) return 0;
-  int G = F.nids;
-  for (int k = 0; k < pat->nsteps; k++) {
-    const pf_coll_step *st = &pat->steps[k];
-    double extra = pf_coll_replay_extra_lat(t, pat, k, NULL), base = k == 0 ? pf_coll_replay_base(pat) : 0;
-    pf_route r;
-    /* count, then fill */
-    int *nout = calloc((size_t)G, sizeof *nout), *nin = calloc((size_t)G, sizeof *nin);
-    if (!nout || !nin) { free(nout); free(nin); return -1; }
-    for (int i = 0; i < st->nflows; i++) {
-      nout[actor_of(st->flows[i].src, stage)]++;
-      nin[actor_of(st->flows[i].dst, stage)]++;
-    }
-    for (int g = 0; g < G; g++) {
-      if (nout[g] == 0 && nin[g] == 0) continue;
-      gcoll *gc = &calls[g * NCALL + c];
-      gstep *ns = realloc(gc->steps, (size_t)(gc->n + 1) * sizeof *ns);
-      if (!ns) { free(nout); free(nin); return -1; }
-      gc->steps = ns;
-      gstep *gs = &gc->steps[gc->n++];
-      memset(gs, 0, sizeof *gs);
-      gs->reps = st->reps;
-      gs->sleep_s = extra;
-      gs->base_s = base;
-      gs->out_dst = malloc((size_t)(nout[g] + 1) * sizeof *gs->out_dst);
-      gs->out_bytes = malloc((size_t)(nout[g] + 1) * sizeof *gs->out_bytes);
-      gs->in_src = malloc((size_t)(nin[g] + 1) * sizeof *gs->in_src);
-      if (!gs->out_dst || !gs->out_bytes || !gs->in_src) { free(nout); free(nin); return -1; }
-    }
-    /* steps that this pattern step added are the last of each GPU's list */
-    for (int i = 0; i < st->nflows; i++) {
-      const pf_flow *f = &st->flows[i];
-      int as = actor_of(f->src, stage), ad = actor_of(f->dst, stage);
-      gstep *so = &calls[as * NCALL + c].steps[calls[as * NCALL + c].n - 1];
-      pf_topology_route(t, f->src, f->dst, &r);
-      so->out_dst[so->nout] = ad;
-      so->out_bytes[so->nout++] = f->bytes * pf_coll_replay_scale(pat, r.inter);
-      gstep *si = &calls[ad * NCALL + c].steps[calls[ad * NCALL + c].n - 1];
-      si->in_src[si->nin++] = as;
-    }
-    free(nout);
-    free(nin);
-  }
-  return 0;
-}
-
 /* ---------- actors ---------- */
 
 static sg_mailbox_t pair_mb(int src, int dst) {
@@ -157,7 +73,7 @@ static sg_mailbox_t pair_mb(int src, int dst) {
   return sg_mailbox_by_name(nm);
 }
 
-static void run_call(const gcoll *gc, int g) {
+static void run_call(const pf_fullcall *gc, int g) {
   int most = 1;
   for (int k = 0; k < gc->n; k++)
     if (gc->steps[k].nin + gc->steps[k].nout > most) most = gc->steps[k].nin + gc->steps[k].nout;
@@ -165,9 +81,9 @@ static void run_call(const gcoll *gc, int g) {
   void **data = malloc((size_t)most * sizeof *data);
   if (!comms || !data) _exit(5);
   for (int k = 0; k < gc->n; k++) {
-    const gstep *st = &gc->steps[k];
+    const pf_fullstep *st = &gc->steps[k];
     if (st->base_s > 0) sg_actor_sleep_for(st->base_s);
-    for (int r = 0; r < st->reps; r++) {
+    {
       int nc = 0;
       for (int i = 0; i < st->nin; i++) comms[nc++] = sg_mailbox_get_async(pair_mb(st->in_src[i], g), &data[i]);
       for (int i = 0; i < st->nout; i++) {
@@ -176,6 +92,7 @@ static void run_call(const gcoll *gc, int g) {
         F.events++;
       }
       if (nc > 0) sg_comm_wait_all(comms, (size_t)nc);
+      if (st->sync >= 0) sg_barrier_wait(F.sync[st->sync]);
       if (st->sleep_s > 0) sg_actor_sleep_for(st->sleep_s);
     }
   }
@@ -189,10 +106,10 @@ static void gpu_actor(int argc, char **argv) {
   const pf_scenario *sc = F.in->sc;
   const pf_plan *p = &sc->plan;
   if (g >= F.gpus) { /* an in-network reduction endpoint: the collective steps only */
-    run_call(&F.calls[g * NCALL + CALL_GRAD], g);
-    run_call(&F.calls[g * NCALL + CALL_EMB], g);
+    run_call(&F.fc.calls[g * NCALL + CALL_GRAD], g);
+    run_call(&F.fc.calls[g * NCALL + CALL_EMB], g);
     sg_barrier_wait(F.barrier);
-    run_call(&F.calls[g * NCALL + CALL_AG], g);
+    run_call(&F.fc.calls[g * NCALL + CALL_AG], g);
     return;
   }
   int P = F.P, V = F.V, last = P * V - 1;
@@ -243,14 +160,14 @@ static void gpu_actor(int argc, char **argv) {
 #undef GPU_OF_STAGE
   free(ops);
   F.stage_end[g] = simgrid_get_clock();
-  run_call(&F.calls[g * NCALL + CALL_GRAD], g);
-  run_call(&F.calls[g * NCALL + CALL_EMB], g);
+  run_call(&F.fc.calls[g * NCALL + CALL_GRAD], g);
+  run_call(&F.fc.calls[g * NCALL + CALL_EMB], g);
   F.grad_end[g] = simgrid_get_clock();
   sg_barrier_wait(F.barrier);
   if (g == 0) F.opt_start = simgrid_get_clock();
   if (w->optimizer_s > 0) sg_actor_execute(w->optimizer_s * HOST_SPEED);
   F.events++;
-  run_call(&F.calls[g * NCALL + CALL_AG], g);
+  run_call(&F.fc.calls[g * NCALL + CALL_AG], g);
   F.end[g] = simgrid_get_clock();
 }
 
@@ -307,15 +224,18 @@ static void child(const pf_fullsim_input *in, const char *plat, int fd) {
     }
   /* GPU actors, then the in-network endpoints some collective uses */
   int nact = G;
-  for (int g = F.nep; g < F.nids; g++)
-    if (F.calls[g * NCALL + CALL_GRAD].n + F.calls[g * NCALL + CALL_EMB].n + F.calls[g * NCALL + CALL_AG].n > 0) nact++;
+  for (int g = F.fc.nep; g < F.fc.nids; g++)
+    if (F.fc.calls[g * NCALL + CALL_GRAD].n + F.fc.calls[g * NCALL + CALL_EMB].n + F.fc.calls[g * NCALL + CALL_AG].n > 0) nact++;
   F.barrier = sg_barrier_init((unsigned)nact);
-  for (int g = 0; g < F.nids; g++) {
-    if (g >= G && g < F.nep) continue;
-    if (g >= G && F.calls[g * NCALL + CALL_GRAD].n + F.calls[g * NCALL + CALL_EMB].n + F.calls[g * NCALL + CALL_AG].n == 0)
+  F.sync = malloc((size_t)(F.fc.nsync + 1) * sizeof *F.sync);
+  if (!F.sync) _exit(5);
+  for (int i = 0; i < F.fc.nsync; i++) F.sync[i] = sg_barrier_init((unsigned)F.fc.sync_size[i]);
+  for (int g = 0; g < F.fc.nids; g++) {
+    if (g >= G && g < F.fc.nep) continue;
+    if (g >= G && F.fc.calls[g * NCALL + CALL_GRAD].n + F.fc.calls[g * NCALL + CALL_EMB].n + F.fc.calls[g * NCALL + CALL_AG].n == 0)
       continue;
     char hn[32], gn[16], an[] = "gpu";
-    snprintf(hn, sizeof hn, "g%d", host_of(g));
+    snprintf(hn, sizeof hn, "g%d", pf_fullcalls_host(&F.fc, g));
     snprintf(gn, sizeof gn, "%d", g);
     char *av[] = {an, gn, NULL};
     sg_actor_create("gpu", sg_host_by_name(hn), gpu_actor, 2, av);
@@ -364,6 +284,15 @@ static void full_failed(void *ctx, int i, const char *why) {
   snprintf(j->why, sizeof j->why, "%s", why);
 }
 
+long pf_fullsim_events(const pf_fullsim_input *in) {
+  const pf_plan *p = &in->sc->plan;
+  int V = p->schedule == PF_SCHED_INTERLEAVED ? p->vstages : 1;
+  long n = (long)in->sc->gpus * (4L * p->grad_accum * V + 1); /* each F and B: an exec and a send; the optimizer */
+  for (int s = 0; s < p->pp; s++)
+    n += pf_fullcall_pattern_events(&in->grad[s]) + (in->ag ? pf_fullcall_pattern_events(&in->ag[s]) : 0);
+  return n + pf_fullcall_pattern_events(in->emb);
+}
+
 int pf_fullsim_run(const pf_fullsim_input *in, pf_fullsim_result *out) {
   memset(out, 0, sizeof *out);
   const pf_scenario *sc = in->sc;
@@ -373,26 +302,26 @@ int pf_fullsim_run(const pf_fullsim_input *in, pf_fullsim_result *out) {
   if (p->tp * p->cp * p->dp * P != sc->gpus || sc->gpus > G)
     return pf_error_set(PF_EINVAL, "full engine: the plan does not cover the job's GPUs");
   if (sc->gpus > PF_FULLSIM_MAX_GPUS)
-    return pf_error_set(PF_EINVAL, "--engine full simulates every GPU and is meant for cross-checks up to %d GPUs "
-                        "(%d asked; a full 3-D run at 4,096 GPUs takes minutes); use the default engine",
+    return pf_error_set(PF_EINVAL, "--engine full simulates every GPU and stops at %d GPUs (%d asked): SimGrid's "
+                        "routing table for them grows as hosts squared (134 MB at 4,096); use the default engine",
                         PF_FULLSIM_MAX_GPUS, sc->gpus);
+  long events = pf_fullsim_events(in);
+  if (events > PF_FULLSIM_MAX_EVENTS)
+    return pf_error_set(PF_EINVAL, "--engine full would simulate %ld activities, more than its limit of %d (about a "
+                        "minute on 2 cores, docs/engine.md 6); use the default engine or fewer microbatches",
+                        events, PF_FULLSIM_MAX_EVENTS);
   memset(&F, 0, sizeof F);
   F.in = in;
   F.gpus = sc->gpus;
   F.P = P;
   F.V = V;
-  F.nep = pf_topology_endpoints(t);
-  F.tgpus = t->gpus;
-  F.nids = F.nep + (P + 1) * (F.nep - F.tgpus);
-  int NE = F.nids;
-  F.calls = calloc((size_t)NE * NCALL, sizeof *F.calls);
-  if (!F.calls) return pf_error_set(PF_ENOMEM, "out of memory");
+  if (pf_fullcalls_init(&F.fc, t, P) < 0) return pf_error_set(PF_ENOMEM, "out of memory");
   int rc = 0;
   for (int s = 0; s < P && rc == 0; s++) {
-    if (add_pattern(t, &in->grad[s], F.calls, CALL_GRAD, s) < 0) rc = -1;
-    if (in->ag && add_pattern(t, &in->ag[s], F.calls, CALL_AG, s) < 0) rc = -1;
+    if (pf_fullcalls_add(&F.fc, t, &in->grad[s], CALL_GRAD, s) < 0) rc = -1;
+    if (in->ag && pf_fullcalls_add(&F.fc, t, &in->ag[s], CALL_AG, s) < 0) rc = -1;
   }
-  if (rc == 0 && add_pattern(t, in->emb, F.calls, CALL_EMB, P) < 0) rc = -1;
+  if (rc == 0 && pf_fullcalls_add(&F.fc, t, in->emb, CALL_EMB, P) < 0) rc = -1;
   /* the pairs that communicate, for the platform's routes */
   pairvec pv = {0};
   for (int g = 0; g < sc->gpus && rc == 0; g++) {
@@ -409,7 +338,7 @@ int pf_fullsim_run(const pf_fullsim_input *in, pf_fullsim_result *out) {
   if (rc == 0 && pv_add_pattern(&pv, in->emb) < 0) rc = -1;
   if (rc < 0) {
     free(pv.v);
-    free_calls(F.calls, NE * NCALL);
+    pf_fullcalls_free(&F.fc);
     return pf_error_set(PF_ENOMEM, "out of memory preparing the full simulation");
   }
   qsort(pv.v, (size_t)pv.n, 2 * sizeof *pv.v, cmp_pair);
@@ -426,13 +355,13 @@ int pf_fullsim_run(const pf_fullsim_input *in, pf_fullsim_result *out) {
   FILE *f;
   if ((rc = pf_temp_create("preflight-full", plat, sizeof plat, &f)) < 0) {
     free(pv.v);
-    free_calls(F.calls, NE * NCALL);
+    pf_fullcalls_free(&F.fc);
     return rc;
   }
   rc = pf_topology_write_xml(t, f, pv.v, pv.n, HOST_SPEED);
   if (fclose(f) != 0 && rc == 0) rc = pf_error_set(PF_EIO, "writing %s failed", plat);
   free(pv.v);
-  if (rc < 0) { pf_temp_remove(plat); free_calls(F.calls, NE * NCALL); return rc; }
+  if (rc < 0) { pf_temp_remove(plat); pf_fullcalls_free(&F.fc); return rc; }
 
   /* the simulation runs in a forked worker (workers.c): SimGrid's engine is global */
   full_job j = {in, plat, out, ""};
@@ -440,7 +369,7 @@ int pf_fullsim_run(const pf_fullsim_input *in, pf_fullsim_result *out) {
                           .ctx = &j};
   rc = pf_workers_run(&spec);
   pf_temp_remove(plat);
-  free_calls(F.calls, NE * NCALL);
+  pf_fullcalls_free(&F.fc);
   memset(&F, 0, sizeof F);
   if (rc == 0 && j.why[0]) rc = pf_error_set(PF_ESIM, "the full SimGrid simulation failed (%s)", j.why);
   return rc;

@@ -6,8 +6,10 @@
  * (SimGrid platform XML emitted by pf_topology_write_xml), then runs the
  * data-parallel collectives step by step as real flows (the same patterns
  * the default engine costs analytically), the optimizer and the parameter
- * all-gather.  For cross-checks at small scale: the event count grows with
- * GPUs x microbatches plus the collectives' flows.
+ * all-gather.  For cross-checks: the activities simulated are GPUs x
+ * microbatches plus one transfer per flow and step of the collectives (their
+ * repetitions merged, fullcall.h), linear in GPUs for rings; a 4,096-GPU run
+ * takes seconds (docs/engine.md 6).
  */
 #ifndef PREFLIGHT_FULLSIM_H
 #define PREFLIGHT_FULLSIM_H
@@ -15,7 +17,11 @@
 #include "comm/comm.h"
 #include "pipeline.h"
 
+/* Where it stops: SimGrid's Full routing keeps a hosts x hosts table (8 B
+ * each: 134 MB at 4,096 GPUs), and about 100,000 activities take a second on
+ * one core of the 2-core reference machine (docs/engine.md 6). */
 #define PF_FULLSIM_MAX_GPUS 4096
+#define PF_FULLSIM_MAX_EVENTS 6000000
 
 typedef struct pf_fullsim_input {
   const pf_scenario *sc;
@@ -36,8 +42,15 @@ typedef struct pf_fullsim_result {
   long events;                         /* execs and flows simulated */
 } pf_fullsim_result;
 
+/* Activities (execs and transfers) the run would simulate, counted from
+ * the plan and the patterns before anything is built: an upper bound on
+ * pf_fullsim_result.events (the first stage receives and the last sends no
+ * activations).  Callers may refuse on it before calling pf_fullsim_run. */
+long pf_fullsim_events(const pf_fullsim_input *in);
+
 /* Run the full simulation in a fork()ed child.  PF_EINVAL above
- * PF_FULLSIM_MAX_GPUS; PF_ESIM / PF_EIO / PF_ENOMEM. */
+ * PF_FULLSIM_MAX_GPUS or PF_FULLSIM_MAX_EVENTS (pf_fullsim_events);
+ * PF_ESIM / PF_EIO / PF_ENOMEM. */
 int pf_fullsim_run(const pf_fullsim_input *in, pf_fullsim_result *out);
 
 #endif

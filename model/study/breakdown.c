@@ -20,6 +20,7 @@ static const struct {
     {"input", offsetof(pf_breakdown, input)},
     {"fsdp_allgather", offsetof(pf_breakdown, fsdp_allgather)},
     {"fsdp_reduce_scatter", offsetof(pf_breakdown, fsdp_reduce_scatter)},
+    {"fp8_amax", offsetof(pf_breakdown, fp8_amax)},
 };
 
 const char *pf_breakdown_name(int i) { return i >= 0 && i < PF_BREAKDOWN_N ? breakdown_terms[i].name : "?"; }

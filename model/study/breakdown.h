@@ -16,11 +16,12 @@ typedef struct pf_breakdown {
   /* ZeRO-2/3 (comm/fsdp.c): the per-unit parameter all-gathers and gradient reduce-scatters (with HYBRID_SHARD's
    * cross-node all-reduce) left exposed on the critical stage, incl. what their hidden part costs the compute */
   double fsdp_allgather, fsdp_reduce_scatter;
+  double fp8_amax;               /* FP8 delayed scaling's amax all-reduces, forward and backward (comm.c) */
 } pf_breakdown;
 
 /* The breakdown's terms in the order every report prints them (prediction JSON and table, tune's why-not):
  * name ("compute", "tp_comm", ...; static) and value of term i < PF_BREAKDOWN_N. */
-enum { PF_BREAKDOWN_N = 11 };
+enum { PF_BREAKDOWN_N = 12 };
 const char *pf_breakdown_name(int i);
 double pf_breakdown_get(const pf_breakdown *b, int i);
 /* The first terms, compute ... optimizer: the ones a plan choice moves (tune's why-not and its shards). */

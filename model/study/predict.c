@@ -331,7 +331,8 @@ static int predict_once(pf_scenario *sc, double clock, pf_prediction *out, pf_tr
   double compute = M * (w[crit].fwd_s + w[crit].bwd_s);
   const pf_fsdp_cost *fc = &ws.fsdp[crit]; /* inside fwd_tp_s / bwd_tp_s, reported apart */
   double fsdp_ag = M * (fc->fwd_ag_s + fc->bwd_ag_s), fsdp_rs = M * fc->bwd_rs_s;
-  double tp = fmax(0.0, M * (w[crit].fwd_tp_s + w[crit].bwd_tp_s) - fsdp_ag - fsdp_rs);
+  double amax = M * (ws.sc_comm[crit].amax_fwd_s + ws.sc_comm[crit].amax_bwd_s); /* in fwd/bwd_tp_s (comm.c) */
+  double tp = fmax(0.0, M * (w[crit].fwd_tp_s + w[crit].bwd_tp_s) - fsdp_ag - fsdp_rs - amax);
   double pp_comm = fmax(0.0, r->makespan_s - r0->makespan_s);
   double makespan = r->makespan_s, sync = d->sync_s, core_end = d->core_end_s;
   out->des_events = r->events + r0->events;
@@ -349,7 +350,7 @@ static int predict_once(pf_scenario *sc, double clock, pf_prediction *out, pf_tr
     out->des_events = (int)fmin(ws.full->events, 2e9);
     snprintf(out->engine, sizeof out->engine, "full");
   }
-  double bubble = fmax(0.0, makespan - pp_comm - compute - tp - fsdp_ag - fsdp_rs);
+  double bubble = fmax(0.0, makespan - pp_comm - compute - tp - fsdp_ag - fsdp_rs - amax);
   double dp_exposed = fmax(0.0, sync - makespan) + fmax(0.0, core_end - sync - d->opt_max_s);
 
   double dpi = sc->engine == PF_ENGINE_FULL ? 0 : d->interference_s;
@@ -359,7 +360,7 @@ static int predict_once(pf_scenario *sc, double clock, pf_prediction *out, pf_tr
   double input = pf_input_time(sc), input_wait = fmax(0.0, input - out->iteration_time_s);
   out->iteration_time_s += input_wait;
   out->breakdown_s = (pf_breakdown){compute, tp, bubble, pp_comm, dp_exposed, d->opt_max_s, sc->step_overhead_s, dpi,
-                                    input_wait, fsdp_ag, fsdp_rs};
+                                    input_wait, fsdp_ag, fsdp_rs, amax};
   for (int s = 0; s < P; s++) /* the per-unit collectives of each stage, for the trace (report/trace.c) */
     ws.tl->fsdp_ag_s[s] = ws.fsdp[s].ag_s, ws.tl->fsdp_rs_s[s] = ws.fsdp[s].rs_s + ws.fsdp[s].ar_s,
     ws.tl->fsdp_units[s] = (int)ws.fsdp[s].units;
