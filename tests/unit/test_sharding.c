@@ -80,7 +80,7 @@ static void breakdown_and_timeline(void) {
       CHECK_INT(t.tl.fsdp_level, 3);
       CHECK_INT(t.tl.fsdp_units[0], 32 + 2); /* the layers, the embedding and the output layer */
       CHECK(t.tl.fsdp_ag_s[0] > 0 && t.tl.fsdp_rs_s[0] > 0);
-      CHECK_STR(pf_breakdown_name(PF_BREAKDOWN_N - 2), "fsdp_allgather");
+      CHECK_STR(pf_breakdown_name(PF_BREAKDOWN_N - 3), "fsdp_allgather");
     }
     double sum = 0;
     for (int i = 0; i < PF_BREAKDOWN_N; i++) sum += pf_breakdown_get(b, i);
