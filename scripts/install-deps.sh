@@ -25,8 +25,8 @@ else
   need+=(libsimgrid-dev libgsl-dev libconfig-dev libcjson-dev libcairo2-dev)
 fi
 # the fuzz build (scripts/fuzz.sh: `make fuzz`, and CI's short run): clang and its libFuzzer and sanitizer
-# runtimes (Debian 12 ships them in libclang-rt-14-dev, a recommendation of clang-14 that --no-install-recommends
-# leaves out)
+# runtimes (Debian 12 ships them in libclang-rt-14-dev, which libclang-common-14-dev only recommends, so
+# --no-install-recommends leaves it out)
 if [ "${PF_FUZZ:-0}" = 1 ] || [ "${CI:-}" = true ]; then
   command -v clang >/dev/null 2>&1 || need+=(clang)
   ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-*.a >/dev/null 2>&1 || need+=(libclang-rt-14-dev)
