@@ -24,6 +24,13 @@ if command -v pkg-config >/dev/null 2>&1; then
 else
   need+=(libsimgrid-dev libgsl-dev libconfig-dev libcjson-dev libcairo2-dev)
 fi
+# the fuzz build (scripts/fuzz.sh: `make fuzz`, and CI's short run): clang and its libFuzzer and sanitizer
+# runtimes (Debian 12 ships them in libclang-rt-14-dev, which libclang-common-14-dev only recommends, so
+# --no-install-recommends leaves it out)
+if [ "${PF_FUZZ:-0}" = 1 ] || [ "${CI:-}" = true ]; then
+  command -v clang >/dev/null 2>&1 || need+=(clang)
+  ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-*.a >/dev/null 2>&1 || need+=(libclang-rt-14-dev)
+fi
 if [ "${PF_WITH_HIP:-0}" = 1 ] && ! command -v hipcc >/dev/null 2>&1; then need+=(hipcc libamdhip64-dev); fi
 [ ${#need[@]} -eq 0 ] && exit 0
 echo "preflight: installing ${need[*]}" >&2

@@ -44,6 +44,20 @@ static int shard_of(const cJSON *doc, const char *path, int *i, int *n) {
   return 0;
 }
 
+/* The study fields the renderers read (fmt_*.c, sweep_render.c) have their types (fuzz_merge). */
+static int context_of(const cJSON *doc, const char *path) {
+  const cJSON *sw = cJSON_GetObjectItemCaseSensitive(doc, "sweep"), *a;
+  cJSON_ArrayForEach(a, cJSON_GetObjectItemCaseSensitive(sw, "axes"))
+    if (!cJSON_IsString(a)) return pf_error_set(PF_EPARSE, "%s: sweep.axes: expected names (strings)", path);
+  if (sw) return 0;
+  static const char *const str[] = {"machine", "model"}, *const num[] = {"gpus", "gbs"};
+  for (int i = 0; i < 2; i++)
+    if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(doc, str[i])) ||
+        !cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(doc, num[i])))
+      return pf_error_set(PF_EPARSE, "%s: a tune shard needs \"%s\" and \"%s\"", path, str[i], num[i]);
+  return 0;
+}
+
 /* The part of a shard that must be the same in every shard of one study. */
 static char *study_of(const cJSON *doc) {
   cJSON *d = cJSON_Duplicate(doc, 1);
@@ -64,7 +78,9 @@ static int by_index(const void *a, const void *b) {
 
 static int merge_sweep(cJSON **docs, int n, const pf_optvals *v, pf_format fmt, char **text, int *verdict) {
   const cJSON *ctx = cJSON_GetObjectItemCaseSensitive(docs[0], "sweep");
-  double points = cJSON_GetObjectItemCaseSensitive(ctx, "points")->valuedouble;
+  const cJSON *np = cJSON_GetObjectItemCaseSensitive(ctx, "points");
+  if (!cJSON_IsNumber(np)) return pf_error_set(PF_EPARSE, "the shards' \"sweep\" has no \"points\" count");
+  double points = np->valuedouble;
   long total = 0;
   for (int i = 0; i < n; i++) total += cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(docs[i], "rows"));
   if ((double)total != points)
@@ -202,7 +218,9 @@ int pf_cmd_merge(int argc, char **argv) {
   }
   for (int i = 0; i < n && rc == 0; i++) {
     int si = 0, sn = 0;
-    if ((rc = load(vp->positional[i], &docs[i])) < 0 || (rc = shard_of(docs[i], vp->positional[i], &si, &sn)) < 0) break;
+    if ((rc = load(vp->positional[i], &docs[i])) < 0 || (rc = shard_of(docs[i], vp->positional[i], &si, &sn)) < 0 ||
+        (rc = context_of(docs[i], vp->positional[i])) < 0)
+      break;
     char *st = study_of(docs[i]);
     if (i == 0) { study0 = st; count = sn; }
     else {

@@ -3,6 +3,7 @@
  * added here once for every document that should carry it. */
 #include "plan_json.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -82,7 +83,8 @@ cJSON *pf_plan_json_parallel(cJSON *parent, const pf_plan *pl, pf_plan_form form
 
 static int num(const cJSON *o, const char *k, int *bad) {
   const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, k);
-  if (!cJSON_IsNumber(x)) { *bad = 1; return 0; }
+  /* a shard is user input: a value an int cannot hold is malformed, not cast (fuzz_merge) */
+  if (!cJSON_IsNumber(x) || !(x->valuedouble >= INT_MIN && x->valuedouble <= INT_MAX)) { *bad = 1; return 0; }
   return (int)x->valuedouble;
 }
 

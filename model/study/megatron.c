@@ -20,6 +20,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -175,6 +176,11 @@ int pf_megatron_parse(const char *text, size_t len, const char *name, pf_megatro
     if (isnan(t) || !(t > 0)) {
       rc = pf_error_set(PF_EPARSE, "%s:%d: elapsed time per iteration: expected \"(ms): X\" or \"(s): X\" with X > 0",
                         name, lineno);
+      break;
+    }
+    if (!isnan(gb) && !(gb >= 1 && gb <= INT_MAX)) { /* converted to int below (fuzz_megatron: 1e60) */
+      rc = pf_error_set(PF_EPARSE, "%s:%d: global batch size: %g is not a batch size (1 to %d)", name, lineno, gb,
+                        INT_MAX);
       break;
     }
     if (!out->format[0]) snprintf(out->format, sizeof out->format, "%s", !isnan(t_ms) ? "ms" : "s");

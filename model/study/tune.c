@@ -437,6 +437,13 @@ static double num(const cJSON *o, const char *k, int *bad) {
   return x->valuedouble;
 }
 
+/* a plan counter of a shard: a whole number a long holds, else malformed (a cast of 1e300 is undefined) */
+static long counter(const cJSON *o, const char *k, int *bad) {
+  double v = num(o, k, bad);
+  if (!(v >= 0 && v <= 1e15)) { *bad = 1; return 0; }
+  return (long)v;
+}
+
 static int cand_parse(const cJSON *o, pf_tune_cand *c) {
   int bad = 0;
   memset(c, 0, sizeof *c);
@@ -461,9 +468,9 @@ int pf_tune_merge(cJSON *const *docs, int n, const pf_tune_config *o, pf_tune_re
   if (!all) return pf_error_set(PF_ENOMEM, "out of memory");
   int k = 0, bad = 0;
   for (int i = 0; i < n; i++) {
-    out->enumerated += (long)num(docs[i], "plans_enumerated", &bad);
-    out->pruned += (long)num(docs[i], "plans_pruned", &bad);
-    out->evaluated += (long)num(docs[i], "plans_evaluated", &bad);
+    out->enumerated += counter(docs[i], "plans_enumerated", &bad);
+    out->pruned += counter(docs[i], "plans_pruned", &bad);
+    out->evaluated += counter(docs[i], "plans_evaluated", &bad);
     const cJSON *f, *arr = cJSON_GetObjectItemCaseSensitive(docs[i], "finalists");
     cJSON_ArrayForEach(f, arr) {
       if (cand_parse(f, &all[k]) < 0) { free(all); return pf_error_set(PF_EPARSE, "shard %d: malformed finalist", i + 1); }

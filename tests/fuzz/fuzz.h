@@ -10,4 +10,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 /* Write data to a private temporary file named with `suffix`; returns its path
  * (static buffer) or NULL. */
 const char *pf_fuzz_file(const uint8_t *data, size_t size, const char *suffix);
+/* The same for a second file at once (another path). */
+const char *pf_fuzz_file2(const uint8_t *data, size_t size, const char *suffix);
 #endif
