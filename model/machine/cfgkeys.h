@@ -25,6 +25,9 @@ int pf_cfg_str(const pf_cfg_reader *r, const char *path, char *dst, size_t n, in
 int pf_cfg_qty(const pf_cfg_reader *r, const char *path, pf_unit_kind kind, double *dst, int required);
 int pf_cfg_qty_in(const pf_cfg_reader *r, const char *path, pf_unit_kind kind, double *dst, int required, double lo,
                   bool lo_open, double hi, const char *what);
+/* A quantity or a number within a bound of the one table (core/bounds.h): an efficiency, a link rate. */
+int pf_cfg_qty_bound(const pf_cfg_reader *r, const char *path, pf_plaus_id id, double *dst, int required);
+int pf_cfg_num_bound(const pf_cfg_reader *r, const char *path, pf_plaus_id id, double *dst, int required);
 int pf_cfg_num(const pf_cfg_reader *r, const char *path, double *dst, int required);
 int pf_cfg_num_in(const pf_cfg_reader *r, const char *path, double *dst, int required, double lo, bool lo_open,
                   double hi, const char *what);
