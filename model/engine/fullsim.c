@@ -375,6 +375,8 @@ int pf_fullsim_run(const pf_fullsim_input *in, pf_fullsim_result *out) {
     return pf_error_set(PF_EINVAL, "--engine full simulates every GPU and is meant for cross-checks up to %d GPUs "
                         "(%d asked; a full 3-D run at 4,096 GPUs takes minutes); use the default engine",
                         PF_FULLSIM_MAX_GPUS, sc->gpus);
+  int admit = pf_fullsim_admit(in); /* its cost known first: refused above the limit without --force */
+  if (admit < 0) return admit;
   memset(&F, 0, sizeof F);
   F.in = in;
   F.gpus = sc->gpus;

@@ -16,6 +16,9 @@
 #include "pipeline.h"
 
 #define PF_FULLSIM_MAX_GPUS 4096
+/* The events --engine full simulates without --force (fullest.c; docs/engines.md): the 4,096-GPU cross-check
+ * of the collectives (leonardo-booster, gpt3-1.3b, TP 1, PP 4, gbs 2048) is below it. */
+#define PF_FULLSIM_MAX_EVENTS 50e6
 
 typedef struct pf_fullsim_input {
   const pf_scenario *sc;
@@ -35,6 +38,11 @@ typedef struct pf_fullsim_result {
   double opt_start_s;                  /* all GPUs synchronised (gradient-norm all-reduce) */
   long events;                         /* execs and flows simulated */
 } pf_fullsim_result;
+
+/* The events the run would simulate (fullest.c), and 0 or PF_EINVAL when above PF_FULLSIM_MAX_EVENTS
+ * without the job's force (--force), saying the estimate. */
+double pf_fullsim_estimate(const pf_fullsim_input *in);
+int pf_fullsim_admit(const pf_fullsim_input *in);
 
 /* Run the full simulation in a fork()ed child.  PF_EINVAL above
  * PF_FULLSIM_MAX_GPUS; PF_ESIM / PF_EIO / PF_ENOMEM. */
