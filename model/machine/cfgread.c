@@ -314,26 +314,9 @@ int pf_cfg_provenance(const reader *r, char *dst, size_t n) {
   return 0;
 }
 
-/* Open and parse a libconfig file; on error, the detail names file:line. */
-static int open_config(config_t *cfg, const char *path) {
-  config_init(cfg);
-  struct stat st;
-  if (stat(path, &st) != 0) { config_destroy(cfg); return pf_error_set(PF_ENOENT, "%s: no such file", path); }
-  if (config_read_file(cfg, path) != CONFIG_TRUE) {
-    int code = config_error_type(cfg) == CONFIG_ERR_FILE_IO ? PF_EIO : PF_EPARSE;
-    int rc = pf_error_set(code, "%s:%d: %s", config_error_file(cfg) ? config_error_file(cfg) : path,
-                          config_error_line(cfg), config_error_text(cfg));
-    config_destroy(cfg);
-    return rc;
-  }
-  int rc = pf_cfg_check_ints(path);
-  if (rc < 0) config_destroy(cfg);
-  return rc;
-}
-
 int pf_cfg_read_file(const char *path, const char *what, pf_cfg_read_fn read, void *out) {
   config_t cfg;
-  TRY(open_config(&cfg, path));
+  TRY(pf_cfg_parse(&cfg, path, what));
   recorder mine = {0}, *outer = rec;
   rec = &mine;
   record(what, "");
