@@ -40,6 +40,10 @@ static const pf_plaus table[PF_PLAUS_COUNT] = {
                            "file: a wrong prefix or a broken measurement is further off"},
   [PF_PLAUS_OVERHEAD] = {"overhead", PF_UNIT_TIME, 0, 60, false,
                          "0 to 60 s: a fitted per-step or per-call overhead longer than a minute is not an overhead"},
+  [PF_PLAUS_FIT_FACTOR] = {"fitted factor", PF_UNIT_NONE, 0.01, 10, false,
+                           "a fitted factor on a device's achievable rates in [0.01, 10]: the fit itself keeps "
+                           "compute_eff in [0.05, 4] and comm_eff in [0.02, 4] (study/fit_lm.c); a rate a "
+                           "hundredth of the datasheet's is a broken measurement"},
 };
 
 const pf_plaus *pf_plaus_get(pf_plaus_id id) {

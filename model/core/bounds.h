@@ -31,6 +31,7 @@ typedef enum pf_plaus_id {
   PF_PLAUS_EFFICIENCY,  /* a fraction of a peak: GEMM, HBM, attention, collective, fitted */
   PF_PLAUS_RATE_RATIO,  /* a calibrated or fitted rate / the datasheet figure in the same device file */
   PF_PLAUS_OVERHEAD,    /* a fitted per-step or per-call overhead (s) */
+  PF_PLAUS_FIT_FACTOR,  /* a fitted factor on a device's achievable rates (fit.compute_eff, fit.comm_eff) */
   PF_PLAUS_COUNT
 } pf_plaus_id;
 
