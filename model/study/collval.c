@@ -283,6 +283,7 @@ int pf_collval_read_nccltests(const char *path, const char *machine, int nodes, 
       own_gpn = 0, sum = 0;
   double ratio = 0;
   char (*hosts)[64] = NULL; /* the distinct hosts of the rank lines: any number of nodes */
+  int noise = 0, noise_line = 0;
   for (char *p = buf, *e; *p && rc == 0; p = e ? e + 1 : p + strlen(p)) {
     e = strchr(p, '\n');
     if (e) *e = '\0';
@@ -310,7 +311,16 @@ int pf_collval_read_nccltests(const char *path, const char *machine, int nodes, 
     double size = 0, time_us = 0, algbw = 0, busbw = 0;
     int rsum, got = result_line(path, line, p, &size, &time_us, &algbw, &busbw, &rsum);
     if (got < 0) { rc = got; break; }
-    if (got == 0) continue; /* not a row: a launcher's log line */
+    if (got == 0) { /* not a row: a launcher's log line (NCCL_DEBUG=INFO), counted and reported below */
+      if (!*p || strspn(p, " \t\r") == strlen(p)) continue;
+      if (strlen(p) > 4096) {
+        rc = pf_error_set(PF_EPARSE, "%s:%d: a line of %zu bytes that is no result row (nccl-tests lines are "
+                          "under 200): not nccl-tests output", path, line, strlen(p));
+        break;
+      }
+      if (!noise++) noise_line = line;
+      continue;
+    }
     if (size == 0) { /* nccl-tests -b 0: the call's latency alone, nothing the model prices */
       pf_warn("%s:%d: a row of size 0 skipped (only the call's latency; nothing to compare)", path, line);
       continue;
@@ -336,6 +346,8 @@ int pf_collval_read_nccltests(const char *path, const char *machine, int nodes, 
   free(buf);
   free(hosts);
   if (rc < 0) { pf_cvset_free(out); return rc; }
+  if (noise) pf_warn("%s:%d: %d line%s neither a comment (#) nor a result row, skipped (a launcher's log?)", path,
+                     noise_line, noise, noise == 1 ? "" : "s");
   if (out->n == 0) return pf_error_set(PF_EPARSE, "%s: no nccl-tests / rccl-tests result line (size count type ... "
                                        "time algbw busbw)", path);
   if (nodes <= 0) nodes = own_nodes > 0 ? own_nodes : nhosts > 0 ? nhosts : 1;

@@ -14,7 +14,7 @@ cases.txt holds blocks separated by blank lines:
     check:  bash that must succeed afterwards (e.g. the old file is unchanged)
     root:   only | never   (cases that need, or cannot run as, uid 0)
 
-Variables in the scripts: $P the preflight binary, $M the machines folder, $B
+Variables in the scripts: $P the preflight binary, $S the source tree, $M the machines folder, $B
 the folder of the cases file, $F tests/fixtures, $T a fresh temporary folder per case.
 Usage: run.py PREFLIGHT SRC_DIR [NAME_FILTER] [--cases DIR]   (DIR/cases.txt; default
 tests/bad-input; tests/robustness holds issue 30's table and runs through this runner)
@@ -87,7 +87,7 @@ def main():
 
     def run_case(c):
         with tempfile.TemporaryDirectory(prefix="pf-bad-") as t:
-            env = dict(os.environ, P=binary, M=os.path.join(src, "machines"), B=here,
+            env = dict(os.environ, P=binary, M=os.path.join(src, "machines"), B=here, S=src,
                        F=os.path.join(src, "tests", "fixtures"), T=t, PREFLIGHT_PROGRESS="0")
             # a device copied into $T finds its measured GEMM table as the shipped ones do (tables/ beside it)
             os.symlink(os.path.join(src, "machines", "devices", "tables"), os.path.join(t, "tables"))
