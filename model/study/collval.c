@@ -264,6 +264,33 @@ static int op_from_factor(double ratio, int p, int sum, pf_coll_kind *op) {
   return 0;
 }
 
+/* The distinct hosts of nccl-tests' rank lines (any number of nodes) and the ranks counted. */
+typedef struct {
+  char (*host)[64];
+  int n, ranks;
+} hostset;
+
+/* A "#" line: "# nodes N, GPUs per node G" (preflight collective's own), or a rank line
+ * "#  Rank  0 Group  0 Pid 1 on host device 0 ...". */
+static int header_line(const char *p, hostset *hs, int *own_nodes, int *own_gpn) {
+  int a, b;
+  if (sscanf(p, "# nodes %d, GPUs per node %d", &a, &b) == 2 && a > 0 && b > 0) { *own_nodes = a; *own_gpn = b; }
+  const char *on = strstr(p, " on ");
+  if (!(strstr(p, "Rank") && strstr(p, "Pid") && on)) return 0;
+  hs->ranks++;
+  char h[64] = "";
+  sscanf(on + 4, "%63s", h);
+  for (int i = 0; i < hs->n; i++)
+    if (!strcmp(hs->host[i], h)) return 0;
+  if ((hs->n & (hs->n - 1)) == 0) { /* grown at each power of two */
+    char (*g)[64] = realloc(hs->host, (size_t)(hs->n ? 2 * hs->n : 1) * sizeof *hs->host);
+    if (!g) return pf_error_set(PF_ENOMEM, "out of memory");
+    hs->host = g;
+  }
+  snprintf(hs->host[hs->n++], sizeof hs->host[0], "%s", h);
+  return 0;
+}
+
 int pf_collval_read_nccltests(const char *path, const char *machine, int nodes, int gpn, pf_cvset *out) {
   memset(out, 0, sizeof *out);
   snprintf(out->path, sizeof out->path, "%s", path);
@@ -279,10 +306,10 @@ int pf_collval_read_nccltests(const char *path, const char *machine, int nodes, 
   pf_coll_kind op = PF_ALLREDUCE, by_name = PF_ALLREDUCE;
   /* the collective by content first: a "<op>_perf" anywhere (the command line, nccl-tests' "Collective test"
    * lines); then the file's name; then the bus-bandwidth factor of the rows */
-  int have_op = 0, named = op_from_text(path, &by_name), ranks = 0, nhosts = 0, cap = 0, line = 0, own_nodes = 0,
+  int have_op = 0, named = op_from_text(path, &by_name), cap = 0, line = 0, own_nodes = 0,
       own_gpn = 0, sum = 0;
   double ratio = 0;
-  char (*hosts)[64] = NULL; /* the distinct hosts of the rank lines: any number of nodes */
+  hostset hs = {0};
   int noise = 0, noise_line = 0;
   for (char *p = buf, *e; *p && rc == 0; p = e ? e + 1 : p + strlen(p)) {
     e = strchr(p, '\n');
@@ -290,22 +317,7 @@ int pf_collval_read_nccltests(const char *path, const char *machine, int nodes, 
     line++;
     if (!have_op && strstr(p, "_perf")) have_op = op_from_text(p, &op);
     if (p[0] == '#') {
-      int a, b;
-      if (sscanf(p, "# nodes %d, GPUs per node %d", &a, &b) == 2 && a > 0 && b > 0) { own_nodes = a; own_gpn = b; }
-      const char *on = strstr(p, " on ");
-      if (strstr(p, "Rank") && strstr(p, "Pid") && on) { /* "#  Rank  0 Group  0 Pid 1 on host device 0 ..." */
-        ranks++;
-        char h[64] = "";
-        sscanf(on + 4, "%63s", h);
-        int seen = 0;
-        for (int i = 0; i < nhosts && !seen; i++) seen = !strcmp(hosts[i], h);
-        if (!seen && (nhosts & (nhosts - 1)) == 0) { /* grown at each power of two */
-          char (*g)[64] = realloc(hosts, (size_t)(nhosts ? 2 * nhosts : 1) * sizeof *hosts);
-          if (!g) { rc = pf_error_set(PF_ENOMEM, "out of memory"); break; }
-          hosts = g;
-        }
-        if (!seen) snprintf(hosts[nhosts++], sizeof hosts[0], "%s", h);
-      }
+      if ((rc = header_line(p, &hs, &own_nodes, &own_gpn)) < 0) break;
       continue;
     }
     double size = 0, time_us = 0, algbw = 0, busbw = 0;
@@ -344,7 +356,8 @@ int pf_collval_read_nccltests(const char *path, const char *machine, int nodes, 
     snprintf(r->source, sizeof r->source, "%s:%d", path, line);
   }
   free(buf);
-  free(hosts);
+  free(hs.host);
+  int ranks = hs.ranks, nhosts = hs.n;
   if (rc < 0) { pf_cvset_free(out); return rc; }
   if (noise) pf_warn("%s:%d: %d line%s neither a comment (#) nor a result row, skipped (a launcher's log?)", path,
                      noise_line, noise, noise == 1 ? "" : "s");
