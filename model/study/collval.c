@@ -311,7 +311,8 @@ int pf_collval_read_nccltests(const char *path, const char *machine, int nodes, 
   double ratio = 0;
   hostset hs = {0};
   int noise = 0, noise_line = 0;
-  for (char *p = buf, *e; *p && rc == 0; p = e ? e + 1 : p + strlen(p)) {
+  char *text = len >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0 ? buf + 3 : buf; /* a UTF-8 BOM skipped */
+  for (char *p = text, *e; *p && rc == 0; p = e ? e + 1 : p + strlen(p)) {
     e = strchr(p, '\n');
     if (e) *e = '\0';
     line++;
