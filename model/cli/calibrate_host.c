@@ -88,7 +88,7 @@ static const char *backend_launch(const char *backend, double *launch_s, char *d
 
 static char *document(const char *backend, const char *dev, double launch_s, const cJSON *torch) {
   cJSON *root = cJSON_CreateObject();
-  cJSON_AddNumberToObject(root, "schema_version", 1);
+  cJSON_AddNumberToObject(root, "schema_version", PF_SCHEMA_VERSION);
   cJSON_AddStringToObject(root, "backend", backend);
   cJSON_AddObjectToObject(root, "device");
   cJSON_AddStringToObject(cJSON_GetObjectItem(root, "device"), "name", dev);

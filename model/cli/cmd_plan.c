@@ -150,7 +150,7 @@ static int predict_scale(const pf_scenario *base, int nodes, int tune, plan_row 
     r->tokens_per_s = p->tokens_per_s;
   }
   free(sc);
-  return rc == PF_ENOMEM ? rc : 0;
+  return pf_error_is_failure(rc) ? rc : 0; /* an engine failure stops the plan (exit 2): never a row */
 }
 
 static int by_int(const void *a, const void *b) {

@@ -250,7 +250,7 @@ static int tune_point(pf_scenario *sc, unsigned fixed, pf_batch_item *it) {
   pf_tune_result_free(&r);
   it->rc = rc;
   snprintf(it->detail, sizeof it->detail, "%s", rc < 0 ? pf_error_detail() : "");
-  return rc == PF_ENOMEM ? rc : 0;
+  return rc == PF_ENOMEM || rc == PF_ESIM ? rc : 0;
 }
 
 static const pf_opt *const tables[] = {pf_scenario_opts, pf_sweep_opts, NULL};
@@ -332,12 +332,23 @@ static int sweep_points(pf_optvals *vp, sweep_run *r) {
   return 0;
 }
 
+/* A point whose run failed (an engine failure, a killed worker: pf_error_is_failure) stops the sweep with
+ * its cause (exit 2): it is not a row, and "invalid plan" would hide it. */
+static int sweep_failure(const sweep_run *r) {
+  for (long i = 0; i < r->mine; i++)
+    if (pf_error_is_failure(r->items[i].rc))
+      return pf_error_set(r->items[i].rc, "point %ld (%d nodes): %s", r->pts[i].index + 1, r->pts[i].nodes,
+                          r->items[i].detail);
+  return 0;
+}
+
 /* Predict every point: as given, or with the split tuned at each (--tune-each). */
 static int sweep_predict(const pf_optvals *vp, sweep_run *r) {
   int rc = 0;
   pf_scenario *scs = r->scs;
   if (!pf_opts_get(vp, "tune-each")) {
-    return pf_predict_batch(r->items, (int)r->mine, 0, "sweep");
+    rc = pf_predict_batch(r->items, (int)r->mine, 0, "sweep");
+    return rc < 0 ? rc : sweep_failure(r);
   }
   unsigned fixed = pf_opts_tune_fixed(vp);
   pf_progress_begin("sweep", r->mine, false); /* each point's tune draws its bar inside this one */
@@ -356,7 +367,7 @@ static int sweep_predict(const pf_optvals *vp, sweep_run *r) {
     pf_progress_item();
   }
   pf_progress_end();
-  return rc;
+  return rc < 0 ? rc : sweep_failure(r);
 }
 
 /* Every predicted point's interval (study/interval.h); without a readable validation folder the points go

@@ -298,6 +298,7 @@ const pf_doc_renderers pf_fmt_csv_renderers = {
     .tune = tune,
     .collective = collective,
     .sweep = pf_sweep_csv,
+    .kernels = pf_kernels_csv,
     .plan = pf_plan_csv,
     .validate_begin = validate_begin,
     .validate_row = validate_row,

@@ -488,6 +488,7 @@ const pf_doc_renderers pf_fmt_json_renderers = {
     .tune = tune,
     .collective = collective,
     .sweep = pf_sweep_json,
+    .kernels = pf_kernels_json,
     .plan = pf_plan_json,
     .validate_begin = validate_begin,
     .validate_row = validate_row,

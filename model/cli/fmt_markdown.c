@@ -5,6 +5,7 @@
  * rows (RUNS.csv), or the collectives' summary and rows (validate_coll.c).
  * --fit and --megatron-log have no Markdown (cmd_validate.c says so). */
 #include "formats.h"
+#include "results.h"
 #include "plan.h"
 #include "validate_out.h"
 
@@ -129,6 +130,7 @@ static void collval(FILE *f, const pf_cvset *s, bool rows) {
 
 
 const pf_doc_renderers pf_fmt_markdown_renderers = {
+    .kernels = pf_kernels_markdown,
     .plan = pf_plan_markdown,
     .validate_begin = validate_begin,
     .validate_row = validate_row,

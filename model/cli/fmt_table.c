@@ -472,6 +472,7 @@ const pf_doc_renderers pf_fmt_table_renderers = {
     .tune = tune,
     .collective = collective,
     .sweep = pf_sweep_table,
+    .kernels = pf_kernels_table,
     .plan = pf_plan_table,
     .validate_begin = validate_begin,
     .validate_row = validate_row,

@@ -14,6 +14,7 @@
 #define PREFLIGHT_CLI_FORMATS_H
 
 #include "comm/comm.h"
+#include "compute/compute.h"
 #include "machine/machine.h"
 #include "study/study.h"
 
@@ -108,6 +109,8 @@ typedef struct pf_doc_renderers {
   void (*collective)(FILE *f, const pf_coll_doc *d);
   /* sweep: ctx the study's description, rows with scaling efficiency added (results.h) */
   void (*sweep)(FILE *f, const cJSON *ctx, const cJSON *rows);
+  /* kernels: every kernel of one GPU's iteration, priced (compute.h, pf_stage_kernel_rows) */
+  void (*kernels)(FILE *f, const pf_scenario *sc, const pf_kernel_rows *R);
   /* plan: the proposal's scales (plan.h); plot: the SVG the Markdown section shows, or NULL */
   void (*plan)(FILE *f, const struct plan_doc *d, const char *plot);
   /* validate RUNS.csv: the report streamed row by row (validate_out.c keeps the

@@ -286,6 +286,8 @@ const pf_opt pf_scenario_opts[] = {
      .type = PF_OPT_QTY, .at = SC(sample_bytes), .unit = PF_UNIT_BYTES, .hi = 1e15, .group = PF_SCG_RUN},
     {"engine", "E", "pipeline engine: simgrid (default) | full | analytic",
      .type = PF_OPT_CHOICE, .at = SC(engine), .choices = engines, .group = PF_SCG_RUN},
+    {"force", NULL, "run --engine full even above its limit of events (it says the estimate; docs/engine.md)",
+     .type = PF_OPT_FLAG, .at = SC(force), .group = PF_SCG_RUN},
     {"coll-algo", "A", "DP collective algorithm: auto (the library's tuner)|best|an algorithm (--coll-algo=help lists them)",
      .type = PF_OPT_CALLBACK, .at = SC(collective), .parse = parse_coll_algo, .group = PF_SCG_RUN},
     {"collective", "A", "alias of --coll-algo",

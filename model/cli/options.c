@@ -127,19 +127,8 @@ static const pf_opt *const other_commands[] = {pf_scenario_opts, pf_sweep_opts, 
  * with '_' for '-' (libconfig names cannot hold '-'). */
 int pf_opts_load_scenario(const char *path, const pf_opt *const *tables, pf_optvals *v) {
   config_t cfg;
-  config_init(&cfg);
-  if (config_read_file(&cfg, path) != CONFIG_TRUE) {
-    int code = config_error_type(&cfg) == CONFIG_ERR_FILE_IO ? PF_ENOENT : PF_EPARSE;
-    int rc = code == PF_ENOENT ? pf_error_set(code, "%s: cannot read scenario file", path)
-                               : pf_error_set(code, "%s:%d: %s", path, config_error_line(&cfg), config_error_text(&cfg));
-    config_destroy(&cfg);
-    return rc;
-  }
-  int rc = pf_cfg_check_ints(path);
-  if (rc < 0) {
-    config_destroy(&cfg);
-    return rc;
-  }
+  int rc = pf_cfg_parse(&cfg, path, "scenario file");
+  if (rc < 0) return rc;
   pf_optvals file = {0};
   config_setting_t *root = config_root_setting(&cfg);
   for (int i = 0; i < config_setting_length(root) && rc == 0; i++) {

@@ -7,6 +7,7 @@
 
 #include "options.h"
 
+#include "compute/compute.h"
 #include "study/study.h"
 
 #include <cjson/cJSON.h>
@@ -23,6 +24,11 @@ int pf_cli_parse_shard(const char *s, int *shard, int *nshards);
 char *pf_cli_sweep_render(const cJSON *ctx, cJSON *rows, pf_format fmt);
 /* The renderers the format table points to (sweep_render.c): rows already
  * carry their scaling efficiency. */
+/* kernels: every kernel of one GPU's iteration (kernels_render.c) */
+void pf_kernels_table(FILE *f, const pf_scenario *sc, const pf_kernel_rows *R);
+void pf_kernels_csv(FILE *f, const pf_scenario *sc, const pf_kernel_rows *R);
+void pf_kernels_markdown(FILE *f, const pf_scenario *sc, const pf_kernel_rows *R);
+void pf_kernels_json(FILE *f, const pf_scenario *sc, const pf_kernel_rows *R);
 void pf_sweep_table(FILE *out, const cJSON *ctx, const cJSON *rows);
 void pf_sweep_csv(FILE *out, const cJSON *ctx, const cJSON *rows);
 void pf_sweep_json(FILE *out, const cJSON *ctx, const cJSON *rows);

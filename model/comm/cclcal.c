@@ -13,6 +13,7 @@
 
 #include "comm.h"
 #include "core/core.h"
+#include "io/io.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -35,9 +36,9 @@ int pf_ccl_cal_load(const char *path, pf_ccl_cal *out) {
   size_t len;
   int rc = pf_read_file(path, 64L << 20, &buf, &len);
   if (rc < 0) return rc;
-  cJSON *doc = cJSON_ParseWithLength(buf, len);
+  cJSON *doc = pf_json_parse_strict(path, buf, len);
   free(buf);
-  if (!doc) return pf_error_set(PF_EPARSE, "%s: not JSON", path);
+  if (!doc) return PF_EPARSE;
   out->has_rates = cJSON_HasObjectItem(doc, "results") || cJSON_HasObjectItem(doc, "power_model") ||
                    cJSON_HasObjectItem(doc, "fit");
   const cJSON *sec = cJSON_GetObjectItemCaseSensitive(doc, "collectives");

@@ -5,6 +5,7 @@
 
 #include "error.h"
 #include "units.h"
+#include "bounds.h"
 #include "opts.h"
 #include "checked.h"
 #include "stats.h"

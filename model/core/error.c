@@ -128,3 +128,5 @@ int pf_suggest(const char *word, const char *const *candidates, int n, char *buf
   if (used < len) snprintf(buf + used, len - used, "?");
   return k;
 }
+
+int pf_error_is_failure(int code) { return code == PF_ESIM || code == PF_ENOMEM || code == PF_EIO; }

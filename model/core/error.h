@@ -36,6 +36,10 @@ const char *pf_err_name(int code);
 const char *pf_strerror(int code);
 /* Exit status main() should use for this code (0, 1, 2 or 3). */
 int pf_error_exit_code(int code);
+/* The run itself failed (a simulation engine failure, a killed worker, out of memory, an I/O error), as
+ * opposed to a question with an answer (a plan that does not fit) or a bad input: a loop over many
+ * predictions (sweep, tune, plan, validate) stops with it (exit 2), never shows it as a row. */
+int pf_error_is_failure(int code);
 
 /* Record a detailed message for the current thread; returns code so callers can
  * write `return pf_error_set(PF_EPARSE, "%s:%d: ...", file, line);`. */

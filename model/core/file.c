@@ -15,6 +15,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -388,10 +389,22 @@ int pf_output_commit(pf_output *o) {
   return 0;
 }
 
+/* Test hook (tests/robustness/cases.txt): PREFLIGHT_TEST_SIGNAL_IN_WRITE=N raises signal N once half the
+ * bytes are written and flushed, as a ^C or a batch system's SIGTERM would land; the handler (interrupt.c)
+ * must remove the temporary file and leave the target as it was.  (A full disk is tested without a hook:
+ * `ulimit -f` makes write() fail with EFBIG as it fails with ENOSPC.) */
+static void signal_in_write(FILE *f, const char *text, size_t len) {
+  const char *sig = getenv("PREFLIGHT_TEST_SIGNAL_IN_WRITE");
+  if (!sig || !*sig || len < 2) return;
+  if (fwrite(text, 1, len / 2, f) == len / 2 && fflush(f) == 0) raise(atoi(sig));
+  rewind(f); /* the signal was not fatal: write the whole text from the start */
+}
+
 int pf_output_write(pf_output *o, const char *text, size_t len) {
   FILE *f;
   int rc = pf_output_open(o, &f);
   if (rc < 0) return rc;
+  signal_in_write(f, text, len);
   if (len > 0 && fwrite(text, 1, len, f) != len) {
     int e = errno;
     pf_output_abort(o);

@@ -6,6 +6,8 @@
  */
 #include "opts.h"
 
+#include "bounds.h"
+
 #include "error.h"
 #include "units.h"
 
@@ -129,6 +131,12 @@ static int read_qty(const pf_opt *o, const char *text, double *out, char *why, s
   if (pf_units_parse(text, o->unit, &x) < 0) return refuse(why, len, pf_error_detail());
   if (!(x > 0) || x > o->hi) {
     snprintf(why, len, "must be positive and at most %g (SI units)", o->hi);
+    return PF_EINVAL;
+  }
+  /* at least the kind's floor in the one table (bounds.c): "1e-307 B/s" is not an input rate */
+  const pf_plaus *b = pf_plaus_of_unit(o->unit);
+  if (b && x < (o->lo > b->lo ? o->lo : b->lo)) {
+    pf_plaus_why(b, x, why, len);
     return PF_EINVAL;
   }
   *out = x;

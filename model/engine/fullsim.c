@@ -305,11 +305,12 @@ int pf_fullsim_run(const pf_fullsim_input *in, pf_fullsim_result *out) {
     return pf_error_set(PF_EINVAL, "--engine full simulates every GPU and stops at %d GPUs (%d asked): SimGrid's "
                         "routing table for them grows as hosts squared (134 MB at 4,096); use the default engine",
                         PF_FULLSIM_MAX_GPUS, sc->gpus);
-  long events = pf_fullsim_events(in);
-  if (events > PF_FULLSIM_MAX_EVENTS)
-    return pf_error_set(PF_EINVAL, "--engine full would simulate %ld activities, more than its limit of %d (about a "
-                        "minute on 2 cores, docs/engine.md 6); use the default engine or fewer microbatches",
-                        events, PF_FULLSIM_MAX_EVENTS);
+  long events = pf_fullsim_events(in); /* its cost known first: refused above the limit without --force */
+  if (events > PF_FULLSIM_MAX_EVENTS && !sc->force)
+    return pf_error_set(PF_EINVAL, "--engine full would simulate about %ld activities (%d GPUs x %d microbatches and "
+                        "the collectives' flows), more than its limit of %d (about a minute on 2 cores, "
+                        "docs/engine.md 6): use the default engine, or --force to run it anyway",
+                        events, sc->gpus, p->grad_accum, PF_FULLSIM_MAX_EVENTS);
   memset(&F, 0, sizeof F);
   F.in = in;
   F.gpus = sc->gpus;

@@ -49,7 +49,7 @@ typedef struct pf_fullsim_result {
 long pf_fullsim_events(const pf_fullsim_input *in);
 
 /* Run the full simulation in a fork()ed child.  PF_EINVAL above
- * PF_FULLSIM_MAX_GPUS or PF_FULLSIM_MAX_EVENTS (pf_fullsim_events);
+ * PF_FULLSIM_MAX_GPUS, or above PF_FULLSIM_MAX_EVENTS (pf_fullsim_events) without --force;
  * PF_ESIM / PF_EIO / PF_ENOMEM. */
 int pf_fullsim_run(const pf_fullsim_input *in, pf_fullsim_result *out);
 

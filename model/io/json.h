@@ -8,6 +8,11 @@
 
 #define PF_SCHEMA_VERSION 1
 
+/* One JSON document read strictly (jsonread.c): a UTF-8 byte-order mark skipped, nothing but blanks after
+ * the document, no key twice in an object; NULL with PF_EPARSE naming path:line (malformed, trailing data)
+ * or the key.  Caller frees. */
+cJSON *pf_json_parse_strict(const char *path, const char *text, size_t len);
+
 /* A result document's root: {"schema_version": 1, "tool": {...}}; caller frees. */
 cJSON *pf_report_root_json(void);
 /* Pretty-printed doc plus a newline, as a string (caller frees; NULL when out

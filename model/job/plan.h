@@ -108,6 +108,7 @@ typedef struct pf_scenario {
   pf_precision precision;
   int nodes, gpus;              /* gpus = nodes x gpus_per_node unless --gpus was given */
   pf_engine engine;
+  bool force;                   /* --force: run --engine full above its event limit (pf_fullsim_events, engine/fullsim.c) */
   int collective;               /* --coll-algo: an id of the communication module's algorithm table
                                    (comm/collalgo.h, pf_coll_algo); 0 = auto, the library's tuner */
   pf_coll_proto coll_proto;     /* --coll-proto: auto or forced */

@@ -106,8 +106,9 @@ bool pf_calibration_matches(const pf_calibration *c, const pf_machine *m, char *
 }
 
 /* A measured rate as a fraction of the datasheet: above it by more than the
- * 5 % a boost clock or a rounded datasheet figure explains, the measurement
- * (or the device it is applied to) is wrong: PF_EINVAL.  Up to 5 % above: 1. */
+ * 5 % a boost clock or a rounded datasheet figure explains, or below a tenth
+ * of it (PF_PLAUS_RATE_RATIO), the measurement (or the device it is applied
+ * to) is wrong: PF_EINVAL.  Up to 5 % above: 1. */
 static int measured_eff(const pf_calibration *c, const pf_device *d, const char *what, double eff, double *out) {
   if (eff > 1.05)
     return pf_error_set(PF_EINVAL, "%s: measured %s is %.0f %% of %s's datasheet peak: a rate above the peak is not "
@@ -116,7 +117,12 @@ static int measured_eff(const pf_calibration *c, const pf_device *d, const char 
     pf_warn("%s: measured %s is %.1f %% of the datasheet; using 100 %%", c->path, what, 100.0 * eff);
     eff = 1.0;
   }
-  if (eff < 0.05) pf_warn("%s: measured %s is only %.1f %% of the datasheet; check the file", c->path, what, 100.0 * eff);
+  const pf_plaus *ratio = pf_plaus_get(PF_PLAUS_RATE_RATIO); /* within 0.1x-10x of the datasheet (core/bounds.c) */
+  if (eff < ratio->lo) {
+    char why[512];
+    return pf_error_set(PF_EINVAL, "%s: measured %s against %s's datasheet: %s", c->path, what, d->id,
+                        pf_plaus_why(ratio, eff, why, sizeof why));
+  }
   *out = eff;
   return 0;
 }

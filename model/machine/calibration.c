@@ -12,6 +12,7 @@
 
 #include "calibration_int.h"
 #include "core/core.h"
+#include "io/io.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -268,36 +269,26 @@ static int load_fit(const ctx *c, const cJSON *fit, pf_calibration *out) {
   out->has_fit = true;
   out->fit_compute_eff = out->fit_comm_eff = 1.0;
   double v;
-  if ((rc = get_num(c, fit, "compute_eff", "fit.compute_eff", false, &v, &found))) return rc;
-  if (found) { /* the physical bound (rate at most the peak) is checked against the device when applied */
-    if (v <= 0 || v > 20) return pf_error_set(PF_EPARSE, "%s: field fit.compute_eff: %g is outside (0, 20]", c->path, v);
-    out->fit_compute_eff = v;
-  }
-  if ((rc = get_num(c, fit, "comm_eff", "fit.comm_eff", false, &v, &found))) return rc;
-  if (found) {
-    if (v <= 0 || v > 20) return pf_error_set(PF_EPARSE, "%s: field fit.comm_eff: %g is outside (0, 20]", c->path, v);
-    out->fit_comm_eff = v;
-  }
-  if ((rc = get_num(c, fit, "step_overhead_s", "fit.step_overhead_s", false, &out->fit_step_overhead_s, NULL)))
-    return rc;
-  if ((rc = get_num(c, fit, "input_rate_Bps", "fit.input_rate_Bps", false, &v, &found))) return rc;
-  if (found) { /* absent when the fit left the input term off: a rate of 0 would be no pipeline at all */
-    if (!(v > 0) || v > 1e16)
-      return pf_error_set(PF_EPARSE, "%s: field fit.input_rate_Bps: %g is outside (0, 1e16] B/s", c->path, v);
-    out->fit_input_rate_Bps = v;
+  /* each within its bound of the one table (core/bounds.c): a fitted factor on the device's rates, an
+   * overhead, an input rate */
+  static const struct { const char *key; pf_plaus_id b; } k[] = {
+    {"compute_eff", PF_PLAUS_FIT_FACTOR}, {"comm_eff", PF_PLAUS_FIT_FACTOR},
+    {"step_overhead_s", PF_PLAUS_OVERHEAD}, {"input_rate_Bps", PF_PLAUS_BANDWIDTH}};
+  double *dst[] = {&out->fit_compute_eff, &out->fit_comm_eff, &out->fit_step_overhead_s, &out->fit_input_rate_Bps};
+  for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {
+    char field[64];
+    snprintf(field, sizeof field, "fit.%s", k[i].key);
+    if ((rc = get_num(c, fit, k[i].key, field, false, &v, &found))) return rc;
+    if (!found) continue; /* absent: no factor, no overhead, no input term */
+    char where[PF_PATH_MAX + 80];
+    snprintf(where, sizeof where, "%s: field %s", c->path, field);
+    if ((rc = pf_plaus_check(pf_plaus_get(k[i].b), v, where)) < 0) return rc;
+    *dst[i] = v;
   }
   if ((rc = get_num(c, fit, "max_nodes", "fit.max_nodes", false, &out->fit_max_nodes, NULL))) return rc;
   if (out->fit_max_nodes < 0 || out->fit_max_nodes > 1e6)
     return pf_error_set(PF_EPARSE, "%s: field fit.max_nodes: %g is outside [0, 1e6]", c->path, out->fit_max_nodes);
   return get_num(c, fit, "rel_sigma", "fit.rel_sigma", false, &out->fit_rel_sigma, NULL);
-}
-
-/* 1-based line of position pos in text. */
-static int line_of(const char *text, size_t pos) {
-  int line = 1;
-  for (size_t i = 0; i < pos && text[i]; i++)
-    if (text[i] == '\n') line++;
-  return line;
 }
 
 /* The power model: idle, context and maximum power, and the activity coefficients when measured (powerfit.c). */
@@ -331,23 +322,8 @@ static int load_power_model(const ctx *c, const cJSON *pm, pf_calibration *out) 
 }
 
 static int parse_doc(const ctx *c, const char *text, size_t len, pf_calibration *out) {
-  const char *end = NULL;
-  cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
-  if (!root) {
-    size_t pos = end && end >= text ? (size_t)(end - text) : 0;
-    if (pos > len) pos = len;
-    char near[32];
-    size_t k = 0;
-    for (size_t i = pos; i < len && k < 24; i++) {
-      unsigned char ch = (unsigned char)text[i];
-      if (ch == '\n' && k > 0) break;
-      if (ch >= 0x20 && ch < 0x7f) near[k++] = (char)ch;
-    }
-    near[k] = '\0';
-    bool at_end = pos + k >= len;
-    return pf_error_set(PF_EPARSE, "%s:%d: malformed JSON near \"%s\"%s", c->path, line_of(text, pos), near,
-                        at_end ? " (the file ends too early)" : "");
-  }
+  cJSON *root = pf_json_parse_strict(c->path, text, len); /* one document, no key twice */
+  if (!root) return PF_EPARSE;
   int rc = 0;
   if (!cJSON_IsObject(root)) {
     rc = pf_error_set(PF_EPARSE, "%s: the top level is not a JSON object", c->path);

@@ -13,6 +13,11 @@
  */
 #include "cfgkeys.h"
 
+#include "core/core.h"
+
+#include <libconfig.h>
+#include <stdio.h>
+
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
@@ -67,7 +72,13 @@ static int check_literal(const char *path, int line, const char *key, const char
 int pf_cfg_check_ints(const char *path) {
   char *buf;
   size_t len;
-  if (pf_read_file(path, 0, &buf, &len) < 0) return 0; /* libconfig has read it: nothing more to say */
+  if (pf_read_file(path, PF_CFG_MAX_BYTES, &buf, &len) < 0) return 0; /* libconfig has read it */
+  int rc = pf_cfg_check_ints_text(path, buf, len);
+  free(buf);
+  return rc;
+}
+
+int pf_cfg_check_ints_text(const char *path, const char *buf, size_t len) {
   const char *p = buf, *end = buf + len;
   char key[64] = "";
   int line = 1, rc = 0;
@@ -87,6 +98,47 @@ int pf_cfg_check_ints(const char *path) {
     if (isdigit((unsigned char)*p) || signed_digit) rc = check_literal(path, line, key, p, &p);
     else p++;
   }
+  return rc;
+}
+
+/* ---- the one way a libconfig file is opened (machines, devices, scenarios, layer lists) ---- */
+
+/* The text's lines no longer than PF_CFG_MAX_LINE: libconfig's lexer is quadratic in a line's length (a
+ * 10 MB line took 46-79 s), so a long one is refused before libconfig sees it. */
+static int check_lines(const char *path, const char *buf, size_t len) {
+  size_t start = 0;
+  int line = 1;
+  for (size_t i = 0; i <= len; i++) {
+    if (i < len && buf[i] != '\n') continue;
+    if (i - start > PF_CFG_MAX_LINE)
+      return pf_error_set(PF_EPARSE, "%s:%d: a line of %zu bytes; a line of a .cfg file holds at most %d (split "
+                          "a long string with \"...\" \"...\")", path, line, i - start, PF_CFG_MAX_LINE);
+    start = i + 1;
+    line++;
+  }
+  return 0;
+}
+
+int pf_cfg_parse(config_t *cfg, const char *path, const char *what) {
+  config_init(cfg);
+  char *buf;
+  size_t len;
+  int rc = pf_read_file(path, PF_CFG_MAX_BYTES, &buf, &len);
+  if (rc < 0) {
+    char why[1024];
+    snprintf(why, sizeof why, "%s", pf_error_detail());
+    config_destroy(cfg);
+    return pf_error_set(rc, "cannot read %s: %s", what, why);
+  }
+  /* a UTF-8 byte-order mark (Windows editors write one) is skipped; CRLF line ends libconfig reads as blanks */
+  const char *text = len >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0 ? buf + 3 : buf;
+  size_t n = len - (size_t)(text - buf);
+  if (memchr(text, '\0', n)) rc = pf_error_set(PF_EPARSE, "%s: a NUL byte: not a text file", path);
+  if (rc == 0) rc = check_lines(path, text, n);
+  if (rc == 0 && config_read_string(cfg, text) != CONFIG_TRUE)
+    rc = pf_error_set(PF_EPARSE, "%s:%d: %s", path, config_error_line(cfg), config_error_text(cfg));
+  if (rc == 0) rc = pf_cfg_check_ints_text(path, text, n);
   free(buf);
+  if (rc < 0) config_destroy(cfg);
   return rc;
 }

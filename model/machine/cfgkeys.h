@@ -25,6 +25,9 @@ int pf_cfg_str(const pf_cfg_reader *r, const char *path, char *dst, size_t n, in
 int pf_cfg_qty(const pf_cfg_reader *r, const char *path, pf_unit_kind kind, double *dst, int required);
 int pf_cfg_qty_in(const pf_cfg_reader *r, const char *path, pf_unit_kind kind, double *dst, int required, double lo,
                   bool lo_open, double hi, const char *what);
+/* A quantity or a number within a bound of the one table (core/bounds.h): an efficiency, a link rate. */
+int pf_cfg_qty_bound(const pf_cfg_reader *r, const char *path, pf_plaus_id id, double *dst, int required);
+int pf_cfg_num_bound(const pf_cfg_reader *r, const char *path, pf_plaus_id id, double *dst, int required);
 int pf_cfg_num(const pf_cfg_reader *r, const char *path, double *dst, int required);
 int pf_cfg_num_in(const pf_cfg_reader *r, const char *path, double *dst, int required, double lo, bool lo_open,
                   double hi, const char *what);
@@ -41,5 +44,16 @@ int pf_cfg_range(const pf_cfg_reader *r, const char *path, double x, double lo, 
  * 32-bit int (which libconfig 1.5 wraps without a word) is PF_EPARSE with file:line, the key and its real value.
  * Call it after libconfig has parsed the file. */
 int pf_cfg_check_ints(const char *path);
+int pf_cfg_check_ints_text(const char *path, const char *text, size_t len);
+
+/* The one way a libconfig file is opened (machine, device, scenario, layer list): read with a size cap
+ * (PF_CFG_MAX_BYTES, said in the message), a UTF-8 byte-order mark skipped and CRLF accepted, every line at
+ * most PF_CFG_MAX_LINE bytes before libconfig sees it (its lexer is quadratic in a line's length), parsed,
+ * then its integers checked at 64 bits.  what names the file's kind in "cannot read" messages.  0 (cfg to
+ * be destroyed by the caller) or a PF_E* code with file:line (cfg already destroyed). */
+#define PF_CFG_MAX_BYTES (4u << 20) /* 4 MiB: the largest shipped file is under 20 KiB */
+#define PF_CFG_MAX_LINE 16384       /* bytes; the longest shipped line (a provenance entry) is under 1 KiB */
+struct config_t;
+int pf_cfg_parse(struct config_t *cfg, const char *path, const char *what);
 
 #endif

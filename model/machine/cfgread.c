@@ -149,24 +149,19 @@ int pf_cfg_str(const reader *r, const char *path, char *dst, size_t n, int requi
   return 1;
 }
 
-/* The largest value of a kind that any hardware could have, in SI units: a
- * thousand times today's largest (a GB200 NVL72 rack: 1.4 EFLOP/s FP4, 576
- * TB/s HBM; 800 Gb/s NICs; an 1,000 W device), so a wrong prefix ("200 Pbps")
- * is caught. */
+/* The largest value of a kind that any hardware could have: the kind's bound
+ * in the one table (core/bounds.c). */
 static double qty_limit(pf_unit_kind kind) {
-  switch (kind) {
-  case PF_UNIT_BYTES: return 1e18;     /* 1 EB */
-  case PF_UNIT_BANDWIDTH: return 1e16; /* 10 PB/s */
-  case PF_UNIT_FLOPS: return 1e19;     /* 10 EFLOP/s */
-  case PF_UNIT_POWER: return 1e7;      /* 10 MW */
-  case PF_UNIT_TIME: return 3600;      /* 1 h (a latency or launch cost) */
-  case PF_UNIT_ENERGY: return 1e15;
-  case PF_UNIT_FREQUENCY: return 1e12;
-  case PF_UNIT_NONE: break;
-  }
-  return 1e300;
+  const pf_plaus *b = pf_plaus_of_unit(kind);
+  return b ? b->hi : 1e300;
 }
 
+/* x (non-zero) against the bound b, else PF_EPARSE naming file:line and the key. */
+static int bound_at(const reader *r, const config_setting_t *s, const char *path, const pf_plaus *b, double x) {
+  char where[PF_PATH_MAX + 128];
+  snprintf(where, sizeof where, "%s:%d: %s.%s", r->file, pf_cfg_line(s), r->root_name, path);
+  return pf_plaus_check(b, x, where);
+}
 
 /* A quantity no larger than top. */
 static int qty_read(const reader *r, const char *path, pf_unit_kind kind, double *dst, int required, double top) {
@@ -186,6 +181,18 @@ static int qty_read(const reader *r, const char *path, pf_unit_kind kind, double
   if (*dst > top)
     return pf_error_set(PF_EPARSE, "%s:%d: %s.%s: \"%s\" is beyond any device or network built (at most %g in SI "
                         "units); check the unit prefix", r->file, pf_cfg_line(s), r->root_name, path, v, top);
+  /* zero is "none" where a key allows it; any other value is at least the kind's floor (a missing prefix,
+   * "989.4 FLOPS", or a denormal, "1e-307 Gbps", is refused) */
+  const pf_plaus *b = pf_plaus_of_unit(kind);
+  if (*dst > 0 && b && *dst < b->lo) TRY(bound_at(r, s, path, b, *dst));
+  return 1;
+}
+
+int pf_cfg_qty_bound(const reader *r, const char *path, pf_plaus_id id, double *dst, int required) {
+  const pf_plaus *b = pf_plaus_get(id);
+  int rc = qty_read(r, path, b->unit, dst, required, 1e300);
+  if (rc <= 0) return rc;
+  TRY(bound_at(r, pf_cfg_lookup(r, path), path, b, *dst));
   return 1;
 }
 
@@ -221,6 +228,13 @@ int pf_cfg_num(const reader *r, const char *path, double *dst, int required) {
     return pf_error_set(PF_EPARSE, "%s:%d: %s.%s: expected a number", r->file, pf_cfg_line(s), r->root_name, path);
   if (!isfinite(*dst))
     return pf_error_set(PF_EPARSE, "%s:%d: %s.%s: expected a finite number", r->file, pf_cfg_line(s), r->root_name, path);
+  return 1;
+}
+
+int pf_cfg_num_bound(const reader *r, const char *path, pf_plaus_id id, double *dst, int required) {
+  int rc = pf_cfg_num(r, path, dst, required);
+  if (rc <= 0) return rc;
+  TRY(bound_at(r, pf_cfg_lookup(r, path), path, pf_plaus_get(id), *dst));
   return 1;
 }
 
@@ -300,26 +314,9 @@ int pf_cfg_provenance(const reader *r, char *dst, size_t n) {
   return 0;
 }
 
-/* Open and parse a libconfig file; on error, the detail names file:line. */
-static int open_config(config_t *cfg, const char *path) {
-  config_init(cfg);
-  struct stat st;
-  if (stat(path, &st) != 0) { config_destroy(cfg); return pf_error_set(PF_ENOENT, "%s: no such file", path); }
-  if (config_read_file(cfg, path) != CONFIG_TRUE) {
-    int code = config_error_type(cfg) == CONFIG_ERR_FILE_IO ? PF_EIO : PF_EPARSE;
-    int rc = pf_error_set(code, "%s:%d: %s", config_error_file(cfg) ? config_error_file(cfg) : path,
-                          config_error_line(cfg), config_error_text(cfg));
-    config_destroy(cfg);
-    return rc;
-  }
-  int rc = pf_cfg_check_ints(path);
-  if (rc < 0) config_destroy(cfg);
-  return rc;
-}
-
 int pf_cfg_read_file(const char *path, const char *what, pf_cfg_read_fn read, void *out) {
   config_t cfg;
-  TRY(open_config(&cfg, path));
+  TRY(pf_cfg_parse(&cfg, path, what));
   recorder mine = {0}, *outer = rec;
   rec = &mine;
   record(what, "");

@@ -52,6 +52,12 @@ static inline int get_qty_in(const reader *r, const char *path, pf_unit_kind kin
                              double lo, bool lo_open, double hi, const char *what) {
   return pf_cfg_qty_in(r, path, kind, dst, required, lo, lo_open, hi, what);
 }
+static inline int get_qty_b(const reader *r, const char *path, pf_plaus_id id, double *dst, int required) {
+  return pf_cfg_qty_bound(r, path, id, dst, required);
+}
+static inline int get_num_b(const reader *r, const char *path, pf_plaus_id id, double *dst, int required) {
+  return pf_cfg_num_bound(r, path, id, dst, required);
+}
 static inline int get_num(const reader *r, const char *path, double *dst, int required) {
   return pf_cfg_num(r, path, dst, required);
 }

@@ -4,7 +4,7 @@
  *
  * Errors and unknown keys as for machines (machine.c, cfgread.c): every error
  * names the file, the line and the setting; values are checked where they are
- * read (efficiencies in (0, 1], a device below 3 kW, vector rates at most the
+ * read (efficiencies in (0.01, 1], every quantity within its kind's bounds (core/bounds.c), a device below 3 kW, vector rates at most the
  * matrix units' peak).  The power model's keys: devpower.c.
  */
 #include "hardware.h"
@@ -52,19 +52,13 @@ double pf_device_peak(const pf_device *d, pf_precision p) {
 
 /* Optional rate keys of the kernel model (docs/machine-format.md): units,
  * efficiency.gemm_fp8, efficiency.attention_fwd/_bwd, efficiency.conv; each a
- * fraction in (0, 1]. */
+ * fraction in (0.01, 1] (PF_PLAUS_EFFICIENCY, core/bounds.c). */
 static int read_rate_keys(const reader *r, pf_device *d) {
   TRY(get_int(r, "units", &d->units, 0, 1));
   struct { const char *key; double *dst; } f[] = {
     {"efficiency.gemm_fp8", &d->gemm_eff_fp8}, {"efficiency.attention_fwd", &d->attn_eff_fwd},
     {"efficiency.attention_bwd", &d->attn_eff_bwd}, {"efficiency.conv", &d->conv_eff}};
-  for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
-    int got = get_num(r, f[i].key, f[i].dst, 0);
-    if (got < 0) return got;
-    if (got && (*f[i].dst <= 0 || *f[i].dst > 1))
-      return pf_error_set(PF_EPARSE, "%s:%d: device.%s: must be in (0, 1]", r->file, line_of(lookup(r, f[i].key)),
-                          f[i].key);
-  }
+  for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) TRY(get_num_b(r, f[i].key, PF_PLAUS_EFFICIENCY, f[i].dst, 0));
   if (d->gemm_half_dim <= 0)
     return pf_error_set(PF_EPARSE, "%s:%d: device.efficiency.gemm_half_dim: must be positive", r->file,
                         line_of(lookup(r, "efficiency.gemm_half_dim")));
@@ -87,10 +81,7 @@ static int read_gemm_table(const reader *r, const char *path, pf_device *d) {
   TRY(get_qty(r, "gemm_table.overhead", PF_UNIT_TIME, &overhead, 0));
   TRY(get_qty(r, "gemm_table.peak", PF_UNIT_FLOPS, &peak, 1));
   TRY(get_int(r, "gemm_table.units", &units, 0, 1));
-  TRY(get_num(r, "gemm_table.reference_eff", &ref, 1));
-  if (ref <= 0 || ref > 1)
-    return pf_error_set(PF_EPARSE, "%s:%d: device.gemm_table.reference_eff: must be in (0, 1]", path,
-                        line_of(lookup(r, "gemm_table.reference_eff")));
+  TRY(get_num_b(r, "gemm_table.reference_eff", PF_PLAUS_EFFICIENCY, &ref, 1));
   if (peak <= 0)
     return pf_error_set(PF_EPARSE, "%s:%d: device.gemm_table.peak: must be positive", path,
                         line_of(lookup(r, "gemm_table.peak")));
@@ -150,12 +141,9 @@ static int read_device(config_t *cfg, const char *path, pf_device *d) {
                         line_of(r.root));
   d->gemm_eff = 0.8; d->gemm_half_dim = PF_GEMM_K_HALF; d->hbm_eff = 0.85; d->kernel_launch_s = 5e-6;
   d->conv_eff = 1.0;
-  TRY(get_num(&r, "efficiency.gemm", &d->gemm_eff, 1));
+  TRY(get_num_b(&r, "efficiency.gemm", PF_PLAUS_EFFICIENCY, &d->gemm_eff, 1));
   TRY(get_num_in(&r, "efficiency.gemm_half_dim", &d->gemm_half_dim, 0, 0, true, 1e6, NULL));
-  TRY(get_num(&r, "efficiency.hbm", &d->hbm_eff, 1));
-  if (d->gemm_eff <= 0 || d->gemm_eff > 1 || d->hbm_eff <= 0 || d->hbm_eff > 1.05)
-    return pf_error_set(PF_EPARSE, "%s:%d: device.efficiency: gemm and hbm must be in (0, 1]", path,
-                        line_of(lookup(&r, "efficiency")));
+  TRY(get_num_b(&r, "efficiency.hbm", PF_PLAUS_EFFICIENCY, &d->hbm_eff, 1));
   TRY(read_rate_keys(&r, d));
   TRY(get_qty_in(&r, "kernel_launch", PF_UNIT_TIME, &d->kernel_launch_s, 0, 0, true, 1e-3, NULL));
   TRY(read_gemm_table(&r, path, d));

@@ -138,8 +138,8 @@ int pf_read_device_override(const reader *r, pf_device *d) {
   TRY(get_qty_in(r, "node.device_override.memory", PF_UNIT_BYTES, &d->memory_B, 0, 0, true, 1e15, "device memory"));
   TRY(get_qty_in(r, "node.device_override.memory_bw", PF_UNIT_BANDWIDTH, &d->memory_bw_Bps, 0, 0, true, 1e14, NULL));
   TRY(get_qty_in(r, "node.device_override.kernel_launch", PF_UNIT_TIME, &d->kernel_launch_s, 0, 0, true, 1e-3, NULL));
-  TRY(get_num_in(r, "node.device_override.efficiency.gemm", &d->gemm_eff, 0, 0, true, 1.0, NULL));
-  TRY(get_num_in(r, "node.device_override.efficiency.hbm", &d->hbm_eff, 0, 0, true, 1.05, NULL));
+  TRY(get_num_b(r, "node.device_override.efficiency.gemm", PF_PLAUS_EFFICIENCY, &d->gemm_eff, 0));
+  TRY(get_num_b(r, "node.device_override.efficiency.hbm", PF_PLAUS_EFFICIENCY, &d->hbm_eff, 0));
   TRY(get_qty_in(r, "node.device_override.power.tdp", PF_UNIT_POWER, &d->tdp_W, 0, 0, true, 3000, NULL));
   if (d->tdp_W != tdp0 && cap0 == tdp0) d->cap_W = d->tdp_W; /* the cap followed the tdp: it still does */
   static const char *const keys[] = {"idle", "context", "comm", "wait", "active", "tensor", "vector", "hbm",

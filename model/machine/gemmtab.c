@@ -327,6 +327,12 @@ static int num_field(const char *path, int line, const char *col, const char *s,
   *v = strtod(s, &end);
   if (end == s || *end != '\0' || !isfinite(*v) || *v <= 0)
     return pf_error_set(PF_EPARSE, "%s:%d: %s: expected a positive number, got \"%s\"", path, line, col, s);
+  char where[PF_PATH_MAX + 64];
+  snprintf(where, sizeof where, "%s:%d: %s", path, line, col);
+  /* a timing within the time bound (core/bounds.c); a dimension at most 2^31 (a GEMM's int size) */
+  if (strcmp(col, "time_s") == 0) return pf_plaus_check(pf_plaus_get(PF_PLAUS_TIME), *v, where);
+  if (*v > 2147483647.0)
+    return pf_error_set(PF_EPARSE, "%s: %s is more than 2147483647 (a GEMM dimension is an int)", where, s);
   return 0;
 }
 

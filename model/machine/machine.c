@@ -99,10 +99,7 @@ static int read_comm_keys(const reader *r, pf_machine *m) {
     return pf_error_set(PF_EPARSE, "%s:%d: machine.node.fabric.bridges.group: %d does not divide %d devices", path,
                         line_of(lookup(r, "node.fabric.bridges")), m->fabric_bridge_group, m->gpus_per_node);
   TRY(get_bool(r, "node.fabric.nvls", &m->nvls));
-  TRY(get_num(r, "node.fabric.nvls_efficiency", &m->nvls_eff, 0));
-  if (m->nvls_eff < 0 || m->nvls_eff > 1)
-    return pf_error_set(PF_EPARSE, "%s:%d: machine.node.fabric.nvls_efficiency: must be in (0, 1]", path,
-                        line_of(lookup(r, "node.fabric.nvls_efficiency")));
+  TRY(get_num_b(r, "node.fabric.nvls_efficiency", PF_PLAUS_EFFICIENCY, &m->nvls_eff, 0));
   if (m->nvls && m->fabric != PF_FABRIC_NVLINK_SWITCH)
     return pf_error_set(PF_EPARSE, "%s:%d: machine.node.fabric.nvls: needs kind = \"nvlink_switch\"", path,
                         line_of(lookup(r, "node.fabric.nvls")));
@@ -220,8 +217,9 @@ static int read_fabric_nics(const reader *r, pf_machine *m) {
     return pf_error_set(PF_EPARSE, "%s:%d: machine.node.nics.count: 0 NICs on a machine of %d nodes: the nodes "
                         "could not talk to each other", r->file, line_of(lookup(r, "node.nics.count")), m->nodes);
   TRY(get_qty(r, "node.nics.rate", PF_UNIT_BANDWIDTH, &m->nic_bw_Bps, m->nics_per_node > 0));
+  const pf_plaus *link = pf_plaus_get(PF_PLAUS_LINK_RATE);
   if (m->nics_per_node > 0)
-    TRY(check_range(r, "node.nics.rate", m->nic_bw_Bps, 0, true, 1e16, "a NIC moves data"));
+    TRY(check_range(r, "node.nics.rate", m->nic_bw_Bps, link->lo, false, link->hi, link->why));
   return 0;
 }
 
@@ -237,7 +235,8 @@ static int read_network(const reader *r, pf_machine *m) {
   TRY(get_str(r, "network.tech", n->tech, sizeof n->tech, 0));
   n->link_bw_Bps = m->nic_bw_Bps;
   TRY(get_qty(r, "network.link_rate", PF_UNIT_BANDWIDTH, &n->link_bw_Bps, 0));
-  if (m->nodes > 1) TRY(check_range(r, "network.link_rate", n->link_bw_Bps, 0, true, 1e16, "links move data"));
+  const pf_plaus *link = pf_plaus_get(PF_PLAUS_LINK_RATE);
+  if (m->nodes > 1) TRY(check_range(r, "network.link_rate", n->link_bw_Bps, link->lo, false, link->hi, link->why));
   n->switch_latency_s = 150e-9;
   TRY(get_qty_in(r, "network.switch_latency", PF_UNIT_TIME, &n->switch_latency_s, 0, 0, false, 1e-3, NULL));
   n->nic_latency_s = 2e-6;

@@ -196,33 +196,50 @@ static int op_from_text(const char *s, pf_coll_kind *op) {
   return 0;
 }
 
-/* One result line: size count type [redop root] time algbw busbw ...; 1 when it is one.  *sum: the redop
- * column names a reduction (sum, prod, min, max, avg). */
-static int result_line(const char *line, double *size, double *time_us, double *algbw, double *busbw, int *sum) {
+/* Is t a number as strtod reads it, whole (and finite when finite is asked)? */
+static bool numeric(const char *t, bool finite, double *v) {
+  char *end;
+  double x = strtod(t, &end);
+  if (v) *v = x;
+  return end != t && !*end && (!finite || isfinite(x));
+}
+
+/* One result line: size count type [redop [root]] time algbw busbw ...  Returns 1 when it is one, 0 when the
+ * line is not a row (a log line of the launcher: its first field is not a number), or PF_EPARSE naming
+ * path:line when it starts as a row and cannot be read (cut fields, N/A or nan, a size, time or bandwidth
+ * out of the bounds of core/bounds.c): no row is dropped silently.  *sum: the redop names a reduction. */
+static int result_line(const char *path, int line, const char *text, double *size, double *time_us,
+                       double *algbw, double *busbw, int *sum) {
   char buf[512];
-  snprintf(buf, sizeof buf, "%s", line);
+  snprintf(buf, sizeof buf, "%s", text);
   char *tok[16], *save = NULL;
   int n = 0;
   for (char *t = strtok_r(buf, " \t\r", &save); t && n < 16; t = strtok_r(NULL, " \t\r", &save)) tok[n++] = t;
-  if (n < 6) return 0;
-  char *end;
-  double sz = strtod(tok[0], &end);
-  if (*end || end == tok[0] || sz < 0) return 0;
-  strtod(tok[1], &end);
-  if (*end || end == tok[1] || isdigit((unsigned char)tok[2][0])) return 0;
+  double sz;
+  if (n == 0 || !numeric(tok[0], false, &sz)) return 0;
   int k = 3;
   *sum = 0;
-  while (k < n && !strchr(tok[k], '.')) { /* skip redop and root: the time is the first decimal */
+  if (k < n && !numeric(tok[k], false, NULL)) { /* the reduction: sum, prod, min, max, avg, none */
     static const char *ops[] = {"sum", "prod", "min", "max", "avg"};
     for (int i = 0; i < 5; i++) *sum |= !strcmp(tok[k], ops[i]);
     k++;
   }
-  if (k + 2 >= n) return 0;
+  if (k < n && numeric(tok[k], false, NULL) && !strpbrk(tok[k], ".eEnN") && k + 3 < n) k++; /* the root */
   double v[3];
-  for (int i = 0; i < 3; i++) {
-    v[i] = strtod(tok[k + i], &end);
-    if (*end || end == tok[k + i]) return 0;
-  }
+  bool ok = n >= 6 && numeric(tok[1], true, NULL) && !numeric(tok[2], false, NULL) && k + 2 < n;
+  for (int i = 0; ok && i < 3; i++) ok = numeric(tok[k + i], true, &v[i]);
+  if (!ok)
+    return pf_error_set(PF_EPARSE, "%s:%d: a result row that cannot be read (expected: size count type [redop "
+                        "root] time algbw busbw, numbers; a field is cut, N/A or not finite)", path, line);
+  const pf_plaus *bytes = pf_plaus_get(PF_PLAUS_BYTES), *bw = pf_plaus_get(PF_PLAUS_BANDWIDTH);
+  const char *bad = !(sz >= 0 && sz <= bytes->hi) ? "size (B)" : !(v[0] > 0 && v[0] <= 3600e6) ? "time (us)"
+                    : !(v[1] >= 0 && v[1] * 1e9 <= bw->hi) ? "algbw (GB/s)"
+                    : !(v[2] >= 0 && v[2] * 1e9 <= bw->hi) ? "busbw (GB/s)" : NULL;
+  if (bad)
+    return pf_error_set(PF_EPARSE, "%s:%d: %s %s is out of bounds (size in [0, %g] B, time in (0, 3.6e9] us, "
+                        "bandwidths in [0, %g] GB/s)", path, line, bad,
+                        bad[0] == 's' ? tok[0] : bad[0] == 't' ? tok[k] : bad[0] == 'a' ? tok[k + 1] : tok[k + 2],
+                        bytes->hi, bw->hi / 1e9);
   *size = sz;
   *time_us = v[0];
   *algbw = v[1];
@@ -247,6 +264,33 @@ static int op_from_factor(double ratio, int p, int sum, pf_coll_kind *op) {
   return 0;
 }
 
+/* The distinct hosts of nccl-tests' rank lines (any number of nodes) and the ranks counted. */
+typedef struct {
+  char (*host)[64];
+  int n, ranks;
+} hostset;
+
+/* A "#" line: "# nodes N, GPUs per node G" (preflight collective's own), or a rank line
+ * "#  Rank  0 Group  0 Pid 1 on host device 0 ...". */
+static int header_line(const char *p, hostset *hs, int *own_nodes, int *own_gpn) {
+  int a, b;
+  if (sscanf(p, "# nodes %d, GPUs per node %d", &a, &b) == 2 && a > 0 && b > 0) { *own_nodes = a; *own_gpn = b; }
+  const char *on = strstr(p, " on ");
+  if (!(strstr(p, "Rank") && strstr(p, "Pid") && on)) return 0;
+  hs->ranks++;
+  char h[64] = "";
+  sscanf(on + 4, "%63s", h);
+  for (int i = 0; i < hs->n; i++)
+    if (!strcmp(hs->host[i], h)) return 0;
+  if ((hs->n & (hs->n - 1)) == 0) { /* grown at each power of two */
+    char (*g)[64] = realloc(hs->host, (size_t)(hs->n ? 2 * hs->n : 1) * sizeof *hs->host);
+    if (!g) return pf_error_set(PF_ENOMEM, "out of memory");
+    hs->host = g;
+  }
+  snprintf(hs->host[hs->n++], sizeof hs->host[0], "%s", h);
+  return 0;
+}
+
 int pf_collval_read_nccltests(const char *path, const char *machine, int nodes, int gpn, pf_cvset *out) {
   memset(out, 0, sizeof *out);
   snprintf(out->path, sizeof out->path, "%s", path);
@@ -262,32 +306,38 @@ int pf_collval_read_nccltests(const char *path, const char *machine, int nodes, 
   pf_coll_kind op = PF_ALLREDUCE, by_name = PF_ALLREDUCE;
   /* the collective by content first: a "<op>_perf" anywhere (the command line, nccl-tests' "Collective test"
    * lines); then the file's name; then the bus-bandwidth factor of the rows */
-  int have_op = 0, named = op_from_text(path, &by_name), ranks = 0, nhosts = 0, cap = 0, line = 0, own_nodes = 0,
+  int have_op = 0, named = op_from_text(path, &by_name), cap = 0, line = 0, own_nodes = 0,
       own_gpn = 0, sum = 0;
   double ratio = 0;
-  char hosts[64][64];
-  for (char *p = buf, *e; *p; p = e ? e + 1 : p + strlen(p)) {
+  hostset hs = {0};
+  int noise = 0, noise_line = 0;
+  char *text = len >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0 ? buf + 3 : buf; /* a UTF-8 BOM skipped */
+  for (char *p = text, *e; *p && rc == 0; p = e ? e + 1 : p + strlen(p)) {
     e = strchr(p, '\n');
     if (e) *e = '\0';
     line++;
     if (!have_op && strstr(p, "_perf")) have_op = op_from_text(p, &op);
     if (p[0] == '#') {
-      int a, b;
-      if (sscanf(p, "# nodes %d, GPUs per node %d", &a, &b) == 2 && a > 0 && b > 0) { own_nodes = a; own_gpn = b; }
-      const char *on = strstr(p, " on ");
-      if (strstr(p, "Rank") && strstr(p, "Pid") && on) { /* "#  Rank  0 Group  0 Pid 1 on host device 0 ..." */
-        ranks++;
-        char h[64] = "";
-        sscanf(on + 4, "%63s", h);
-        int seen = 0;
-        for (int i = 0; i < nhosts; i++) seen |= !strcmp(hosts[i], h);
-        if (!seen && nhosts < 64) snprintf(hosts[nhosts++], sizeof hosts[0], "%s", h);
-      }
+      if ((rc = header_line(p, &hs, &own_nodes, &own_gpn)) < 0) break;
       continue;
     }
-    double size, time_us, algbw, busbw;
-    int rsum;
-    if (!result_line(p, &size, &time_us, &algbw, &busbw, &rsum) || size <= 0 || time_us <= 0) continue;
+    double size = 0, time_us = 0, algbw = 0, busbw = 0;
+    int rsum, got = result_line(path, line, p, &size, &time_us, &algbw, &busbw, &rsum);
+    if (got < 0) { rc = got; break; }
+    if (got == 0) { /* not a row: a launcher's log line (NCCL_DEBUG=INFO), counted and reported below */
+      if (!*p || strspn(p, " \t\r") == strlen(p)) continue;
+      if (strlen(p) > 4096) {
+        rc = pf_error_set(PF_EPARSE, "%s:%d: a line of %zu bytes that is no result row (nccl-tests lines are "
+                          "under 200): not nccl-tests output", path, line, strlen(p));
+        break;
+      }
+      if (!noise++) noise_line = line;
+      continue;
+    }
+    if (size == 0) { /* nccl-tests -b 0: the call's latency alone, nothing the model prices */
+      pf_warn("%s:%d: a row of size 0 skipped (only the call's latency; nothing to compare)", path, line);
+      continue;
+    }
     if (algbw >= 1.0 && ratio == 0) { ratio = busbw / algbw; sum = rsum; } /* printed to 0.01: a large row */
     if (out->n == cap) {
       cap = cap ? 2 * cap : 64;
@@ -307,6 +357,11 @@ int pf_collval_read_nccltests(const char *path, const char *machine, int nodes, 
     snprintf(r->source, sizeof r->source, "%s:%d", path, line);
   }
   free(buf);
+  free(hs.host);
+  int ranks = hs.ranks, nhosts = hs.n;
+  if (rc < 0) { pf_cvset_free(out); return rc; }
+  if (noise) pf_warn("%s:%d: %d line%s neither a comment (#) nor a result row, skipped (a launcher's log?)", path,
+                     noise_line, noise, noise == 1 ? "" : "s");
   if (out->n == 0) return pf_error_set(PF_EPARSE, "%s: no nccl-tests / rccl-tests result line (size count type ... "
                                        "time algbw busbw)", path);
   if (nodes <= 0) nodes = own_nodes > 0 ? own_nodes : nhosts > 0 ? nhosts : 1;

@@ -428,6 +428,7 @@ int pf_predict_traced(const pf_scenario *job, pf_prediction *out, pf_trace *trac
     out->energy.clock_ratio = 1.0;
   }
   free(sc);
+  if (rc == 0) rc = pf_prediction_check(out); /* an absurd number is the engine's failure, never a result */
   return rc;
 }
 

@@ -92,6 +92,9 @@ int pf_predict(const pf_scenario *job, pf_prediction *out);
  * intervals, the DP collectives and optimizer of each stage) for a Chrome /
  * Perfetto trace (report/trace.c writes it).  Free with pf_trace_free(). */
 int pf_predict_traced(const pf_scenario *job, pf_prediction *out, pf_trace *trace);
+/* A prediction a command may print (sanity.c): iteration, throughput, MFU, power and energy finite and
+ * positive, MFU at most 100 %, no negative breakdown term; else PF_ESIM naming the value (an engine failure). */
+int pf_prediction_check(const pf_prediction *p);
 
 /* A scenario made into the job pf_predict() reads (resolve.c), in two steps:
  * pf_scenario_apply_calibration() reads the calibration overlay sc names

@@ -142,7 +142,9 @@ static int try_plan(search *s, const pf_plan *pl) {
   pf_memory_estimate(sc, &m);
   if (m.total_B > m.capacity_B) { s->pruned++; return 0; }
   s->evaluated++;
-  if (pf_resolve_predict(sc, s->p) < 0) return 0;
+  int rc = pf_resolve_predict(sc, s->p);
+  if (pf_error_is_failure(rc)) return rc; /* an engine failure stops the search (exit 2), never a pruned plan */
+  if (rc < 0) return 0;
   pf_tune_cand c = {.plan = sc->plan, .t_iter_s = s->p->iteration_time_s, .tokens_per_s = s->p->tokens_per_s,
                     .tflops_per_gpu = s->p->tflops_per_gpu, .memory_GiB = m.total_B / (1024.0 * 1024 * 1024),
                     .energy_J = s->p->energy.facility_J, .breakdown_s = s->p->breakdown_s};

@@ -356,6 +356,9 @@ int pf_validate_run_cached(pf_vset *s, const pf_validate_opts *o, pf_vcache *cac
     }
   }
   if ((rc = pf_predict_batch(items, n, 0, "rows")) < 0) goto done;
+  for (int q = 0; q < n && rc == 0; q++) /* an engine failure stops the validation (exit 2): never a row */
+    if (pf_error_is_failure(items[q].rc)) rc = pf_error_set(items[q].rc, "%s", items[q].detail);
+  if (rc < 0) goto done;
   for (int q = 0; q < n; q++) {
     vcache_entry *e = cache_find(cache, keys[q]);
     e->rc = items[q].rc;

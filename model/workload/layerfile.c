@@ -272,16 +272,9 @@ fail:
 
 int pf_layers_load(const char *path, pf_workload *w) {
   config_t cfg;
-  config_init(&cfg);
-  if (config_read_file(&cfg, path) != CONFIG_TRUE) {
-    int rc = config_error_type(&cfg) == CONFIG_ERR_FILE_IO
-                 ? pf_error_set(PF_ENOENT, "%s: cannot read model file", path)
-                 : pf_error_set(PF_EPARSE, "%s:%d: %s", path, config_error_line(&cfg), config_error_text(&cfg));
-    config_destroy(&cfg);
-    return rc;
-  }
+  int rc = pf_cfg_parse(&cfg, path, "model file");
+  if (rc < 0) return rc;
   const config_setting_t *m = config_lookup(&cfg, "model");
-  int rc = pf_cfg_check_ints(path);
   if (rc == 0)
     rc = !m || !config_setting_is_group(m)
                ? pf_error_set(PF_EPARSE, "%s:%d: model: expected a group model = { id = ...; layers = ( ... ); }", path,

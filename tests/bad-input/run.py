@@ -14,9 +14,10 @@ cases.txt holds blocks separated by blank lines:
     check:  bash that must succeed afterwards (e.g. the old file is unchanged)
     root:   only | never   (cases that need, or cannot run as, uid 0)
 
-Variables in the scripts: $P the preflight binary, $M the machines folder, $B
-tests/bad-input, $F tests/fixtures, $T a fresh temporary folder per case.
-Usage: run.py PREFLIGHT SRC_DIR [NAME_FILTER]
+Variables in the scripts: $P the preflight binary, $S the source tree, $M the machines folder, $B
+the folder of the cases file, $F tests/fixtures, $T a fresh temporary folder per case.
+Usage: run.py PREFLIGHT SRC_DIR [NAME_FILTER] [--cases DIR]   (DIR/cases.txt; default
+tests/bad-input; tests/robustness holds issue 30's table and runs through this runner)
 """
 import concurrent.futures
 import os
@@ -64,9 +65,15 @@ def parse(path):
 
 
 def main():
-    binary, src = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
-    only = sys.argv[3] if len(sys.argv) > 3 else ""
-    here = os.path.join(src, "tests", "bad-input")
+    args = sys.argv[1:]
+    here = None
+    if "--cases" in args:
+        i = args.index("--cases")
+        here = os.path.abspath(args[i + 1])
+        del args[i:i + 2]
+    binary, src = os.path.abspath(args[0]), os.path.abspath(args[1])
+    only = args[2] if len(args) > 2 else ""
+    here = here or os.path.join(src, "tests", "bad-input")
     cases = parse(os.path.join(here, "cases.txt"))
     root = os.geteuid() == 0
     todo, skipped = [], []
@@ -80,7 +87,7 @@ def main():
 
     def run_case(c):
         with tempfile.TemporaryDirectory(prefix="pf-bad-") as t:
-            env = dict(os.environ, P=binary, M=os.path.join(src, "machines"), B=here,
+            env = dict(os.environ, P=binary, M=os.path.join(src, "machines"), B=here, S=src,
                        F=os.path.join(src, "tests", "fixtures"), T=t, PREFLIGHT_PROGRESS="0")
             # a device copied into $T finds its measured GEMM table as the shipped ones do (tables/ beside it)
             os.symlink(os.path.join(src, "machines", "devices", "tables"), os.path.join(t, "tables"))
