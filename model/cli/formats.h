@@ -171,8 +171,10 @@ const char *pf_fmt_net_params(const pf_machine *m, char *buf, size_t n);
 /* The formats' renderers (one file each). */
 extern const pf_doc_renderers pf_fmt_table_renderers, pf_fmt_json_renderers, pf_fmt_csv_renderers,
     pf_fmt_markdown_renderers, pf_fmt_tex_renderers;
-/* JSON renderers kept in a file of their own by document kind (fmt_json_machines.c). */
+/* JSON renderers kept in a file of their own by document kind (fmt_json_machines.c, fmt_json_models.c). */
 void pf_fmt_json_machines(FILE *f, const pf_machine *ms, int n);
 void pf_fmt_json_machine(FILE *f, const pf_machine *m, const pf_machine *measured);
+void pf_fmt_json_models(FILE *f);
+void pf_fmt_json_model(FILE *f, const pf_workload *w);
 
 #endif

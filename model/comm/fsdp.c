@@ -81,7 +81,7 @@ int pf_shard_collective_pattern(const pf_scenario *sc, const pf_topology *t, pf_
 static int stage_units(const pf_scenario *sc, int s) {
   const pf_workload *w = &sc->workload;
   if (w->kind != PF_WL_TRANSFORMER) return 1;
-  int n = pf_plan_layers_per_stage(sc);
+  int n = pf_plan_stage_layers(sc, s); /* the stage's own layers (uneven stages: job/pplayout.c) */
   if (s == 0) n++;
   if (s == sc->plan.pp - 1 && (!w->tied_embeddings || sc->plan.pp > 1)) n++;
   return n > 0 ? n : 1;
