@@ -258,8 +258,11 @@ static void plan_line(FILE *f, const pf_scenario *sc) {
     snprintf(prec, sizeof prec, "fp8 (%s scaling%s)", pf_fp8_recipe_name(r), pl->fp8_attention ? ", fp8 attention" : "");
   else
     snprintf(prec, sizeof prec, "%s", pf_precision_name(sc->precision));
-  fprintf(f, "plan        TP %d x PP %d x DP %d x CP %d, mbs %d, gbs %d, %d microbatches, %s%s%s%s%s%s%s, recompute %s, %s\n",
-          pl->tp, pl->pp, pl->dp, pl->cp, pl->mbs, pl->gbs, pl->grad_accum, pf_schedule_name(pl->schedule),
+  char ep[64] = ""; /* the experts' folded split, shown when it is not EP 1 */
+  if (pf_workload_is_moe(&sc->workload) && (pf_plan_ep(pl) > 1 || pf_plan_etp(pl) != pl->tp))
+    snprintf(ep, sizeof ep, " (experts EP %d x ETP %d x EDP %d)", pf_plan_ep(pl), pf_plan_etp(pl), pf_plan_edp(pl));
+  fprintf(f, "plan        TP %d x PP %d x DP %d x CP %d%s, mbs %d, gbs %d, %d microbatches, %s%s%s%s%s%s%s, recompute %s, %s\n",
+          pl->tp, pl->pp, pl->dp, pl->cp, ep, pl->mbs, pl->gbs, pl->grad_accum, pf_schedule_name(pl->schedule),
           pl->sp ? ", SP" : "", pl->dist_opt ? ", dist-opt" : "",
           pl->overlap_grad_reduce ? ", overlap-grad-reduce" : "", pl->overlap_param_gather ? ", overlap-param-gather" : "",
           pl->flash_attn ? ", flash-attn" : "", pl->tp_comm_overlap ? ", tp-comm-overlap" : "",

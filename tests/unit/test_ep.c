@@ -1,0 +1,90 @@
+/* test_ep.c - expert parallelism as Megatron-Core folds it (job/plan.c, compute/moelayer.c, job/memory.c;
+ * issue 29 item 2):
+ *  - EP x ETP is folded over TP x CP x DP, so EP may exceed DP; EP not dividing the experts, EP x ETP not
+ *    dividing TP x CP x DP, and EP on a dense model are refused naming the option;
+ *  - balanced, a GPU's experts run the same rows whatever EP (fewer, larger grouped GEMMs): the experts'
+ *    FLOPs per GPU do not change with EP, their time does not grow;
+ *  - with --moe-imbalance the busiest rank's experts take more than the balanced share;
+ *  - the routed experts' weights and gradients per GPU fall as 1 / EP, the rest stays. */
+#include "check.h"
+#include "compute/compute.h"
+#include "core/core.h"
+#include "workload/workload.h"
+
+#include <math.h>
+#include <string.h>
+
+static void setup(pf_scenario *sc, const char *model, int gpus, int tp, int ep) {
+  pf_scenario_init(sc);
+  CHECK_INT(pf_machine_load("deepseek-h800", &sc->machine), 0);
+  CHECK_INT(pf_workload_builtin(model, &sc->workload), 0);
+  sc->gpus = gpus;
+  sc->plan.tp = tp;
+  sc->plan.ep = ep;
+  sc->plan.mbs = 1;
+  sc->plan.gbs = 2 * gpus / tp;
+  sc->plan.sp = tp > 1;
+  sc->plan.dist_opt = true;
+  sc->plan.flash_attn = true;
+}
+
+static void refusals(void) {
+  static pf_scenario sc;
+  setup(&sc, "deepseek-v2-lite", 16, 2, 16); /* EP 16 x ETP 2 > TP 2 x DP 8 */
+  CHECK_INT(pf_plan_check(&sc), PF_EPLAN);
+  CHECK(strstr(pf_error_detail(), "--ep 16 x --etp 2") != NULL);
+  setup(&sc, "deepseek-v2-lite", 16, 2, 16);
+  sc.plan.etp = 1; /* EP 16 x ETP 1 over TP 2 x DP 8: EP exceeds DP, folded */
+  CHECK_INT(pf_plan_check(&sc), 0);
+  CHECK_INT(pf_plan_edp(&sc.plan), 1);
+  setup(&sc, "mixtral-8x7b", 16, 1, 16); /* 8 experts */
+  CHECK_INT(pf_plan_check(&sc), PF_EPLAN);
+  CHECK(strstr(pf_error_detail(), "--ep 16 must divide the 8 experts") != NULL);
+  setup(&sc, "llama2-7b", 16, 1, 2);
+  CHECK_INT(pf_plan_check(&sc), PF_EPLAN);
+  CHECK(strstr(pf_error_detail(), "no experts") != NULL);
+}
+
+static void compute(void) {
+  static pf_scenario sc;
+  pf_stage_work w1, w8;
+  setup(&sc, "deepseek-v2-lite", 16, 1, 1);
+  CHECK_INT(pf_plan_check(&sc), 0);
+  CHECK_INT(pf_stage_work_compute(&sc, 0, &w1), 0);
+  setup(&sc, "deepseek-v2-lite", 16, 1, 8);
+  CHECK_INT(pf_plan_check(&sc), 0);
+  CHECK_INT(pf_stage_work_compute(&sc, 0, &w8), 0);
+  CHECK_NEAR(w8.fwd_flops, w1.fwd_flops, 1e-9);
+  CHECK(w8.moe.experts <= w1.moe.experts && w8.moe.experts > 0.5 * w1.moe.experts);
+  sc.workload.expert_imbalance = 2.0; /* the busiest expert takes twice its share: that rank sets the pace */
+  pf_stage_work wi;
+  CHECK_INT(pf_stage_work_compute(&sc, 0, &wi), 0);
+  CHECK(wi.moe.experts > 1.05 * w8.moe.experts);
+}
+
+static void memory(void) {
+  static pf_scenario sc;
+  pf_memory m1, m8;
+  setup(&sc, "deepseek-v2-lite", 16, 1, 1);
+  CHECK_INT(pf_plan_check(&sc), 0);
+  pf_memory_estimate(&sc, &m1);
+  setup(&sc, "deepseek-v2-lite", 16, 1, 8);
+  CHECK_INT(pf_plan_check(&sc), 0);
+  pf_memory_estimate(&sc, &m8);
+  const pf_workload *w = &sc.workload;
+  double Pe = pf_workload_moe_layers_in(w, 0, w->layers) * pf_workload_routed_expert_params(w);
+  CHECK(Pe > 0.5 * pf_workload_params(w, 1));
+  /* bf16 weights and fp32 gradients: the experts' 7/8 gone at EP 8 */
+  CHECK_NEAR(m1.weights_B - m8.weights_B, 2.0 * Pe * 7.0 / 8.0, 1e-9);
+  CHECK_NEAR(m1.gradients_B - m8.gradients_B, 4.0 * Pe * 7.0 / 8.0, 1e-9);
+  /* the distributed optimizer: experts over EDP 2, the rest over DP 16, i.e. every parameter over 16 */
+  CHECK_NEAR(m8.optimizer_B, m1.optimizer_B, 1e-9);
+}
+
+int main(void) {
+  refusals();
+  compute();
+  memory();
+  printf("%d passed, %d failed\n", pf_check_pass, pf_check_fail);
+  return pf_check_fail != 0;
+}
