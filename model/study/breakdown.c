@@ -18,6 +18,7 @@ static const struct {
     {"overhead", offsetof(pf_breakdown, overhead)},
     {"dp_interference", offsetof(pf_breakdown, dp_interference)},
     {"input", offsetof(pf_breakdown, input)},
+    {"ep_a2a", offsetof(pf_breakdown, ep_a2a)},
 };
 
 const char *pf_breakdown_name(int i) { return i >= 0 && i < PF_BREAKDOWN_N ? breakdown_terms[i].name : "?"; }

@@ -13,11 +13,12 @@
 typedef struct pf_breakdown {
   double compute, tp_comm, pp_bubble, pp_comm, dp_comm_exposed, optimizer, overhead, dp_interference;
   double input;                  /* the step waits for the input pipeline (prefetching hides the rest) */
+  double ep_a2a;                 /* the MoE dispatch/combine all-to-alls on the critical stage (not in tp_comm) */
 } pf_breakdown;
 
 /* The breakdown's terms in the order every report prints them (prediction JSON and table, tune's why-not):
  * name ("compute", "tp_comm", ...; static) and value of term i < PF_BREAKDOWN_N. */
-enum { PF_BREAKDOWN_N = 9 };
+enum { PF_BREAKDOWN_N = 10 };
 const char *pf_breakdown_name(int i);
 double pf_breakdown_get(const pf_breakdown *b, int i);
 /* The first terms, compute ... optimizer: the ones a plan choice moves (tune's why-not and its shards). */

@@ -342,8 +342,9 @@ static int predict_once(pf_scenario *sc, double clock, pf_prediction *out, pf_tr
   out->iteration_time_s = core_end + dpi + sc->step_overhead_s;
   double input = pf_input_time(sc), input_wait = fmax(0.0, input - out->iteration_time_s);
   out->iteration_time_s += input_wait;
-  out->breakdown_s = (pf_breakdown){compute, tp, bubble, pp_comm, dp_exposed, d->opt_max_s, sc->step_overhead_s, dpi,
-                                    input_wait};
+  double ep = M * (w[crit].fwd_ep_s + w[crit].bwd_ep_s); /* part of tp: the comm layer adds it there */
+  out->breakdown_s = (pf_breakdown){compute, tp - ep, bubble, pp_comm, dp_exposed, d->opt_max_s, sc->step_overhead_s, dpi,
+                                    input_wait, ep};
   compute_split(sc, &w[crit], out);
   out->pipeline_s = makespan;
   { /* evaluation (Megatron's forward_only schedule): M microbatches through P stages forward, the slowest stage

@@ -5,13 +5,18 @@
  *  - balanced, a GPU's experts run the same rows whatever EP (fewer, larger grouped GEMMs): the experts'
  *    FLOPs per GPU do not change with EP, their time does not grow;
  *  - with --moe-imbalance the busiest rank's experts take more than the balanced share;
- *  - the routed experts' weights and gradients per GPU fall as 1 / EP, the rest stays. */
+ *  - the routed experts' weights and gradients per GPU fall as 1 / EP, the rest stays;
+ *  - on deepseek-h800 (8 GPUs a node), EP 8 inside a node and EP 16 across two: the EP groups are the
+ *    consecutive ranks Megatron folds them from, and the stage's all-to-all time is the MoE layers' dispatch
+ *    and combine as pf_comm_alltoall prices them over those groups, larger across nodes. */
 #include "check.h"
+#include "comm/comm.h"
 #include "compute/compute.h"
 #include "core/core.h"
 #include "workload/workload.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void setup(pf_scenario *sc, const char *model, int gpus, int tp, int ep) {
@@ -81,7 +86,39 @@ static void memory(void) {
   CHECK_NEAR(m8.optimizer_B, m1.optimizer_B, 1e-9);
 }
 
+/* the a2a of one stage of EP ep on 16 GPUs (TP 1, DP 16) against pf_comm_alltoall on the same groups */
+static double a2a(int ep) {
+  static pf_scenario sc;
+  setup(&sc, "deepseek-v2-lite", 16, 1, ep);
+  CHECK_INT(pf_plan_check(&sc), 0);
+  pf_comm c;
+  CHECK_INT(pf_comm_init(&sc, &c), 0);
+  pf_stage_work w;
+  pf_stage_comm o;
+  CHECK_INT(pf_stage_work_compute(&sc, 0, &w), 0);
+  CHECK_INT(pf_comm_stage(&c, 0, &w, &o), 0);
+  int *g, ng;
+  CHECK_INT(pf_comm_ep_groups(&sc, 0, &g, &ng), 0);
+  CHECK_INT(ng, 16 / ep);
+  for (int i = 0; i < 16; i++) CHECK_INT(g[i], i); /* consecutive ranks: group 0 is 0..ep-1 */
+  const pf_workload *wl = &sc.workload;
+  double bytes = 4096.0 * wl->topk * wl->hidden * 2; /* mbs 1 x seq 4096 tokens, top-k copies, bf16 */
+  pf_a2a_req rq = {.groups = g, .ngroups = ng, .p = ep, .bytes = bytes, .topk = wl->topk, .lib = PF_A2A_NCCL};
+  pf_a2a_result r;
+  CHECK_INT(pf_comm_alltoall(&c, &rq, &r), 0);
+  CHECK_INT(r.nodes, ep / 8);
+  int nmoe = pf_workload_moe_layers_in(wl, 0, wl->layers);
+  CHECK_NEAR(w.fwd_ep_s, nmoe * 2 * r.time_s, 1e-9); /* dispatch + combine, both bf16 */
+  CHECK_NEAR(w.bwd_ep_s, nmoe * 2 * r.time_s, 1e-9);
+  CHECK(w.fwd_tp_s >= w.fwd_ep_s); /* on the critical path with the TP collectives */
+  free(g);
+  pf_comm_free(&c);
+  return w.fwd_ep_s;
+}
+
 int main(void) {
+  double t8 = a2a(8), t16 = a2a(16);
+  CHECK(t16 > 1.3 * t8); /* half of each rank's copies leave the node through one 400 Gb/s NIC */
   refusals();
   compute();
   memory();

@@ -113,13 +113,14 @@ static double twice(double x) { return 2 * x; }
 
 static void breakdown_json(void) {
   pf_breakdown b = {.compute = 1, .tp_comm = 2, .pp_bubble = 3, .pp_comm = 4, .dp_comm_exposed = 5,
-                    .optimizer = 6, .overhead = 7, .dp_interference = 8, .input = 9};
+                    .optimizer = 6, .overhead = 7, .dp_interference = 8, .input = 9, .ep_a2a = 10};
   char k[512];
   cJSON *root = cJSON_CreateObject();
   cJSON *o = pf_breakdown_json(root, &b, PF_BREAKDOWN_N, twice);
   keys(o, k, sizeof k);
-  CHECK_STR(k, "compute tp_comm pp_bubble pp_comm dp_comm_exposed optimizer overhead dp_interference input");
+  CHECK_STR(k, "compute tp_comm pp_bubble pp_comm dp_comm_exposed optimizer overhead dp_interference input ep_a2a");
   CHECK_NEAR(cJSON_GetObjectItemCaseSensitive(o, "input")->valuedouble, 18, 0);
+  CHECK_NEAR(cJSON_GetObjectItemCaseSensitive(o, "ep_a2a")->valuedouble, 20, 0);
   cJSON_Delete(root);
 
   root = cJSON_CreateObject();
