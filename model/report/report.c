@@ -292,7 +292,8 @@ void pf_report_prediction_table(FILE *f, const pf_scenario *sc, const pf_predict
   fprintf(f, "breakdown  ");
   for (int i = 0; i < PF_BREAKDOWN_N; i++) {
     double v = pf_breakdown_get(&p->breakdown_s, i);
-    if (v <= 0 && i >= 6) continue; /* overhead, interference and input only when present */
+    /* ep_a2a (MoE at EP > 1), overhead, interference and input only when present */
+    if (v <= 0 && (i >= PF_BREAKDOWN_PLAN_N || strcmp(pf_breakdown_name(i), "ep_a2a") == 0)) continue;
     human_time(v, t, sizeof t);
     fprintf(f, "%s %s %s (%.1f %%)", i > 0 ? "," : "", pf_breakdown_name(i), t, 100 * v / p->iteration_time_s);
   }

@@ -11,6 +11,7 @@ static const struct {
 } breakdown_terms[PF_BREAKDOWN_N] = {
     {"compute", offsetof(pf_breakdown, compute)},
     {"tp_comm", offsetof(pf_breakdown, tp_comm)},
+    {"ep_a2a", offsetof(pf_breakdown, ep_a2a)},
     {"pp_bubble", offsetof(pf_breakdown, pp_bubble)},
     {"pp_comm", offsetof(pf_breakdown, pp_comm)},
     {"dp_comm_exposed", offsetof(pf_breakdown, dp_comm_exposed)},
@@ -18,7 +19,6 @@ static const struct {
     {"overhead", offsetof(pf_breakdown, overhead)},
     {"dp_interference", offsetof(pf_breakdown, dp_interference)},
     {"input", offsetof(pf_breakdown, input)},
-    {"ep_a2a", offsetof(pf_breakdown, ep_a2a)},
 };
 
 const char *pf_breakdown_name(int i) { return i >= 0 && i < PF_BREAKDOWN_N ? breakdown_terms[i].name : "?"; }

@@ -21,8 +21,8 @@ typedef struct pf_breakdown {
 enum { PF_BREAKDOWN_N = 10 };
 const char *pf_breakdown_name(int i);
 double pf_breakdown_get(const pf_breakdown *b, int i);
-/* The first terms, compute ... optimizer: the ones a plan choice moves (tune's why-not and its shards). */
-enum { PF_BREAKDOWN_PLAN_N = 6 };
+/* The first terms, compute ... optimizer (ep_a2a among them): the ones a plan choice moves (tune's why-not and its shards). */
+enum { PF_BREAKDOWN_PLAN_N = 7 };
 
 /* Add the object "breakdown_s" to parent with the first nterms terms as "name": value in order, each value
  * passed through round when round is not NULL (prediction documents round to 6 significant digits); returns

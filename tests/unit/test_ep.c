@@ -8,11 +8,14 @@
  *  - the routed experts' weights and gradients per GPU fall as 1 / EP, the rest stays;
  *  - on deepseek-h800 (8 GPUs a node), EP 8 inside a node and EP 16 across two: the EP groups are the
  *    consecutive ranks Megatron folds them from, and the stage's all-to-all time is the MoE layers' dispatch
- *    and combine as pf_comm_alltoall prices them over those groups, larger across nodes. */
+ *    and combine as pf_comm_alltoall prices them over those groups, larger across nodes;
+ *  - tune searches EP (powers of two dividing the experts) and, at TP 1 PP 1 on 16 H800s, where EP 1 does
+ *    not fit, picks an EP > 1; with --ep 1 fixed nothing fits (PF_ENOFIT). */
 #include "check.h"
 #include "comm/comm.h"
 #include "compute/compute.h"
 #include "core/core.h"
+#include "study/study.h"
 #include "workload/workload.h"
 
 #include <math.h>
@@ -116,7 +119,23 @@ static double a2a(int ep) {
   return w.fwd_ep_s;
 }
 
+static void tune(void) {
+  static pf_scenario sc;
+  setup(&sc, "deepseek-v2-lite", 16, 1, 1);
+  sc.plan.gbs = 64;
+  pf_tune_config o = {.fixed = PF_FIX_TP | PF_FIX_PP | PF_FIX_CP, .objective = PF_OBJ_TIME, .top = 3, .shard = 1,
+                      .nshards = 1, .jobs = 1};
+  pf_tune_result r;
+  CHECK_INT(pf_tune(&sc, &o, &r), 0);
+  CHECK(r.nfinal > 0 && r.final[0].plan.ep > 1 && r.final[0].breakdown_s.ep_a2a > 0);
+  pf_tune_result_free(&r);
+  o.fixed |= PF_FIX_EP;
+  CHECK_INT(pf_tune(&sc, &o, &r), PF_ENOFIT);
+  pf_tune_result_free(&r);
+}
+
 int main(void) {
+  tune();
   double t8 = a2a(8), t16 = a2a(16);
   CHECK(t16 > 1.3 * t8); /* half of each rank's copies leave the node through one 400 Gb/s NIC */
   refusals();

@@ -118,14 +118,14 @@ static void breakdown_json(void) {
   cJSON *root = cJSON_CreateObject();
   cJSON *o = pf_breakdown_json(root, &b, PF_BREAKDOWN_N, twice);
   keys(o, k, sizeof k);
-  CHECK_STR(k, "compute tp_comm pp_bubble pp_comm dp_comm_exposed optimizer overhead dp_interference input ep_a2a");
+  CHECK_STR(k, "compute tp_comm ep_a2a pp_bubble pp_comm dp_comm_exposed optimizer overhead dp_interference input");
   CHECK_NEAR(cJSON_GetObjectItemCaseSensitive(o, "input")->valuedouble, 18, 0);
   CHECK_NEAR(cJSON_GetObjectItemCaseSensitive(o, "ep_a2a")->valuedouble, 20, 0);
   cJSON_Delete(root);
 
   root = cJSON_CreateObject();
   keys(pf_breakdown_json(root, &b, PF_BREAKDOWN_PLAN_N, NULL), k, sizeof k);
-  CHECK_STR(k, "compute tp_comm pp_bubble pp_comm dp_comm_exposed optimizer");
+  CHECK_STR(k, "compute tp_comm ep_a2a pp_bubble pp_comm dp_comm_exposed optimizer");
   pf_breakdown back = {0};
   CHECK_INT(pf_breakdown_json_read(root, PF_BREAKDOWN_PLAN_N, &back), 0);
   CHECK(back.compute == 1 && back.tp_comm == 2 && back.pp_bubble == 3 && back.pp_comm == 4);
