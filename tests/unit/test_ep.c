@@ -63,6 +63,10 @@ static void compute(void) {
   CHECK_INT(pf_plan_check(&sc), 0);
   CHECK_INT(pf_stage_work_compute(&sc, 0, &w8), 0);
   CHECK_NEAR(w8.fwd_flops, w1.fwd_flops, 1e-9);
+  /* the parameters a GPU holds (its gradients reduced, its optimizer step): the experts' 7/8 gone */
+  const pf_workload *wl = &sc.workload;
+  double Pe = pf_workload_moe_layers_in(wl, 0, wl->layers) * pf_workload_routed_expert_params(wl);
+  CHECK_NEAR(w1.params - w8.params, Pe * 7.0 / 8.0, 1e-9);
   CHECK(w8.moe.experts <= w1.moe.experts && w8.moe.experts > 0.5 * w1.moe.experts);
   sc.workload.expert_imbalance = 2.0; /* the busiest expert takes twice its share: that rank sets the pace */
   pf_stage_work wi;
