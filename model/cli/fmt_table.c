@@ -181,8 +181,11 @@ static void tune(FILE *out, const cJSON *ctx, const pf_tune_result *r, const pf_
     const pf_tune_cand *c = &r->final[i];
     pf_tune_plan_text(&c->plan, txt, sizeof txt);
     pf_tune_why(c, &r->final[0], o->objective, why, sizeof why);
-    fprintf(out, "%4d %5d %11.4g %12.4g %10.1f %8.1f %10.1f  %-40s %s\n", i + 1, c->plan.dp, c->t_iter_s,
-            c->tokens_per_s, c->tflops_per_gpu, c->memory_GiB, c->energy_J / 1e3, why, txt);
+    char a2a[48] = ""; /* expert parallelism: the MoE all-to-alls' share of the iteration */
+    if (c->plan.ep > 1 && c->t_iter_s > 0)
+      snprintf(a2a, sizeof a2a, "  (all-to-all %.1f %%)", 100 * c->breakdown_s.ep_a2a / c->t_iter_s);
+    fprintf(out, "%4d %5d %11.4g %12.4g %10.1f %8.1f %10.1f  %-40s %s%s\n", i + 1, c->plan.dp, c->t_iter_s,
+            c->tokens_per_s, c->tflops_per_gpu, c->memory_GiB, c->energy_J / 1e3, why, txt, a2a);
   }
   char sh[320];
   pf_tune_sharded_text(r, o->objective, sh, sizeof sh);

@@ -90,7 +90,8 @@ static int log_options(const pf_megatron_log *l, const pf_optvals *cli, pf_optva
       {"context_parallel_size", "cp", false},      {"micro_batch_size", "mbs", false},
       {"global_batch_size", "gbs", false},         {"seq_length", "seq", false},
       {"num_layers", "layers", true},              {"hidden_size", "hidden", true},
-      {"num_attention_heads", "heads", true},      {"ffn_hidden_size", "ffn-hidden", true}};
+      {"num_attention_heads", "heads", true},      {"ffn_hidden_size", "ffn-hidden", true},
+      {"expert_model_parallel_size", "ep", false}};
   bool user_model = pf_opts_get(cli, "model") || pf_opts_get(cli, "params") || pf_opts_get(cli, "flops-per-sample");
   int rc = 0;
   char src[PF_PATH_MAX + 16];

@@ -290,7 +290,7 @@ int pf_comm_stage(const pf_comm *c, int stage, pf_stage_work *w, pf_stage_comm *
   memset(o, 0, sizeof *o);
   o->tp_algo = PF_COLL_RING;
   o->tp_proto = PF_PROTO_SIMPLE;
-  w->fwd_tp_s = w->bwd_tp_s = 0;
+  w->fwd_tp_s = w->bwd_tp_s = w->fwd_ep_s = w->bwd_ep_s = 0;
   if (wl->kind != PF_WL_TRANSFORMER) return 0;
   double el = pf_precision_bytes(sc->precision), sl = (double)wl->seq / p->cp;
   double buf = p->mbs * sl * wl->hidden * el;
@@ -309,7 +309,7 @@ int pf_comm_stage(const pf_comm *c, int stage, pf_stage_work *w, pf_stage_comm *
   if ((rc = fp8_amax(c, stage, lps, o)) < 0) return rc;
   w->fwd_tp_s = o->tp_fwd_s + o->amax_fwd_s;
   w->bwd_tp_s = o->tp_bwd_s + o->amax_bwd_s;
-  return 0;
+  return pf_comm_stage_ep(c, stage, w, o);
 }
 
 /* ---------- pipeline P2P ---------- */

@@ -90,6 +90,13 @@ typedef struct pf_stage_comm {
  * both included) and w->p2p_bytes; *out gets the detail. */
 int pf_comm_stage(const pf_comm *c, int stage, pf_stage_work *w, pf_stage_comm *out);
 
+/* The expert-parallel all-to-alls of stage s (epa2a.c): per MoE layer a dispatch and a combine forward and
+ * two backward, over the EP groups Megatron-Core cuts from the stage's ranks, priced with pf_comm_alltoall;
+ * fills w->fwd_ep_s, w->bwd_ep_s (0 at EP 1) and adds the bytes to *o. */
+int pf_comm_stage_ep(const pf_comm *c, int stage, pf_stage_work *w, pf_stage_comm *o);
+/* The EP groups of stage s (malloc'ed, caller frees): ETP x EDP groups of EP ranks. */
+int pf_comm_ep_groups(const pf_scenario *sc, int stage, int **gpus, int *ngroups);
+
 /* The data-parallel collective of stage `stage` (reduce-scatter / all-reduce
  * of gradients, all-gather of parameters) with the scenario's --coll-algo. */
 int pf_dp_collective_pattern(const pf_scenario *sc, const pf_topology *t, pf_coll_kind kind, double bytes, int stage,

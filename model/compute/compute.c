@@ -302,9 +302,13 @@ static int transformer_work(const pf_scenario *sc, const pf_kernel_env *env, int
   out->bwd_flops = bs.flops;
   out->fwd = fs;
   out->bwd = bs;
-  out->params = (pf_workload_layers_params(w, pf_plan_stage_first_layer(sc, stage), lps) +
+  /* the routed experts over EP x ETP (MoE parallel folding, plan.h), the rest over TP */
+  double Pe = (pf_workload_moe_layers_in(w, pf_plan_stage_first_layer(sc, stage), lps) + (stage == p->pp - 1 ? w->mtp_layers : 0)) *
+              pf_workload_routed_expert_params(w);
+  out->params = (pf_workload_layers_params(w, pf_plan_stage_first_layer(sc, stage), lps) - Pe +
                  (stage == 0 ? pf_workload_embedding_params(w, p->tp) : 0) +
-                 (stage == p->pp - 1 ? pf_workload_output_params(w, p->tp) + pf_workload_mtp_params(w) : 0)) / p->tp;
+                 (stage == p->pp - 1 ? pf_workload_output_params(w, p->tp) + pf_workload_mtp_params(w) : 0)) / p->tp +
+                Pe / ((double)pf_plan_ep(p) * pf_plan_etp(p));
   return 0;
 }
 

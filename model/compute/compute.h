@@ -19,6 +19,8 @@ typedef struct pf_moe_split {
 typedef struct pf_stage_work {
   double fwd_s, bwd_s;           /* per microbatch, compute only (incl. recompute in bwd) */
   double fwd_tp_s, bwd_tp_s;     /* per microbatch, exposed TP/CP collectives (filled by comm.c) */
+  double fwd_ep_s, bwd_ep_s;     /* per microbatch, the MoE dispatch/combine all-to-alls (comm/epa2a.c;
+                                  * included in fwd_tp_s, bwd_tp_s, which the engines put on the critical path) */
   double gemm_s, mem_s, launch_s;/* breakdown of fwd+bwd compute per microbatch */
   double fwd_flops, bwd_flops;   /* hardware FLOPs per microbatch (incl. recompute) */
   double p2p_bytes;              /* activation bytes sent to the next stage per microbatch (comm.c) */

@@ -2,8 +2,11 @@
  * runs them (megatron/core/transformer/moe: router.py, token_dispatcher.py, experts.py TEGroupedMLP;
  * multi_latent_attention.py), on one GPU for one microbatch of M = mbs x seq / CP tokens.
  *
- * MoE FFN, expert parallelism 1 (every expert on the GPU), the experts split over TP as Megatron's
- * expert-tensor-parallel size defaults to TP (--expert-tensor-parallel-size):
+ * MoE FFN.  The experts run on their own split of the stage's ranks (MoE parallel folding, plan.h): E / EP
+ * experts per GPU, each split over ETP (--expert-tensor-parallel-size, TP by default as in Megatron).  The
+ * rows (token x chosen expert) a GPU's experts run are the stage's routed rows / (EDP x EP), i.e.
+ * M topk ETP / TP with M the attention's tokens per GPU (balanced, dropless): EP makes fewer, larger
+ * grouped GEMMs of the same work; the dispatch and combine all-to-alls are priced above compute (study).
  *  router       the GEMM h -> E on the GPU's tokens (M / TP under sequence parallelism), then one fused
  *               score + top-k kernel (--moe-router-fusion, as the Megatron-MoE model zoo configs run it):
  *               reads the fp32 logits, writes the scores, the top-k probabilities and indices.
@@ -41,6 +44,15 @@ static double tokens(const pf_scenario *sc) {
   return sc->plan.mbs * (double)sc->workload.seq / sc->plan.cp;
 }
 
+/* routed rows (token x chosen expert) per expert, balanced, as one GPU's experts see them: the stage's
+ * TP x CP x DP ranks route DP x CP x M x topk rows (TP ranks share theirs) over E experts, and each expert's
+ * rows are shared by its EDP = TP CP DP / (EP ETP) replicas: M topk EP ETP / (E TP); at EP 1 and ETP = TP
+ * this is M topk / E, and a GPU's E / EP experts run M topk ETP / TP rows whatever EP */
+static double expert_rows(const pf_scenario *sc) {
+  const pf_plan *p = &sc->plan;
+  return tokens(sc) * sc->workload.topk / sc->workload.experts * pf_plan_ep(p) * pf_plan_etp(p) / p->tp;
+}
+
 /* one grouped GEMM launch of `batch` experts of m rows each (kernel.c pads each to the M block) */
 static int grouped(pf_kernel_list *f, const pf_scenario *sc, const char *name, double m, double n, double k,
                    double batch, double host_ops) {
@@ -53,18 +65,21 @@ static int grouped(pf_kernel_list *f, const pf_scenario *sc, const char *name, d
  * the busiest expert's product and the others' are priced apart, the second with no operator of its own) */
 static int experts_gemm(pf_kernel_list *f, const pf_scenario *sc, const char *name, double n, double k) {
   const pf_workload *w = &sc->workload;
-  double E = w->experts, mean = tokens(sc) * w->topk / E, r = pf_workload_expert_load(w);
-  if (w->capacity_factor > 0 || !(r > 1.0)) return grouped(f, sc, name, r * mean, n, k, E, 1);
-  double rest = (E * mean - r * mean) / (E - 1.0); /* the others share what the busiest leaves */
-  return grouped(f, sc, name, r * mean, n, k, 1, 1) | grouped(f, sc, name, rest, n, k, E - 1.0, 0);
+  double E = w->experts, El = E / pf_plan_ep(&sc->plan), mean = expert_rows(sc), r = pf_workload_expert_load(w);
+  if (w->capacity_factor > 0 || !(r > 1.0)) return grouped(f, sc, name, r * mean, n, k, El, 1);
+  /* the busiest rank holds the busiest expert, its others share what the busiest leaves */
+  double rest = (E * mean - r * mean) / (E - 1.0);
+  if (El < 2) return grouped(f, sc, name, r * mean, n, k, 1, 1);
+  return grouped(f, sc, name, r * mean, n, k, 1, 1) | grouped(f, sc, name, rest, n, k, El - 1.0, 0);
 }
 
 int pf_moe_ffn_forward(const pf_scenario *sc, pf_kernel_list *f) {
   const pf_workload *w = &sc->workload;
   const pf_plan *p = &sc->plan;
   double M = tokens(sc), t = p->tp, h = w->hidden, E = w->experts, K = w->topk, fm = w->moe_ffn_hidden;
-  double el = pf_precision_bytes(sc->precision), Mr = M / (p->sp ? t : 1.0);
-  double routed = w->capacity_factor > 0 ? w->capacity_factor * M * K : M * K; /* rows through the experts */
+  double el = pf_precision_bytes(sc->precision), Mr = M / (p->sp ? t : 1.0), et = pf_plan_etp(p);
+  double local = expert_rows(sc) * E / pf_plan_ep(p); /* rows through this GPU's experts */
+  double routed = w->capacity_factor > 0 ? w->capacity_factor * local : local;
   int rc = pf_layer_gemm(f, sc, "router", Mr, E, h, 1);
   /* fp32 logits read, scores written, top-k probabilities and indices written; grouped routing reads the
    * scores once more for the group maxima */
@@ -75,9 +90,9 @@ int pf_moe_ffn_forward(const pf_scenario *sc, pf_kernel_list *f) {
     rc |= pf_kernel_list_add(f, &s);
   }
   rc |= pf_layer_mem(f, "permute", 2.0 * M * K * h * el);
-  rc |= experts_gemm(f, sc, "experts-fc1", 2.0 * fm / t, h);
-  rc |= pf_layer_mem(f, "experts-activation", 3.0 * el * routed * fm / t);
-  rc |= experts_gemm(f, sc, "experts-fc2", h, fm / t);
+  rc |= experts_gemm(f, sc, "experts-fc1", 2.0 * fm / et, h);
+  rc |= pf_layer_mem(f, "experts-activation", 3.0 * el * routed * fm / et);
+  rc |= experts_gemm(f, sc, "experts-fc2", h, fm / et);
   rc |= pf_layer_mem(f, "unpermute", (M * K + M) * h * el);
   if (w->shared_ffn_hidden > 0) {
     double fs = w->shared_ffn_hidden;

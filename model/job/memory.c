@@ -137,6 +137,16 @@ static double working_set(const pf_plan *p, double unit, double wbytes, double g
   return unit * grad_bytes + (z >= 3 ? (1.0 + p->fsdp_prefetch) * unit * wbytes : 0.0);
 }
 
+/* A GPU's share of Pe routed-expert parameters: E / EP experts, each split over ETP (MoE parallel folding,
+ * plan.h; Megatron-Core keeps expert and non-expert parameters in separate buffers, the experts' gradients
+ * reduced and, with the distributed optimizer, their optimizer state sharded over the expert-data-parallel
+ * group EDP = TP CP DP / (EP ETP): megatron/core/distributed/distributed_data_parallel.py
+ * expert_parallel_buffers).  The dispatch and combine buffers of the all-to-all dispatcher are the permuted
+ * tokens already counted in moe_act_delta. */
+static double expert_params(const pf_scenario *sc, double Pe) {
+  return Pe / ((double)pf_plan_ep(&sc->plan) * pf_plan_etp(&sc->plan));
+}
+
 static double inflight(const pf_plan *p) {
   double m = p->grad_accum;
   switch (p->schedule) {
@@ -191,9 +201,11 @@ void pf_memory_estimate(const pf_scenario *sc, pf_memory *m) {
       int stage = all || s == 0 ? s : pp - 1, lps = pf_plan_stage_layers(sc, stage);
       int first = pf_plan_stage_first_layer(sc, stage);
       int nmoe = pf_workload_moe_layers_in(w, first, lps) + (stage == pp - 1 ? w->mtp_layers : 0);
-      double Pl = pf_workload_extended(w) /* MoE: all experts held at EP 1; MTP on the last stage */
+      /* MoE: the routed experts over EP x ETP, the rest over TP (expert_params); MTP on the last stage */
+      double Pe = nmoe * pf_workload_routed_expert_params(w);
+      double Pl = pf_workload_extended(w)
                       ? (pf_workload_layers_params(w, first, lps) +
-                         (stage == pp - 1 ? pf_workload_mtp_params(w) : 0.0)) / tp
+                         (stage == pp - 1 ? pf_workload_mtp_params(w) : 0.0) - Pe) / tp + expert_params(sc, Pe)
                       : lps * layer;
       double P = Pl + (stage == 0 ? emb : 0) + (stage == pp - 1 ? out : 0);
       if (pp > 1 && stage == pp - 1 && w->tied_embeddings) P += emb; /* Megatron keeps a copy for the tied output */
@@ -206,7 +218,9 @@ void pf_memory_estimate(const pf_scenario *sc, pf_memory *m) {
       if (stage == 0) act += mb_inflight * 2.0 * sbh / (p->sp ? tp : 1);
       if (stage == pp - 1)
         act += 4.0 * w->seq / p->cp * p->mbs * (double)pf_workload_padded_vocab(w, tp) / tp;
-      double opt = P * opt_bytes / sd.opt;
+      /* the experts' optimizer state is sharded over EDP only (expert_params), the rest over the shard group */
+      double Pex = expert_params(sc, Pe);
+      double opt = (P - Pex) * opt_bytes / sd.opt + Pex * opt_bytes / (pf_plan_zero(p) >= 1 ? pf_plan_edp(p) : 1);
       double unit = fmax(layer, fmax(stage == 0 ? emb : 0, stage == pp - 1 ? out : 0));
       double work = working_set(p, unit, wbytes, grad_bytes);
       double wts = (P * wbytes + Pl * fp8_copy) / sd.param, grads = P * grad_bytes / sd.grad;

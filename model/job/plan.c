@@ -13,7 +13,7 @@
 
 void pf_scenario_init(pf_scenario *sc) {
   memset(sc, 0, sizeof *sc);
-  sc->plan.tp = sc->plan.pp = sc->plan.cp = 1;
+  sc->plan.tp = sc->plan.pp = sc->plan.cp = sc->plan.ep = 1;
   sc->plan.mbs = 1;
   sc->plan.vstages = 1;
   sc->plan.fsdp_prefetch = 1; /* FSDP's default: one unit ahead (shard.c) */
@@ -285,11 +285,41 @@ static int check_batch(pf_scenario *sc) {
   return 0;
 }
 
+int pf_plan_ep(const pf_plan *p) { return p->ep > 0 ? p->ep : 1; }
+int pf_plan_etp(const pf_plan *p) { return p->etp > 0 ? p->etp : p->tp; }
+int pf_plan_edp(const pf_plan *p) {
+  long long ranks = (long long)p->tp * p->cp * p->dp, e = (long long)pf_plan_ep(p) * pf_plan_etp(p);
+  return e > 0 && ranks % e == 0 ? (int)(ranks / e) : 1;
+}
+
+/* MoE parallel folding (Megatron-Core parallel_state.py initialize_model_parallel: the expert groups are cut
+ * from the same TP x CP x DP ranks of a stage, EP x ETP x EDP = TP x CP x DP; arguments.py: "num_experts must
+ * be divisible by expert_model_parallel_size") */
+static int check_expert_parallel(const pf_scenario *sc) {
+  const pf_plan *p = &sc->plan;
+  const pf_workload *w = &sc->workload;
+  int ep = pf_plan_ep(p), etp = pf_plan_etp(p);
+  if (!pf_workload_is_moe(w) && ep == 1) return 0; /* a dense model: ETP has nothing to split */
+  if (!pf_workload_is_moe(w))
+    return pf_error_set(PF_EPLAN, "--ep %d / --etp %d: model %s has no experts (expert parallelism applies to MoE "
+                        "models)", ep, etp, w->id);
+  if (w->experts % ep != 0)
+    return pf_error_set(PF_EPLAN, "--ep %d must divide the %d experts of %s", ep, w->experts, w->id);
+  if (w->moe_ffn_hidden % etp != 0)
+    return pf_error_set(PF_EPLAN, "--etp %d must divide the experts' hidden size %d", etp, w->moe_ffn_hidden);
+  long long ranks = (long long)p->tp * p->cp * p->dp;
+  if (ranks % ((long long)ep * etp) != 0)
+    return pf_error_set(PF_EPLAN, "--ep %d x --etp %d = %lld must divide TP x CP x DP = %d x %d x %d = %lld (the "
+                        "ranks of a pipeline stage the expert layers are folded over)", ep, etp, (long long)ep * etp,
+                        p->tp, p->cp, p->dp, ranks);
+  return 0;
+}
+
 int pf_plan_check(pf_scenario *sc) {
   int rc;
   pf_plan_settle_defaults(sc); /* a setting on by default that this plan rules out is put off (defaults.c) */
   if ((rc = check_world(sc)) < 0 || (rc = check_model_parallel(sc)) < 0 || (rc = check_model_shape(sc)) < 0 ||
-      (rc = check_batch(sc)) < 0 || (rc = pf_plan_check_sharding(sc)) < 0)
+      (rc = check_batch(sc)) < 0 || (rc = pf_plan_check_sharding(sc)) < 0 || (rc = check_expert_parallel(sc)) < 0)
     return rc;
   return 0;
 }

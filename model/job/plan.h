@@ -46,6 +46,11 @@ typedef enum { PF_FP8_AUTO, PF_FP8_DELAYED, PF_FP8_CURRENT, PF_FP8_MXFP8 } pf_fp
 
 typedef struct pf_plan {
   int tp, pp, dp, cp;
+  /* MoE parallel folding (Megatron-Core MoE README, arXiv 2504.14960): the expert layers get their own split
+   * of the same TP x CP x DP ranks of a pipeline stage, EP x ETP x EDP = TP x CP x DP, so EP may exceed DP.
+   * ep: expert-parallel size (--expert-model-parallel-size, default 1); etp: expert tensor-parallel size
+   * (--expert-tensor-parallel-size; 0: as TP, Megatron-LM arguments.py's default).  pf_plan_etp, _edp. */
+  int ep, etp;
   int mbs, gbs, grad_accum;     /* grad_accum = microbatches per iteration per pipeline */
   pf_schedule schedule;
   int vstages;                  /* V for interleaved (1 otherwise) */
@@ -182,6 +187,10 @@ int pf_framework_parse(const char *s, pf_framework *out);
 /* Global rank of (tp, cp, dp, pp) coordinates (in the plan's rank order) and
  * the node that holds it; pf_plan_coords is the inverse. */
 int pf_plan_rank(const pf_plan *p, int tp_r, int cp_r, int dp_r, int pp_r);
+/* the expert split of a checked plan: ETP (TP when not given) and EDP = TP x CP x DP / (EP x ETP) */
+int pf_plan_ep(const pf_plan *p);
+int pf_plan_etp(const pf_plan *p);
+int pf_plan_edp(const pf_plan *p);
 void pf_plan_coords(const pf_plan *p, int rank, int *tp_r, int *cp_r, int *dp_r, int *pp_r);
 static inline int pf_plan_node_of(const pf_scenario *sc, int rank) { return rank / sc->machine.gpus_per_node; }
 

@@ -13,6 +13,8 @@ static void shape(cJSON *o, const pf_plan *pl) {
   cJSON_AddNumberToObject(o, "pp", pl->pp);
   cJSON_AddNumberToObject(o, "dp", pl->dp);
   cJSON_AddNumberToObject(o, "cp", pl->cp);
+  if (pl->ep > 1) cJSON_AddNumberToObject(o, "ep", pl->ep); /* MoE expert parallelism: only where used */
+  if (pl->etp > 0) cJSON_AddNumberToObject(o, "etp", pl->etp);
   cJSON_AddNumberToObject(o, "mbs", pl->mbs);
   cJSON_AddNumberToObject(o, "gbs", pl->gbs);
   /* uneven pipeline stages: the layout that runs, in Megatron's --pipeline-model-parallel-layout syntax */
@@ -99,6 +101,9 @@ int pf_plan_json_read(const cJSON *o, pf_plan *p) {
   memset(p, 0, sizeof *p);
   p->tp = num(o, "tp", &bad); p->pp = num(o, "pp", &bad); p->dp = num(o, "dp", &bad);
   p->cp = num(o, "cp", &bad); p->mbs = num(o, "mbs", &bad); p->gbs = num(o, "gbs", &bad);
+  const cJSON *ep = cJSON_GetObjectItemCaseSensitive(o, "ep"), *etp = cJSON_GetObjectItemCaseSensitive(o, "etp");
+  p->ep = cJSON_IsNumber(ep) ? (int)ep->valuedouble : 1; /* absent: EP 1, ETP as TP */
+  p->etp = cJSON_IsNumber(etp) ? (int)etp->valuedouble : 0;
   p->grad_accum = num(o, "microbatches", &bad); p->vstages = num(o, "vstages", &bad);
   p->sp = flag(o, "sp", &bad); p->dist_opt = flag(o, "dist_opt", &bad);
   p->overlap_grad_reduce = flag(o, "overlap_grad_reduce", &bad);

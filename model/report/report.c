@@ -271,8 +271,11 @@ static void plan_line(FILE *f, const pf_scenario *sc) {
   char zero[96];
   pf_plan_sharding_text(sc, zero + 2, sizeof zero - 2);
   zero[0] = ',', zero[1] = ' ';
-  fprintf(f, "plan        TP %d x PP %d x DP %d x CP %d, mbs %d, gbs %d, %d microbatches, %s%s%s%s%s%s%s, recompute %s, %s\n",
-          pl->tp, pl->pp, pl->dp, pl->cp, pl->mbs, pl->gbs, pl->grad_accum, pf_schedule_name(pl->schedule),
+  char ep[64] = ""; /* the experts' folded split, shown when it is not EP 1 */
+  if (pf_workload_is_moe(&sc->workload) && (pf_plan_ep(pl) > 1 || pf_plan_etp(pl) != pl->tp))
+    snprintf(ep, sizeof ep, " (experts EP %d x ETP %d x EDP %d)", pf_plan_ep(pl), pf_plan_etp(pl), pf_plan_edp(pl));
+  fprintf(f, "plan        TP %d x PP %d x DP %d x CP %d%s, mbs %d, gbs %d, %d microbatches, %s%s%s%s%s%s%s, recompute %s, %s\n",
+          pl->tp, pl->pp, pl->dp, pl->cp, ep, pl->mbs, pl->gbs, pl->grad_accum, pf_schedule_name(pl->schedule),
           pl->sp ? ", SP" : "", pl->dist_opt ? (pf_plan_zero(pl) >= 2 ? zero : ", dist-opt") : "",
           pl->overlap_grad_reduce ? ", overlap-grad-reduce" : "", pl->overlap_param_gather ? ", overlap-param-gather" : "",
           pl->flash_attn ? ", flash-attn" : "", pl->tp_comm_overlap ? ", tp-comm-overlap" : "",
@@ -313,7 +316,8 @@ void pf_report_prediction_table(FILE *f, const pf_scenario *sc, const pf_predict
   fprintf(f, "breakdown  ");
   for (int i = 0; i < PF_BREAKDOWN_N; i++) {
     double v = pf_breakdown_get(&p->breakdown_s, i);
-    if (v <= 0 && i >= 6) continue; /* overhead, interference and input only when present */
+    /* ep_a2a (MoE at EP > 1), overhead, interference and input only when present */
+    if (v <= 0 && (i >= PF_BREAKDOWN_PLAN_N || strcmp(pf_breakdown_name(i), "ep_a2a") == 0)) continue;
     human_time(v, t, sizeof t);
     fprintf(f, "%s %s %s (%.1f %%)", i > 0 ? "," : "", pf_breakdown_name(i), t, 100 * v / p->iteration_time_s);
   }

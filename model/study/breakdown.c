@@ -11,6 +11,7 @@ static const struct {
 } breakdown_terms[PF_BREAKDOWN_N] = {
     {"compute", offsetof(pf_breakdown, compute)},
     {"tp_comm", offsetof(pf_breakdown, tp_comm)},
+    {"ep_a2a", offsetof(pf_breakdown, ep_a2a)},
     {"pp_bubble", offsetof(pf_breakdown, pp_bubble)},
     {"pp_comm", offsetof(pf_breakdown, pp_comm)},
     {"dp_comm_exposed", offsetof(pf_breakdown, dp_comm_exposed)},

@@ -17,15 +17,16 @@ typedef struct pf_breakdown {
    * cross-node all-reduce) left exposed on the critical stage, incl. what their hidden part costs the compute */
   double fsdp_allgather, fsdp_reduce_scatter;
   double fp8_amax;               /* FP8 delayed scaling's amax all-reduces, forward and backward (comm.c) */
+  double ep_a2a;                 /* the MoE dispatch/combine all-to-alls on the critical stage (not in tp_comm) */
 } pf_breakdown;
 
 /* The breakdown's terms in the order every report prints them (prediction JSON and table, tune's why-not):
  * name ("compute", "tp_comm", ...; static) and value of term i < PF_BREAKDOWN_N. */
-enum { PF_BREAKDOWN_N = 12 };
+enum { PF_BREAKDOWN_N = 13 };
 const char *pf_breakdown_name(int i);
 double pf_breakdown_get(const pf_breakdown *b, int i);
-/* The first terms, compute ... optimizer: the ones a plan choice moves (tune's why-not and its shards). */
-enum { PF_BREAKDOWN_PLAN_N = 6 };
+/* The first terms, compute ... optimizer (ep_a2a among them): the ones a plan choice moves (tune's why-not and its shards). */
+enum { PF_BREAKDOWN_PLAN_N = 7 };
 
 /* Add the object "breakdown_s" to parent with the first nterms terms as "name": value in order, each value
  * passed through round when round is not NULL (prediction documents round to 6 significant digits); returns

@@ -48,9 +48,10 @@ void pf_tune_plan_text(const pf_plan *p, char *buf, size_t n) {
   char zero[48] = "";
   if (pf_plan_zero(p) >= 2)
     snprintf(zero, sizeof zero, " --zero %d%s", p->zero, p->shard_group == PF_SHARD_NODE ? " --fsdp-shard-group node" : "");
-  snprintf(buf, n, "--tp %d --pp %d%s%.0d --mbs %d --recompute %s --schedule %s%s%s%s%s%s%s", p->tp, p->pp,
-           p->cp > 1 ? " --cp " : "", p->cp > 1 ? p->cp : 0, p->mbs, pf_recompute_name(p->recompute), sched,
-           p->sp ? " --sp" : "", zero[0] ? zero : p->dist_opt ? " --dist-opt" : "", p->overlap_grad_reduce ? " --overlap-grad-reduce" : "",
+  snprintf(buf, n, "--tp %d --pp %d%s%.0d%s%.0d --mbs %d --recompute %s --schedule %s%s%s%s%s%s%s", p->tp, p->pp,
+           p->cp > 1 ? " --cp " : "", p->cp > 1 ? p->cp : 0, p->ep > 1 ? " --ep " : "", p->ep > 1 ? p->ep : 0, p->mbs,
+           pf_recompute_name(p->recompute), sched, p->sp ? " --sp" : "", zero[0] ? zero : p->dist_opt ? " --dist-opt" : "",
+           p->overlap_grad_reduce ? " --overlap-grad-reduce" : "",
            p->overlap_param_gather ? " --overlap-param-gather" : "", p->flash_attn ? " --flash-attn" : "",
            p->tp_comm_overlap ? " --tp-comm-overlap" : "");
   size_t o = strlen(buf);
@@ -62,10 +63,10 @@ void pf_tune_plan_text(const pf_plan *p, char *buf, size_t n) {
 static int plan_cmp(const pf_plan *a, const pf_plan *b) {
   const int x[] = {a->tp, a->cp, a->pp, a->schedule, a->vstages, a->mbs, a->recompute, a->sp, a->dist_opt,
                    a->overlap_grad_reduce, a->overlap_param_gather, !a->flash_attn, !a->tp_comm_overlap, a->zero,
-                   a->shard_group};
+                   a->shard_group, a->ep};
   const int y[] = {b->tp, b->cp, b->pp, b->schedule, b->vstages, b->mbs, b->recompute, b->sp, b->dist_opt,
                    b->overlap_grad_reduce, b->overlap_param_gather, !b->flash_attn, !b->tp_comm_overlap, b->zero,
-                   b->shard_group};
+                   b->shard_group, b->ep};
   for (size_t i = 0; i < sizeof x / sizeof *x; i++)
     if (x[i] != y[i]) return x[i] < y[i] ? -1 : 1;
   return 0;
@@ -208,7 +209,7 @@ static int try_sharded(search *s, pf_plan pl, int dp_gt1) {
 }
 
 /* Everything after the shape (TP, CP, PP, schedule) is fixed. */
-static int enumerate_rest(search *s, pf_plan pl) {
+static int enumerate_settings(search *s, pf_plan pl) {
   const pf_scenario *b = s->base;
   unsigned fx = fixed_of(s);
   static const int mbs_set[] = {1, 2, 4, 8};
@@ -241,6 +242,22 @@ static int enumerate_rest(search *s, pf_plan pl) {
         }
       }
     }
+  }
+  return 0;
+}
+
+/* MoE models: the expert-parallel sizes Megatron accepts for this TP x CP x PP (powers of two dividing the
+ * experts, EP x ETP dividing TP x CP x DP: plan.c), unless --ep is given; then the other settings */
+static int enumerate_rest(search *s, pf_plan pl) {
+  const pf_scenario *b = s->base;
+  const pf_workload *w = &b->workload;
+  if (fixed_of(s) & PF_FIX_EP || !pf_workload_is_moe(w)) return enumerate_settings(s, pl);
+  long long ranks = (long long)b->gpus / pl.pp, etp = pf_plan_etp(&pl);
+  for (int e = 1; e <= w->experts; e *= 2) {
+    if (w->experts % e || ranks % (e * etp)) continue;
+    pl.ep = e;
+    int rc = enumerate_settings(s, pl);
+    if (rc < 0) return rc;
   }
   return 0;
 }
@@ -388,11 +405,11 @@ void pf_tune_result_free(pf_tune_result *r) {
 
 void pf_tune_why(const pf_tune_cand *c, const pf_tune_cand *b, pf_objective o, char *buf, size_t n) {
   if (c == b || c->score <= b->score) { snprintf(buf, n, "best"); return; }
-  /* the first six terms of the breakdown (compute ... optimizer): the ones a plan choice moves */
+  /* the first terms of the breakdown (compute ... optimizer): the ones a plan choice moves */
   int worst = 0;
   double d = pf_breakdown_get(&c->breakdown_s, 0) - pf_breakdown_get(&b->breakdown_s, 0);
-  for (int i = 1; i < PF_BREAKDOWN_N; i++) { /* the plan's terms and the per-unit FSDP collectives */
-    if (i >= PF_BREAKDOWN_PLAN_N && i < PF_BREAKDOWN_N - 2) continue;
+  for (int i = 1; i < PF_BREAKDOWN_N; i++) { /* the plan's terms, the per-unit FSDP collectives and FP8's amax */
+    if (i >= PF_BREAKDOWN_PLAN_N && i < PF_BREAKDOWN_N - 3) continue;
     double di = pf_breakdown_get(&c->breakdown_s, i) - pf_breakdown_get(&b->breakdown_s, i);
     if (di > d) worst = i, d = di;
   }

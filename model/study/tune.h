@@ -32,7 +32,8 @@ enum {
   PF_FIX_TP = 1 << 0, PF_FIX_PP = 1 << 1, PF_FIX_CP = 1 << 2, PF_FIX_MBS = 1 << 3, PF_FIX_RECOMPUTE = 1 << 4,
   PF_FIX_SCHEDULE = 1 << 5, PF_FIX_SP = 1 << 6, PF_FIX_DIST_OPT = 1 << 7, PF_FIX_OVERLAP_GRAD = 1 << 8,
   PF_FIX_OVERLAP_PARAM = 1 << 9, PF_FIX_FLASH_ATTN = 1 << 10, PF_FIX_TP_COMM_OVERLAP = 1 << 11,
-  PF_FIX_ZERO = 1 << 12, PF_FIX_SHARD_GROUP = 1 << 13 /* --zero, --fsdp-shard-group (tune searches 0-3, all|node) */
+  PF_FIX_ZERO = 1 << 12, PF_FIX_SHARD_GROUP = 1 << 13, /* --zero, --fsdp-shard-group (tune searches 0-3, all|node) */
+  PF_FIX_EP = 1 << 14
 };
 
 typedef struct pf_tune_cand {

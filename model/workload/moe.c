@@ -93,6 +93,10 @@ double pf_workload_moe_layer_params(const pf_workload *w) {
   return attn_matrices(w) + attn_vectors(w) + router(w) + w->experts * expert(w, w->moe_ffn_hidden) + shared;
 }
 
+double pf_workload_routed_expert_params(const pf_workload *w) {
+  return pf_workload_is_moe(w) ? w->experts * expert(w, w->moe_ffn_hidden) : 0.0;
+}
+
 double pf_workload_layers_params(const pf_workload *w, int first, int n) {
   if (!pf_workload_extended(w)) return n * pf_workload_layer_params(w);
   int moe = pf_workload_moe_layers_in(w, first, n);

@@ -117,6 +117,8 @@ int pf_workload_moe_layers_in(const pf_workload *w, int first, int n);
 double pf_workload_dense_layer_params(const pf_workload *w);
 double pf_workload_moe_layer_params(const pf_workload *w);
 double pf_workload_layers_params(const pf_workload *w, int first, int n);
+/* The routed experts' parameters of one MoE layer (0 for a dense model): what expert parallelism shards. */
+double pf_workload_routed_expert_params(const pf_workload *w);
 double pf_workload_mtp_params(const pf_workload *w);
 /* Parameters one token uses (the top-k routed experts, the shared ones, the router; embedding and output
  * layer included, MTP not).  Publishers differ on the input embedding (Mixtral, Qwen3, OLMoE, DBRX and

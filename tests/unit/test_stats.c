@@ -113,19 +113,20 @@ static double twice(double x) { return 2 * x; }
 
 static void breakdown_json(void) {
   pf_breakdown b = {.compute = 1, .tp_comm = 2, .pp_bubble = 3, .pp_comm = 4, .dp_comm_exposed = 5,
-                    .optimizer = 6, .overhead = 7, .dp_interference = 8, .input = 9, .fp8_amax = 10};
+                    .optimizer = 6, .overhead = 7, .dp_interference = 8, .input = 9, .fp8_amax = 10, .ep_a2a = 11};
   char k[512];
   cJSON *root = cJSON_CreateObject();
   cJSON *o = pf_breakdown_json(root, &b, PF_BREAKDOWN_N, twice);
   keys(o, k, sizeof k);
-  CHECK_STR(k, "compute tp_comm pp_bubble pp_comm dp_comm_exposed optimizer overhead dp_interference input fsdp_allgather fsdp_reduce_scatter fp8_amax");
+  CHECK_STR(k, "compute tp_comm ep_a2a pp_bubble pp_comm dp_comm_exposed optimizer overhead dp_interference input fsdp_allgather fsdp_reduce_scatter fp8_amax");
   CHECK_NEAR(cJSON_GetObjectItemCaseSensitive(o, "fp8_amax")->valuedouble, 20, 0);
   CHECK_NEAR(cJSON_GetObjectItemCaseSensitive(o, "input")->valuedouble, 18, 0);
+  CHECK_NEAR(cJSON_GetObjectItemCaseSensitive(o, "ep_a2a")->valuedouble, 22, 0);
   cJSON_Delete(root);
 
   root = cJSON_CreateObject();
   keys(pf_breakdown_json(root, &b, PF_BREAKDOWN_PLAN_N, NULL), k, sizeof k);
-  CHECK_STR(k, "compute tp_comm pp_bubble pp_comm dp_comm_exposed optimizer");
+  CHECK_STR(k, "compute tp_comm ep_a2a pp_bubble pp_comm dp_comm_exposed optimizer");
   pf_breakdown back = {0};
   CHECK_INT(pf_breakdown_json_read(root, PF_BREAKDOWN_PLAN_N, &back), 0);
   CHECK(back.compute == 1 && back.tp_comm == 2 && back.pp_bubble == 3 && back.pp_comm == 4);

@@ -1,0 +1,150 @@
+/* test_ep.c - expert parallelism as Megatron-Core folds it (job/plan.c, compute/moelayer.c, job/memory.c;
+ * issue 29 item 2):
+ *  - EP x ETP is folded over TP x CP x DP, so EP may exceed DP; EP not dividing the experts, EP x ETP not
+ *    dividing TP x CP x DP, and EP on a dense model are refused naming the option;
+ *  - balanced, a GPU's experts run the same rows whatever EP (fewer, larger grouped GEMMs): the experts'
+ *    FLOPs per GPU do not change with EP, their time does not grow;
+ *  - with --moe-imbalance the busiest rank's experts take more than the balanced share;
+ *  - the routed experts' weights and gradients per GPU fall as 1 / EP, the rest stays;
+ *  - on deepseek-h800 (8 GPUs a node), EP 8 inside a node and EP 16 across two: the EP groups are the
+ *    consecutive ranks Megatron folds them from, and the stage's all-to-all time is the MoE layers' dispatch
+ *    and combine as pf_comm_alltoall prices them over those groups, larger across nodes;
+ *  - tune searches EP (powers of two dividing the experts) and, at TP 1 PP 1 on 16 H800s, where EP 1 does
+ *    not fit, picks an EP > 1; with --ep 1 fixed nothing fits (PF_ENOFIT). */
+#include "check.h"
+#include "comm/comm.h"
+#include "compute/compute.h"
+#include "core/core.h"
+#include "study/study.h"
+#include "workload/workload.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void setup(pf_scenario *sc, const char *model, int gpus, int tp, int ep) {
+  pf_scenario_init(sc);
+  CHECK_INT(pf_machine_load("deepseek-h800", &sc->machine), 0);
+  CHECK_INT(pf_workload_builtin(model, &sc->workload), 0);
+  sc->gpus = gpus;
+  sc->plan.tp = tp;
+  sc->plan.ep = ep;
+  sc->plan.mbs = 1;
+  sc->plan.gbs = 2 * gpus / tp;
+  sc->plan.sp = tp > 1;
+  sc->plan.dist_opt = true;
+  sc->plan.flash_attn = true;
+}
+
+static void refusals(void) {
+  static pf_scenario sc;
+  setup(&sc, "deepseek-v2-lite", 16, 2, 16); /* EP 16 x ETP 2 > TP 2 x DP 8 */
+  CHECK_INT(pf_plan_check(&sc), PF_EPLAN);
+  CHECK(strstr(pf_error_detail(), "--ep 16 x --etp 2") != NULL);
+  setup(&sc, "deepseek-v2-lite", 16, 2, 16);
+  sc.plan.etp = 1; /* EP 16 x ETP 1 over TP 2 x DP 8: EP exceeds DP, folded */
+  CHECK_INT(pf_plan_check(&sc), 0);
+  CHECK_INT(pf_plan_edp(&sc.plan), 1);
+  setup(&sc, "mixtral-8x7b", 16, 1, 16); /* 8 experts */
+  CHECK_INT(pf_plan_check(&sc), PF_EPLAN);
+  CHECK(strstr(pf_error_detail(), "--ep 16 must divide the 8 experts") != NULL);
+  setup(&sc, "llama2-7b", 16, 1, 2);
+  CHECK_INT(pf_plan_check(&sc), PF_EPLAN);
+  CHECK(strstr(pf_error_detail(), "no experts") != NULL);
+}
+
+static void compute(void) {
+  static pf_scenario sc;
+  pf_stage_work w1, w8;
+  setup(&sc, "deepseek-v2-lite", 16, 1, 1);
+  CHECK_INT(pf_plan_check(&sc), 0);
+  CHECK_INT(pf_stage_work_compute(&sc, 0, &w1), 0);
+  setup(&sc, "deepseek-v2-lite", 16, 1, 8);
+  CHECK_INT(pf_plan_check(&sc), 0);
+  CHECK_INT(pf_stage_work_compute(&sc, 0, &w8), 0);
+  CHECK_NEAR(w8.fwd_flops, w1.fwd_flops, 1e-9);
+  /* the parameters a GPU holds (its gradients reduced, its optimizer step): the experts' 7/8 gone */
+  const pf_workload *wl = &sc.workload;
+  double Pe = pf_workload_moe_layers_in(wl, 0, wl->layers) * pf_workload_routed_expert_params(wl);
+  CHECK_NEAR(w1.params - w8.params, Pe * 7.0 / 8.0, 1e-9);
+  CHECK(w8.moe.experts <= w1.moe.experts && w8.moe.experts > 0.5 * w1.moe.experts);
+  sc.workload.expert_imbalance = 2.0; /* the busiest expert takes twice its share: that rank sets the pace */
+  pf_stage_work wi;
+  CHECK_INT(pf_stage_work_compute(&sc, 0, &wi), 0);
+  CHECK(wi.moe.experts > 1.05 * w8.moe.experts);
+}
+
+static void memory(void) {
+  static pf_scenario sc;
+  pf_memory m1, m8;
+  setup(&sc, "deepseek-v2-lite", 16, 1, 1);
+  CHECK_INT(pf_plan_check(&sc), 0);
+  pf_memory_estimate(&sc, &m1);
+  setup(&sc, "deepseek-v2-lite", 16, 1, 8);
+  CHECK_INT(pf_plan_check(&sc), 0);
+  pf_memory_estimate(&sc, &m8);
+  const pf_workload *w = &sc.workload;
+  double Pe = pf_workload_moe_layers_in(w, 0, w->layers) * pf_workload_routed_expert_params(w);
+  CHECK(Pe > 0.5 * pf_workload_params(w, 1));
+  /* bf16 weights and fp32 gradients: the experts' 7/8 gone at EP 8 */
+  CHECK_NEAR(m1.weights_B - m8.weights_B, 2.0 * Pe * 7.0 / 8.0, 1e-9);
+  CHECK_NEAR(m1.gradients_B - m8.gradients_B, 4.0 * Pe * 7.0 / 8.0, 1e-9);
+  /* the distributed optimizer: experts over EDP 2, the rest over DP 16, i.e. every parameter over 16 */
+  CHECK_NEAR(m8.optimizer_B, m1.optimizer_B, 1e-9);
+}
+
+/* the a2a of one stage of EP ep on 16 GPUs (TP 1, DP 16) against pf_comm_alltoall on the same groups */
+static double a2a(int ep) {
+  static pf_scenario sc;
+  setup(&sc, "deepseek-v2-lite", 16, 1, ep);
+  CHECK_INT(pf_plan_check(&sc), 0);
+  pf_comm c;
+  CHECK_INT(pf_comm_init(&sc, &c), 0);
+  pf_stage_work w;
+  pf_stage_comm o;
+  CHECK_INT(pf_stage_work_compute(&sc, 0, &w), 0);
+  CHECK_INT(pf_comm_stage(&c, 0, &w, &o), 0);
+  int *g, ng;
+  CHECK_INT(pf_comm_ep_groups(&sc, 0, &g, &ng), 0);
+  CHECK_INT(ng, 16 / ep);
+  for (int i = 0; i < 16; i++) CHECK_INT(g[i], i); /* consecutive ranks: group 0 is 0..ep-1 */
+  const pf_workload *wl = &sc.workload;
+  double bytes = 4096.0 * wl->topk * wl->hidden * 2; /* mbs 1 x seq 4096 tokens, top-k copies, bf16 */
+  pf_a2a_req rq = {.groups = g, .ngroups = ng, .p = ep, .bytes = bytes, .topk = wl->topk, .lib = PF_A2A_NCCL};
+  pf_a2a_result r;
+  CHECK_INT(pf_comm_alltoall(&c, &rq, &r), 0);
+  CHECK_INT(r.nodes, ep / 8);
+  int nmoe = pf_workload_moe_layers_in(wl, 0, wl->layers);
+  CHECK_NEAR(w.fwd_ep_s, nmoe * 2 * r.time_s, 1e-9); /* dispatch + combine, both bf16 */
+  CHECK_NEAR(w.bwd_ep_s, nmoe * 2 * r.time_s, 1e-9);
+  CHECK(w.fwd_tp_s >= w.fwd_ep_s); /* on the critical path with the TP collectives */
+  free(g);
+  pf_comm_free(&c);
+  return w.fwd_ep_s;
+}
+
+static void tune(void) {
+  static pf_scenario sc;
+  setup(&sc, "deepseek-v2-lite", 16, 1, 1);
+  sc.plan.gbs = 64;
+  pf_tune_config o = {.fixed = PF_FIX_TP | PF_FIX_PP | PF_FIX_CP, .objective = PF_OBJ_TIME, .top = 3, .shard = 1,
+                      .nshards = 1, .jobs = 1};
+  pf_tune_result r;
+  CHECK_INT(pf_tune(&sc, &o, &r), 0);
+  CHECK(r.nfinal > 0 && r.final[0].plan.ep > 1 && r.final[0].breakdown_s.ep_a2a > 0);
+  pf_tune_result_free(&r);
+  o.fixed |= PF_FIX_EP;
+  CHECK_INT(pf_tune(&sc, &o, &r), PF_ENOFIT);
+  pf_tune_result_free(&r);
+}
+
+int main(void) {
+  tune();
+  double t8 = a2a(8), t16 = a2a(16);
+  CHECK(t16 > 1.3 * t8); /* half of each rank's copies leave the node through one 400 Gb/s NIC */
+  refusals();
+  compute();
+  memory();
+  printf("%d passed, %d failed\n", pf_check_pass, pf_check_fail);
+  return pf_check_fail != 0;
+}
