@@ -360,7 +360,7 @@ static int predict_once(pf_scenario *sc, double clock, pf_prediction *out, pf_tr
   double input = pf_input_time(sc), input_wait = fmax(0.0, input - out->iteration_time_s);
   out->iteration_time_s += input_wait;
   double ep = M * (w[crit].fwd_ep_s + w[crit].bwd_ep_s); /* part of tp: the comm layer adds it there */
-  out->breakdown_s = (pf_breakdown){compute, tp - ep, bubble, pp_comm, dp_exposed, d->opt_max_s, sc->step_overhead_s, dpi,
+  out->breakdown_s = (pf_breakdown){compute, fmax(0.0, tp - ep), bubble, pp_comm, dp_exposed, d->opt_max_s, sc->step_overhead_s, dpi,
                                     input_wait, fsdp_ag, fsdp_rs, amax, ep};
   for (int s = 0; s < P; s++) /* the per-unit collectives of each stage, for the trace (report/trace.c) */
     ws.tl->fsdp_ag_s[s] = ws.fsdp[s].ag_s, ws.tl->fsdp_rs_s[s] = ws.fsdp[s].rs_s + ws.fsdp[s].ar_s,

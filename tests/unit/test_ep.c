@@ -133,7 +133,7 @@ static void tune(void) {
   CHECK_INT(pf_tune(&sc, &o, &r), 0);
   CHECK(r.nfinal > 0 && r.final[0].plan.ep > 1 && r.final[0].breakdown_s.ep_a2a > 0);
   pf_tune_result_free(&r);
-  o.fixed |= PF_FIX_EP;
+  o.fixed |= PF_FIX_EP | PF_FIX_DIST_OPT; /* EP 1 at ZeRO-1: ZeRO-3 (tune's sharded plans) would fit it */
   CHECK_INT(pf_tune(&sc, &o, &r), PF_ENOFIT);
   pf_tune_result_free(&r);
 }

@@ -1,0 +1,40 @@
+/* tuneplan.c - how tune describes a plan (tune.h): its options as a command line would give them
+ * (pf_tune_plan_text: the shape, the settings, the sharding level, EP and uneven stages) and why a plan ranks
+ * below the best (pf_tune_why: the breakdown term that grew most). */
+#include "tune.h"
+
+#include "core/core.h"
+
+#include <stdio.h>
+#include <string.h>
+
+void pf_tune_plan_text(const pf_plan *p, char *buf, size_t n) {
+  char sched[24];
+  if (p->schedule == PF_SCHED_INTERLEAVED) snprintf(sched, sizeof sched, "interleaved:%d", p->vstages);
+  else snprintf(sched, sizeof sched, "%s", pf_schedule_name(p->schedule));
+  char zero[48] = "";
+  if (pf_plan_zero(p) >= 2)
+    snprintf(zero, sizeof zero, " --zero %d%s", p->zero, p->shard_group == PF_SHARD_NODE ? " --fsdp-shard-group node" : "");
+  snprintf(buf, n, "--tp %d --pp %d%s%.0d%s%.0d --mbs %d --recompute %s --schedule %s%s%s%s%s%s%s", p->tp, p->pp,
+           p->cp > 1 ? " --cp " : "", p->cp > 1 ? p->cp : 0, p->ep > 1 ? " --ep " : "", p->ep > 1 ? p->ep : 0, p->mbs,
+           pf_recompute_name(p->recompute), sched, p->sp ? " --sp" : "", zero[0] ? zero : p->dist_opt ? " --dist-opt" : "",
+           p->overlap_grad_reduce ? " --overlap-grad-reduce" : "",
+           p->overlap_param_gather ? " --overlap-param-gather" : "", p->flash_attn ? " --flash-attn" : "",
+           p->tp_comm_overlap ? " --tp-comm-overlap" : "");
+  size_t o = strlen(buf);
+  if (o < n) pf_plan_layout_args(p, buf + o, n - o); /* uneven stages: the options that give them */
+}
+
+void pf_tune_why(const pf_tune_cand *c, const pf_tune_cand *b, pf_objective o, char *buf, size_t n) {
+  if (c == b || c->score <= b->score) { snprintf(buf, n, "best"); return; }
+  /* the first terms of the breakdown (compute ... optimizer): the ones a plan choice moves */
+  int worst = 0;
+  double d = pf_breakdown_get(&c->breakdown_s, 0) - pf_breakdown_get(&b->breakdown_s, 0);
+  for (int i = 1; i < PF_BREAKDOWN_N; i++) { /* the plan's terms, the per-unit FSDP collectives and FP8's amax */
+    if (i >= PF_BREAKDOWN_PLAN_N && i < PF_BREAKDOWN_N - 3) continue;
+    double di = pf_breakdown_get(&c->breakdown_s, i) - pf_breakdown_get(&b->breakdown_s, i);
+    if (di > d) worst = i, d = di;
+  }
+  snprintf(buf, n, "+%.1f %% %s: %s %+.3g s", 100 * (c->score / b->score - 1), pf_objective_name(o),
+           pf_breakdown_name(worst), d);
+}
