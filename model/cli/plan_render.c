@@ -192,7 +192,8 @@ static cJSON *row_json(const plan_doc *d, const plan_row *r) {
   cJSON_AddNumberToObject(o, "iterations", b->iterations);
   const pf_pred_interval *iv = &r->iv;
   ranged(o, "iteration_time_s", r->t_iter_s, r->t_iter_s * iv->time_lo, r->t_iter_s * iv->time_hi);
-  ranged(o, "tflops_per_gpu", r->tflops, r->tflops / iv->time_hi, r->tflops / iv->time_lo);
+  ranged(o, "tflops_per_gpu", r->tflops, iv->time_hi > 0 ? r->tflops / iv->time_hi : 0,
+         iv->time_lo > 0 ? r->tflops / iv->time_lo : 0); /* no interval: 0, as the time's bounds */
   ranged(o, "scaling_efficiency", r->eff, r->eff_lo, r->eff_hi);
   ranged(o, "wall_time_h", b->wall_s / 3600, r->lo.wall_s / 3600, r->hi.wall_s / 3600);
   cJSON_AddNumberToObject(o, "jobs", b->jobs);

@@ -111,6 +111,9 @@ cJSON *pf_report_invalid_json(const pf_scenario *sc, int nodes, const char *reas
 }
 
 /* name, name_low, name_high: the value and, with an interval, its nominal 80 % range (interval.h). */
+/* x / d, 0 where there is no interval (d = 0): a rate's bounds are the value over the time interval's */
+static double over(double x, double d) { return d > 0 ? x / d : 0.0; }
+
 static void ranged(cJSON *j, const char *name, double v, double lo, double hi, bool with) {
   cJSON_AddNumberToObject(j, name, r6(v));
   if (!with) return;
@@ -175,10 +178,12 @@ cJSON *pf_report_prediction_json(const pf_scenario *sc, const pf_prediction *p) 
   bool with = iv->n_time > 0;
   ranged(j, "iteration_time_s", p->iteration_time_s, p->iteration_time_s * iv->time_lo,
          p->iteration_time_s * iv->time_hi, with);
-  ranged(j, "tokens_per_s", p->tokens_per_s, p->tokens_per_s / iv->time_hi, p->tokens_per_s / iv->time_lo, with);
-  ranged(j, "samples_per_s", p->samples_per_s, p->samples_per_s / iv->time_hi, p->samples_per_s / iv->time_lo, with);
-  ranged(j, "tflops_per_gpu", p->tflops_per_gpu, p->tflops_per_gpu / iv->time_hi, p->tflops_per_gpu / iv->time_lo,
+  ranged(j, "tokens_per_s", p->tokens_per_s, over(p->tokens_per_s, iv->time_hi), over(p->tokens_per_s, iv->time_lo),
          with);
+  ranged(j, "samples_per_s", p->samples_per_s, over(p->samples_per_s, iv->time_hi),
+         over(p->samples_per_s, iv->time_lo), with);
+  ranged(j, "tflops_per_gpu", p->tflops_per_gpu, over(p->tflops_per_gpu, iv->time_hi),
+         over(p->tflops_per_gpu, iv->time_lo), with);
   if (with) interval_json(j, iv);
   cJSON_AddNumberToObject(j, "mfu", r6(p->mfu));
   cJSON_AddNumberToObject(j, "hw_tflops_per_gpu", r6(p->hw_tflops_per_gpu));
