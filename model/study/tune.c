@@ -307,40 +307,6 @@ static int enumerate(search *s) {
   return 0;
 }
 
-/* No plan fits: the counts, and the memory terms of the valid plan that came closest (what the fixed options,
- * e.g. --ep 1, leave on each GPU), with the terms that alone exceed the device named. */
-static int refuse(search *s) {
-  const pf_scenario *b = s->base;
-  char why[1536] = "";
-  if (s->has_tight) {
-    pf_scenario *sc = s->sc;
-    *sc = *b;
-    sc->plan = s->tight;
-    const pf_memory *m = &s->tight_m;
-    char terms[512], txt[192 + PF_PP_LAYOUT_MAX], over[96] = "";
-    pf_memory_check(sc, m); /* its message: the terms in GiB against the device's */
-    snprintf(terms, sizeof terms, "%s", pf_error_detail());
-    pf_tune_plan_text(&s->tight, txt, sizeof txt);
-    /* the largest terms that alone exceed the device, largest first */
-    struct { const char *name; double B; } t[] = {{"weights", m->weights_B}, {"gradients", m->gradients_B},
-        {"optimizer", m->optimizer_B}, {"activations", m->activations_B}, {"overhead", m->overhead_B}};
-    int n = sizeof t / sizeof *t;
-    for (int i = 1; i < n; i++)
-      for (int j = i; j > 0 && t[j].B > t[j - 1].B; j--) { __typeof__(t[0]) x = t[j]; t[j] = t[j - 1]; t[j - 1] = x; }
-    double sum = 0;
-    for (int i = 0; i < n && sum <= m->capacity_B; i++) {
-      sum += t[i].B;
-      size_t l = strlen(over);
-      snprintf(over + l, sizeof over - l, "%s%s", i ? " + " : "", t[i].name);
-    }
-    snprintf(why, sizeof why, "; the closest, %s, %s; %s alone: %.1f GiB", txt, terms, over, sum / (1024.0 * 1024 * 1024));
-  }
-  return pf_error_set(PF_ENOFIT, "no parallel configuration of %s fits on %d GPUs of %s with global batch %d "
-                      "(%ld plans tried, %ld pruned as invalid or too large)%s",
-                      b->workload.id, b->gpus, b->machine.id, b->plan.gbs, s->enumerated, s->pruned,
-                      why[0] ? why : "; more GPUs or a smaller model are needed");
-}
-
 int pf_tune(const pf_scenario *base_in, const pf_tune_config *o, pf_tune_result *out) {
   memset(out, 0, sizeof *out);
   int keep = 2 * (o->top > 0 ? o->top : 10);
@@ -377,7 +343,8 @@ int pf_tune(const pf_scenario *base_in, const pf_tune_config *o, pf_tune_result 
   out->enumerated = s.enumerated;
   out->pruned = s.pruned;
   out->evaluated = s.evaluated;
-  if (rc == 0 && s.pool.n == 0 && o->nshards <= 1) rc = refuse(&s);
+  if (rc == 0 && s.pool.n == 0 && o->nshards <= 1)
+    rc = pf_tune_refuse(base, s.enumerated, s.pruned, s.has_tight ? &s.tight : NULL, &s.tight_m);
   /* finalists: the best `keep` by screening, simulated with the scenario's engine */
   if (rc == 0) {
     qsort(s.pool.c, (size_t)s.pool.n, sizeof *s.pool.c, by_screen);
