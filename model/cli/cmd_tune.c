@@ -99,6 +99,7 @@ int pf_cmd_tune(int argc, char **argv) {
   cJSON_AddNumberToObject(ctx, "gpus", base->gpus);
   cJSON_AddNumberToObject(ctx, "gbs", base->plan.gbs);
   cJSON_AddNumberToObject(ctx, "top", o.top);
+  if (pf_workload_is_moe(&base->workload)) cJSON_AddNumberToObject(ctx, "experts", base->workload.experts);
   if (trace && trace[0] && r.nfinal > 0 && o.nshards == 1) { /* the best plan's timeline */
     pf_scenario *b = malloc(sizeof *b);
     pf_prediction *p = malloc(sizeof *p);

@@ -174,18 +174,22 @@ static void tune(FILE *out, const cJSON *ctx, const pf_tune_result *r, const pf_
                "%ld evaluated, %d simulated; best %d:\n",
           w->valuestring, gpus, m->valuestring, gbs, pf_objective_name(o->objective), r->enumerated, r->pruned,
           r->evaluated, r->nfinal, top);
-  fprintf(out, "%4s %5s %11s %12s %10s %8s %10s  %-40s %s\n", "rank", "DP", "iter (s)", "tokens/s", "TFLOP/s/G",
-          "mem GiB", "kJ/iter", "why not first", "options");
+  /* a mixture of experts: its expert-parallel size and the all-to-alls' share of the iteration as columns */
+  bool moe = cJSON_GetObjectItemCaseSensitive(ctx, "experts") != NULL;
+  fprintf(out, "%4s %5s%s %11s %12s %10s %8s%s %10s  %-40s %s\n", "rank", "DP", moe ? "    EP" : "", "iter (s)",
+          "tokens/s", "TFLOP/s/G", "mem GiB", moe ? "  a2a %" : "", "kJ/iter", "why not first", "options");
   char txt[192 + PF_PP_LAYOUT_MAX], why[160];
   for (int i = 0; i < top; i++) {
     const pf_tune_cand *c = &r->final[i];
     pf_tune_plan_text(&c->plan, txt, sizeof txt);
     pf_tune_why(c, &r->final[0], o->objective, why, sizeof why);
-    char a2a[48] = ""; /* expert parallelism: the MoE all-to-alls' share of the iteration */
-    if (c->plan.ep > 1 && c->t_iter_s > 0)
-      snprintf(a2a, sizeof a2a, "  (all-to-all %.1f %%)", 100 * c->breakdown_s.ep_a2a / c->t_iter_s);
-    fprintf(out, "%4d %5d %11.4g %12.4g %10.1f %8.1f %10.1f  %-40s %s%s\n", i + 1, c->plan.dp, c->t_iter_s,
-            c->tokens_per_s, c->tflops_per_gpu, c->memory_GiB, c->energy_J / 1e3, why, txt, a2a);
+    char ep[16] = "", a2a[16] = "";
+    if (moe) {
+      snprintf(ep, sizeof ep, " %5d", c->plan.ep > 1 ? c->plan.ep : 1);
+      snprintf(a2a, sizeof a2a, " %6.1f", c->t_iter_s > 0 ? 100 * c->breakdown_s.ep_a2a / c->t_iter_s : 0.0);
+    }
+    fprintf(out, "%4d %5d%s %11.4g %12.4g %10.1f %8.1f%s %10.1f  %-40s %s\n", i + 1, c->plan.dp, ep, c->t_iter_s,
+            c->tokens_per_s, c->tflops_per_gpu, c->memory_GiB, a2a, c->energy_J / 1e3, why, txt);
   }
   char sh[320];
   pf_tune_sharded_text(r, o->objective, sh, sizeof sh);

@@ -76,6 +76,11 @@ typedef struct pf_iter_timeline {
   int fsdp_level;
   int fsdp_units[PF_MAXSTAGE];
   double fsdp_ag_s[PF_MAXSTAGE], fsdp_rs_s[PF_MAXSTAGE];
+  /* expert parallelism (comm/epa2a.c): per stage its MoE layers and one microbatch's all-to-all time in the
+   * forward (dispatch + combine per layer) and the backward (their mirror images), laid out inside each F / B
+   * by the trace; 0 layers without EP */
+  int ep_layers[PF_MAXSTAGE];
+  double ep_fwd_s[PF_MAXSTAGE], ep_bwd_s[PF_MAXSTAGE];
 } pf_iter_timeline;
 
 /* One simulated iteration as a timeline (pf_predict_traced fills it): the

@@ -23,6 +23,13 @@
  *                                reduce-scatter after its backward ("RS u<k>"), each as long as
  *                                one unit's collective; the first gather before the first unit,
  *                                the others prefetched one unit ahead, spread over the interval
+ *   pid 5 "EP all-to-all"        with expert parallelism (comm/epa2a.c), per stage: inside each forward, per
+ *                                MoE layer its token dispatch ("dispatch L<k>") in the middle of the layer's
+ *                                share of the interval (after the attention and the router) and its combine
+ *                                ("combine L<k>") at the share's end; inside each backward the mirror images
+ *                                in reverse layer order ("combine grad L<k>" first, "dispatch grad L<k>" at
+ *                                the middle), each as long as the call (the forward's dispatch may be FP8,
+ *                                the rest bf16: epa2a.c)
  * Times are microseconds with nanosecond resolution; every X event has name,
  * cat, ph, ts, dur, pid and tid.
  */
@@ -100,6 +107,33 @@ static void fsdp_units(cJSON *ev, const pf_iter_timeline *tl, int s, int V, char
   }
 }
 
+/* The all-to-alls of one forward or backward interval [t0, t1] of stage s (pid 5, header): the stage's MoE
+ * layers over the V chunks, each layer an equal share of the interval; the forward's combine and the
+ * backward's two calls are one combine's time each, the forward's dispatch the rest of its time. */
+static void ep_calls(cJSON *ev, const pf_iter_timeline *tl, int s, int V, char kind, double t0, double t1) {
+  int L = tl->ep_layers[s], n = L / (V > 0 ? V : 1);
+  if (L < 1 || n < 1) return;
+  double comb = tl->ep_bwd_s[s] / (2.0 * L), disp = tl->ep_fwd_s[s] / L - comb, slot = (t1 - t0) / n;
+  double first = kind == 'F' ? disp : comb, last = comb; /* the call in the middle, the call at the end */
+  const char *mid = kind == 'F' ? "dispatch" : "dispatch grad", *end = kind == 'F' ? "combine" : "combine grad";
+  char nm[48];
+  for (int u = 0; u < n; u++) {
+    int k = kind == 'F' ? u : n - 1 - u;
+    double a = t0 + u * slot, b = a + slot;
+    if (kind == 'F') {
+      snprintf(nm, sizeof nm, "%s L%d", mid, k);
+      span(ev, 5, s, nm, "ep_a2a", fmax(a, a + 0.5 * (slot - first - last)), fmin(b, a + 0.5 * (slot - first - last) + first));
+      snprintf(nm, sizeof nm, "%s L%d", end, k);
+      span(ev, 5, s, nm, "ep_a2a", fmax(a, b - last), b);
+    } else { /* the backward meets the combine's gradient first, the dispatch's in the middle */
+      snprintf(nm, sizeof nm, "%s L%d", end, k);
+      span(ev, 5, s, nm, "ep_a2a", a, fmin(b, a + last));
+      snprintf(nm, sizeof nm, "%s L%d", mid, k);
+      span(ev, 5, s, nm, "ep_a2a", fmax(a, a + 0.5 * slot), fmin(b, a + 0.5 * slot + first));
+    }
+  }
+}
+
 int pf_trace_write(const pf_scenario *sc, const pf_trace *t, const char *path) {
   const pf_iter_timeline *tl = &t->tl;
   cJSON *root = cJSON_CreateObject();
@@ -110,6 +144,9 @@ int pf_trace_write(const pf_scenario *sc, const pf_trace *t, const char *path) {
   meta(ev, "process_name", 2, 0, "DP collectives");
   meta(ev, "process_name", 3, 0, "optimizer");
   if (tl->fsdp_level >= 2) meta(ev, "process_name", 4, 0, "FSDP collectives");
+  bool ep = false;
+  for (int s = 0; s < P; s++) ep |= tl->ep_layers[s] > 0;
+  if (ep) meta(ev, "process_name", 5, 0, "EP all-to-all");
   for (int s = 0; s < P; s++) {
     char nm[64];
     snprintf(nm, sizeof nm, "stage %d", s);
@@ -117,6 +154,7 @@ int pf_trace_write(const pf_scenario *sc, const pf_trace *t, const char *path) {
     meta(ev, "thread_name", 2, s, nm);
     meta(ev, "thread_name", 3, s, nm);
     if (tl->fsdp_level >= 2) meta(ev, "thread_name", 4, s, nm);
+    if (ep) meta(ev, "thread_name", 5, s, nm);
     snprintf(nm, sizeof nm, "stage %d activations ->", s);
     meta(ev, "thread_name", 1, 2 * s, nm);
     snprintf(nm, sizeof nm, "stage %d <- gradients", s);
@@ -133,6 +171,7 @@ int pf_trace_write(const pf_scenario *sc, const pf_trace *t, const char *path) {
       span(ev, 0, e->stage, nm, e->kind == 'F' ? "forward" : "backward", e->start_s, e->end_s);
       if (tl->fsdp_level >= 2)
         fsdp_units(ev, tl, e->stage, interleaved ? sc->plan.vstages : 1, e->kind, e->start_s, e->end_s);
+      if (ep) ep_calls(ev, tl, e->stage, interleaved ? sc->plan.vstages : 1, e->kind, e->start_s, e->end_s);
     }
     else
       span(ev, 1, 2 * e->stage + (e->kind == 'R'), nm, e->kind == 'S' ? "p2p_fwd" : "p2p_bwd", e->start_s, e->end_s);

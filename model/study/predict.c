@@ -285,6 +285,21 @@ double pf_input_time(const pf_scenario *sc) {
 }
 
 /* What bounds the critical stage's compute (kernel timelines: transformers and layer lists). */
+/* The expert-parallel all-to-alls of each stage, for the trace (report/trace.c): its MoE layers (the MTP
+ * module's on the last stage) and one microbatch's all-to-all time forward and backward (comm/epa2a.c). */
+static void ep_timeline(const pf_scenario *sc, const pf_stage_work *w, pf_iter_timeline *tl) {
+  const pf_plan *p = &sc->plan;
+  for (int s = 0; s < p->pp && s < PF_MAXSTAGE; s++) {
+    int n = 0;
+    if (w[s].fwd_ep_s > 0 && pf_workload_is_moe(&sc->workload))
+      n = pf_workload_moe_layers_in(&sc->workload, pf_plan_stage_first_layer(sc, s), pf_plan_stage_layers(sc, s)) +
+          (s == p->pp - 1 ? sc->workload.mtp_layers : 0);
+    tl->ep_layers[s] = n;
+    tl->ep_fwd_s[s] = n > 0 ? w[s].fwd_ep_s : 0;
+    tl->ep_bwd_s[s] = n > 0 ? w[s].bwd_ep_s : 0;
+  }
+}
+
 static void compute_split(const pf_scenario *sc, const pf_stage_work *crit, pf_prediction *out) {
   int M = sc->plan.grad_accum;
   const pf_step *f = &crit->fwd, *b = &crit->bwd;
@@ -366,6 +381,7 @@ static int predict_once(pf_scenario *sc, double clock, pf_prediction *out, pf_tr
     ws.tl->fsdp_ag_s[s] = ws.fsdp[s].ag_s, ws.tl->fsdp_rs_s[s] = ws.fsdp[s].rs_s + ws.fsdp[s].ar_s,
     ws.tl->fsdp_units[s] = (int)ws.fsdp[s].units;
   ws.tl->fsdp_level = fc->level;
+  ep_timeline(sc, w, ws.tl);
   compute_split(sc, &w[crit], out);
   out->pipeline_s = makespan;
   { /* evaluation (Megatron's forward_only schedule): M microbatches through P stages forward, the slowest stage

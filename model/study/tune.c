@@ -109,6 +109,9 @@ typedef struct {
   long enumerated, pruned, evaluated;
   bool counting;     /* a first pass that only counts this shard's plans (the progress bar's total) */
   pf_tune_result *out; /* keeps the best sharded plan (tunezero.c) */
+  bool has_tight;    /* the valid plan that came closest to fitting, for the refusal's memory terms */
+  pf_plan tight;
+  pf_memory tight_m;
 } search;
 
 static int try_plan(search *s, const pf_plan *pl) {
@@ -124,7 +127,11 @@ static int try_plan(search *s, const pf_plan *pl) {
   if (pf_plan_check(sc) < 0) { s->pruned++; return 0; }
   pf_memory m;
   pf_memory_estimate(sc, &m);
-  if (m.total_B > m.capacity_B) { s->pruned++; return 0; }
+  if (m.total_B > m.capacity_B) {
+    if (!s->has_tight || m.total_B < s->tight_m.total_B) s->has_tight = true, s->tight = sc->plan, s->tight_m = m;
+    s->pruned++;
+    return 0;
+  }
   s->evaluated++;
   int rc = pf_resolve_predict(sc, s->p);
   if (pf_error_is_failure(rc)) return rc; /* an engine failure stops the search (exit 2), never a pruned plan */
@@ -337,9 +344,7 @@ int pf_tune(const pf_scenario *base_in, const pf_tune_config *o, pf_tune_result 
   out->pruned = s.pruned;
   out->evaluated = s.evaluated;
   if (rc == 0 && s.pool.n == 0 && o->nshards <= 1)
-    rc = pf_error_set(PF_ENOFIT, "no parallel configuration of %s fits on %d GPUs of %s with global batch %d "
-                      "(%ld plans tried, %ld pruned as invalid or too large); more GPUs or a smaller model are needed",
-                      base->workload.id, base->gpus, base->machine.id, base->plan.gbs, s.enumerated, s.pruned);
+    rc = pf_tune_refuse(base, s.enumerated, s.pruned, s.has_tight ? &s.tight : NULL, &s.tight_m);
   /* finalists: the best `keep` by screening, simulated with the scenario's engine */
   if (rc == 0) {
     qsort(s.pool.c, (size_t)s.pool.n, sizeof *s.pool.c, by_screen);
@@ -402,6 +407,8 @@ static cJSON *cand_json(const pf_tune_cand *c) {
   cJSON_AddNumberToObject(o, "memory_GiB", c->memory_GiB);
   cJSON_AddNumberToObject(o, "energy_J", c->energy_J);
   pf_breakdown_json(o, &c->breakdown_s, PF_BREAKDOWN_PLAN_N, NULL);
+  if (c->plan.ep > 1 && c->t_iter_s > 0) /* expert parallelism: the all-to-alls' share of the iteration */
+    cJSON_AddNumberToObject(o, "ep_a2a_share", c->breakdown_s.ep_a2a / c->t_iter_s);
   cJSON_AddNumberToObject(o, "screen", c->screen);
   cJSON_AddNumberToObject(o, "score", c->score);
   return o;

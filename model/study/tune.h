@@ -84,6 +84,10 @@ int pf_tune_sharded_merge(const cJSON *doc, pf_tune_result *r);
 /* "ZeRO-3 over 4 ranks: 29.7 s (+7.1 % time), 58.0 GiB per GPU: --tp 1 ..." (nothing when none fits). */
 void pf_tune_sharded_text(const pf_tune_result *r, pf_objective o, char *buf, size_t n);
 
+/* PF_ENOFIT when no plan fits: the counts and, when a valid plan was pruned for memory (tight, its memory m),
+ * its memory terms against the device and the largest terms that alone exceed it (tuneplan.c). */
+int pf_tune_refuse(const pf_scenario *base, long enumerated, long pruned, const pf_plan *tight, const pf_memory *m);
+
 /* "--tp 4 --pp 8 ..." for a plan. */
 void pf_tune_plan_text(const pf_plan *p, char *buf, size_t n);
 

@@ -1,11 +1,13 @@
 /* tuneplan.c - how tune describes a plan (tune.h): its options as a command line would give them
  * (pf_tune_plan_text: the shape, the settings, the sharding level, EP and uneven stages) and why a plan ranks
- * below the best (pf_tune_why: the breakdown term that grew most). */
+ * below the best (pf_tune_why: the breakdown term that grew most), and the refusal when none fits, naming the
+ * plan that came closest (pf_tune_refuse). */
 #include "tune.h"
 
 #include "core/core.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 void pf_tune_plan_text(const pf_plan *p, char *buf, size_t n) {
@@ -37,4 +39,37 @@ void pf_tune_why(const pf_tune_cand *c, const pf_tune_cand *b, pf_objective o, c
   }
   snprintf(buf, n, "+%.1f %% %s: %s %+.3g s", 100 * (c->score / b->score - 1), pf_objective_name(o),
            pf_breakdown_name(worst), d);
+}
+
+/* The counts, and the memory terms of the valid plan that came closest (what the fixed options, e.g. --ep 1,
+ * leave on each GPU: pf_memory_check's message), with the largest terms that alone exceed the device. */
+int pf_tune_refuse(const pf_scenario *base, long enumerated, long pruned, const pf_plan *tight, const pf_memory *m) {
+  char why[1536] = "";
+  if (tight) {
+    pf_scenario *sc = malloc(sizeof *sc);
+    if (!sc) return pf_error_set(PF_ENOMEM, "out of memory");
+    *sc = *base;
+    sc->plan = *tight;
+    char terms[512], txt[192 + PF_PP_LAYOUT_MAX], over[96] = "";
+    pf_memory_check(sc, m);
+    free(sc);
+    snprintf(terms, sizeof terms, "%s", pf_error_detail());
+    pf_tune_plan_text(tight, txt, sizeof txt);
+    struct { const char *name; double B; } t[] = {{"weights", m->weights_B}, {"gradients", m->gradients_B},
+        {"optimizer", m->optimizer_B}, {"activations", m->activations_B}, {"overhead", m->overhead_B}};
+    int n = sizeof t / sizeof *t;
+    for (int i = 1; i < n; i++) /* largest first */
+      for (int j = i; j > 0 && t[j].B > t[j - 1].B; j--) { __typeof__(t[0]) x = t[j]; t[j] = t[j - 1]; t[j - 1] = x; }
+    double sum = 0;
+    for (int i = 0; i < n && sum <= m->capacity_B; i++) {
+      sum += t[i].B;
+      size_t l = strlen(over);
+      snprintf(over + l, sizeof over - l, "%s%s", i ? " + " : "", t[i].name);
+    }
+    snprintf(why, sizeof why, "; the closest, %s, %s; %s alone: %.1f GiB", txt, terms, over, sum / (1024.0 * 1024 * 1024));
+  }
+  return pf_error_set(PF_ENOFIT, "no parallel configuration of %s fits on %d GPUs of %s with global batch %d "
+                      "(%ld plans tried, %ld pruned as invalid or too large)%s",
+                      base->workload.id, base->gpus, base->machine.id, base->plan.gbs, enumerated, pruned,
+                      why[0] ? why : "; more GPUs or a smaller model are needed");
 }
