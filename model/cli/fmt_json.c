@@ -188,6 +188,18 @@ static cJSON *summary_json(const pf_vsum *s) {
       if (st.n > 0) cJSON_AddItemToObject(o, s->names[g][k], pf_vstats_json(st));
     }
   }
+  cJSON *eg = cJSON_AddArrayToObject(sum, "by_energy_group");
+  for (int k = 0; k < s->nnames[3]; k++) {
+    double mean, med;
+    int n = pf_vsum_energy_group(s, k, &mean, &med);
+    if (n == 0) continue;
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "group", s->names[3][k]);
+    cJSON_AddNumberToObject(o, "rows", n);
+    cJSON_AddNumberToObject(o, "signed_mean_pct_error", mean);
+    cJSON_AddNumberToObject(o, "median_abs_pct_error", med);
+    cJSON_AddItemToArray(eg, o);
+  }
   cJSON *w = cJSON_AddArrayToObject(sum, "worst");
   for (int k = 0; k < s->nworst; k++) {
     const pf_vrow *r = &s->worst[k];
