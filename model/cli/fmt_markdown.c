@@ -11,6 +11,7 @@
 
 #include "study/study.h"
 
+#include <math.h>
 #include <stdio.h>
 
 /* ---- validate: the summary, then the rows (md_row) and the not-predicted lines ---- */
@@ -62,6 +63,16 @@ static void md_summary(FILE *f, const pf_vsum *s, const char *path) {
       snprintf(label, sizeof label, "%s `%s`", what[g], s->names[g][k]);
       md_stats_row(f, label, pf_vsum_stats(s, g, k));
     }
+  bool any = false; /* energy and power rows per machine x application: the signed mean (docs/energy.md) */
+  for (int k = 0; k < s->nnames[3]; k++) {
+    double mean, med;
+    int n = pf_vsum_energy_group(s, k, &mean, &med);
+    if (n == 0) continue;
+    if (!any) fprintf(f, "\n| energy and power rows of | n | signed mean error | median \\|error\\| |\n|---|---:|---:|---:|\n");
+    any = true;
+    fprintf(f, "| `%s`%s | %d | %+.1f %% | %.1f %% |\n", s->names[3][k],
+            fabs(mean) > PF_VGROUP_BOUND_PCT ? " (beyond 15 %)" : "", n, mean, med);
+  }
 }
 
 static void md_not_predicted(FILE *f, const pf_vsum *s, const char *path) {
