@@ -189,15 +189,13 @@ static cJSON *summary_json(const pf_vsum *s) {
     }
   }
   cJSON *eg = cJSON_AddArrayToObject(sum, "by_energy_group");
-  for (int k = 0; k < s->nnames[3]; k++) {
-    double mean, med;
-    int n = pf_vsum_energy_group(s, k, &mean, &med);
-    if (n == 0) continue;
+  pf_vgroup g[64];
+  for (int k = 0, n = pf_vsum_energy_groups(s, g); k < n; k++) {
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "group", s->names[3][k]);
-    cJSON_AddNumberToObject(o, "rows", n);
-    cJSON_AddNumberToObject(o, "signed_mean_pct_error", mean);
-    cJSON_AddNumberToObject(o, "median_abs_pct_error", med);
+    cJSON_AddStringToObject(o, "group", g[k].name);
+    cJSON_AddNumberToObject(o, "rows", g[k].rows);
+    cJSON_AddNumberToObject(o, "signed_mean_pct_error", g[k].signed_mean_pct);
+    cJSON_AddNumberToObject(o, "median_abs_pct_error", g[k].median_abs_pct);
     cJSON_AddItemToArray(eg, o);
   }
   cJSON *w = cJSON_AddArrayToObject(sum, "worst");

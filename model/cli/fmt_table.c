@@ -253,16 +253,12 @@ static void print_stats_line(FILE *f, const char *label, pf_vstats st) {
 /* Energy and power rows per machine x application: the signed mean says whether a group errs one way
  * (docs/energy.md, "Validation"); those beyond PF_VGROUP_BOUND_PCT are marked. */
 static void print_energy_groups(FILE *f, const pf_vsum *s) {
-  bool any = false;
-  for (int k = 0; k < s->nnames[3]; k++) {
-    double mean, med;
-    int n = pf_vsum_energy_group(s, k, &mean, &med);
-    if (n == 0) continue;
-    if (!any) fprintf(f, "by machine x application (energy and power rows; signed mean error):\n");
-    any = true;
-    fprintf(f, "  %-46s %4d rows  signed mean %+6.1f %%  median |error| %5.1f %%%s\n", s->names[3][k], n, mean, med,
-            fabs(mean) > PF_VGROUP_BOUND_PCT ? "  beyond 15 %" : "");
-  }
+  pf_vgroup g[64];
+  int n = pf_vsum_energy_groups(s, g);
+  if (n > 0) fprintf(f, "by machine x application (energy and power rows; signed mean error):\n");
+  for (int k = 0; k < n; k++)
+    fprintf(f, "  %-46s %4d rows  signed mean %+6.1f %%  median |error| %5.1f %%%s\n", g[k].name, g[k].rows,
+            g[k].signed_mean_pct, g[k].median_abs_pct, fabs(g[k].signed_mean_pct) > PF_VGROUP_BOUND_PCT ? "  beyond 15 %" : "");
 }
 
 static void vtable_header(FILE *f, bool fit) {

@@ -45,9 +45,11 @@ typedef struct pf_vsum {
 void pf_vsum_add(pf_vsum *s, const pf_vrow *r);
 /* group -1: all; 0-2: names; 3: metric; 4: metering scope of energy and power rows (index a pf_scope) */
 pf_vstats pf_vsum_stats(const pf_vsum *s, int group, int index);
-/* The judged energy and power rows of machine x application pair k (names[3]): their number, the mean of their
- * signed errors (percent) and the median of their |errors|; 0 rows when the pair has none. */
-int pf_vsum_energy_group(const pf_vsum *s, int k, double *signed_mean_pct, double *median_abs_pct);
+/* The judged energy and power rows of one machine x application pair: their number, the mean of their signed
+ * errors (percent) and the median of their |errors|. */
+typedef struct pf_vgroup { const char *name; int rows; double signed_mean_pct, median_abs_pct; } pf_vgroup;
+/* The pairs (names[3]) that have such rows, in order of appearance, into out[64]; returns how many. */
+int pf_vsum_energy_groups(const pf_vsum *s, pf_vgroup out[64]);
 /* A pair's signed mean beyond this (percent) is named in the summary: issue 27's acceptance bound. */
 #define PF_VGROUP_BOUND_PCT 15.0
 /* Predicted rows that are reported but not judged (tagged "regression"). */

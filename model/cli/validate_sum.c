@@ -96,20 +96,22 @@ pf_vstats pf_vsum_stats(const pf_vsum *s, int group, int index) {
   return st;
 }
 
-int pf_vsum_energy_group(const pf_vsum *s, int k, double *signed_mean_pct, double *median_abs_pct) {
+int pf_vsum_energy_groups(const pf_vsum *s, pf_vgroup out[64]) {
   double *x = malloc((size_t)(s->nrec > 0 ? s->nrec : 1) * sizeof *x);
-  int n = 0;
-  double sum = 0;
-  for (int i = 0; x && i < s->nrec; i++) {
-    const pf_vrec *r = &s->rec[i];
-    if (r->group[3] != k || not_judged(s, r) || (r->metric != PF_MET_ENERGY && r->metric != PF_MET_POWER)) continue;
-    sum += r->pct;
-    x[n++] = r->abs_pct;
+  int ng = 0;
+  for (int k = 0; x && k < s->nnames[3]; k++) {
+    int n = 0;
+    double sum = 0;
+    for (int i = 0; i < s->nrec; i++) {
+      const pf_vrec *r = &s->rec[i];
+      if (r->group[3] != k || not_judged(s, r) || (r->metric != PF_MET_ENERGY && r->metric != PF_MET_POWER)) continue;
+      sum += r->pct;
+      x[n++] = r->abs_pct;
+    }
+    if (n > 0) out[ng++] = (pf_vgroup){s->names[3][k], n, sum / n, pf_vstats_of(x, n).median_abs_pct};
   }
-  *signed_mean_pct = n > 0 ? sum / n : NAN;
-  *median_abs_pct = n > 0 ? pf_vstats_of(x, n).median_abs_pct : NAN;
   free(x);
-  return n;
+  return ng;
 }
 
 int pf_vsum_unjudged(const pf_vsum *s) {
