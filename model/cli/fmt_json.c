@@ -188,6 +188,16 @@ static cJSON *summary_json(const pf_vsum *s) {
       if (st.n > 0) cJSON_AddItemToObject(o, s->names[g][k], pf_vstats_json(st));
     }
   }
+  cJSON *eg = cJSON_AddArrayToObject(sum, "by_energy_group");
+  pf_vgroup g[64];
+  for (int k = 0, n = pf_vsum_energy_groups(s, g); k < n; k++) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "group", g[k].name);
+    cJSON_AddNumberToObject(o, "rows", g[k].rows);
+    cJSON_AddNumberToObject(o, "signed_mean_pct_error", g[k].signed_mean_pct);
+    cJSON_AddNumberToObject(o, "median_abs_pct_error", g[k].median_abs_pct);
+    cJSON_AddItemToArray(eg, o);
+  }
   cJSON *w = cJSON_AddArrayToObject(sum, "worst");
   for (int k = 0; k < s->nworst; k++) {
     const pf_vrow *r = &s->worst[k];

@@ -11,6 +11,7 @@
 
 #include "study/study.h"
 
+#include <math.h>
 #include <stdio.h>
 
 /* ---- validate: the summary, then the rows (md_row) and the not-predicted lines ---- */
@@ -62,6 +63,13 @@ static void md_summary(FILE *f, const pf_vsum *s, const char *path) {
       snprintf(label, sizeof label, "%s `%s`", what[g], s->names[g][k]);
       md_stats_row(f, label, pf_vsum_stats(s, g, k));
     }
+  pf_vgroup g[64]; /* energy and power rows per machine x application: the signed mean (docs/energy.md) */
+  int n = pf_vsum_energy_groups(s, g);
+  if (n > 0) fprintf(f, "\n| energy and power rows of | n | signed mean error | median \\|error\\| |\n|---|---:|---:|---:|\n");
+  for (int k = 0; k < n; k++)
+    fprintf(f, "| `%s`%s | %d | %+.1f %% | %.1f %% |\n", g[k].name,
+            fabs(g[k].signed_mean_pct) > PF_VGROUP_BOUND_PCT ? " (beyond 15 %)" : "", g[k].rows, g[k].signed_mean_pct,
+            g[k].median_abs_pct);
 }
 
 static void md_not_predicted(FILE *f, const pf_vsum *s, const char *path) {

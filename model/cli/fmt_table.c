@@ -254,6 +254,17 @@ static void print_stats_line(FILE *f, const char *label, pf_vstats st) {
           st.mean_abs_pct, st.max_abs_pct);
 }
 
+/* Energy and power rows per machine x application: the signed mean says whether a group errs one way
+ * (docs/energy.md, "Validation"); those beyond PF_VGROUP_BOUND_PCT are marked. */
+static void print_energy_groups(FILE *f, const pf_vsum *s) {
+  pf_vgroup g[64];
+  int n = pf_vsum_energy_groups(s, g);
+  if (n > 0) fprintf(f, "by machine x application (energy and power rows; signed mean error):\n");
+  for (int k = 0; k < n; k++)
+    fprintf(f, "  %-46s %4d rows  signed mean %+6.1f %%  median |error| %5.1f %%%s\n", g[k].name, g[k].rows,
+            g[k].signed_mean_pct, g[k].median_abs_pct, fabs(g[k].signed_mean_pct) > PF_VGROUP_BOUND_PCT ? "  beyond 15 %" : "");
+}
+
 static void vtable_header(FILE *f, bool fit) {
   if (fit)
     fprintf(f, "%5s  %-17s %-12s %5s  %-18s %14s  %-26s %8s %8s  %-5s\n", "line", "machine", "model", "nodes", "metric",
@@ -305,6 +316,7 @@ static void vtable_summary(FILE *f, const pf_vsum *s) {
     fprintf(f, "%s\n", titles[g]);
     for (int k = 0; k < s->nnames[g]; k++) print_stats_line(f, s->names[g][k], pf_vsum_stats(s, g, k));
   }
+  print_energy_groups(f, s);
   fprintf(f, "worst rows:\n");
   for (int k = 0; k < s->nworst; k++) {
     const pf_vrow *r = &s->worst[k];

@@ -20,16 +20,20 @@
 #include <stdio.h>
 
 /* The summary of the rows seen so far. */
-typedef struct pf_vrec { double abs_pct; int metric; short group[3]; short scope; } pf_vrec; /* tag, use, machine index;
-                                                                                           metering scope (pf_scope) */
+typedef struct pf_vrec {
+  double abs_pct, pct;          /* |error| and signed error, percent */
+  int metric;
+  short group[4];               /* tag, use, machine, machine x application (names[3]: "machine model") index */
+  short scope;                  /* metering scope (pf_scope) */
+} pf_vrec;
 typedef struct pf_vpoint { double measured, measured_hi, predicted; int line, metric, bound; } pf_vpoint;
 
 typedef struct pf_vsum {
   int rows, not_predicted;
   pf_vrec *rec;                 /* predicted rows; owned */
   int nrec, cap;
-  char names[3][64][64];        /* distinct tags, uses, machines in order of appearance */
-  int nnames[3];
+  char names[4][64][64];        /* distinct tags, uses, machines, "machine model" pairs in order of appearance */
+  int nnames[4];
   pf_vrow worst[5];             /* largest |error| first (earlier rows first among equals) */
   int nworst;
   int np_line[12], np_metric[12]; /* the first not-predicted rows (markdown) */
@@ -41,6 +45,13 @@ typedef struct pf_vsum {
 void pf_vsum_add(pf_vsum *s, const pf_vrow *r);
 /* group -1: all; 0-2: names; 3: metric; 4: metering scope of energy and power rows (index a pf_scope) */
 pf_vstats pf_vsum_stats(const pf_vsum *s, int group, int index);
+/* The judged energy and power rows of one machine x application pair: their number, the mean of their signed
+ * errors (percent) and the median of their |errors|. */
+typedef struct pf_vgroup { const char *name; int rows; double signed_mean_pct, median_abs_pct; } pf_vgroup;
+/* The pairs (names[3]) that have such rows, in order of appearance, into out[64]; returns how many. */
+int pf_vsum_energy_groups(const pf_vsum *s, pf_vgroup out[64]);
+/* A pair's signed mean beyond this (percent) is named in the summary: issue 27's acceptance bound. */
+#define PF_VGROUP_BOUND_PCT 15.0
 /* Predicted rows that are reported but not judged (tagged "regression"). */
 int pf_vsum_unjudged(const pf_vsum *s);
 /* Is the row judged (not tagged "regression": a known software regression, docs/validation.md)? */

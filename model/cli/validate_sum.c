@@ -22,7 +22,10 @@ static int intern(pf_vsum *s, int g, const char *name) {
 
 void pf_vsum_add(pf_vsum *s, const pf_vrow *r) {
   s->rows++;
-  short g[3] = {(short)intern(s, 0, r->tag), (short)intern(s, 1, r->use), (short)intern(s, 2, r->machine)};
+  char pair[64]; /* names are 63 characters at most: each half cut at 31 */
+  snprintf(pair, sizeof pair, "%.31s %.31s", r->machine, pf_vmodel_name(r));
+  short g[4] = {(short)intern(s, 0, r->tag), (short)intern(s, 1, r->use), (short)intern(s, 2, r->machine),
+                (short)intern(s, 3, pair)};
   if (r->status != PF_ROW_PREDICTED) {
     if (s->not_predicted < 12) {
       s->np_line[s->not_predicted] = r->line;
@@ -38,7 +41,8 @@ void pf_vsum_add(pf_vsum *s, const pf_vrow *r) {
     s->rec = n;
     s->cap = cap;
   }
-  s->rec[s->nrec++] = (pf_vrec){100.0 * fabs(r->error), (int)r->metric, {g[0], g[1], g[2]}, (short)r->scope};
+  s->rec[s->nrec++] = (pf_vrec){100.0 * fabs(r->error), 100.0 * r->error, (int)r->metric, {g[0], g[1], g[2], g[3]},
+                                (short)r->scope};
   /* the five worst judged rows, largest |error| first, earlier rows first among equals */
   double e = fabs(r->error);
   if (!pf_vrow_judged(r)) goto points;
@@ -90,6 +94,24 @@ pf_vstats pf_vsum_stats(const pf_vsum *s, int group, int index) {
   st = pf_vstats_of(x, n);
   free(x);
   return st;
+}
+
+int pf_vsum_energy_groups(const pf_vsum *s, pf_vgroup out[64]) {
+  double *x = malloc((size_t)(s->nrec > 0 ? s->nrec : 1) * sizeof *x);
+  int ng = 0;
+  for (int k = 0; x && k < s->nnames[3]; k++) {
+    int n = 0;
+    double sum = 0;
+    for (int i = 0; i < s->nrec; i++) {
+      const pf_vrec *r = &s->rec[i];
+      if (r->group[3] != k || not_judged(s, r) || (r->metric != PF_MET_ENERGY && r->metric != PF_MET_POWER)) continue;
+      sum += r->pct;
+      x[n++] = r->abs_pct;
+    }
+    if (n > 0) out[ng++] = (pf_vgroup){s->names[3][k], n, sum / n, pf_vstats_of(x, n).median_abs_pct};
+  }
+  free(x);
+  return ng;
 }
 
 int pf_vsum_unjudged(const pf_vsum *s) {
