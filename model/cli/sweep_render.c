@@ -308,8 +308,7 @@ static double fnum(const char *s) {
 
 int pf_cli_sweep_is_raw(const char *first_line) { return strncmp(first_line, RAW_MAGIC, strlen(RAW_MAGIC)) == 0; }
 
-/* One line of a CSV shard into buf (PF_SHARD_CSV_LINE_B + 2 bytes): its length, -1 at the end, PF_EPARSE
- * (set, naming the cap) for a longer line: a shard's lines are short, and garbage is not read into memory. */
+/* A CSV shard's line into buf (PF_SHARD_CSV_LINE_B + 2 bytes): its length, -1 at its end, PF_EPARSE if longer. */
 static ssize_t shard_line(char *buf, FILE *f, const char *path) {
   if (!fgets(buf, PF_SHARD_CSV_LINE_B + 2, f)) return -1;
   size_t len = strlen(buf);
@@ -323,11 +322,7 @@ int pf_cli_sweep_merge_raw(FILE *const *in, const char *const *paths, int n, pf_
   *none_runs = 0;
   char *line[2] = {malloc(PF_SHARD_CSV_LINE_B + 2), malloc(PF_SHARD_CSV_LINE_B + 2)};
   char study0[PF_SHARD_CSV_LINE_B + 2] = "";
-  if (!line[0] || !line[1]) {
-    free(line[0]);
-    free(line[1]);
-    return pf_error_set(PF_ENOMEM, "out of memory");
-  }
+  if (!line[0] || !line[1]) { free(line[0]); free(line[1]); return pf_error_set(PF_ENOMEM, "out of memory"); }
   long points = -1;
   cJSON *ctx = NULL;
   int rc = 0;

@@ -257,7 +257,8 @@ static int tensor_check(const pf_workload *w, int i, const pf_layer *L, const ch
   const pf_plaus *b = pf_plaus_get(PF_PLAUS_TENSOR);
   if (pf_plaus_ok(b, h * wd * c)) return 0;
   char why[512], what[640];
-  snprintf(what, sizeof what, "its %s, %g x %g x %g: %s", which, h, wd, c, pf_plaus_why(b, h * wd * c, why, sizeof why));
+  snprintf(what, sizeof what, "its %s, %g x %g x %g: %s", which, h, wd, c,
+           pf_plaus_why(b, h * wd * c, why, sizeof why));
   return shape_err(w, i, L, what);
 }
 
