@@ -49,13 +49,11 @@ int pf_read_fd(int fd, const char *what, size_t max_bytes, char **buf, size_t *l
   char *b = malloc(cap);
   if (!b) return pf_error_set(PF_ENOMEM, "%s: out of memory", what);
   for (;;) {
-    if (n + 1 >= cap) {
-      bool over = max_bytes > 0 && n > max_bytes;
+    if (n + 1 >= cap) { /* grow, never past the cap's next byte */
       size_t want = max_bytes > 0 && 2 * cap > max_bytes + 2 ? max_bytes + 2 : 2 * cap;
-      char *g = over || want <= cap ? NULL : realloc(b, want);
+      char *g = want <= cap ? NULL : realloc(b, want);
       if (!g) {
         free(b);
-        if (over) return pf_error_set(PF_EIO, "%s: more than the %zu bytes of output expected", what, max_bytes);
         return pf_error_set(PF_ENOMEM, "%s: out of memory", what);
       }
       b = g;
@@ -70,6 +68,10 @@ int pf_read_fd(int fd, const char *what, size_t max_bytes, char **buf, size_t *l
     }
     if (r == 0) break;
     n += (size_t)r;
+    if (max_bytes > 0 && n > max_bytes) {
+      free(b);
+      return pf_error_set(PF_EIO, "%s: more than the %zu bytes of output expected", what, max_bytes);
+    }
   }
   b[n] = '\0';
   *buf = b;
