@@ -19,12 +19,18 @@ static const pf_opt merge_opts[] = {
     {"measured", "RUNS.csv", "sweep: measured points overlaid on the plot", .type = PF_OPT_TEXT},
     PF_OPT_END};
 
-#define MAX_SHARD_BYTES ((size_t)1 << 31)
-
+/* A JSON shard is read whole: at most what a shard can hold (results.h, PF_SHARD_JSON_MAX_B). */
 static int load(const char *path, cJSON **doc) {
   char *text;
   size_t len;
-  int rc = pf_read_file(path, MAX_SHARD_BYTES, &text, &len);
+  int rc = pf_read_file(path, PF_SHARD_JSON_MAX_B, &text, &len);
+  if (rc == PF_EPARSE) { /* too large: say what a shard holds */
+    char d[512];
+    snprintf(d, sizeof d, "%s", pf_error_detail());
+    return pf_error_set(PF_EPARSE, "%s (a JSON shard holds at most %d rows of %d bytes and its study's %d; CSV "
+                        "shards, --format csv, stream and may be of any size)", d, PF_SHARD_JSON_ROWS,
+                        PF_SHARD_ROW_B, PF_SHARD_HEAD_B);
+  }
   if (rc < 0) return rc;
   *doc = cJSON_ParseWithLength(text, len);
   free(text);

@@ -301,6 +301,12 @@ static int sweep_options(const pf_optvals *vp, pf_format fmt, sweep_run *r) {
   r->ngroups = groups_of(&r->s);
   r->npoints = r->ngroups * r->s.nn;
   if (r->npoints > 100000000L) return pf_error_set(PF_EINVAL, "%ld points: at most 1e8 in one sweep", r->npoints);
+  long mine = r->nshards > 1 ? (r->npoints - r->shard + r->nshards) / r->nshards : 0;
+  if (fmt == PF_FMT_JSON && mine > PF_SHARD_JSON_ROWS) /* merge reads a JSON shard whole (results.h) */
+    return pf_error_set(PF_EINVAL, "--shard %d/%d: %ld points in this JSON shard, more than the %d a JSON shard "
+                        "holds; use more shards (at least %ld) or CSV shards (--format csv), which stream",
+                        r->shard, r->nshards, mine, PF_SHARD_JSON_ROWS,
+                        (r->npoints + PF_SHARD_JSON_ROWS - 1) / PF_SHARD_JSON_ROWS);
   return 0;
 }
 
@@ -426,6 +432,9 @@ static int sweep_text(const pf_optvals *vp, const sweep_run *r, pf_format fmt, c
     cJSON_AddItemToObject(doc, "rows", *rows);
     *rows = NULL;
     *text = pf_report_json_text(doc);
+    if (*text && strlen(*text) > PF_SHARD_JSON_MAX_B) /* rows longer than PF_SHARD_ROW_B: merge would refuse it */
+      return pf_error_set(PF_EINVAL, "internal: this JSON shard is %zu bytes, more than the %zu `preflight merge` "
+                          "reads; use CSV shards (--format csv)", strlen(*text), PF_SHARD_JSON_MAX_B);
   } else {
     *text = pf_cli_sweep_render(*ctx, *rows, fmt);
     const char *plot = pf_opts_get(vp, "plot");

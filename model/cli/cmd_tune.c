@@ -19,7 +19,7 @@
 const pf_opt pf_tune_opts[] = {
     {"top", "K", "how many configurations to show (default 10); the best 2K are simulated with the engine",
      .type = PF_OPT_INT,
-     .at = PF_AT(pf_tune_config, top), .lo = 1, .hi = 100000},
+     .at = PF_AT(pf_tune_config, top), .lo = 1, .hi = PF_SHARD_JSON_ROWS / 2}, /* a shard's 2K rows: results.h */
     {"objective", "O", "what \"best\" means: time (default) | energy (facility J/iteration) | billing | action (J x s)",
      .type = PF_OPT_TEXT},
     {"shard", "I/N", "evaluate the I-th of N disjoint slices of the plans (JSON for `preflight merge`)",

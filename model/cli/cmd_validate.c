@@ -100,6 +100,16 @@ int pf_cli_check_max_error(const pf_optvals *v, const pf_vsum *s, int *status) {
   return 0;
 }
 
+/* A file with rows none of which could be predicted validated nothing: the report lists each row with its
+ * reason, and the status says so (exit 2 when some row's input is invalid or incomplete, as a malformed row
+ * is; 1 when every row's plan cannot run on its machine, as a sweep with no point that runs). */
+static int none_predicted(const char *path, const pf_vsum *s) {
+  if (s->rows == 0 || s->nrec > 0) return 0;
+  fprintf(stderr, "preflight validate: no row of %s could be predicted: %d with invalid or incomplete input, %d "
+          "whose plan cannot run (each is listed with its reason)\n", path, s->incomplete, s->rows - s->incomplete);
+  return s->incomplete > 0 ? 2 : 1;
+}
+
 /* ---- validate RUNS.csv, streamed ---- */
 
 #define CHUNK 256
@@ -207,6 +217,7 @@ static int cmd_csv(pf_cli *cli, const char *path) {
   int status = rc < 0 ? pf_cli_fail("validate", rc) : 0;
   const char *plot = pf_opts_get(v, "plot");
   if (status == 0 && plot && (rc = pf_vplot_write(&e.sum, path, plot)) < 0) status = pf_cli_fail("validate", rc);
+  if (status == 0) status = none_predicted(path, &e.sum);
   if (status == 0 && (rc = pf_cli_check_max_error(v, &e.sum, &status)) < 0) status = pf_cli_fail("validate", rc);
   pf_vsum_free(&e.sum);
   return status;

@@ -13,6 +13,20 @@
 #include <cjson/cJSON.h>
 #include <stdio.h>
 
+/* What a JSON shard (`sweep` or `tune --shard I/N --format json`) can hold, so `preflight merge`, which
+ * reads each whole, caps its read at what a shard can be (issue 30, docs/bounds.md):
+ * - rows: at most PF_SHARD_JSON_ROWS (a tune shard keeps 2 x --top finalists, --top at most 10,000; a
+ *   sweep refuses a JSON shard of more points before any work: CSV shards stream, any size);
+ * - a row at most PF_SHARD_ROW_B as written: the largest measured was 4.4 KB (a sweep row of a MoE model
+ *   with its breakdown, energy and intervals, tab-indented), a tune finalist 1.1 KB;
+ * - the study's description (axes, machine, model, counts) at most PF_SHARD_HEAD_B. */
+#define PF_SHARD_JSON_ROWS 20000
+#define PF_SHARD_ROW_B 8192
+#define PF_SHARD_HEAD_B 65536
+#define PF_SHARD_JSON_MAX_B ((size_t)PF_SHARD_JSON_ROWS * PF_SHARD_ROW_B + PF_SHARD_HEAD_B) /* 156.3 MiB */
+/* A line of a CSV shard (its study line included) at most this long: a row is about 300 bytes. */
+#define PF_SHARD_CSV_LINE_B 65536
+
 /* "I/N" with 1 <= I <= N: PF_EINVAL otherwise. */
 int pf_cli_parse_shard(const char *s, int *shard, int *nshards);
 

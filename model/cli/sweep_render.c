@@ -308,18 +308,30 @@ static double fnum(const char *s) {
 
 int pf_cli_sweep_is_raw(const char *first_line) { return strncmp(first_line, RAW_MAGIC, strlen(RAW_MAGIC)) == 0; }
 
+/* A CSV shard's line into buf (PF_SHARD_CSV_LINE_B + 2 bytes): its length, -1 at its end, PF_EPARSE if longer. */
+static ssize_t shard_line(char *buf, FILE *f, const char *path) {
+  if (!fgets(buf, PF_SHARD_CSV_LINE_B + 2, f)) return -1;
+  size_t len = strlen(buf);
+  if (len == PF_SHARD_CSV_LINE_B + 1 && buf[len - 1] != '\n')
+    return pf_error_set(PF_EPARSE, "%s: a line longer than %d bytes, the most a CSV shard's line holds", path,
+                        PF_SHARD_CSV_LINE_B);
+  return (ssize_t)len;
+}
+
 int pf_cli_sweep_merge_raw(FILE *const *in, const char *const *paths, int n, pf_format fmt, FILE *out, int *none_runs) {
   *none_runs = 0;
-  char *line[2] = {NULL, NULL};
-  size_t cap[2] = {0, 0};
-  char study0[65536] = "";
+  char *line[2] = {malloc(PF_SHARD_CSV_LINE_B + 2), malloc(PF_SHARD_CSV_LINE_B + 2)};
+  char study0[PF_SHARD_CSV_LINE_B + 2] = "";
+  if (!line[0] || !line[1]) { free(line[0]); free(line[1]); return pf_error_set(PF_ENOMEM, "out of memory"); }
   long points = -1;
   cJSON *ctx = NULL;
   int rc = 0;
+  ssize_t got;
   /* every shard: its magic line, the same study, the column header */
   for (int i = 0; i < n && rc == 0; i++) {
     int si, sn;
-    if (getline(&line[0], &cap[0], in[i]) < 0 || sscanf(line[0], RAW_MAGIC "%d/%d", &si, &sn) != 2) {
+    if ((got = shard_line(line[0], in[i], paths[i])) < -1) { rc = (int)got; break; }
+    if (got < 0 || sscanf(line[0], RAW_MAGIC "%d/%d", &si, &sn) != 2) {
       rc = pf_error_set(PF_EPARSE, "%s: not a CSV sweep shard", paths[i]);
       break;
     }
@@ -327,7 +339,8 @@ int pf_cli_sweep_merge_raw(FILE *const *in, const char *const *paths, int n, pf_
       rc = pf_error_set(PF_EPARSE, "%s: shard %d/%d; give the %d shards in order 1..%d", paths[i], si, sn, n, n);
       break;
     }
-    if (getline(&line[0], &cap[0], in[i]) < 0 || strncmp(line[0], "# study ", 8) != 0) {
+    if ((got = shard_line(line[0], in[i], paths[i])) < -1) { rc = (int)got; break; }
+    if (got < 0 || strncmp(line[0], "# study ", 8) != 0) {
       rc = pf_error_set(PF_EPARSE, "%s:2: no study line", paths[i]);
       break;
     }
@@ -341,7 +354,8 @@ int pf_cli_sweep_merge_raw(FILE *const *in, const char *const *paths, int n, pf_
       rc = pf_error_set(PF_EPARSE, "%s: not a shard of the same study as %s", paths[i], paths[0]);
       break;
     }
-    if (getline(&line[0], &cap[0], in[i]) < 0) rc = pf_error_set(PF_EPARSE, "%s: no column header", paths[i]);
+    if ((got = shard_line(line[0], in[i], paths[i])) < -1) rc = (int)got;
+    else if (got < 0) rc = pf_error_set(PF_EPARSE, "%s: no column header", paths[i]);
   }
   if (rc == 0) {
     if (fmt == PF_FMT_CSV) csv_header(out, ctx);
@@ -352,7 +366,8 @@ int pf_cli_sweep_merge_raw(FILE *const *in, const char *const *paths, int n, pf_
   pf_sweep_verdict vd = {0};
   for (long idx = 0; idx < points && rc == 0; idx++) {
     int k = (int)(idx % n);
-    ssize_t len = getline(&line[1], &cap[1], in[k]);
+    ssize_t len = shard_line(line[1], in[k], paths[k]);
+    if (len < -1) { rc = (int)len; break; }
     if (len <= 0) { rc = pf_error_set(PF_EPARSE, "%s: ends before point %ld", paths[k], idx); break; }
     if (line[1][len - 1] == '\n') line[1][len - 1] = '\0';
     char *f[56];
@@ -381,7 +396,8 @@ int pf_cli_sweep_merge_raw(FILE *const *in, const char *const *paths, int n, pf_
     else table_row(out, &x, eff, sp);
   }
   for (int i = 0; i < n && rc == 0; i++)
-    if (getline(&line[0], &cap[0], in[i]) > 0) rc = pf_error_set(PF_EPARSE, "%s: rows beyond the study's points", paths[i]);
+    if (shard_line(line[0], in[i], paths[i]) != -1)
+      rc = pf_error_set(PF_EPARSE, "%s: rows beyond the study's points", paths[i]);
   if (rc == 0) *none_runs = pf_sweep_verdict_end(&vd);
   cJSON_Delete(ctx);
   free(line[0]);

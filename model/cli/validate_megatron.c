@@ -184,7 +184,7 @@ static void megatron_predict(const pf_megatron_log *l, const pf_scenario *sc, co
              last, l->used);
     int rc = pf_vrow_predict(r, sc, NULL, &r->predicted, pred, r->reason, sizeof r->reason);
     if (rc == 0) { r->status = PF_ROW_PREDICTED; r->error = pf_vrow_error(r, r->predicted); }
-    else r->status = rc > 0 ? PF_ROW_NOT_PREDICTED : PF_ROW_FAILED;
+    else r->status = rc > 0 ? PF_ROW_NOT_PREDICTED : PF_ROW_FAILED, r->fail_code = rc < 0 ? rc : 0;
   }
 }
 

@@ -30,6 +30,7 @@ typedef struct pf_vpoint { double measured, measured_hi, predicted; int line, me
 
 typedef struct pf_vsum {
   int rows, not_predicted;
+  int incomplete;               /* of those, rows whose input is invalid or incomplete (an exit-2 error) */
   pf_vrec *rec;                 /* predicted rows; owned */
   int nrec, cap;
   char names[4][64][64];        /* distinct tags, uses, machines, "machine model" pairs in order of appearance */

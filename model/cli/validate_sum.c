@@ -32,6 +32,8 @@ void pf_vsum_add(pf_vsum *s, const pf_vrow *r) {
       s->np_metric[s->not_predicted] = (int)r->metric;
     }
     s->not_predicted++;
+    if (r->status == PF_ROW_NOT_PREDICTED || (r->fail_code < 0 && pf_error_exit_code(r->fail_code) == 2))
+      s->incomplete++;
     return;
   }
   if (s->nrec == s->cap) {

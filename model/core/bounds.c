@@ -44,6 +44,40 @@ static const pf_plaus table[PF_PLAUS_COUNT] = {
                            "a fitted factor on a device's achievable rates in [0.01, 10]: the fit itself keeps "
                            "compute_eff in [0.05, 4] and comm_eff in [0.02, 4] (study/fit_lm.c); a rate a "
                            "hundredth of the datasheet's is a broken measurement"},
+  [PF_PLAUS_ITERATION] = {"measured iteration", PF_UNIT_TIME, 1e-6, 604800, false,
+                          "1 us to 1 week: a training step launches kernels of microseconds each; a step of a "
+                          "week is a wrong unit (ms read as s) or a whole run"},
+  [PF_PLAUS_GPU_RATE] = {"achieved rate per GPU", PF_UNIT_FLOPS, 1e9, 1e16, false,
+                         "1 GFLOP/s to 10 PFLOP/s: the compute-rate floor; above the densest peak of any shipped "
+                         "device, the B200's 4.5 PFLOP/s FP8 (NVIDIA HGX B200 datasheet, devices/b200-180.cfg)"},
+  [PF_PLAUS_ITEM_RATE] = {"tokens or samples per second", PF_UNIT_NONE, 1.0 / 604800, 1e12, false,
+                          "one per week (one sample in the longest plausible step) to 1e12/s: Llama 3's whole "
+                          "15.6 T-token pretraining (Llama 3 Herd of Models, 2024) in 16 s"},
+  [PF_PLAUS_SCALING] = {"scaling efficiency", PF_UNIT_NONE, 0.01, 2, false,
+                        "a fraction in [0.01, 2]: below 1 % is a percentage written with unit fraction's scale "
+                        "(0.95 with unit %), above 2 a percentage with unit fraction (95) or a swapped baseline"},
+  [PF_PLAUS_BATCH_RATIO] = {"throughput ratio", PF_UNIT_NONE, 0.01, 100, false,
+                            "samples/s at one batch over another within a hundredfold: the measured ratios "
+                            "(MAELSTROM AP5) are 0.97-1.43; further is a swapped baseline or a wrong unit"},
+  [PF_PLAUS_DEVICE_POWER] = {"mean power per device", PF_UNIT_POWER, 1, 5000, false,
+                             "1 W to 5 kW per device of the metering scope: the shipped devices idle at 8-137 W; "
+                             "5 kW is five times the largest TDP shipped (B200 1 kW), room for a node's CPUs, "
+                             "memory and fans on node scopes"},
+  [PF_PLAUS_MEASURED_ENERGY] = {"metered energy", PF_UNIT_ENERGY, 1e-6, 1e15, false,
+                                "1 uJ (the least power, 1 W, over the shortest step, 1 us) to 1 PJ (a 30 MW "
+                                "machine for a year is 0.95 PJ)"},
+  [PF_PLAUS_PARAMS] = {"parameter count", PF_UNIT_NONE, 1, 1e15, false,
+                       "1 to 1e15: over a thousand times the largest built-in model (DeepSeek-V3, 671e9); 1e15 "
+                       "bf16 weights are 2 PB"},
+  [PF_PLAUS_SAMPLE_FLOPS] = {"FLOPs per sample of a step", PF_UNIT_NONE, 1, 1e20, false,
+                             "at most 1e20: one sample would keep a 989 TFLOP/s H100 busy for over a day "
+                             "(GPT-3 175B at 2,048 tokens costs 2.2e15)"},
+  [PF_PLAUS_SAMPLE_ACT] = {"activation bytes per sample", PF_UNIT_BYTES, 0, 1e13, false,
+                           "at most 10 TB: more than the HBM of six 8-GPU B200 nodes (180 GB each) for one "
+                           "sample"},
+  [PF_PLAUS_TENSOR] = {"elements of a layer's input or output per sample", PF_UNIT_NONE, 1, 1099511627776.0, false,
+                       "at most 2^40: a 4 TiB fp32 tensor for one sample, twenty times the largest shipped "
+                       "device's memory (GB200, 186 GB)"},
 };
 
 const pf_plaus *pf_plaus_get(pf_plaus_id id) {

@@ -32,6 +32,19 @@ typedef enum pf_plaus_id {
   PF_PLAUS_RATE_RATIO,  /* a calibrated or fitted rate / the datasheet figure in the same device file */
   PF_PLAUS_OVERHEAD,    /* a fitted per-step or per-call overhead (s) */
   PF_PLAUS_FIT_FACTOR,  /* a fitted factor on a device's achievable rates (fit.compute_eff, fit.comm_eff) */
+  /* measured values of a validation row (study/vmetric.c) */
+  PF_PLAUS_ITERATION,   /* a measured training iteration (s); time_s per iteration */
+  PF_PLAUS_GPU_RATE,    /* achieved model FLOP/s per GPU (tflops_per_gpu) */
+  PF_PLAUS_ITEM_RATE,   /* tokens or samples per second of a job */
+  PF_PLAUS_SCALING,     /* a scaling efficiency (fraction) */
+  PF_PLAUS_BATCH_RATIO, /* samples/s at one batch over samples/s at another */
+  PF_PLAUS_DEVICE_POWER, /* a metered mean power per device of the scope (W) */
+  PF_PLAUS_MEASURED_ENERGY, /* a metered energy (J) */
+  /* the totals of a layer-list model (workload/layers.c) */
+  PF_PLAUS_PARAMS,      /* trainable parameters */
+  PF_PLAUS_SAMPLE_FLOPS, /* FLOPs of one training step per sample */
+  PF_PLAUS_SAMPLE_ACT,  /* activation bytes kept per sample */
+  PF_PLAUS_TENSOR,      /* elements of one layer's output per sample */
   PF_PLAUS_COUNT
 } pf_plaus_id;
 

@@ -49,15 +49,15 @@ int pf_read_fd(int fd, const char *what, size_t max_bytes, char **buf, size_t *l
   char *b = malloc(cap);
   if (!b) return pf_error_set(PF_ENOMEM, "%s: out of memory", what);
   for (;;) {
-    if (n + 1 >= cap) {
-      char *g = max_bytes > 0 && cap > max_bytes ? NULL : realloc(b, 2 * cap);
+    if (n + 1 >= cap) { /* grow, never past the cap's next byte */
+      size_t want = max_bytes > 0 && 2 * cap > max_bytes + 2 ? max_bytes + 2 : 2 * cap;
+      char *g = want <= cap ? NULL : realloc(b, want);
       if (!g) {
         free(b);
-        return pf_error_set(max_bytes > 0 && cap > max_bytes ? PF_EIO : PF_ENOMEM, "%s: %s", what,
-                            max_bytes > 0 && cap > max_bytes ? "more output than expected" : "out of memory");
+        return pf_error_set(PF_ENOMEM, "%s: out of memory", what);
       }
       b = g;
-      cap *= 2;
+      cap = want;
     }
     ssize_t r = read(fd, b + n, cap - n - 1);
     if (r < 0 && errno == EINTR) continue;
@@ -68,6 +68,10 @@ int pf_read_fd(int fd, const char *what, size_t max_bytes, char **buf, size_t *l
     }
     if (r == 0) break;
     n += (size_t)r;
+    if (max_bytes > 0 && n > max_bytes) {
+      free(b);
+      return pf_error_set(PF_EIO, "%s: more than the %zu bytes of output expected", what, max_bytes);
+    }
   }
   b[n] = '\0';
   *buf = b;
@@ -93,15 +97,16 @@ int pf_read_file(const char *path, size_t max_bytes, char **buf, size_t *len) {
     return pf_error_set(PF_ENOMEM, "%s: out of memory", path);
   }
   for (;;) {
-    if (n + 1 >= cap) {
-      char *g = cap > ((size_t)1 << 40) ? NULL : realloc(b, 2 * cap);
+    if (n + 1 >= cap) { /* grow, never past the cap's next byte: /dev/zero costs the cap, not twice it */
+      size_t want = max_bytes > 0 && 2 * cap > max_bytes + 2 ? max_bytes + 2 : 2 * cap;
+      char *g = cap > ((size_t)1 << 40) || want <= cap ? NULL : realloc(b, want);
       if (!g) {
         free(b);
         if (f != stdin) fclose(f);
         return pf_error_set(PF_ENOMEM, "%s: out of memory", path);
       }
       b = g;
-      cap *= 2;
+      cap = want;
     }
     size_t got = fread(b + n, 1, cap - n - 1, f);
     n += got;

@@ -100,7 +100,7 @@ static void run_call(const pf_fullcall *gc, int g) {
   free(data);
 }
 
-static void gpu_actor(int argc, char **argv) {
+static void gpu_run(int argc, char **argv) {
   (void)argc;
   int g = (int)strtol(argv[1], NULL, 10);
   const pf_scenario *sc = F.in->sc;
@@ -171,6 +171,11 @@ static void gpu_actor(int argc, char **argv) {
   F.end[g] = simgrid_get_clock();
 }
 
+static void gpu_actor(int argc, char **argv) {
+  gpu_run(argc, argv);
+  pf_simgrid_actor_done();
+}
+
 /* ---------- driver ---------- */
 
 static int cmp_pair(const void *a, const void *b) {
@@ -230,6 +235,7 @@ static void child(const pf_fullsim_input *in, const char *plat, int fd) {
   F.sync = malloc((size_t)(F.fc.nsync + 1) * sizeof *F.sync);
   if (!F.sync) _exit(5);
   for (int i = 0; i < F.fc.nsync; i++) F.sync[i] = sg_barrier_init((unsigned)F.fc.sync_size[i]);
+  int created = 0;
   for (int g = 0; g < F.fc.nids; g++) {
     if (g >= G && g < F.fc.nep) continue;
     if (g >= G && F.fc.calls[g * NCALL + CALL_GRAD].n + F.fc.calls[g * NCALL + CALL_EMB].n + F.fc.calls[g * NCALL + CALL_AG].n == 0)
@@ -239,10 +245,12 @@ static void child(const pf_fullsim_input *in, const char *plat, int fd) {
     snprintf(gn, sizeof gn, "%d", g);
     char *av[] = {an, gn, NULL};
     sg_actor_create("gpu", sg_host_by_name(hn), gpu_actor, 2, av);
+    created++;
   }
-  simgrid_run();
+  int stuck = pf_simgrid_run("full", created);
   pf_fullsim_result *r = calloc(1, sizeof *r);
   if (!r) _exit(5);
+  r->stuck_actors = stuck;
   for (int g = 0; g < G; g++) {
     int ct, cc, cd, s;
     pf_plan_coords(&sc->plan, g, &ct, &cc, &cd, &s);
@@ -373,5 +381,9 @@ int pf_fullsim_run(const pf_fullsim_input *in, pf_fullsim_result *out) {
   pf_fullcalls_free(&F.fc);
   memset(&F, 0, sizeof F);
   if (rc == 0 && j.why[0]) rc = pf_error_set(PF_ESIM, "the full SimGrid simulation failed (%s)", j.why);
+  if (rc == 0 && out->stuck_actors > 0)
+    rc = pf_error_set(PF_ESIM, "simulation engine failure: the full SimGrid simulation deadlocked: %d actors (GPUs, "
+                      "in-network endpoints) never finished (each waits for a message, barrier or flow no actor "
+                      "completes), so its times are not a result", out->stuck_actors);
   return rc;
 }

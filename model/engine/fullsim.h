@@ -40,6 +40,7 @@ typedef struct pf_fullsim_result {
   double grad_end_s[PF_MAXSTAGE];      /* per stage: latest end of gradient sync (+ embeddings) */
   double opt_start_s;                  /* all GPUs synchronised (gradient-norm all-reduce) */
   long events;                         /* execs and flows simulated */
+  int stuck_actors;                    /* actors that never finished: a deadlock (sgsetup.h), an engine failure */
 } pf_fullsim_result;
 
 /* Activities (execs and transfers) the run would simulate, counted from

@@ -170,7 +170,7 @@ static void send_p2p(sg_mailbox_t mb, int s, int b, const op *o, char kind) {
   if (G.trace) record(s, o->chunk, o->mb, kind, t0, t0 + pf_pipe_net_time(G.net, b, bytes));
 }
 
-static void stage_actor(int argc, char **argv) {
+static void stage_run(int argc, char **argv) {
   (void)argc;
   int s = (int)strtol(argv[1], NULL, 10);
   const pf_plan *p = &G.sc->plan;
@@ -221,6 +221,11 @@ static void stage_actor(int argc, char **argv) {
   G.res->stage_end_s[s] = simgrid_get_clock();
   G.res->stage_first_bwd_s[s] = first_last_bwd;
   free(ops);
+}
+
+static void stage_actor(int argc, char **argv) {
+  stage_run(argc, argv);
+  pf_simgrid_actor_done();
 }
 
 static int write_platform(const pf_scenario *sc, const pf_pipe_net *net, char *path, size_t n) {
@@ -277,7 +282,7 @@ static void des_child(const pf_scenario *sc, const pf_stage_work *w, const pf_pi
     char *av[] = {an, sn, NULL};
     sg_actor_create("stage", sg_host_by_name(hn), stage_actor, 2, av);
   }
-  simgrid_run();
+  r->stuck_actors = pf_simgrid_run("pipeline", P);
   double mk = 0;
   for (int s = 0; s < P; s++) mk = fmax(mk, r->stage_end_s[s]);
   r->makespan_s = mk;
@@ -332,6 +337,10 @@ static int run_des(const pf_scenario *sc, const pf_stage_work *w, const pf_pipe_
   pf_workers_spec spec = {.n = 1, .jobs = 1, .work = des_work, .collect = des_collect, .failed = des_failed, .ctx = &j};
   int rc = pf_workers_run(&spec);
   if (rc == 0 && j.why[0]) rc = pf_error_set(PF_ESIM, "the SimGrid pipeline simulation failed (%s)", j.why);
+  if (rc == 0 && r->stuck_actors > 0)
+    rc = pf_error_set(PF_ESIM, "simulation engine failure: the SimGrid pipeline simulation deadlocked: %d of %d "
+                      "stages never finished (each waits for a message no stage sends), so its times are not a "
+                      "result", r->stuck_actors, sc->plan.pp);
   if (rc < 0) {
     free(r->trace);
     r->trace = NULL;

@@ -4,8 +4,13 @@
 #include "core/core.h"
 
 #include <simgrid/engine.h>
+#include <simgrid/mailbox.h>
 #include <xbt/config.h>
 #include <xbt/log.h>
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
 
 void pf_simgrid_start(const char *platform, int stack_kib) {
   int argc = 1;
@@ -24,4 +29,23 @@ void pf_simgrid_start(const char *platform, int stack_kib) {
   sg_cfg_set_int("contexts/stack-size", stack_kib);
   simgrid_load_platform(platform);
   pf_temp_remove(platform); /* loaded: the file is no longer needed */
+}
+
+static int finished;        /* actors that reached pf_simgrid_actor_done (one simulation per forked process) */
+static const char *running; /* the engine's name, for the test hook */
+
+void pf_simgrid_actor_done(void) {
+  static bool hooked;
+  const char *h = getenv("PREFLIGHT_TEST_SIMGRID_DEADLOCK");
+  if (h && (strcmp(h, "1") == 0 || strcmp(h, running) == 0) && !hooked) { /* the hook: wait for no message */
+    hooked = true;
+    sg_mailbox_get(sg_mailbox_by_name("preflight-test-deadlock"));
+  }
+  finished++;
+}
+
+int pf_simgrid_run(const char *engine, int actors) {
+  running = engine;
+  simgrid_run();
+  return actors - finished;
 }

@@ -13,4 +13,15 @@
  * `platform` (then unlinks it).  stack_kib: actor stack size. */
 void pf_simgrid_start(const char *platform, int stack_kib);
 
+/* Every actor calls this as its last statement: the run counts the actors that finished. */
+void pf_simgrid_actor_done(void);
+
+/* simgrid_run(), then how many of the `actors` created never finished: SimGrid ends a run whose actors all
+ * wait (a deadlock: "Oops! Deadlock detected", silenced) by killing them, and what they had not done is
+ * missing from the times, so a positive count is an engine failure, never a result (issue 30).
+ * Test hook (tests/robustness/cases.txt, docs/exit-codes.md): PREFLIGHT_TEST_SIMGRID_DEADLOCK=1 (or the
+ * engine's name, "pipeline" or "full") makes the first actor to finish wait instead on a mailbox no actor
+ * sends to, a real SimGrid deadlock. */
+int pf_simgrid_run(const char *engine, int actors);
+
 #endif

@@ -21,6 +21,10 @@
 
 #define MAX_FIELD_B (1 << 20)
 #define MAX_FIELDS 4096
+/* A record (one row, its fields together) at most 4 MiB: the streamed reader holds one record, so a file
+ * of any size costs at most this (MAX_FIELDS fields of MAX_FIELD_B would be 4 GiB); a validation row
+ * is about 300 bytes, a GEMM table row 50 (docs/bounds.md). */
+#define MAX_RECORD_B (4 << 20)
 
 typedef struct {
   char *buf;
@@ -36,6 +40,7 @@ struct pf_csv_reader {
   int pend[4], npend;       /* pushed-back characters (a stack) */
   bool started;
   sbuf b;
+  size_t record_B;          /* bytes of the record being read */
 };
 
 static int sb_put(sbuf *b, char c) {
@@ -148,6 +153,9 @@ static int put(pf_csv_reader *r, int c, int field) {
   if (c == '\0') return pf_error_set(PF_EPARSE, "%s:%d: binary data (NUL byte) in a CSV file", r->name, r->line);
   if (r->b.len >= MAX_FIELD_B)
     return pf_error_set(PF_EPARSE, "%s:%d: field %d: longer than %d bytes", r->name, r->line, field, MAX_FIELD_B);
+  if (++r->record_B > MAX_RECORD_B)
+    return pf_error_set(PF_EPARSE, "%s:%d: a record longer than %d bytes, the most a CSV row may hold", r->name,
+                        r->line, MAX_RECORD_B);
   return sb_put(&r->b, (char)c) < 0 ? pf_error_set(PF_ENOMEM, "%s: out of memory", r->name) : 0;
 }
 
@@ -176,6 +184,7 @@ int pf_csv_next(pf_csv_reader *r, pf_csv_row *row) {
     break;
   }
   row->line = r->line;
+  r->record_B = 0;
   int cap = 0, rc = 0;
   for (;;) { /* one field */
     int field = row->nfields + 1, c = peek(r);

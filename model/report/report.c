@@ -360,7 +360,7 @@ void pf_report_prediction_table(FILE *f, const pf_scenario *sc, const pf_predict
   fprintf(f, "energy      %.4g kJ per iteration (facility), %.0f W per node, %.0f W per GPU\n",
           en->facility_J / 1e3, en->avg_power_per_node_W, en->avg_power_per_gpu_W);
   fprintf(f, "energy/iter GPU %.4g kJ, node %.4g kJ, facility %.4g kJ; %.3g J per sample, %.3g mJ per token; "
-             "action %.4g kJ s; cap %.0f W, clock %.0f %%\n",
+             "action %.4g kJ s; cap %.0f W, clock %.3g %%\n",
           en->gpu_J / 1e3, en->node_J / 1e3, en->facility_J / 1e3, en->per_sample_J, 1e3 * en->per_token_J,
           en->action_Js / 1e3, en->cap_W, 100 * en->clock_ratio);
   if (sc->train_iters > 0) {

@@ -438,9 +438,11 @@ int pf_predict_traced(const pf_scenario *job, pf_prediction *out, pf_trace *trac
     *sc = *job;
     if (trace) pf_trace_free(trace);
     rc = predict_once(sc, r, out, trace);
-    if (rc == 0)
-      pf_prediction_warn(out, "power cap %.0f W per device: the SM clock falls to %.0f %% (compute-bound kernels "
-                         "slow by %.0f %%)", out->energy.cap_W, 100 * r, 100 * (1 / r - 1));
+    /* one decimal: a drop under 0.5 % printed "falls to 100 % (slow by 0 %)"; a slowdown under 0.05 % would
+     * print 0.0 % and says nothing (the clock stays in JSON energy.clock_ratio and the energy line) */
+    if (rc == 0 && 100 * (1 / r - 1) >= 0.05)
+      pf_prediction_warn(out, "power cap %.4g W per device: the SM clock falls to %.1f %% (compute-bound kernels "
+                         "slow by %.1f %%)", out->energy.cap_W, 100 * r, 100 * (1 / r - 1));
   } else if (rc == 0) {
     out->energy.clock_ratio = 1.0;
   }

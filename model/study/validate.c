@@ -279,6 +279,14 @@ static int row_provenance(const ctx *c, pf_vrow *r) {
   return 0;
 }
 
+/* The measured value within its metric's plausible range (core/bounds.h, docs/bounds.md). */
+static int row_plausible(const ctx *c, const pf_vrow *r) {
+  const pf_machine *m;
+  char why[640];
+  int k = pf_validate_machine(r->machine, &m) < 0 ? 0 : pf_vrow_plausible(r, m, why, sizeof why);
+  return k == 0 ? 0 : bad(c, k == 1 ? C_VALUE : C_VALUE_HI, why);
+}
+
 /* One data row, column by column in the order the checks name the first problem. */
 static int parse_row(const ctx *c, pf_vrow *r) {
   memset(r, 0, sizeof *r);
@@ -286,7 +294,8 @@ static int parse_row(const ctx *c, pf_vrow *r) {
   r->loo_predicted = r->loo_error = NAN;
   int rc;
   if ((rc = row_ids(c, r)) < 0 || (rc = row_numbers(c, r)) < 0 || (rc = row_plan(c, r)) < 0 ||
-      (rc = row_measurement(c, r)) < 0 || (rc = row_scaling(c, r)) < 0 || (rc = row_provenance(c, r)) < 0)
+      (rc = row_measurement(c, r)) < 0 || (rc = row_scaling(c, r)) < 0 || (rc = row_provenance(c, r)) < 0 ||
+      (rc = row_plausible(c, r)) < 0)
     return rc;
   return 0;
 }

@@ -99,6 +99,7 @@ typedef struct pf_vrow {
   char opt_name[PF_VMAXOPT][32], opt_value[PF_VMAXOPT][PF_VOPTLEN];
   /* results */
   pf_row_status status;
+  int fail_code;              /* PF_ROW_FAILED: the error code (an input error, or a plan that cannot run) */
   char reason[PF_VTEXT];
   double predicted;           /* canonical unit */
   double error;               /* signed relative error, 0 inside a bound */
@@ -153,6 +154,10 @@ const char *pf_bound_name(pf_bound b);
 /* Scale from a written unit to the metric's canonical unit; PF_EINVAL if the
  * unit does not fit the metric. */
 int pf_metric_unit_scale(pf_metric m, const char *unit, double *scale);
+/* Is the row's measured value (and value_hi of a range) plausible for its metric (core/bounds.h: a measured
+ * iteration, an achieved rate per GPU, a mean power per device of the scope on machine m, ...)?  0 when it
+ * is; else 1 (value) or 2 (value_hi) with the reason in why. */
+int pf_vrow_plausible(const pf_vrow *r, const pf_machine *m, char *why, size_t n);
 
 /* Read and check a validation CSV. Malformed input (unknown or missing column,
  * wrong field count, non-numeric value, unknown machine or model id, unit that

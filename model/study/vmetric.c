@@ -81,6 +81,50 @@ int pf_metric_unit_scale(pf_metric m, const char *u, double *scale) {
   return PF_EINVAL;
 }
 
+/* Devices a metered scope covers, least and most: the row's GPUs (or nodes x devices per node), whole nodes
+ * for node scopes; 1 to the whole machine when the row gives neither. */
+static void scope_devices(const pf_vrow *r, const pf_machine *m, double *lo, double *hi) {
+  double gpn = m->gpus_per_node > 0 ? m->gpus_per_node : 1;
+  double gpus = r->gpus > 0 ? r->gpus : r->nodes > 0 ? r->nodes * gpn : 0;
+  double nodes = r->nodes > 0 ? r->nodes : r->gpus > 0 ? ceil(r->gpus / gpn) : 0;
+  bool node_scope = r->scope == PF_SCOPE_NODE || r->scope == PF_SCOPE_NODE_JOB || r->scope == PF_SCOPE_NODE_GPUS_JOB;
+  double k = r->scope == PF_SCOPE_GPU_PER_GPU ? 1 : node_scope ? nodes * gpn : gpus;
+  *lo = k > 0 ? k : 1;
+  *hi = k > 0 ? k : fmax(1, m->nodes * gpn);
+}
+
+static int value_plausible(const pf_vrow *r, const pf_machine *m, double v, char *why, size_t n) {
+  static const pf_plaus_id of[PF_MET_COUNT] = {
+      [PF_MET_ITER_TIME] = PF_PLAUS_ITERATION, [PF_MET_TIME] = PF_PLAUS_ITERATION,
+      [PF_MET_TFLOPS] = PF_PLAUS_GPU_RATE,     [PF_MET_TOKENS] = PF_PLAUS_ITEM_RATE,
+      [PF_MET_SAMPLES] = PF_PLAUS_ITEM_RATE,   [PF_MET_SCALING] = PF_PLAUS_SCALING,
+      [PF_MET_ENERGY] = PF_PLAUS_MEASURED_ENERGY, [PF_MET_POWER] = PF_PLAUS_DEVICE_POWER,
+      [PF_MET_BATCH_RATIO] = PF_PLAUS_BATCH_RATIO};
+  if (r->metric >= PF_MET_COUNT) return 0;
+  const pf_plaus *b = pf_plaus_get(of[r->metric]);
+  double x = r->metric == PF_MET_TFLOPS ? v * 1e12 : v, lo = 1, hi = 1;
+  char pre[96] = "";
+  if (r->metric == PF_MET_TIME && r->iterations > 0) {
+    x = v / r->iterations;
+    snprintf(pre, sizeof pre, "per iteration (%g iterations), ", r->iterations);
+  }
+  if (r->metric == PF_MET_POWER) {
+    scope_devices(r, m, &lo, &hi);
+    x = v / hi > b->hi ? v / hi : v / lo; /* the most devices against the ceiling, the fewest against the floor */
+    snprintf(pre, sizeof pre, "per device (%g in the %s scope), ", x == v / hi ? hi : lo, pf_scope_name(r->scope));
+  }
+  if (pf_plaus_ok(b, x)) return 0;
+  char w[512];
+  snprintf(why, n, "%s%s", pre, pf_plaus_why(b, x, w, sizeof w));
+  return 1;
+}
+
+int pf_vrow_plausible(const pf_vrow *r, const pf_machine *m, char *why, size_t n) {
+  if (value_plausible(r, m, r->measured, why, n)) return 1;
+  if (r->bound == PF_BOUND_RANGE && value_plausible(r, m, r->measured_hi, why, n)) return 2;
+  return 0;
+}
+
 pf_vstats pf_validate_stats(const pf_vset *s, bool (*keep)(const pf_vrow *, const void *), const void *arg) {
   pf_vstats st = {0, NAN, NAN, NAN};
   double *x = malloc((size_t)(s->n > 0 ? s->n : 1) * sizeof *x);

@@ -327,6 +327,7 @@ int pf_validate_run_cached(pf_vset *s, const pf_validate_opts *o, pf_vcache *cac
     r->reason[0] = '\0';
     r->predicted = r->error = NAN;
     r->status = PF_ROW_PREDICTED;
+    r->fail_code = 0;
     slot[2 * i] = slot[2 * i + 1] = -1;
     int k = pf_vrow_scenario(r, o, row_sc, r->reason, sizeof r->reason);
     if (k == 0) k = row_predictable(r, r->reason, sizeof r->reason);
@@ -336,6 +337,7 @@ int pf_validate_run_cached(pf_vset *s, const pf_validate_opts *o, pf_vcache *cac
     if (k < 0) {
       snprintf(r->reason, sizeof r->reason, "%s", pf_error_detail());
       r->status = PF_ROW_FAILED;
+      r->fail_code = k;
       continue;
     }
     for (int j = 0; j < k; j++) {
@@ -372,12 +374,14 @@ int pf_validate_run_cached(pf_vset *s, const pf_validate_opts *o, pf_vcache *cac
     const vcache_entry *e0 = &cache->e[slot[2 * i]], *e1 = slot[2 * i + 1] >= 0 ? &cache->e[slot[2 * i + 1]] : NULL;
     if (e1 && e1->rc < 0) {
       r->status = PF_ROW_FAILED;
+      r->fail_code = e1->rc;
       char lb[64];
       snprintf(r->reason, sizeof r->reason, "%s: %.400s", baseline_label(r, lb, sizeof lb), e1->detail);
       continue;
     }
     if (e0->rc < 0) {
       r->status = PF_ROW_FAILED;
+      r->fail_code = e0->rc;
       snprintf(r->reason, sizeof r->reason, "%s", e0->detail);
       continue;
     }

@@ -171,9 +171,10 @@ static int read_shape(const ctx *x, const config_setting_t *g, const char *key, 
   int v[3] = {1, 1, 1}, n = config_setting_length(s);
   for (int i = 0; i < n; i++) {
     const config_setting_t *e = config_setting_get_elem(s, (unsigned)i);
-    if (config_setting_type(e) != CONFIG_TYPE_INT || config_setting_get_int(e) < 1)
-      return err_at(x, s, key, "elements must be positive integers");
-    v[i] = config_setting_get_int(e);
+    int el = config_setting_get_int(e);
+    if (config_setting_type(e) != CONFIG_TYPE_INT || el < 1 || el > 1 << 24)
+      return err_at(x, s, key, "elements must be integers in [1, 16777216] (as a layer's h, w, c)");
+    v[i] = el;
   }
   if (n == 2) *h = v[0], *w = 1, *c = v[1];
   else *h = v[0], *w = n == 3 ? v[1] : 1, *c = n == 3 ? v[2] : 1;

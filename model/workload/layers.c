@@ -251,6 +251,17 @@ static int expand_layer(const pf_workload *wl, int i, const pf_layer *L, expand_
   return 0;
 }
 
+/* A layer's input or output within the plausible tensor (core/bounds.h): elements per sample. */
+static int tensor_check(const pf_workload *w, int i, const pf_layer *L, const char *which, double h, double wd,
+                        double c) {
+  const pf_plaus *b = pf_plaus_get(PF_PLAUS_TENSOR);
+  if (pf_plaus_ok(b, h * wd * c)) return 0;
+  char why[512], what[640];
+  snprintf(what, sizeof what, "its %s, %g x %g x %g: %s", which, h, wd, c,
+           pf_plaus_why(b, h * wd * c, why, sizeof why));
+  return shape_err(w, i, L, what);
+}
+
 /* Walk the list: shapes, totals, and the kernels of each network when lists is non-NULL
  * (lists[3 n + 0..2]: forward, data gradient, weight gradient of network n). */
 int pf_layers_walk(const pf_workload *w, double B, double el, int units, pf_precision gp, pf_precision cp,
@@ -277,7 +288,9 @@ int pf_layers_walk(const pf_workload *w, double B, double el, int units, pf_prec
         return shape_err(w, i, L, "span runs past the end of its network or into another repeated block");
       expand_ctx x = {.B = B, .el = el, .units = units, .gemm_p = gp, .conv_p = cp, .mult = R, .frozen = M->frozen};
       if (lists) x.fwd = &lists[3 * L->net], x.dg = &lists[3 * L->net + 1], x.wg = &lists[3 * L->net + 2];
-      int rc = expand_layer(w, i + j, M, &x, &h, &wd, &c);
+      int rc = tensor_check(w, i + j, M, "input", h, wd, c);
+      if (rc == 0) rc = expand_layer(w, i + j, M, &x, &h, &wd, &c);
+      if (rc == 0) rc = tensor_check(w, i + j, M, "output", h, wd, c);
       if (rc < 0) return rc;
       const pf_net *N = &nets[L->net];
       t->params += M->frozen ? 0 : x.params;
@@ -313,6 +326,14 @@ int pf_layers_check(pf_workload *w) {
   int rc = pf_layers_summary(w, &t);
   if (rc < 0) return rc;
   if (!(t.params > 0)) return pf_error_set(PF_EINVAL, "model %s: the layer list has no trainable parameters", w->id);
+  const struct { pf_plaus_id id; double x; } tot[] = {
+      {PF_PLAUS_PARAMS, t.params}, {PF_PLAUS_SAMPLE_FLOPS, t.step_flops}, {PF_PLAUS_SAMPLE_ACT, t.act_bytes}};
+  for (size_t k = 0; k < sizeof tot / sizeof *tot; k++) { /* totals a list's shapes add up to (docs/bounds.md) */
+    char why[512];
+    if (!pf_plaus_ok(pf_plaus_get(tot[k].id), tot[k].x))
+      return pf_error_set(PF_EINVAL, "model %s: layers: the list's %s: %s", w->id, pf_plaus_get(tot[k].id)->name,
+                          pf_plaus_why(pf_plaus_get(tot[k].id), tot[k].x, why, sizeof why));
+  }
   w->params = t.params;
   w->nontrainable = t.nontrainable;
   w->flops_per_sample = t.step_flops;

@@ -1,17 +1,7 @@
 /* fuzz_calibration.c - calibration JSON: load and overlay any bytes without crashing. */
 #include "fuzz.h"
-#include "machine/machine.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  static pf_machine base;
-  static int have;
-  if (!have) have = pf_machine_load("mn5-acc", &base) == 0 ? 1 : -1; /* needs PREFLIGHT_MACHINES */
-  const char *path = pf_fuzz_file(data, size, ".json");
-  static pf_calibration c;
-  static pf_machine m;
-  if (path && pf_calibration_load(path, &c) == 0 && have == 1) {
-    m = base;
-    (void)pf_calibration_apply(&c, &m);
-  }
+  pf_fuzz_overlay(data, size, "mn5-acc");
   return 0;
 }

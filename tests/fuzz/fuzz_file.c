@@ -1,5 +1,7 @@
-/* fuzz_file.c - temporary files for the fuzz targets whose parsers read paths. */
+/* fuzz_file.c - what the fuzz targets share: temporary files for the parsers that read paths, and the
+ * calibration overlay that calibration and fit files go through. */
 #include "fuzz.h"
+#include "machine/machine.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,4 +26,16 @@ const char *pf_fuzz_file(const uint8_t *data, size_t size, const char *suffix) {
 
 const char *pf_fuzz_file2(const uint8_t *data, size_t size, const char *suffix) {
   return write_slot(1, data, size, suffix);
+}
+
+void pf_fuzz_overlay(const uint8_t *data, size_t size, const char *machine_id) {
+  static pf_machine base, m;
+  static pf_calibration c;
+  static int have;
+  if (!have) have = pf_machine_load(machine_id, &base) == 0 ? 1 : -1;
+  const char *path = pf_fuzz_file(data, size, ".json");
+  if (path && pf_calibration_load(path, &c) == 0 && have == 1) {
+    m = base;
+    (void)pf_calibration_apply(&c, &m);
+  }
 }
