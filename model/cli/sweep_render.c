@@ -325,8 +325,7 @@ int pf_cli_sweep_merge_raw(FILE *const *in, const char *const *paths, int n, pf_
   if (!line[0] || !line[1]) { free(line[0]); free(line[1]); return pf_error_set(PF_ENOMEM, "out of memory"); }
   long points = -1;
   cJSON *ctx = NULL;
-  int rc = 0;
-  ssize_t got;
+  int rc = 0; ssize_t got;
   /* every shard: its magic line, the same study, the column header */
   for (int i = 0; i < n && rc == 0; i++) {
     int si, sn;
@@ -348,7 +347,9 @@ int pf_cli_sweep_merge_raw(FILE *const *in, const char *const *paths, int n, pf_
       snprintf(study0, sizeof study0, "%s", line[0] + 8);
       ctx = cJSON_Parse(study0);
       const cJSON *p = cJSON_GetObjectItemCaseSensitive(ctx, "points");
-      if (!cJSON_IsNumber(p)) { rc = pf_error_set(PF_EPARSE, "%s:2: the study has no point count", paths[i]); break; }
+      if (!cJSON_IsNumber(p) || !(p->valuedouble >= 0 && p->valuedouble <= 1e8)) { /* cmd_sweep.c's limit */
+        rc = pf_error_set(PF_EPARSE, "%s:2: the study's point count is missing or not in 0..1e8", paths[i]); break;
+      }
       points = (long)p->valuedouble;
     } else if (strcmp(study0, line[0] + 8) != 0) {
       rc = pf_error_set(PF_EPARSE, "%s: not a shard of the same study as %s", paths[i], paths[0]);
