@@ -20,6 +20,12 @@ static void math_precisions(const pf_scenario *sc, pf_precision *gemm_p, pf_prec
   if (fw == PF_FW_TENSORFLOW || sc->workload.tf32_matmul) *gemm_p = PF_TF32;
 }
 
+/* fp16 and bf16 in PyTorch are automatic mixed precision (torch.autocast, the Hugging Face Trainer's
+ * fp16/bf16, torchvision's --amp): fp32 parameters cast per forward (layers.c) */
+static bool autocast(const pf_scenario *sc) {
+  return pf_scenario_framework(sc) == PF_FW_PYTORCH && (sc->precision == PF_FP16 || sc->precision == PF_BF16);
+}
+
 /* Run list l `times` over (each kernel's launches multiplied) after what *acc holds. */
 static int run(pf_step *acc, const pf_kernel_env *env, const pf_kernel_list *l, double times) {
   if (!(times > 0) || l->n == 0) return 0;
@@ -46,8 +52,8 @@ int pf_layers_kernel_lists(const pf_scenario *sc, pf_kernel_list *lists, double 
   math_precisions(sc, &gp, &cp);
   memset(lists, 0, 3 * PF_LAYERS_MAX_NETS * sizeof *lists);
   pf_layers_totals t;
-  int rc = pf_layers_walk(w, sc->plan.mbs, pf_precision_bytes(sc->precision), sc->machine.dev.units, gp, cp, lists,
-                          &t, NULL);
+  int rc = pf_layers_walk(w, sc->plan.mbs, pf_precision_bytes(sc->precision), sc->machine.dev.units, gp, cp,
+                          autocast(sc), lists, &t, NULL);
   for (int i = 0; i < nn; i++) {
     times[3 * i] = nets[i].fwd;
     times[3 * i + 1] = nets[i].dgrad;
@@ -69,7 +75,8 @@ int pf_layers_work(const pf_scenario *sc, const pf_kernel_env *env, pf_stage_wor
   memset(lists, 0, sizeof lists);
   pf_layers_totals t;
   double pn[PF_LAYERS_MAX_NETS] = {0};
-  int rc = pf_layers_walk(w, sc->plan.mbs, pf_precision_bytes(sc->precision), sc->machine.dev.units, gp, cp, lists, &t, pn);
+  int rc = pf_layers_walk(w, sc->plan.mbs, pf_precision_bytes(sc->precision), sc->machine.dev.units, gp, cp,
+                          autocast(sc), lists, &t, pn);
   for (int i = 0; i < 3 * nn && rc == 0 && sc->host_mode == PF_HOST_COMPILED; i++) /* torch.compile fuses */
     rc = pf_fuse_elementwise(&lists[i]);
   pf_step fs, bs, es;

@@ -80,7 +80,8 @@ typedef struct {
   pf_precision gemm_p, conv_p;
   pf_kernel_list *fwd, *dg, *wg; /* NULL: count only */
   double params, nontrainable, flops_f, flops_b, act, ops, mult;
-  bool frozen;
+  bool frozen, amp;
+  bool half_in; /* autocast: the layer's input is already fp16/bf16 (a product's output), in and out */
 } expand_ctx;
 
 static int add(pf_kernel_list *l, const pf_kernel *k, double mult) {
@@ -88,6 +89,32 @@ static int add(pf_kernel_list *l, const pf_kernel *k, double mult) {
   pf_kernel x = *k;
   x.count = (x.count > 0 ? x.count : 1.0) * mult;
   return pf_kernel_list_add(l, &x);
+}
+
+/* torch.autocast's casts (PyTorch AMP documentation, "Autocast Op Reference": linear, matmul, bmm and the
+ * convolutions run in fp16/bf16 and cast their fp32 inputs, their outputs are fp16/bf16; layer_norm,
+ * group_norm, softmax and the losses run in fp32; batch_norm and element-wise operators keep their input's
+ * type; an embedding's output is its fp32 table's): n cast operators a forward, each reading 4 B and writing
+ * 2 B an element, and backward runs their ToCopyBackward nodes (nb of them: a frozen weight has none), the
+ * gradients cast back to fp32 (2 B read, 4 written).  Each cast is one dispatch and one launch. */
+static int casts(expand_ctx *x, double n, double fwd_elems, double nb, double bwd_elems) {
+  pf_kernel f = {.kind = PF_KERNEL_MEMORY, .name = "autocast-casts", .pass = PF_PASS_FWD,
+                 .bytes = 6.0 * fwd_elems / n, .host_ops = 1, .count = n};
+  pf_kernel b = f;
+  b.bytes = nb > 0 ? 6.0 * bwd_elems / nb : 0, b.pass = PF_PASS_BWD, b.count = nb;
+  x->ops += n * x->mult;
+  int rc = n > 0 ? add(x->fwd, &f, x->mult) : 0;
+  return rc == 0 && nb > 0 ? add(x->dg, &b, x->mult) : rc;
+}
+
+/* A product with a weight under autocast: its input cast unless already half (in_elems elements), and its
+ * weight and bias (w_elems, w_tensors of them), whose casts autocast caches for the rest of the forward
+ * (leaf tensors only; the cache lives as long as the autocast region: one forward).  cached: the weights
+ * were cast already by an earlier product of the forward (DeBERTa's shared relative-position projections). */
+static int weight_casts(expand_ctx *x, double in_elems, double w_elems, double w_tensors, bool cached) {
+  if (!x->amp) return 0;
+  double ni = x->half_in ? 0 : 1, nw = cached ? 0 : w_tensors, ein = ni * in_elems, ew = cached ? 0 : w_elems;
+  return casts(x, ni + nw, ein + ew, ni + (x->frozen ? 0 : nw), ein + (x->frozen ? 0 : ew));
 }
 
 /* forward product C[m,n] = A[m,k] B[k,n] (batch of them) and its two gradients; weight: B is a parameter
@@ -149,10 +176,13 @@ static int expand_attention(const pf_workload *wl, int i, const pf_layer *L, exp
   int rc = product(x, PF_KERNEL_GEMM, "q-proj", B * T, d, d, 1, true, op);
   rc = rc < 0 ? rc : product(x, PF_KERNEL_GEMM, "k-proj", B * T, d, d, 1, true, op);
   rc = rc < 0 ? rc : product(x, PF_KERNEL_GEMM, "v-proj", B * T, d, d, 1, true, op);
+  for (int j = 0; j < 3 && rc == 0; j++) rc = weight_casts(x, B * T * d, d * d + d, 2, false); /* q, k, v */
+  x->half_in = false; /* the relative-position embeddings: LayerNorm's fp32 output */
   rc = rc < 0 ? rc : product(x, PF_KERNEL_GEMM, "scores", T, T, dh, B * a, false, op);
   if (P > 0) { /* relative-position keys and queries (shared projections), c2p and p2c scores and gathers */
     rc = rc < 0 ? rc : product(x, PF_KERNEL_GEMM, "pos-key", P, d, d, 1, true, op);
     rc = rc < 0 ? rc : product(x, PF_KERNEL_GEMM, "pos-query", P, d, d, 1, true, op);
+    for (int j = 0; j < 2 && rc == 0; j++) rc = weight_casts(x, P * d, 0, 0, true); /* key and query weights */
     rc = rc < 0 ? rc : product(x, PF_KERNEL_GEMM, "c2p", T, P, dh, B * a, false, op);
     rc = rc < 0 ? rc : product(x, PF_KERNEL_GEMM, "p2c", T, P, dh, B * a, false, op);
     rc = rc < 0 ? rc : memk(x, "c2p-gather", 3 * el * z, 3 * el * z, op);
@@ -160,10 +190,14 @@ static int expand_attention(const pf_workload *wl, int i, const pf_layer *L, exp
     x->act += 2 * el * z * x->mult / B;
   }
   rc = rc < 0 ? rc : memk(x, "mask-softmax", 3 * el * z, 3 * el * z, op);
+  /* autocast: softmax runs in fp32 (its fp16 scores cast up) and the context product casts it back down */
+  if (rc == 0 && x->amp) rc = casts(x, 2, 2 * z, 2, 2 * z);
   rc = rc < 0 ? rc : memk(x, "attention-dropout", el * z * 2 + z, el * z * 2 + z, op);
   rc = rc < 0 ? rc : product(x, PF_KERNEL_GEMM, "context", T, dh, T, B * a, false, op);
   rc = rc < 0 ? rc : memk(x, "head-reshapes", 8 * el * B * T * d, 8 * el * B * T * d, op);
   rc = rc < 0 ? rc : product(x, PF_KERNEL_GEMM, "out-proj", B * T, d, d, 1, true, op);
+  x->half_in = true; /* the context product's output */
+  if (rc == 0) rc = weight_casts(x, 0, d * d + d, 2, false);
   x->act += (3 * el * B * T * d + 2 * el * z + z) * x->mult / B;
   return rc;
 }
@@ -190,6 +224,8 @@ static int expand_layer(const pf_workload *wl, int i, const pf_layer *L, expand_
      * on the fly: HBM sees the input once (B H W Cin), not the k^2-times larger matrix */
     rc = product_a(x, PF_KERNEL_CONV, L->kind == PF_LY_CONV2D ? "conv" : "conv-transpose", B * ho * wo, L->out, k,
                    1, true, ops, E);
+    if (rc == 0) rc = weight_casts(x, E, p0, L->no_bias ? 1 : 2, false);
+    x->half_in = true;
     /* the bias is its own element-wise pass after cuDNN's convolution (TensorFlow's BiasAdd, PyTorch's add after
      * cudnn_convolution), and its gradient a reduction over the output */
     double Eo = B * ho * wo * L->out;
@@ -201,6 +237,8 @@ static int expand_layer(const pf_workload *wl, int i, const pf_layer *L, expand_
     if (L->out <= 0) return shape_err(wl, i, L, "out (features) must be positive");
     p0 = *c * L->out + (L->no_bias ? 0 : L->out);
     rc = product(x, PF_KERNEL_GEMM, "linear", hw, L->out, *c, 1, true, ops);
+    if (rc == 0) rc = weight_casts(x, E, p0, L->no_bias ? 1 : 2, false);
+    x->half_in = true;
     *c = L->out;
     break;
   case PF_LY_ATTENTION:
@@ -210,6 +248,7 @@ static int expand_layer(const pf_workload *wl, int i, const pf_layer *L, expand_
     p0 = 2 * *c;
     if (L->batch_stats) x->nontrainable += 2 * *c * x->mult;
     rc = memk(x, L->batch_stats ? "batch-norm" : "norm", 3 * el * E, 4 * el * E, ops);
+    if (!L->batch_stats) x->half_in = false; /* layer and group norm run in fp32 under autocast */
     break;
   case PF_LY_ACT: /* each further unfused operator (Swish = sigmoid, multiply) reads two tensors, writes one */
     rc = memk(x, "activation", el * E * (2 + 3 * (ops - 1)), 1.5 * el * E * (2 + 3 * (ops - 1)), ops);
@@ -239,6 +278,7 @@ static int expand_layer(const pf_workload *wl, int i, const pf_layer *L, expand_
     p0 = (double)L->vocab * L->out;
     /* forward gathers rows; backward zeroes the dense gradient and scatter-adds into it */
     rc = memk(x, "embedding", 2 * el * T * L->out, x->frozen ? 0 : el * (p0 + 3 * T * L->out), ops);
+    x->half_in = false;
     *c = L->out;
     break;
   }
@@ -264,7 +304,7 @@ static int tensor_check(const pf_workload *w, int i, const pf_layer *L, const ch
 
 /* Walk the list: shapes, totals, and the kernels of each network when lists is non-NULL
  * (lists[3 n + 0..2]: forward, data gradient, weight gradient of network n). */
-int pf_layers_walk(const pf_workload *w, double B, double el, int units, pf_precision gp, pf_precision cp,
+int pf_layers_walk(const pf_workload *w, double B, double el, int units, pf_precision gp, pf_precision cp, bool amp,
                 pf_kernel_list *lists, pf_layers_totals *t, double *params_net) {
   int nn;
   const pf_net *nets = pf_layers_nets(w, &nn);
@@ -272,10 +312,11 @@ int pf_layers_walk(const pf_workload *w, double B, double el, int units, pf_prec
   if (!w->ly) return pf_error_set(PF_EINVAL, "model %s: no layer list", w->id);
   double h = 0, wd = 0, c = 0;
   int prev_net = -1;
+  bool half = false; /* autocast: the running activation is already fp16/bf16 */
   for (int i = 0; w->ly[i].kind != PF_LY_END; i++) {
     const pf_layer *L = &w->ly[i];
     if (L->net < 0 || L->net >= nn) return shape_err(w, i, L, "net index out of range");
-    if (L->net != prev_net) h = nets[L->net].h, wd = nets[L->net].w, c = nets[L->net].c, prev_net = L->net;
+    if (L->net != prev_net) h = nets[L->net].h, wd = nets[L->net].w, c = nets[L->net].c, prev_net = L->net, half = false;
     if (L->h > 0) h = L->h;
     if (L->w > 0) wd = L->w;
     if (L->c > 0) c = L->c;
@@ -286,12 +327,14 @@ int pf_layers_walk(const pf_workload *w, double B, double el, int units, pf_prec
       const pf_layer *M = &w->ly[i + j];
       if (M->kind == PF_LY_END || (j > 0 && (M->net != L->net || M->repeat > 1)))
         return shape_err(w, i, L, "span runs past the end of its network or into another repeated block");
-      expand_ctx x = {.B = B, .el = el, .units = units, .gemm_p = gp, .conv_p = cp, .mult = R, .frozen = M->frozen};
+      expand_ctx x = {.B = B, .el = el, .units = units, .gemm_p = gp, .conv_p = cp, .mult = R, .frozen = M->frozen,
+                      .amp = amp, .half_in = half};
       if (lists) x.fwd = &lists[3 * L->net], x.dg = &lists[3 * L->net + 1], x.wg = &lists[3 * L->net + 2];
       int rc = tensor_check(w, i + j, M, "input", h, wd, c);
       if (rc == 0) rc = expand_layer(w, i + j, M, &x, &h, &wd, &c);
       if (rc == 0) rc = tensor_check(w, i + j, M, "output", h, wd, c);
       if (rc < 0) return rc;
+      half = x.half_in;
       const pf_net *N = &nets[L->net];
       t->params += M->frozen ? 0 : x.params;
       if (params_net && !M->frozen) params_net[L->net] += x.params;
@@ -313,8 +356,8 @@ int pf_layers_walk(const pf_workload *w, double B, double el, int units, pf_prec
  * (DeBERTa's relative-position projections) is not counted as a sample's */
 int pf_layers_summary(const pf_workload *w, pf_layers_totals *t) {
   pf_layers_totals t2;
-  int rc = pf_layers_walk(w, 1.0, 4.0, 0, PF_FP32, PF_FP32, NULL, t, NULL);
-  if (rc == 0) rc = pf_layers_walk(w, 2.0, 4.0, 0, PF_FP32, PF_FP32, NULL, &t2, NULL);
+  int rc = pf_layers_walk(w, 1.0, 4.0, 0, PF_FP32, PF_FP32, false, NULL, t, NULL);
+  if (rc == 0) rc = pf_layers_walk(w, 2.0, 4.0, 0, PF_FP32, PF_FP32, false, NULL, &t2, NULL);
   if (rc < 0) return rc;
   if (2 * t2.fwd_flops - t->fwd_flops > 0) t->fwd_flops = 2 * t2.fwd_flops - t->fwd_flops;
   if (2 * t2.step_flops - t->step_flops > 0) t->step_flops = 2 * t2.step_flops - t->step_flops;

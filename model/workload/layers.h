@@ -100,8 +100,9 @@ const pf_net *pf_layers_nets(const pf_workload *w, int *n);
  * NULL) and, when lists is non-NULL, the kernels of each network (lists[3 n +
  * 0..2]: forward, data gradient, weight gradient of network n; units are the
  * device's SMs/CUs for split-K, gp and cp the math precisions of products and
- * convolutions).  Returns 0 or PF_EINVAL naming the layer. */
-int pf_layers_walk(const pf_workload *w, double B, double el, int units, pf_precision gp, pf_precision cp,
+ * convolutions; amp: PyTorch autocast, whose casts each product with a weight
+ * adds: layers.c).  Returns 0 or PF_EINVAL naming the layer. */
+int pf_layers_walk(const pf_workload *w, double B, double el, int units, pf_precision gp, pf_precision cp, bool amp,
                    pf_kernel_list *lists, pf_layers_totals *t, double *params_net);
 
 /* Built-in MAELSTROM layer lists (maelstrom.c); static. */

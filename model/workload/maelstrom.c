@@ -46,9 +46,16 @@ const pf_layer pf_maelstrom_ap1_unet[] = {
  * FFN 3072, 256 position buckets -> 512 relative positions, shared attention
  * keys), Hugging Face's sequence-classification head (pooler 768 x 768, tanh,
  * classifier 768 x 2): exactly 141 896 450 parameters.  Tokens per tweet: 64
- * assumed (the report does not give the sequence length).  PyTorch
- * (001:752); the multi-GPU runs use one process (#MPI tasks 1, Table 12,
- * 001:1884), i.e. torch.nn.DataParallel. */
+ * assumed (the report does not give the sequence length; the application's
+ * tokenizer pads each 1000-tweet map batch to its longest tweet,
+ * src/a2/training/dataset_hugging.py padding=True, so the length is that of
+ * long tweets, not the mean).  PyTorch (001:752) through the Hugging Face
+ * Trainer in fp16 mixed precision on every GPU (4castRenewables/maelstrom-a2
+ * @ dcec32d, the D3.7 benchmark branch: finetune_deberta_classifier.py:141
+ * fp16=True if cuda_available(); training_hugging.py TrainingArguments(fp16=
+ * fp16)): its validation rows run at --precision fp16 (autocast, layers.c);
+ * the multi-GPU runs use one process (#MPI tasks 1, Table 12, 001:1884),
+ * i.e. torch.nn.DataParallel. */
 /* Eager operators per forward, counted in Hugging Face's DebertaV2 code (modeling_deberta_v2.py): a linear on
  * a 3-D input is view + addmm + view (3); transpose_for_scores view, permute, contiguous, view (4) for q, k, v
  * and the relative-position keys and queries; build_relative_position's log buckets (~15) in every layer;

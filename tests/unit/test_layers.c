@@ -6,7 +6,9 @@
  *    weight-gradient shapes (m = N Ho Wo, n = Cout, k = Cin k k, ...);
  *  - a model file is read and its errors name file, line and key;
  *  - host dispatch: per-framework costs, none with CUDA graphs, x dp for
- *    single-process DataParallel, and a host-bound step is the host's chain. */
+ *    single-process DataParallel, and a host-bound step is the host's chain;
+ *  - PyTorch autocast (fp16/bf16): the casts of each product with a weight,
+ *    20 a DeBERTa layer, none at fp32 or in TensorFlow. */
 #include "check.h"
 #include "compute/compute.h"
 #include "core/core.h"
@@ -31,7 +33,46 @@ static const pf_net net1[] = {{.name = "x", .h = 32, .w = 32, .c = 16, .fwd = 1,
                               {.name = NULL}};
 static const pf_layer conv1[] = {{.kind = PF_LY_CONV2D, .out = 64, .kernel = 3, .stride = 2}, {.kind = PF_LY_END}};
 
+/* forward autocast-casts launches of the AP2 DeBERTa on one A100 in precision p and framework fw, and the
+ * forward list's host operators into *ops */
+static double casts_of(pf_precision p, pf_framework fw, double *ops) {
+  static pf_scenario sc;
+  pf_scenario_init(&sc);
+  if (pf_machine_load("jureca-dc-a100", &sc.machine) != 0 ||
+      pf_workload_builtin("maelstrom-ap2-deberta-v3-small", &sc.workload) != 0)
+    return -1;
+  sc.precision = p, sc.framework = fw, sc.plan.mbs = 32, sc.plan.dp = 1;
+  pf_kernel_list lists[3 * PF_LAYERS_MAX_NETS];
+  double times[3 * PF_LAYERS_MAX_NETS];
+  int n = 0;
+  if (pf_layers_kernel_lists(&sc, lists, times, &n) != 0) return -1;
+  double c = 0;
+  *ops = 0;
+  for (int i = 0; i < lists[0].n; i++) {
+    const pf_kernel *k = &lists[0].k[i];
+    double cnt = k->count > 0 ? k->count : 1;
+    *ops += cnt * k->host_ops;
+    if (!strcmp(k->name, "autocast-casts")) c += cnt;
+  }
+  for (int i = 0; i < n; i++) pf_kernel_list_free(&lists[i]);
+  return c;
+}
+
+static void test_autocast(void) {
+  double o16, o32, obf, otf;
+  /* a layer: q, k, v (input, weight, bias) 9, the shared relative-position projections' inputs 2, softmax
+   * up and down 2, out-proj 2 (its input is the context product's fp16), FFN1 3, FFN2 2 (GELU's fp16) = 20;
+   * the head: pooler 3 (LayerNorm's fp32 in), classifier 2 (tanh of the pooler's fp16 out) */
+  CHECK_NEAR(casts_of(PF_FP16, PF_FW_PYTORCH, &o16), 6 * 20 + 3 + 2, 0);
+  CHECK_NEAR(casts_of(PF_BF16, PF_FW_PYTORCH, &obf), 6 * 20 + 3 + 2, 0);
+  CHECK_NEAR(casts_of(PF_FP32, PF_FW_PYTORCH, &o32), 0, 0);
+  CHECK_NEAR(casts_of(PF_FP16, PF_FW_TENSORFLOW, &otf), 0, 0);
+  CHECK_NEAR(o16 - o32, 125, 1e-9); /* one dispatch a cast */
+  CHECK_NEAR(otf, o32, 1e-9);
+}
+
 int main(void) {
+  test_autocast();
   pf_workload w;
   /* parameter counts: AP2 exact, AP5 and AP1 reconstructions within the stated margins */
   CHECK_INT(pf_workload_builtin("maelstrom-ap2-deberta-v3-small", &w), 0);
