@@ -31,6 +31,18 @@ static void sharding(cJSON *o, const pf_plan *pl) {
   cJSON_AddStringToObject(o, "fsdp_impl", pf_fsdp_impl_name(pl->fsdp_impl));
 }
 
+/* How a mixture of experts runs (moeplan.c): only what differs from the defaults, so dense plans read as before. */
+static void moe_fields(cJSON *o, const pf_plan *pl) {
+  char mods[PF_RECOMPUTE_MODS_MAX];
+  if (pl->recompute_modules)
+    cJSON_AddStringToObject(o, "recompute_modules", pf_recompute_modules_name(pl->recompute_modules, mods, sizeof mods));
+  if (pl->dispatcher != PF_MOE_DISPATCH_ALLTOALL)
+    cJSON_AddStringToObject(o, "moe_token_dispatcher_type", pf_moe_dispatcher_name(pl->dispatcher));
+  if (pl->deepep_sms > 0) cJSON_AddNumberToObject(o, "moe_deepep_num_sms", pl->deepep_sms);
+  if (pl->ep_overlap) cJSON_AddBoolToObject(o, "overlap_moe_expert_parallel_comm", true);
+  if (pl->fp8_act_cache) cJSON_AddBoolToObject(o, "fp8_activation_cache", true);
+}
+
 static void full(cJSON *o, const pf_plan *pl) {
   cJSON_AddNumberToObject(o, "grad_accum", pl->grad_accum);
   cJSON_AddNumberToObject(o, "microbatches", pl->grad_accum);
@@ -49,6 +61,7 @@ static void full(cJSON *o, const pf_plan *pl) {
   cJSON_AddBoolToObject(o, "tp_comm_overlap", pl->tp_comm_overlap);
   if (pl->fp8_recipe != PF_FP8_AUTO) cJSON_AddStringToObject(o, "fp8_recipe", pf_fp8_recipe_name(pl->fp8_recipe));
   if (pl->fp8_attention) cJSON_AddBoolToObject(o, "fp8_attention", true);
+  moe_fields(o, pl);
 }
 
 static void tune(cJSON *o, const pf_plan *pl) {
