@@ -175,7 +175,7 @@ static void moe_json(cJSON *j, const pf_scenario *sc, const pf_prediction *p) {
   cJSON *a = cJSON_AddObjectToObject(o, "ep_a2a");
   cJSON_AddStringToObject(a, "dispatcher", pf_moe_dispatcher_name(pl->dispatcher));
   cJSON_AddBoolToObject(a, "overlap", pl->ep_overlap);
-  cJSON_AddNumberToObject(a, "exposed_s", r6(p->breakdown_s.ep_a2a - p->comm.ep_sm_s));
+  cJSON_AddNumberToObject(a, "exposed_s", r6(fmax(0.0, p->breakdown_s.ep_a2a - p->comm.ep_sm_s)));
   cJSON_AddNumberToObject(a, "hidden_s", r6(p->comm.ep_hidden_s));
   cJSON_AddNumberToObject(a, "sm_cost_s", r6(p->comm.ep_sm_s));
   /* GPU-hours per 1e12 tokens, the unit of the DeepSeek-V3 report's 180 K (arXiv 2412.19437 section 1) */
@@ -273,7 +273,7 @@ static void moe_table(FILE *f, const pf_scenario *sc, const pf_prediction *p) {
           t[1], t[2], t[3], t[4], t[5]);
   if (pf_plan_ep(&sc->plan) < 2) return;
   char e[3][32];
-  double u[3] = {p->breakdown_s.ep_a2a - p->comm.ep_sm_s, p->comm.ep_hidden_s, p->comm.ep_sm_s};
+  double u[3] = {fmax(0.0, p->breakdown_s.ep_a2a - p->comm.ep_sm_s), p->comm.ep_hidden_s, p->comm.ep_sm_s};
   for (int i = 0; i < 3; i++) human_time(u[i], e[i], sizeof e[i]);
   fprintf(f, "all-to-all  %s dispatcher%s: exposed %s, hidden %s, SM cost %s; %.4g GPU-hours per 1e12 tokens\n",
           pf_moe_dispatcher_name(sc->plan.dispatcher), sc->plan.ep_overlap ? ", overlapped" : "", e[0], e[1], e[2],
