@@ -172,6 +172,7 @@ static void moe_json(cJSON *j, const pf_scenario *sc, const pf_prediction *p) {
   cJSON_AddNumberToObject(x, "shared_experts", r6(m->shared));
   /* the EP all-to-alls (comm/epa2a.c): breakdown_s.ep_a2a is the exposed part plus the SM cost */
   const pf_plan *pl = &sc->plan;
+  if (pf_plan_ep(pl) < 2) return;
   cJSON *a = cJSON_AddObjectToObject(o, "ep_a2a");
   cJSON_AddStringToObject(a, "dispatcher", pf_moe_dispatcher_name(pl->dispatcher));
   cJSON_AddBoolToObject(a, "overlap", pl->ep_overlap);
