@@ -297,12 +297,15 @@ static void plan_line(FILE *f, const pf_scenario *sc) {
   char ep[64] = ""; /* the experts' folded split, shown when it is not EP 1 */
   if (pf_workload_is_moe(&sc->workload) && (pf_plan_ep(pl) > 1 || pf_plan_etp(pl) != pl->tp))
     snprintf(ep, sizeof ep, " (experts EP %d x ETP %d x EDP %d)", pf_plan_ep(pl), pf_plan_etp(pl), pf_plan_edp(pl));
+  char rec[PF_RECOMPUTE_MODS_MAX + 32], mods[PF_RECOMPUTE_MODS_MAX]; /* selective's modules when given (moeplan.c) */
+  snprintf(rec, sizeof rec, "%s", pf_recompute_name(pl->recompute));
+  if (pl->recompute == PF_RECOMPUTE_SELECTIVE && pl->recompute_modules)
+    snprintf(rec, sizeof rec, "selective (%s)", pf_recompute_modules_name(pl->recompute_modules, mods, sizeof mods));
   fprintf(f, "plan        TP %d x PP %d x DP %d x CP %d%s, mbs %d, gbs %d, %d microbatches, %s%s%s%s%s%s%s, recompute %s, %s\n",
           pl->tp, pl->pp, pl->dp, pl->cp, ep, pl->mbs, pl->gbs, pl->grad_accum, pf_schedule_name(pl->schedule),
           pl->sp ? ", SP" : "", pl->dist_opt ? (pf_plan_zero(pl) >= 2 ? zero : ", dist-opt") : "",
           pl->overlap_grad_reduce ? ", overlap-grad-reduce" : "", pl->overlap_param_gather ? ", overlap-param-gather" : "",
-          pl->flash_attn ? ", flash-attn" : "", pl->tp_comm_overlap ? ", tp-comm-overlap" : "",
-          pf_recompute_name(pl->recompute), prec);
+          pl->flash_attn ? ", flash-attn" : "", pl->tp_comm_overlap ? ", tp-comm-overlap" : "", rec, prec);
   if (pl->pp_split[0]) { /* uneven pipeline stages (job/pplayout.c) */
     int lo = 1 << 30, hi = 0;
     for (int s = 0; s < pl->pp; s++) {
