@@ -7,8 +7,8 @@
  * to hide EP-A2A communication (--overlap-moe-expert-parallel-comm --delay-wgrad-compute)" (MCore v0.14),
  * "--recompute-granularity selective --recompute-modules" with moe_act, layernorm, mla_up_proj, core_attn (MCore
  * v0.13).  megatron/core/transformer/transformer_config.py: moe_deepep_num_sms = 20 ("Number of SMs to use for
- * DeepEP"), recompute_modules default ["core_attn"].  DeepSeek-V3 (arXiv 2412.19437 section 3.2.2): "20 SMs
- * are sufficient to fully utilize the bandwidths of IB and NVLink" of the H800's 132.
+ * DeepEP"), recompute_modules default ["core_attn"].  DeepSeek-V3 (arXiv 2412.19437 section 3.2.2) partitions 20
+ * of the H800's 132 SMs into 10 communication channels (warp specialization), enough for IB and NVLink.
  */
 #include "job.h"
 
