@@ -36,6 +36,8 @@ PF_PARSE_CALLBACK(parse_placement, pf_placement_parse, pf_placement)
 PF_PARSE_CALLBACK(parse_rank_order, pf_rank_order_parse, pf_rank_order)
 PF_PARSE_CALLBACK(parse_host_mode, pf_host_mode_parse, pf_host_mode)
 PF_PARSE_CALLBACK(parse_framework, pf_framework_parse, pf_framework)
+PF_PARSE_CALLBACK(parse_recompute_modules, pf_recompute_modules_parse, unsigned)
+PF_PARSE_CALLBACK(parse_dispatcher, pf_moe_dispatcher_parse, int)
 
 /* --schedule 1f1b|interleaved:V|gpipe: the schedule and V of the plan (dest: the pf_plan). */
 static int parse_schedule(const pf_opt *o, const char *text, void *dest, char *why, size_t len) {
@@ -173,6 +175,11 @@ const pf_opt pf_scenario_opts[] = {
     {"moe-imbalance", "R", "mixture of experts: tokens of the busiest expert over the balanced share (default 1: "
      "balanced, as published benchmarks run)",
      .type = PF_OPT_NUM, .at = SC(workload.expert_imbalance), .lo = 1, .hi = 1e6, .group = PF_SCG_SHAPE},
+    {"moe-router-num-groups", "G", "mixture of experts: expert groups of grouped routing (Megatron's; equal to the "
+     "EP group's nodes it is node-limited routing, DeepSeek-V3's 8; 0: none)",
+     .type = PF_OPT_INT, .at = SC(workload.router_groups), .lo = 0, .hi = 1 << 16, .group = PF_SCG_SHAPE},
+    {"moe-router-group-topk", "K", "mixture of experts: groups a token's experts are chosen from (DeepSeek-V3: 4 nodes)",
+     .type = PF_OPT_INT, .at = SC(workload.router_group_topk), .lo = 1, .hi = 1 << 16, .group = PF_SCG_SHAPE},
     {"params", "N", "custom model: parameter count (e.g. 25.6e6)",
      .type = PF_OPT_NUM, .at = SC(workload.params), .lo = 0, .hi = 1e15, .flags = PF_OPT_LO_OPEN,
      .group = PF_SCG_CUSTOM},
@@ -246,6 +253,21 @@ const pf_opt pf_scenario_opts[] = {
      .type = PF_OPT_NUM, .at = SC(plan.ddp_bucket_size), .lo = 1, .hi = 1e15, .group = PF_SCG_RUN},
     {"recompute", "MODE", "activation recomputation: none|selective|full",
      .type = PF_OPT_CALLBACK, .at = SC(plan.recompute), .parse = parse_recompute, .group = PF_SCG_RUN},
+    {"recompute-modules", "LIST", "with --recompute selective: what is recomputed, Megatron's names: core_attn "
+     "(default), layernorm, mla_up_proj, moe_act, comma-separated",
+     .type = PF_OPT_CALLBACK, .at = SC(plan.recompute_modules), .parse = parse_recompute_modules, .group = PF_SCG_RUN},
+    {"moe-token-dispatcher-type", "D", "MoE token dispatcher: alltoall (NCCL all-to-all, default) or flex (DeepEP's "
+     "kernels: one crossing per node, node-limited routing, FP8 dispatch)",
+     .type = PF_OPT_CALLBACK, .at = SC(plan.dispatcher), .parse = parse_dispatcher, .group = PF_SCG_RUN},
+    {"moe-deepep-num-sms", "N", "with the flex dispatcher: SMs DeepEP's kernels take (default 20, Megatron's and "
+     "DeepSeek-V3's)",
+     .type = PF_OPT_INT, .at = SC(plan.deepep_sms), .lo = 1, .hi = 1 << 16, .group = PF_SCG_RUN},
+    {"overlap-moe-expert-parallel-comm", NULL, "hide the EP all-to-alls behind another microbatch's compute "
+     "(Megatron's combined 1F1B, DualPipe-like), at the SMs the communication takes",
+     .type = PF_OPT_FLAG, .at = SC(plan.ep_overlap), .group = PF_SCG_RUN},
+    {"fp8-activation-cache", NULL, "with --precision fp8: keep the experts' SwiGLU input and the attention output "
+     "in FP8 for backward, as DeepSeek-V3 does",
+     .type = PF_OPT_FLAG, .at = SC(plan.fp8_act_cache), .group = PF_SCG_RUN},
     {"schedule", "S", "pipeline schedule: 1f1b|interleaved:V|gpipe",
      .type = PF_OPT_CALLBACK, .at = SC(plan), .parse = parse_schedule, .group = PF_SCG_RUN},
     /* uneven pipeline stages, Megatron-LM's options (job/pplayout.c, docs/model.md "Uneven pipeline stages") */

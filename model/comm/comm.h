@@ -81,6 +81,7 @@ typedef struct pf_stage_comm {
   double busy_s;               /* time communication kernels run (exposed + hidden) */
   double fabric_bytes, nic_bytes; /* bytes this GPU sends over the node fabric / out of the node */
   int inter;                   /* the TP (or CP) group spans nodes */
+  double ep_hidden_s;          /* EP all-to-all time hidden behind compute (--overlap-moe-expert-parallel-comm) */
   pf_coll_algo tp_algo;
   pf_coll_proto tp_proto;
 } pf_stage_comm;

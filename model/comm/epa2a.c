@@ -8,18 +8,40 @@
  * then EDP, so an EP group takes every ETP-th of EP consecutive blocks.  All ETP x EDP groups of the stage
  * run their all-to-all at once.
  *
- * Calls.  Megatron's alltoall token dispatcher (token_dispatcher.py MoEAlltoAllTokenDispatcher) sends each
- * token once per routed expert, NCCL all-to-all: per MoE layer a dispatch and a combine forward, and their
- * two mirror images backward (the gradients of the combine's output dispatched, those of the experts'
- * input combined).  A rank sends its M ETP / TP tokens' top-k copies of h elements (the rows its experts
- * receive, moelayer.c): the dispatch in the activations' element size (1 byte under FP8, as DeepSeek-V3
- * dispatches, arXiv 2412.19437 section 3.3.2), the combine and the backward calls in at least 2 bytes
- * (bf16).  Not overlapped: the experts wait for their tokens and the next layer for the combine (Megatron's
- * --overlap-moe-expert-parallel-comm is not modelled). */
+ * Calls.  Megatron's token dispatchers (megatron/core/transformer/moe/token_dispatcher.py) send each token once
+ * per routed expert: per MoE layer a dispatch and a combine forward, and their two mirror images backward (the
+ * gradients of the combine's output dispatched, those of the experts' input combined); with --recompute full the
+ * recomputed forward dispatches and combines again.  A rank sends its M ETP / TP tokens' top-k copies of h
+ * elements (the rows its experts receive, moelayer.c).  --moe-token-dispatcher-type picks the library:
+ *  alltoall  NCCL's all-to-all (MoEAlltoAllTokenDispatcher), bf16 whatever the GEMMs' precision (Transformer
+ *            Engine casts to FP8 inside the experts' GEMMs, after the dispatch);
+ *  flex      DeepEP's kernels (MoEFlexTokenDispatcher with --moe-enable-deepep): one crossing per node, so
+ *            node-limited routing lowers the network bytes (alltoall.c), and under FP8 the dispatch in FP8
+ *            with one fp32 scale per 128 elements (DeepEP README: "FP8 dispatching and BF16 combining";
+ *            DeepSeek-V3 arXiv 2412.19437 section 3.3.3 quantizes the activations before the MoE
+ *            up-projections to FP8 for the dispatch, 1 x 128 tiles), the combine in bf16.
+ * Node-limited routing: with --moe-router-num-groups G and --moe-router-group-topk K the experts are G groups of
+ * consecutive experts, laid on the EP ranks in order, so when the group's N nodes hold whole groups (G a multiple
+ * of N) a token reaches at most K nodes, and when a group spans N / G nodes, at most K N / G (Megatron-Core's
+ * README: "Node-limited routing: set equal to number of nodes in EP group"; DeepSeek-V3's G 8, K 4 over 8 nodes).
+ *
+ * Overlap (--overlap-moe-expert-parallel-comm).  Megatron-Core's combined 1F1B schedule
+ * (megatron/core/pipeline_parallel/combined_1f1b.py, MCore v0.14) runs the forward of one microbatch beside the
+ * backward of another, each layer's all-to-alls on a communication stream under the other's attention and
+ * MLP; DeepSeek-V3's DualPipe pairs a forward and a backward chunk the same way (arXiv 2412.19437 section
+ * 3.2.1, Figure 4).  So a microbatch's all-to-alls A (forward and backward) hide behind the compute C of its
+ * stage's MoE layers (their share of the stage's layers), at the price of the SMs the communication kernels
+ * hold while they run, a share s of the device's (DeepEP: --moe-deepep-num-sms of them, 20 by default, the 20
+ * of 132 DeepSeek-V3 gives them; NCCL: its 16 channels, comm.c): while the all-to-all runs compute proceeds at
+ * 1 - s, so h = min(A, C / (1 - s)) is hidden, the step pays A - h exposed plus h s of slower compute.  Every
+ * microbatch is taken as paired (the steady state; the warm-up forwards and cool-down backwards of 1F1B have no
+ * partner, a bound on the error of (P - 1) / M of the hidden time; DualPipe pairs them too). */
 #include "comm.h"
 
 #include "core/core.h"
 
+#include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 
 int pf_comm_ep_groups(const pf_scenario *sc, int stage, int **gpus, int *ngroups) {
@@ -52,34 +74,70 @@ static void add(pf_stage_comm *o, const pf_a2a_result *r, double times) {
   o->inter |= r->nodes > 1;
 }
 
+/* Node-limited routing: the most nodes a token's copies reach over a group spanning `nodes` nodes (0: no limit). */
+static int max_nodes(const pf_workload *w, int nodes) {
+  int G = w->router_groups, K = w->router_group_topk;
+  if (G <= 0 || K <= 0 || nodes <= 1) return 0;
+  if (G % nodes == 0) return K < nodes ? K : 0;        /* each node holds whole groups */
+  if (nodes % G == 0 && K * (nodes / G) < nodes) return K * (nodes / G); /* a group spans nodes / G nodes */
+  return 0;
+}
+
+/* Hide the microbatch's all-to-alls behind the compute of its MoE layers (header, "Overlap"). */
+static void overlap(const pf_comm *c, int nmoe, int layers, pf_stage_work *w, pf_stage_comm *o) {
+  double A = w->fwd_ep_s + w->bwd_ep_s;
+  double C = (w->fwd_s - w->ends_fwd_s + w->bwd_s - w->ends_bwd_s) * nmoe / (layers > nmoe ? layers : nmoe);
+  double s = pf_plan_ep_sm_share(c->sc, c->sm_share);
+  if (!(A > 0) || !(C > 0) || s >= 1) return;
+  double h = fmin(A, C / (1 - s)), left = A - h + h * s;
+  w->ep_hidden_s = h;
+  w->ep_sm_s = h * s;
+  o->ep_hidden_s += h;
+  o->interference_s += h * s;
+  w->fwd_ep_s *= left / A;
+  w->bwd_ep_s *= left / A;
+}
+
 int pf_comm_stage_ep(const pf_comm *c, int stage, pf_stage_work *w, pf_stage_comm *o) {
   const pf_scenario *sc = c->sc;
   const pf_plan *p = &sc->plan;
   const pf_workload *wl = &sc->workload;
-  w->fwd_ep_s = w->bwd_ep_s = 0;
+  w->fwd_ep_s = w->bwd_ep_s = w->ep_hidden_s = w->ep_sm_s = 0;
   int ep = pf_plan_ep(p);
   if (ep < 2 || !pf_workload_is_moe(wl)) return 0;
   int lps = pf_plan_stage_layers(c->sc, stage), nmoe = pf_workload_moe_layers_in(wl, pf_plan_stage_first_layer(c->sc, stage), lps);
-  if (stage == p->pp - 1) nmoe += wl->mtp_layers; /* the MTP module's MoE layer */
+  if (stage == p->pp - 1) nmoe += wl->mtp_layers, lps += wl->mtp_layers; /* the MTP module's MoE layer */
   if (nmoe == 0) return 0;
   int *g, ng, rc;
   if ((rc = pf_comm_ep_groups(sc, stage, &g, &ng)) < 0) return rc;
-  double el = pf_precision_bytes(sc->precision), el2 = el < 2.0 ? 2.0 : el;
+  bool flex = p->dispatcher == PF_MOE_DISPATCH_FLEX;
+  /* bf16 on the wire; flex under FP8 dispatches FP8 with a 4-byte scale per 128 elements (header) */
+  double el2 = fmax(2.0, pf_precision_bytes(sc->precision));
+  double el = flex && sc->precision == PF_FP8 ? 1.0 + 4.0 / 128.0 : el2;
   double rows = p->mbs * (double)wl->seq / p->cp * pf_plan_etp(p) / p->tp * wl->topk;
   pf_a2a_req rq = {.groups = g, .ngroups = ng, .p = ep, .bytes = rows * wl->hidden * el, .topk = wl->topk,
-                   .lib = PF_A2A_NCCL};
+                   .lib = flex ? PF_A2A_DEEPEP : PF_A2A_NCCL};
   pf_a2a_result disp, comb;
+  int nodes = 0;
+  for (int i = 0; i < ep; i++) { /* the nodes one group spans (the groups of a stage are alike) */
+    int n = pf_topology_node_of(&c->topo, g[i]), seen = 0;
+    for (int j = 0; j < i; j++) seen |= pf_topology_node_of(&c->topo, g[j]) == n;
+    nodes += !seen;
+  }
+  rq.max_nodes = max_nodes(wl, nodes);
   if ((rc = pf_comm_alltoall(c, &rq, &disp)) == 0) {
     rq.bytes = rows * wl->hidden * el2;
     rc = pf_comm_alltoall(c, &rq, &comb);
   }
   free(g);
   if (rc < 0) return rc;
+  double re = p->recompute == PF_RECOMPUTE_FULL ? 1.0 : 0.0; /* the recomputed forward's calls */
   w->fwd_ep_s = nmoe * (disp.time_s + comb.time_s);
-  w->bwd_ep_s = nmoe * 2.0 * comb.time_s;
+  w->bwd_ep_s = nmoe * (2.0 * comb.time_s + re * (disp.time_s + comb.time_s));
+  add(o, &disp, nmoe * (1.0 + re));
+  add(o, &comb, nmoe * (3.0 + re));
+  if (p->ep_overlap) overlap(c, nmoe, lps, w, o);
   w->fwd_tp_s += w->fwd_ep_s; /* on the critical path with the TP/CP collectives (the engines add them) */
   w->bwd_tp_s += w->bwd_ep_s;
-  add(o, &disp, nmoe);
-  add(o, &comb, 3.0 * nmoe);
   return 0;
 }

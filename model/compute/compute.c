@@ -113,6 +113,28 @@ static int repeat_into(pf_kernel_list *dst, const pf_kernel_list *src, double ti
   return rc;
 }
 
+/* Which --recompute-modules module reruns forward kernel `name` before the backward (0: none): layernorm the
+ * layer's two norms, mla_up_proj MLA's latent norms, up projections and rotary, moe_act the experts'
+ * activation (kernel names: layer_forward, moelayer.c). */
+static unsigned module_of(const char *name) {
+  static const struct { const char *name; unsigned bit; } m[] = {
+      {"norm1", PF_RECOMPUTE_MOD_LAYERNORM},         {"norm2", PF_RECOMPUTE_MOD_LAYERNORM},
+      {"mla-q-norm", PF_RECOMPUTE_MOD_MLA_UP_PROJ},  {"mla-q-up", PF_RECOMPUTE_MOD_MLA_UP_PROJ},
+      {"mla-kv-norm", PF_RECOMPUTE_MOD_MLA_UP_PROJ}, {"mla-kv-up", PF_RECOMPUTE_MOD_MLA_UP_PROJ},
+      {"rotary", PF_RECOMPUTE_MOD_MLA_UP_PROJ},      {"experts-activation", PF_RECOMPUTE_MOD_MOE_ACT}};
+  for (size_t i = 0; name && i < sizeof m / sizeof m[0]; i++)
+    if (strcmp(name, m[i].name) == 0) return m[i].bit;
+  return 0;
+}
+
+/* The forward kernels of f that the modules rerun, once more in the backward. */
+static int recompute_modules(pf_kernel_list *bwd, const pf_kernel_list *f, unsigned mods) {
+  int rc = 0;
+  for (int i = 0; i < f->n; i++)
+    if (module_of(f->k[i].name) & mods) rc |= pf_kernel_list_add(bwd, &f->k[i]);
+  return rc;
+}
+
 /* Time of a kernel list run `repeat` times, with the step's totals added to *acc. */
 static double run_list(const pf_kernel_env *env, const pf_kernel_list *l, int repeat, pf_step *acc) {
   if (repeat <= 0 || l->n == 0) return 0.0; /* no layer of that kind on the stage: the timeline as it was */
@@ -189,7 +211,11 @@ static int kind_lists(const pf_scenario *sc, bool moe, int layers, pf_kernel_lis
   /* selective: Megatron-Core checkpoints core attention whatever its backend (attention.py, core_v0.12.0-0.14.0:
    * `if self.checkpoint_core_attention and self.training: self._checkpointed_attention_forward(...)`), so the
    * fused kernel's forward runs again before its backward; only legacy Megatron's --use-flash-attn path skipped it */
-  else if (p->recompute == PF_RECOMPUTE_SELECTIVE) rc |= repeat_into(bwd, &core, 1);
+  else if (p->recompute == PF_RECOMPUTE_SELECTIVE) {
+    unsigned mods = pf_plan_recompute_modules(p);
+    if (mods & PF_RECOMPUTE_MOD_CORE_ATTN) rc |= repeat_into(bwd, &core, 1);
+    rc |= recompute_modules(bwd, &lf, mods);
+  }
   rc |= repeat_into(fwd, &fq, 1) | repeat_into(bwd, &bq, 1);
   pf_kernel_list_free(&lf);
   pf_kernel_list_free(&core);

@@ -20,7 +20,11 @@ typedef struct pf_stage_work {
   double fwd_s, bwd_s;           /* per microbatch, compute only (incl. recompute in bwd) */
   double fwd_tp_s, bwd_tp_s;     /* per microbatch, exposed TP/CP collectives (filled by comm.c) */
   double fwd_ep_s, bwd_ep_s;     /* per microbatch, the MoE dispatch/combine all-to-alls (comm/epa2a.c;
-                                  * included in fwd_tp_s, bwd_tp_s, which the engines put on the critical path) */
+                                  * included in fwd_tp_s, bwd_tp_s, which the engines put on the critical path;
+                                  * with --overlap-moe-expert-parallel-comm their exposed part and what the hidden
+                                  * part costs the compute) */
+  double ep_hidden_s, ep_sm_s;   /* per microbatch, of the all-to-alls: hidden behind another microbatch's compute,
+                                    and that compute's slowdown by the SMs they hold (in fwd_ep_s + bwd_ep_s) */
   double gemm_s, mem_s, launch_s;/* breakdown of fwd+bwd compute per microbatch */
   double fwd_flops, bwd_flops;   /* hardware FLOPs per microbatch (incl. recompute) */
   double p2p_bytes;              /* activation bytes sent to the next stage per microbatch (comm.c) */

@@ -43,6 +43,7 @@
 #include "core/core.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -55,6 +56,26 @@
  * in docs/model.md). */
 static double overhead_bytes(double rest) { return 2.0 * GiB + 0.05 * rest; }
 
+/* Multi-head Latent Attention's activations beyond the dense formula's (bytes per token, 2-byte elements, before
+ * the element factor): the formula counts the projections' input 2h, a dropout mask h and the output
+ * projection's input 2h (h at FP8); MLA also keeps its latents (q_a and kv_a outputs, the kv one with its rope
+ * part) and their RMSNorm outputs, the queries, keys and values flash attention saves (heads x (2 qk + v)), and
+ * its output is heads x v wide, not h: the attention keeps it in bf16 and, at FP8, the output projection an
+ * FP8 copy; DeepSeek-V3 keeps one E5M6 copy (1.5 B) for both (--fp8-activation-cache, arXiv 2412.19437 section
+ * 3.3.3).  mla_up_proj (Megatron-Core multi_latent_attention.py, recompute_up_proj) drops the up projections'
+ * outputs and the latents' norm outputs: recomputed from the latents before the backward. */
+static double mla_extra(const pf_scenario *sc, unsigned mods) {
+  const pf_workload *w = &sc->workload;
+  double h = w->hidden, a = w->heads, qk = pf_workload_qk_dim(w), v = w->v_head_dim;
+  double ql = w->q_lora_rank, kl = w->kv_lora_rank, r = w->qk_rope_dim;
+  bool up = mods & PF_RECOMPUTE_MOD_MLA_UP_PROJ;
+  double lat = 2.0 * (ql + (kl + r)) + (up ? 0.0 : 2.0 * (ql + kl));
+  double qkv = up ? 0.0 : 2.0 * a * (2.0 * qk + v);
+  double o = sc->precision != PF_FP8 ? 2.0 * (a * v - h)
+             : sc->plan.fp8_act_cache ? 1.5 * a * v - h : 2.0 * a * v + (a * v - h);
+  return lat + qkv + o;
+}
+
 double pf_memory_act_per_layer(const pf_scenario *sc) {
   const pf_workload *w = &sc->workload;
   const pf_plan *p = &sc->plan;
@@ -62,12 +83,13 @@ double pf_memory_act_per_layer(const pf_scenario *sc) {
   double kv = h * w->kv_heads / w->heads, f = w->ffn_hidden;
   double el = pf_precision_bytes(sc->precision) / 2.0; /* formulas count 2-byte activations */
   if (p->recompute == PF_RECOMPUTE_FULL) return el * 2.0 * s * b * h / (p->sp ? t : 1.0);
+  unsigned mods = pf_plan_recompute_modules(p);
   double sbh = s * b * h;
-  double attn_lin = 7 * sbh + 4 * s * b * kv;
+  double attn_lin = pf_workload_is_mla(w) ? 5 * sbh + s * b * mla_extra(sc, mods) : 7 * sbh + 4 * s * b * kv;
   double mlp = 3 * sbh + (w->swiglu ? 6.0 : 4.0) * s * b * f;
   double norms = 4 * sbh;
   double scores = 5.0 * a * s * s * b;
-  if (p->recompute == PF_RECOMPUTE_SELECTIVE || p->flash_attn) scores = 0;
+  if ((mods & PF_RECOMPUTE_MOD_CORE_ATTN) || p->flash_attn) scores = 0;
   double replicated = p->sp ? 0.0 : 10.0 * sbh;
   double split = attn_lin + mlp + norms - replicated;
   if (sc->precision == PF_FP8) { /* GEMM inputs kept in FP8: half of their 2-byte count */
@@ -75,25 +97,42 @@ double pf_memory_act_per_layer(const pf_scenario *sc) {
     if (p->sp) split -= rep_in + split_in;
     else replicated -= rep_in, split -= split_in;
   }
+  /* layernorm (Megatron-Core: output-discarding checkpoints of input_layernorm and pre_mlp_layernorm, with FP8
+   * since MCore v0.14): the norms' outputs, the inputs of QKV (MLA's down projections) and fc1, are not kept */
+  if (mods & PF_RECOMPUTE_MOD_LAYERNORM) {
+    double in = (sc->precision == PF_FP8 ? 1.0 : 2.0) * 2.0 * sbh;
+    if (p->sp) split -= in;
+    else replicated -= in;
+  }
   return el * (replicated + (split + scores) / t);
 }
 
-/* What a MoE layer keeps beyond a dense one's MLP (moe.c's layers): the MLP term of a dense layer, 3 sbh +
- * 6 sbf (SwiGLU), becomes the router's input and fp32 scores, the permuted tokens (topk sbh, the experts'
- * fc1 input) and their fc2 outputs before unpermute (topk sbh), 6 sb f over the topk experts' rows (padded
- * to capacity when a capacity factor is set) and the shared experts' 3 sbh + 6 sb f.  Split over TP like
- * the dense MLP (the experts are split by TP at EP 1). */
+/* What a MoE layer keeps beyond a dense one's MLP (bytes per token, 2-byte elements): the dense layer's MLP
+ * after its input (a dropout mask h, fc1's output 4 f and the activation's 2 f, the latter 1 f at FP8) becomes
+ * the mask, the router's fp32 scores (4 E), the dispatched tokens (the experts' fc1 input, 2 topk h; 1 topk h at
+ * FP8, Transformer Engine's GroupedLinear keeps its FP8 copy), fc1's output (the SwiGLU input, 4 topk f; 2 topk
+ * f with DeepSeek-V3's FP8 caching, --fp8-activation-cache) and the activation's output (fc2's input, 2 topk
+ * f, 1 at FP8, none with --recompute-modules moe_act), the shared experts' fc1 output and activation (4 fs +
+ * 2 fs, the latter 1 fs at FP8), and at FP8 the router's bf16 input (h, beside fc1's FP8 copy the dense
+ * formula counts) unless layernorm is recomputed.  Megatron-Core v0.13 applies the routing probabilities in
+ * the activation (moe/README "Memory efficient token permutation"), so the experts' output is not kept.  Rows
+ * padded to capacity with a capacity factor.  Split over TP like the dense MLP. */
 static double moe_act_delta(const pf_scenario *sc) {
   const pf_workload *w = &sc->workload;
   const pf_plan *p = &sc->plan;
-  double sb = (double)w->seq / p->cp * p->mbs, h = w->hidden, K = w->topk;
+  double sb = (double)w->seq / p->cp * p->mbs, h = w->hidden, K = w->topk, fm = w->moe_ffn_hidden;
   double rows = w->capacity_factor > 0 ? w->capacity_factor * K : K;
   double el = pf_precision_bytes(sc->precision) / 2.0;
   if (p->recompute == PF_RECOMPUTE_FULL) return 0.0; /* only the layer's input is kept */
-  double dense = 3 * sb * h + (w->swiglu ? 6.0 : 4.0) * sb * w->ffn_hidden;
-  double moe = sb * h + 2.0 * sb * w->experts + 2.0 * rows * sb * h + 6.0 * rows * sb * w->moe_ffn_hidden;
-  if (w->shared_ffn_hidden > 0) moe += 3 * sb * h + 6.0 * sb * w->shared_ffn_hidden;
-  return el * (moe - dense) / p->tp;
+  unsigned mods = pf_plan_recompute_modules(p);
+  bool fp8 = sc->precision == PF_FP8;
+  double a8 = fp8 ? 1.0 : 2.0; /* an FP8-cast GEMM input, in 2-byte units of 2 */
+  double dense = h + (w->swiglu ? 4.0 + a8 : 2.0 + a8 / 2.0) * w->ffn_hidden;
+  double moe = h + 4.0 * w->experts + a8 * rows * h + (fp8 && p->fp8_act_cache ? 2.0 : 4.0) * rows * fm +
+               ((mods & PF_RECOMPUTE_MOD_MOE_ACT) ? 0.0 : a8 * rows * fm);
+  if (w->shared_ffn_hidden > 0) moe += (4.0 + a8) * w->shared_ffn_hidden;
+  if (fp8 && !(mods & PF_RECOMPUTE_MOD_LAYERNORM)) moe += h;
+  return el * sb * (moe - dense) / p->tp;
 }
 
 /* FP8 weight copies per parameter of the transformer layers, kept across the microbatches of a step besides

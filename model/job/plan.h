@@ -89,7 +89,37 @@ typedef struct pf_plan {
   int shard_group;
   int fsdp_prefetch;
   int fsdp_impl;
+  /* Mixture-of-experts execution (moeplan.c, docs/moe.md): ep_overlap hides the EP all-to-alls behind the
+   * compute of another microbatch (Megatron-Core's --overlap-moe-expert-parallel-comm, its combined-1F1B
+   * schedule; DeepSeek-V3's DualPipe pairs chunks the same way); dispatcher the token dispatcher
+   * (--moe-token-dispatcher-type: PF_MOE_DISPATCH_ALLTOALL, NCCL's all-to-all, or _FLEX, DeepEP's kernels);
+   * deepep_sms the SMs DeepEP's kernels hold (--moe-deepep-num-sms, 0: Megatron's default 20);
+   * recompute_modules the PF_RECOMPUTE_MOD_* bits of --recompute-modules (0: core_attn, Megatron's default)
+   * with --recompute selective; fp8_act_cache DeepSeek-V3's FP8 activation caching (SwiGLU input, attention
+   * output: arXiv 2412.19437 section 3.3.3; no Megatron flag). */
+  bool ep_overlap;
+  int dispatcher;
+  int deepep_sms;
+  unsigned recompute_modules;
+  bool fp8_act_cache;
 } pf_plan;
+
+typedef enum { PF_MOE_DISPATCH_ALLTOALL, PF_MOE_DISPATCH_FLEX } pf_moe_dispatcher;
+/* --recompute-modules (Megatron-Core's names, megatron/core/transformer/moe/README.md "Checkpointing") */
+enum {
+  PF_RECOMPUTE_MOD_CORE_ATTN = 1 << 0,   /* core_attn: the attention core (checkpointed) */
+  PF_RECOMPUTE_MOD_LAYERNORM = 1 << 1,   /* layernorm: input_layernorm and pre_mlp_layernorm outputs discarded */
+  PF_RECOMPUTE_MOD_MLA_UP_PROJ = 1 << 2, /* mla_up_proj: MLA's latent norms, up projections and rotary */
+  PF_RECOMPUTE_MOD_MOE_ACT = 1 << 3,     /* moe_act: the grouped experts' activation function */
+};
+#define PF_RECOMPUTE_MODS_MAX 128 /* characters of a --recompute-modules list */
+int pf_recompute_modules_parse(const char *s, unsigned *out);
+/* the list as Megatron spells it ("core_attn,layernorm"); buf of at least PF_RECOMPUTE_MODS_MAX */
+const char *pf_recompute_modules_name(unsigned m, char *buf, size_t len);
+/* The modules recomputed (0 unless --recompute selective; core_attn when none were given). */
+unsigned pf_plan_recompute_modules(const pf_plan *p);
+const char *pf_moe_dispatcher_name(int d);
+int pf_moe_dispatcher_parse(const char *s, int *out);
 
 typedef enum { PF_SHARD_ALL, PF_SHARD_NODE } pf_shard_group;
 /* auto: Megatron-FSDP for --framework megatron (and auto transformers), PyTorch FSDP2 for pytorch. */
@@ -204,6 +234,11 @@ pf_fsdp_impl pf_plan_fsdp_impl(const pf_scenario *sc);
 /* What pf_plan_check asks of the sharding: levels, the shard group, and what each library composes with
  * (PF_EINVAL / PF_EPLAN naming the option and the library's rule).  Fills dist_opt from zero. */
 int pf_plan_check_sharding(pf_scenario *sc);
+/* SMs the EP communication kernels hold while they run beside compute: DeepEP's (flex), NCCL's otherwise (the
+ * caller's share); as a share of the device's units. */
+double pf_plan_ep_sm_share(const pf_scenario *sc, double nccl_share);
+/* the MoE options against the model and the plan (pf_plan_check) */
+int pf_plan_check_moe(const pf_scenario *sc);
 const char *pf_shard_group_name(int g);
 const char *pf_fsdp_impl_name(int i);
 /* "ZeRO-3 (FSDP FULL_SHARD over 32 ranks)" and the like, for reports. */

@@ -31,6 +31,18 @@ static void sharding(cJSON *o, const pf_plan *pl) {
   cJSON_AddStringToObject(o, "fsdp_impl", pf_fsdp_impl_name(pl->fsdp_impl));
 }
 
+/* How a mixture of experts runs (moeplan.c): only what differs from the defaults, so dense plans read as before. */
+static void moe_fields(cJSON *o, const pf_plan *pl) {
+  char mods[PF_RECOMPUTE_MODS_MAX];
+  if (pl->recompute_modules)
+    cJSON_AddStringToObject(o, "recompute_modules", pf_recompute_modules_name(pl->recompute_modules, mods, sizeof mods));
+  if (pl->dispatcher != PF_MOE_DISPATCH_ALLTOALL)
+    cJSON_AddStringToObject(o, "moe_token_dispatcher_type", pf_moe_dispatcher_name(pl->dispatcher));
+  if (pl->deepep_sms > 0) cJSON_AddNumberToObject(o, "moe_deepep_num_sms", pl->deepep_sms);
+  if (pl->ep_overlap) cJSON_AddBoolToObject(o, "overlap_moe_expert_parallel_comm", true);
+  if (pl->fp8_act_cache) cJSON_AddBoolToObject(o, "fp8_activation_cache", true);
+}
+
 static void full(cJSON *o, const pf_plan *pl) {
   cJSON_AddNumberToObject(o, "grad_accum", pl->grad_accum);
   cJSON_AddNumberToObject(o, "microbatches", pl->grad_accum);
@@ -49,6 +61,7 @@ static void full(cJSON *o, const pf_plan *pl) {
   cJSON_AddBoolToObject(o, "tp_comm_overlap", pl->tp_comm_overlap);
   if (pl->fp8_recipe != PF_FP8_AUTO) cJSON_AddStringToObject(o, "fp8_recipe", pf_fp8_recipe_name(pl->fp8_recipe));
   if (pl->fp8_attention) cJSON_AddBoolToObject(o, "fp8_attention", true);
+  moe_fields(o, pl);
 }
 
 static void tune(cJSON *o, const pf_plan *pl) {
@@ -63,6 +76,7 @@ static void tune(cJSON *o, const pf_plan *pl) {
   cJSON_AddBoolToObject(o, "overlap_param_gather", pl->overlap_param_gather);
   cJSON_AddBoolToObject(o, "flash_attn", pl->flash_attn);
   cJSON_AddBoolToObject(o, "tp_comm_overlap", pl->tp_comm_overlap);
+  moe_fields(o, pl);
 }
 
 void pf_plan_json_fields(cJSON *o, const pf_plan *pl, pf_plan_form form) {
@@ -96,6 +110,18 @@ static bool flag(const cJSON *o, const char *k, int *bad) {
   return cJSON_IsTrue(x);
 }
 
+/* moe_fields read back (optional: absent is the default) */
+static void moe_read(const cJSON *o, pf_plan *p) {
+  const cJSON *m = cJSON_GetObjectItemCaseSensitive(o, "recompute_modules");
+  const cJSON *d = cJSON_GetObjectItemCaseSensitive(o, "moe_token_dispatcher_type");
+  const cJSON *n = cJSON_GetObjectItemCaseSensitive(o, "moe_deepep_num_sms");
+  if (cJSON_IsString(m) && pf_recompute_modules_parse(m->valuestring, &p->recompute_modules) < 0) p->recompute_modules = 0;
+  if (cJSON_IsString(d) && pf_moe_dispatcher_parse(d->valuestring, &p->dispatcher) < 0) p->dispatcher = 0;
+  if (cJSON_IsNumber(n) && n->valuedouble >= 1 && n->valuedouble <= 65536) p->deepep_sms = (int)n->valuedouble;
+  p->ep_overlap = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "overlap_moe_expert_parallel_comm"));
+  p->fp8_act_cache = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "fp8_activation_cache"));
+}
+
 int pf_plan_json_read(const cJSON *o, pf_plan *p) {
   int bad = 0;
   memset(p, 0, sizeof *p);
@@ -118,6 +144,7 @@ int pf_plan_json_read(const cJSON *o, pf_plan *p) {
   p->fsdp_prefetch = cJSON_IsNumber(f) ? (int)f->valuedouble : 1;
   for (int i = 0; cJSON_IsString(im) && i <= PF_FSDP_DEEPSPEED; i++)
     if (strcmp(im->valuestring, pf_fsdp_impl_name(i)) == 0) p->fsdp_impl = i;
+  moe_read(o, p);
   const cJSON *s = cJSON_GetObjectItemCaseSensitive(o, "schedule");
   const cJSON *r = cJSON_GetObjectItemCaseSensitive(o, "recompute");
   const cJSON *lay = cJSON_GetObjectItemCaseSensitive(o, "pp_layout"); /* optional: uneven stages */

@@ -170,6 +170,17 @@ static void moe_json(cJSON *j, const pf_scenario *sc, const pf_prediction *p) {
   cJSON_AddNumberToObject(x, "experts", r6(m->experts));
   cJSON_AddNumberToObject(x, "unpermute", r6(m->unpermute));
   cJSON_AddNumberToObject(x, "shared_experts", r6(m->shared));
+  /* the EP all-to-alls (comm/epa2a.c): breakdown_s.ep_a2a is the exposed part plus the SM cost */
+  const pf_plan *pl = &sc->plan;
+  if (pf_plan_ep(pl) < 2) return;
+  cJSON *a = cJSON_AddObjectToObject(o, "ep_a2a");
+  cJSON_AddStringToObject(a, "dispatcher", pf_moe_dispatcher_name(pl->dispatcher));
+  cJSON_AddBoolToObject(a, "overlap", pl->ep_overlap);
+  cJSON_AddNumberToObject(a, "exposed_s", r6(fmax(0.0, p->breakdown_s.ep_a2a - p->comm.ep_sm_s)));
+  cJSON_AddNumberToObject(a, "hidden_s", r6(p->comm.ep_hidden_s));
+  cJSON_AddNumberToObject(a, "sm_cost_s", r6(p->comm.ep_sm_s));
+  /* GPU-hours per 1e12 tokens, the unit of the DeepSeek-V3 report's 180 K (arXiv 2412.19437 section 1) */
+  if (p->tokens_per_s > 0) cJSON_AddNumberToObject(a, "gpu_hours_per_1e12_tokens", r6(1e12 / p->tokens_per_s * sc->gpus / 3600.0));
 }
 
 cJSON *pf_report_prediction_json(const pf_scenario *sc, const pf_prediction *p) {
@@ -261,6 +272,13 @@ static void moe_table(FILE *f, const pf_scenario *sc, const pf_prediction *p) {
           "experts %s, router %s, permute %s, unpermute %s, shared %s, host sync %s\n",
           pf_workload_params(&sc->workload, sc->plan.tp), pf_workload_active_params(&sc->workload, sc->plan.tp), t[0],
           t[1], t[2], t[3], t[4], t[5]);
+  if (pf_plan_ep(&sc->plan) < 2) return;
+  char e[3][32];
+  double u[3] = {fmax(0.0, p->breakdown_s.ep_a2a - p->comm.ep_sm_s), p->comm.ep_hidden_s, p->comm.ep_sm_s};
+  for (int i = 0; i < 3; i++) human_time(u[i], e[i], sizeof e[i]);
+  fprintf(f, "all-to-all  %s dispatcher%s: exposed %s, hidden %s, SM cost %s; %.4g GPU-hours per 1e12 tokens\n",
+          pf_moe_dispatcher_name(sc->plan.dispatcher), sc->plan.ep_overlap ? ", overlapped" : "", e[0], e[1], e[2],
+          p->tokens_per_s > 0 ? 1e12 / p->tokens_per_s * sc->gpus / 3600.0 : 0.0);
 }
 
 static void plan_line(FILE *f, const pf_scenario *sc) {
@@ -279,12 +297,15 @@ static void plan_line(FILE *f, const pf_scenario *sc) {
   char ep[64] = ""; /* the experts' folded split, shown when it is not EP 1 */
   if (pf_workload_is_moe(&sc->workload) && (pf_plan_ep(pl) > 1 || pf_plan_etp(pl) != pl->tp))
     snprintf(ep, sizeof ep, " (experts EP %d x ETP %d x EDP %d)", pf_plan_ep(pl), pf_plan_etp(pl), pf_plan_edp(pl));
+  char rec[PF_RECOMPUTE_MODS_MAX + 32], mods[PF_RECOMPUTE_MODS_MAX]; /* selective's modules when given (moeplan.c) */
+  snprintf(rec, sizeof rec, "%s", pf_recompute_name(pl->recompute));
+  if (pl->recompute == PF_RECOMPUTE_SELECTIVE && pl->recompute_modules)
+    snprintf(rec, sizeof rec, "selective (%s)", pf_recompute_modules_name(pl->recompute_modules, mods, sizeof mods));
   fprintf(f, "plan        TP %d x PP %d x DP %d x CP %d%s, mbs %d, gbs %d, %d microbatches, %s%s%s%s%s%s%s, recompute %s, %s\n",
           pl->tp, pl->pp, pl->dp, pl->cp, ep, pl->mbs, pl->gbs, pl->grad_accum, pf_schedule_name(pl->schedule),
           pl->sp ? ", SP" : "", pl->dist_opt ? (pf_plan_zero(pl) >= 2 ? zero : ", dist-opt") : "",
           pl->overlap_grad_reduce ? ", overlap-grad-reduce" : "", pl->overlap_param_gather ? ", overlap-param-gather" : "",
-          pl->flash_attn ? ", flash-attn" : "", pl->tp_comm_overlap ? ", tp-comm-overlap" : "",
-          pf_recompute_name(pl->recompute), prec);
+          pl->flash_attn ? ", flash-attn" : "", pl->tp_comm_overlap ? ", tp-comm-overlap" : "", rec, prec);
   if (pl->pp_split[0]) { /* uneven pipeline stages (job/pplayout.c) */
     int lo = 1 << 30, hi = 0;
     for (int s = 0; s < pl->pp; s++) {

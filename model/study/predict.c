@@ -384,6 +384,8 @@ static int predict_once(pf_scenario *sc, double clock, pf_prediction *out, pf_tr
   ep_timeline(sc, w, ws.tl);
   compute_split(sc, &w[crit], out);
   out->pipeline_s = makespan;
+  out->comm.ep_hidden_s = M * w[crit].ep_hidden_s;
+  out->comm.ep_sm_s = M * w[crit].ep_sm_s;
   { /* evaluation (Megatron's forward_only schedule): M microbatches through P stages forward, the slowest stage
      * setting the pace, (M + P - 1) stage times, the forward half of the pipeline's p2p time */
     double tf = 0;

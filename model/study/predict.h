@@ -43,6 +43,10 @@ typedef struct pf_comm_summary {
   double fabric_bytes, nic_bytes;/* bytes one GPU sends over the node's fabric / through its NIC */
   double dp_busbw_Bps;           /* bus bandwidth of stage 0's gradient collective (nccl-tests' definition) */
   char tp_algorithm[16], dp_protocol[16], placement[16];
+  /* MoE EP all-to-alls of the critical stage per iteration (comm/epa2a.c): hidden behind another microbatch's
+   * compute with --overlap-moe-expert-parallel-comm, and that compute's slowdown by the SMs they hold (part of
+   * breakdown_s.ep_a2a, which is the exposed time plus this) */
+  double ep_hidden_s, ep_sm_s;
 } pf_comm_summary;
 
 /* A prediction interval (study/interval.c; docs/validation.md, "Prediction intervals"): the nominal 80 %

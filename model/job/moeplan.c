@@ -1,0 +1,108 @@
+/* moeplan.c - how a mixture of experts is run (plan.h; docs/moe.md): the token dispatcher, the overlap of the
+ * EP all-to-alls with compute, the SMs the communication kernels take, the modules selective recomputation
+ * reruns, and their checks with Megatron-Core's rules.
+ *
+ * Sources.  Megatron-Core megatron/core/transformer/moe/README.md: --moe-token-dispatcher-type alltoall|flex,
+ * "--moe-token-dispatcher-type=flex and --moe-enable-deepep" for DeepEP (MCore v0.12), "Batch-level overlapping
+ * to hide EP-A2A communication (--overlap-moe-expert-parallel-comm --delay-wgrad-compute)" (MCore v0.14),
+ * "--recompute-granularity selective --recompute-modules" with moe_act, layernorm, mla_up_proj, core_attn (MCore
+ * v0.13).  megatron/core/transformer/transformer_config.py: moe_deepep_num_sms = 20 ("Number of SMs to use for
+ * DeepEP"), recompute_modules default ["core_attn"].  DeepSeek-V3 (arXiv 2412.19437 section 3.2.2) partitions 20
+ * of the H800's 132 SMs into 10 communication channels (warp specialization), enough for IB and NVLink.
+ */
+#include "job.h"
+
+#include "core/core.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define DEEPEP_SMS_DEFAULT 20 /* Megatron-Core transformer_config.py moe_deepep_num_sms; DeepSeek-V3's 20 SMs */
+
+static const struct {
+  const char *name;
+  unsigned bit;
+} modules[] = {
+    {"core_attn", PF_RECOMPUTE_MOD_CORE_ATTN},
+    {"layernorm", PF_RECOMPUTE_MOD_LAYERNORM},
+    {"mla_up_proj", PF_RECOMPUTE_MOD_MLA_UP_PROJ},
+    {"moe_act", PF_RECOMPUTE_MOD_MOE_ACT},
+};
+#define NMOD ((int)(sizeof modules / sizeof modules[0]))
+
+int pf_recompute_modules_parse(const char *s, unsigned *out) {
+  char buf[PF_RECOMPUTE_MODS_MAX];
+  if (strlen(s) >= sizeof buf)
+    return pf_error_set(PF_EINVAL, "--recompute-modules: at most %d characters", PF_RECOMPUTE_MODS_MAX - 1);
+  snprintf(buf, sizeof buf, "%s", s);
+  unsigned m = 0;
+  for (char *save = NULL, *t = strtok_r(buf, ", ", &save); t; t = strtok_r(NULL, ", ", &save)) {
+    int i = 0;
+    while (i < NMOD && strcmp(t, modules[i].name) != 0) i++;
+    if (i == NMOD)
+      return pf_error_set(PF_EINVAL, "--recompute-modules: \"%s\" is not a module; valid: core_attn, layernorm, "
+                          "mla_up_proj, moe_act (Megatron-Core's names; mlp and moe, which checkpoint whole "
+                          "submodules, are not modelled)", t);
+    m |= modules[i].bit;
+  }
+  if (!m) return pf_error_set(PF_EINVAL, "--recompute-modules: give at least one module, e.g. layernorm,mla_up_proj");
+  *out = m;
+  return 0;
+}
+
+const char *pf_recompute_modules_name(unsigned m, char *buf, size_t len) {
+  size_t n = 0;
+  buf[0] = '\0';
+  for (int i = 0; i < NMOD; i++)
+    if (m & modules[i].bit) n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s%s", n ? "," : "", modules[i].name);
+  return buf;
+}
+
+unsigned pf_plan_recompute_modules(const pf_plan *p) {
+  if (p->recompute != PF_RECOMPUTE_SELECTIVE) return 0;
+  return p->recompute_modules ? p->recompute_modules : PF_RECOMPUTE_MOD_CORE_ATTN;
+}
+
+const char *pf_moe_dispatcher_name(int d) { return d == PF_MOE_DISPATCH_FLEX ? "flex" : "alltoall"; }
+
+int pf_moe_dispatcher_parse(const char *s, int *out) {
+  if (strcmp(s, "alltoall") == 0) { *out = PF_MOE_DISPATCH_ALLTOALL; return 0; }
+  if (strcmp(s, "flex") == 0) { *out = PF_MOE_DISPATCH_FLEX; return 0; }
+  return pf_error_set(PF_EINVAL, "--moe-token-dispatcher-type \"%s\": valid: alltoall (NCCL all-to-all), flex "
+                      "(DeepEP's kernels, Megatron's --moe-enable-deepep)", s);
+}
+
+double pf_plan_ep_sm_share(const pf_scenario *sc, double nccl_share) {
+  const pf_plan *p = &sc->plan;
+  if (p->dispatcher != PF_MOE_DISPATCH_FLEX) return nccl_share;
+  int units = sc->machine.dev.units > 0 ? sc->machine.dev.units : 108; /* comm.c's default, an A100's */
+  double sms = p->deepep_sms > 0 ? p->deepep_sms : DEEPEP_SMS_DEFAULT;
+  return sms < units ? sms / units : 1.0;
+}
+
+int pf_plan_check_moe(const pf_scenario *sc) {
+  const pf_plan *p = &sc->plan;
+  const pf_workload *w = &sc->workload;
+  bool moe = pf_workload_is_moe(w);
+  int units = sc->machine.dev.units;
+  /* Megatron-LM arguments.py: the EP overlap asserts expert_model_parallel_size > 1 */
+  if (p->ep_overlap && (!moe || pf_plan_ep(p) < 2))
+    return pf_error_set(PF_EINVAL, "--overlap-moe-expert-parallel-comm needs a MoE model and --ep > 1 (it hides the "
+                        "EP all-to-alls)");
+  if (p->dispatcher == PF_MOE_DISPATCH_FLEX && !moe)
+    return pf_error_set(PF_EINVAL, "--moe-token-dispatcher-type flex: model %s has no experts", w->id);
+  if (p->deepep_sms > 0 && units > 0 && p->deepep_sms >= units)
+    return pf_error_set(PF_EINVAL, "--moe-deepep-num-sms %d: the device (%s) has %d SMs; leave some for compute",
+                        p->deepep_sms, sc->machine.dev.id, units);
+  if (p->recompute_modules && p->recompute != PF_RECOMPUTE_SELECTIVE)
+    return pf_error_set(PF_EINVAL, "--recompute-modules applies with --recompute selective (Megatron's "
+                        "--recompute-granularity selective)");
+  if ((p->recompute_modules & PF_RECOMPUTE_MOD_MLA_UP_PROJ) && !pf_workload_is_mla(w))
+    return pf_error_set(PF_EINVAL, "--recompute-modules mla_up_proj: model %s has no Multi-head Latent Attention",
+                        w->id);
+  if ((p->recompute_modules & PF_RECOMPUTE_MOD_MOE_ACT) && !moe)
+    return pf_error_set(PF_EINVAL, "--recompute-modules moe_act: model %s has no experts", w->id);
+  if (p->fp8_act_cache && sc->precision != PF_FP8)
+    return pf_error_set(PF_EINVAL, "--fp8-activation-cache needs --precision fp8");
+  return 0;
+}
