@@ -63,6 +63,7 @@ typedef enum { PF_ROW_PREDICTED, PF_ROW_NOT_PREDICTED, PF_ROW_FAILED } pf_row_st
 
 #define PF_VTEXT 512
 #define PF_VMAXOPT 40   /* scenario-option columns of one row */
+#define PF_VOPTNAME 48  /* an option column's name, NUL included (overlap_moe_expert_parallel_comm is 32) */
 #define PF_VOPTLEN 96
 
 typedef struct pf_vrow {
@@ -96,7 +97,7 @@ typedef struct pf_vrow {
    * overlap_grad_reduce, cp, ...), as written: the preflight command builds the row's scenario from
    * these and its own options (pf_validate_opts.build) */
   int nopt;
-  char opt_name[PF_VMAXOPT][32], opt_value[PF_VMAXOPT][PF_VOPTLEN];
+  char opt_name[PF_VMAXOPT][PF_VOPTNAME], opt_value[PF_VMAXOPT][PF_VOPTLEN];
   /* results */
   pf_row_status status;
   int fail_code;              /* PF_ROW_FAILED: the error code (an input error, or a plan that cannot run) */
@@ -111,7 +112,7 @@ typedef struct pf_vrow {
 typedef struct pf_vset {
   char path[PF_PATH_MAX];
   int nextra;                 /* columns beyond the core ones (scenario options), as named in the header */
-  char extra[PF_VMAXOPT][32];
+  char extra[PF_VMAXOPT][PF_VOPTNAME];
   int header_line;
   int n;
   pf_vrow *rows;              /* owned */
