@@ -28,7 +28,9 @@ const char *pf_validation_dir(void) {
 /* Transformer (a built-in one, or a layer list with attention), CNN (a layer list with convolutions and no
  * attention), other. */
 static int workload_kind(const pf_workload *w) {
-  if (w->kind == PF_WL_TRANSFORMER) return 0;
+  /* a mixture of experts is its own kind: its step has what a dense one lacks (the EP all-to-alls, grouped
+   * expert GEMMs, the router), so its errors do not describe a dense transformer's, nor the reverse */
+  if (w->kind == PF_WL_TRANSFORMER) return w->experts > 0 ? 3 : 0;
   bool att = false, conv = false;
   if (w->kind == PF_WL_LAYERS && w->ly)
     for (const pf_layer *l = w->ly; l->kind != PF_LY_END; l++) {
@@ -58,7 +60,7 @@ bool pf_rkey_match(const pf_rkey *a, const pf_rkey *b, unsigned mask) {
 }
 
 void pf_rkey_describe(const pf_rkey *k, unsigned mask, char *buf, size_t len) {
-  static const char *const kinds[] = {"transformer", "CNN", "other model"};
+  static const char *const kinds[] = {"transformer", "CNN", "other model", "mixture-of-experts transformer"};
   static const char *const sizes[] = {"below 1 B parameters", "1-30 B parameters", "30 B parameters and more"};
   static const char *const scales[] = {"one node", "2-16 nodes", "more than 16 nodes"};
   if (!mask) { snprintf(buf, len, "every measured training run"); return; }

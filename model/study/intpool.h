@@ -13,7 +13,7 @@ enum { PF_RK_KIND = 1, PF_RK_VENDOR = 2, PF_RK_ARCH = 4, PF_RK_SIZE = 8, PF_RK_S
 enum { PF_ICLASS_TIME = 0, PF_ICLASS_EFF = 1, PF_ICLASS_POWER = 2 };
 
 typedef struct pf_rkey {
-  int kind;                     /* 0 transformer, 1 CNN, 2 other */
+  int kind;                     /* 0 dense transformer, 1 CNN, 2 other, 3 mixture-of-experts transformer */
   char vendor[16], arch[16];    /* the device's */
   int size;                     /* 0: < 1e9 parameters, 1: 1e9 to 3e10, 2: >= 3e10 */
   int scale;                    /* 0: one node, 1: 2-16 nodes, 2: more than 16 */
