@@ -176,5 +176,8 @@ void pf_fmt_json_machines(FILE *f, const pf_machine *ms, int n);
 void pf_fmt_json_machine(FILE *f, const pf_machine *m, const pf_machine *measured);
 void pf_fmt_json_models(FILE *f);
 void pf_fmt_json_model(FILE *f, const pf_workload *w);
+/* Table renderers kept in a file of their own by document kind (fmt_table_coll.c). */
+void pf_fmt_table_collective(FILE *f, const pf_coll_doc *d);
+void pf_fmt_table_collval(FILE *f, const pf_cvset *s, bool rows);
 
 #endif
