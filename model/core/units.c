@@ -13,6 +13,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -122,12 +123,17 @@ int pf_units_parse(const char *s, pf_unit_kind kind, double *out) {
     return 0;
   }
   const unit_base *bases = bases_for(kind);
-  double bf;
+  double bf, pf = 1;
   /* whole unit without prefix first (so "min" is not "m" + "in") */
-  if (match_base(unit, bases, &bf)) { *out = v * bf; return 0; }
-  double pf;
-  size_t plen = match_prefix(unit, kind, &pf);
-  if (plen > 0 && match_base(unit + plen, bases, &bf)) { *out = v * pf * bf; return 0; }
+  size_t plen = 0;
+  bool found = match_base(unit, bases, &bf);
+  if (!found && (plen = match_prefix(unit, kind, &pf)) > 0) found = match_base(unit + plen, bases, &bf);
+  if (found) {
+    /* a finite number times its unit may still overflow ("2E302 GB/s": 2e311 B/s) */
+    if (!isfinite(v * pf * bf)) return pf_error_set(PF_EUNIT, "\"%s\": number out of range", s);
+    *out = v * pf * bf;
+    return 0;
+  }
   if (unit[0] == '\0')
     return pf_error_set(PF_EUNIT, "\"%s\": missing unit, expected a %s", s, pf_unit_kind_name(kind));
   return pf_error_set(PF_EUNIT, "\"%s\": unknown unit \"%s\", expected a %s", s, unit, pf_unit_kind_name(kind));

@@ -16,6 +16,9 @@ static int fails(const char *s, pf_unit_kind k) {
 
 int main(void) {
   CHECK_NEAR(parse("200 Gbps", PF_UNIT_BANDWIDTH), 25e9, 1e-12);
+  /* a finite number whose unit takes it past DBL_MAX (found by the long fuzz run: "2E302GB/s") */
+  CHECK(fails("2E302GB/s", PF_UNIT_BANDWIDTH));
+  CHECK(fails("1e300 PFLOPS", PF_UNIT_FLOPS));
   CHECK_NEAR(parse("200Gbps", PF_UNIT_BANDWIDTH), 25e9, 1e-12);
   CHECK_NEAR(parse("200 Gb/s", PF_UNIT_BANDWIDTH), 25e9, 1e-12);
   CHECK_NEAR(parse("1.6 TB/s", PF_UNIT_BANDWIDTH), 1.6e12, 1e-12);
