@@ -55,10 +55,12 @@
 #define COMM_CTAS 16.0
 #define UNITS_DEFAULT 108
 
-double pf_comm_sm_share(const pf_machine *m) {
+double pf_comm_sm_share_of(const pf_machine *m, double ctas) {
   int units = m->dev.units > 0 ? m->dev.units : UNITS_DEFAULT;
-  return fmin(1.0, COMM_CTAS / units);
+  return fmin(1.0, ctas / units);
 }
+
+double pf_comm_sm_share(const pf_machine *m) { return pf_comm_sm_share_of(m, COMM_CTAS); }
 
 int pf_comm_init(const pf_scenario *sc, pf_comm *c) {
   memset(c, 0, sizeof *c);

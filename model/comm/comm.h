@@ -195,6 +195,8 @@ double pf_a2a_remote_nodes(int nodes, int topk, int max_nodes);
  * (its CTAs over the device's SMs / CUs, pf_device.units;
  * docs/communication.md 6). */
 double pf_comm_sm_share(const pf_machine *m);
+/* the same share for communication kernels holding `ctas` of the device's units (DeepEP's SMs, epa2a.c) */
+double pf_comm_sm_share_of(const pf_machine *m, double ctas);
 
 #define PF_MAXSTAGE 1024 /* pipeline stages at most */
 

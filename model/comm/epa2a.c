@@ -87,7 +87,9 @@ static int max_nodes(const pf_workload *w, int nodes) {
 static void overlap(const pf_comm *c, int nmoe, int layers, pf_stage_work *w, pf_stage_comm *o) {
   double A = w->fwd_ep_s + w->bwd_ep_s;
   double C = (w->fwd_s - w->ends_fwd_s + w->bwd_s - w->ends_bwd_s) * nmoe / (layers > nmoe ? layers : nmoe);
-  double s = pf_plan_ep_sm_share(c->sc, c->sm_share);
+  const pf_plan *p = &c->sc->plan;
+  double s = p->dispatcher == PF_MOE_DISPATCH_FLEX ? pf_comm_sm_share_of(&c->sc->machine, pf_plan_deepep_sms(p))
+                                                   : c->sm_share;
   if (!(A > 0) || !(C > 0) || s >= 1) return;
   double h = fmin(A, C / (1 - s)), left = A - h + h * s;
   w->ep_hidden_s = h;

@@ -72,13 +72,7 @@ int pf_moe_dispatcher_parse(const char *s, int *out) {
                       "(DeepEP's kernels, Megatron's --moe-enable-deepep)", s);
 }
 
-double pf_plan_ep_sm_share(const pf_scenario *sc, double nccl_share) {
-  const pf_plan *p = &sc->plan;
-  if (p->dispatcher != PF_MOE_DISPATCH_FLEX) return nccl_share;
-  int units = sc->machine.dev.units > 0 ? sc->machine.dev.units : 108; /* comm.c's default, an A100's */
-  double sms = p->deepep_sms > 0 ? p->deepep_sms : DEEPEP_SMS_DEFAULT;
-  return sms < units ? sms / units : 1.0;
-}
+int pf_plan_deepep_sms(const pf_plan *p) { return p->deepep_sms > 0 ? p->deepep_sms : DEEPEP_SMS_DEFAULT; }
 
 int pf_plan_check_moe(const pf_scenario *sc) {
   const pf_plan *p = &sc->plan;

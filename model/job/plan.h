@@ -234,9 +234,9 @@ pf_fsdp_impl pf_plan_fsdp_impl(const pf_scenario *sc);
 /* What pf_plan_check asks of the sharding: levels, the shard group, and what each library composes with
  * (PF_EINVAL / PF_EPLAN naming the option and the library's rule).  Fills dist_opt from zero. */
 int pf_plan_check_sharding(pf_scenario *sc);
-/* SMs the EP communication kernels hold while they run beside compute: DeepEP's (flex), NCCL's otherwise (the
- * caller's share); as a share of the device's units. */
-double pf_plan_ep_sm_share(const pf_scenario *sc, double nccl_share);
+/* SMs DeepEP's kernels hold while they run beside compute (--moe-deepep-num-sms, default Megatron's 20); comm
+ * turns them into a share of the device's units as it does NCCL's channels (pf_comm_sm_share_of). */
+int pf_plan_deepep_sms(const pf_plan *p);
 /* the MoE options against the model and the plan (pf_plan_check) */
 int pf_plan_check_moe(const pf_scenario *sc);
 const char *pf_shard_group_name(int g);
