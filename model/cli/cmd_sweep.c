@@ -300,7 +300,7 @@ static int sweep_options(const pf_optvals *vp, pf_format fmt, sweep_run *r) {
                         "large studies), or -o FILE.json");
   r->ngroups = groups_of(&r->s);
   r->npoints = r->ngroups * r->s.nn;
-  if (r->npoints > 100000000L) return pf_error_set(PF_EINVAL, "%ld points: at most 1e8 in one sweep", r->npoints);
+  if (r->npoints > PF_SWEEP_MAX_POINTS) return pf_error_set(PF_EINVAL, "%ld points: at most 1e8 in one sweep", r->npoints);
   long mine = r->nshards > 1 ? (r->npoints - r->shard + r->nshards) / r->nshards : 0;
   if (fmt == PF_FMT_JSON && mine > PF_SHARD_JSON_ROWS) /* merge reads a JSON shard whole (results.h) */
     return pf_error_set(PF_EINVAL, "--shard %d/%d: %ld points in this JSON shard, more than the %d a JSON shard "

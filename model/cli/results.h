@@ -24,6 +24,8 @@
 #define PF_SHARD_ROW_B 8192
 #define PF_SHARD_HEAD_B 65536
 #define PF_SHARD_JSON_MAX_B ((size_t)PF_SHARD_JSON_ROWS * PF_SHARD_ROW_B + PF_SHARD_HEAD_B) /* 156.3 MiB */
+/* The most points one sweep has (cmd_sweep.c refuses more; merge checks a shard's count against it). */
+#define PF_SWEEP_MAX_POINTS 100000000L
 /* A line of a CSV shard (its study line included) at most this long: a row is about 300 bytes. */
 #define PF_SHARD_CSV_LINE_B 65536
 

@@ -347,7 +347,7 @@ int pf_cli_sweep_merge_raw(FILE *const *in, const char *const *paths, int n, pf_
       snprintf(study0, sizeof study0, "%s", line[0] + 8);
       ctx = cJSON_Parse(study0);
       const cJSON *p = cJSON_GetObjectItemCaseSensitive(ctx, "points");
-      if (!cJSON_IsNumber(p) || !(p->valuedouble >= 0 && p->valuedouble <= 1e8)) { /* cmd_sweep.c's limit */
+      if (!cJSON_IsNumber(p) || !(p->valuedouble >= 0 && p->valuedouble <= (double)PF_SWEEP_MAX_POINTS)) {
         rc = pf_error_set(PF_EPARSE, "%s:2: the study's point count is missing or not in 0..1e8", paths[i]); break;
       }
       points = (long)p->valuedouble;
