@@ -241,7 +241,35 @@ static double elem_bytes(pf_precision p) {
   return p == PF_FP8 ? 1.0 : (p == PF_FP32 || p == PF_TF32) ? 4.0 : 2.0;
 }
 
-int pfcal_blas_gemm(const pfcal_gemm_shape *s, gpuStream_t st, double *seconds) {
+/* Random finite operands.  A GEMM's power depends on its data: constant operands (the bytes 0x3c this
+ * harness once wrote) toggle almost no bits in the multipliers and datapaths, and on an H200 the cuBLASLt
+ * bf16 8192^3 GEMM then ran at 808 TFLOP/s drawing 445 W, while on random operands the same GPU's GEMM
+ * reaches the 700 W cap and slows its clock to ~1485 MHz (669 TFLOP/s; calibrate/results/
+ * h200-2026-11-26.md).  Training data are random-like, so the operands here are: each element gets a
+ * random sign, a random mantissa and a magnitude in [2^-4, 1), built as a bit pattern of the element's
+ * width so that no library type header is needed and no value is Inf or NaN (e4m3's NaN needs exponent
+ * 15).  Widths: 1 e4m3, 2 bf16, 4 fp32/tf32; fp16 GEMMs read the 2-byte pattern as fp16, where its top
+ * exponent bits make every value lie in [1, 2): finite, and a sum of 65536 such products with random
+ * signs stays far below fp16's 65504. */
+__global__ void k_fill(void *p, size_t n, int width, unsigned long long seed) {
+  for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+    unsigned long long r = pfcal_mix64(i ^ (seed * 0x9E3779B97F4A7C15ull));
+    unsigned sign = (unsigned)(r & 1u), e = (unsigned)((r >> 1) & 3u), m = (unsigned)(r >> 8);
+    if (width == 1) /* e4m3: bias 7, exponents 3..6 */
+      ((uint8_t *)p)[i] = (uint8_t)(sign << 7 | (3u + e) << 3 | (m & 7u));
+    else if (width == 2) /* bf16: bias 127, exponents 123..126; as fp16 (bias 15): 0x7b >> 2 ... finite */
+      ((uint16_t *)p)[i] = (uint16_t)(sign << 15 | (123u + e) << 7 | (m & 0x7fu));
+    else /* fp32: bias 127, exponents 123..126 */
+      ((uint32_t *)p)[i] = sign << 31 | (123u + e) << 23 | (m & 0x7fffffu);
+  }
+}
+
+static void fill_random(void *p, size_t bytes, int width, unsigned long long seed, gpuStream_t st) {
+  size_t n = bytes / (size_t)width;
+  k_fill<<<1024, 256, 0, st>>>(p, n, width, seed);
+}
+
+int pfcal_blas_gemm(const pfcal_gemm_shape *s, gpuStream_t st, unsigned long long seed, double *seconds) {
   if (!b.handle) return pf_error_set(PF_EINVAL, "GEMM library not open");
   double ea = elem_bytes(s->prec), ec = s->prec == PF_FP8 ? 2.0 : ea;
   size_t sa = (size_t)(s->m * s->k * ea), sb = (size_t)(s->k * s->n * ea), sc = (size_t)(s->m * s->n * ec);
@@ -257,9 +285,8 @@ int pfcal_blas_gemm(const pfcal_gemm_shape *s, gpuStream_t st, double *seconds) 
     (void)gpuGetLastError();
     return pf_error_set(PF_EINVAL, "--gemm: %.0fx%.0fx%.0f does not fit in device memory", s->m, s->n, s->k);
   }
-  /* finite inputs: bytes 0x3c are 1.5 in e4m3, ~0.0115 in bf16, ~1.06 in fp16, ~0.0115 in fp32 */
-  (void)gpuMemset(A, 0x3c, sa);
-  (void)gpuMemset(B, 0x3c, sb);
+  fill_random(A, sa, (int)ea, seed, st);
+  fill_random(B, sb, (int)ea, seed ^ 0x5bd1e995ull, st);
   int rc = lib_gemm(s, st, A, B, C); /* warm-up, and is the shape supported? */
   int reps = 1;
   float ms = 0;

@@ -135,4 +135,15 @@ typedef cudaDeviceProp gpuDeviceProp;
 #define PFCAL_MFMA_CDNA2 1
 #endif
 
+/* A 64-bit xor-shift-multiply mixing function (the shape of SplitMix64's finaliser): element i's
+ * input data from (i, seed), so every kernel's data are random-like and reproducible from --seed. */
+static __device__ __forceinline__ unsigned long long pfcal_mix64(unsigned long long x) {
+  x ^= x >> 31;
+  x *= 0x7FB5D329728EA185ull;
+  x ^= x >> 27;
+  x *= 0x81DADEF4BC2DD44Dull;
+  x ^= x >> 33;
+  return x;
+}
+
 #endif

@@ -61,18 +61,9 @@ extern "C" {
 #define ILP 4     /* independent tensor accumulators per warp */
 #define BLOCK 256 /* threads per block: 8 warps (NVIDIA) or 4 waves (AMD) */
 
-static __device__ __forceinline__ unsigned long long mix64(unsigned long long x) {
-  x ^= x >> 31;
-  x *= 0x7FB5D329728EA185ull;
-  x ^= x >> 27;
-  x *= 0x81DADEF4BC2DD44Dull;
-  x ^= x >> 33;
-  return x;
-}
-
 __global__ void k_init(double *a, double *b, double *c, size_t n, unsigned long long seed) {
   for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-    double r = (double)(mix64(i ^ (seed * 0x9E3779B97F4A7C15ull)) >> 11) * (1.0 / 9007199254740992.0);
+    double r = (double)(pfcal_mix64(i ^ (seed * 0x9E3779B97F4A7C15ull)) >> 11) * (1.0 / 9007199254740992.0);
     a[i] = 1.0 + r;
     b[i] = 2.0 - r;
     c[i] = 0.5 + 0.25 * r;
@@ -813,7 +804,7 @@ static void gpu_teardown(void) {
 }
 
 static int gpu_gemm_open(char *lib, size_t len) { return pfcal_blas_open(lib, len); }
-static int gpu_gemm(const pfcal_gemm_shape *s, double *seconds) { return pfcal_blas_gemm(s, g.stream, seconds); }
+static int gpu_gemm(const pfcal_gemm_shape *s, double *seconds) { return pfcal_blas_gemm(s, g.stream, (unsigned long long)g.seed, seconds); }
 
 static const pfcal_backend gpu_backend = {
     PFCAL_GPU_BACKEND, PFCAL_POWER_SOURCE, gpu_probe, gpu_setup, gpu_launch,    gpu_stream,

@@ -198,7 +198,7 @@ int pfcal_run_gemm(const pfcal_backend *be, const pfcal_opts *o, const pfcal_pro
     cJSON_AddNumberToObject(r, "time_s", st.median);
     cJSON_AddNumberToObject(r, "tflops", rate / 1e12);
     cJSON_AddNumberToObject(r, "cv", st.cv);
-    cJSON_AddNumberToObject(r, "n", st.n);
+    cJSON_AddNumberToObject(r, "samples", st.n); /* not "n": that key is the shape's n */
     cJSON_AddItemToArray(rows, r);
     if (rate > best[s->prec]) best[s->prec] = rate;
     done++;

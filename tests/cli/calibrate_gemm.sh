@@ -41,4 +41,17 @@ if [ -x "$dir/preflight-cal-cuda" ] && ! { [ -e /dev/nvidiactl ] || [ -e /dev/nv
 else
   echo "# skip: preflight-cal-cuda not built or a GPU is present"
 fi
+
+# every calibration recorded on a real GPU (calibrate/results/) loads, with its GEMM table, and overlays its
+# device: the first H200 run wrote each GEMM row's sample count as a second key "n" beside the shape's n,
+# which the loader refuses (a duplicate key); the rows now say "samples"
+for f in "$PF_SRC"/calibrate/results/*.json; do
+  case "$f" in *-torch-points.json) continue ;; esac
+  expect_exit 0 "$P" predict --machine discoverer-gpu --model gpt3-1.3b --nodes 1 --tp 1 --pp 1 --gbs 8 --mbs 1 \
+    --calibration "$f" --format json
+  expect_grep '"calibration"' "$T/out"
+done
+if grep -q '"n":[^,]*,[^}]*"cv":[^,]*,[^}]*"n":' "$PF_SRC"/calibrate/results/*.json; then
+  bad "a GEMM row with the key n twice"
+else ok; fi
 finish

@@ -1,0 +1,303 @@
+#!/usr/bin/env python3
+"""gpu-power-points.py - the power a real NVIDIA GPU draws at the operating points of docs/energy.md.
+
+Runs only on a machine with an NVIDIA GPU, PyTorch and nvidia-ml-py (pynvml); no test calls it.  It is the
+PyTorch-side companion of `preflight calibrate --backend cuda` (whose power points are the harness's own
+kernels and cuBLASLt): here the points are what a training framework really launches, so that the device
+files' power terms (context, wait, active, tensor, hbm) can be set from a measurement instead of a default rule.
+
+Each point runs back to back for WARM seconds, then METER seconds metered by NVML's total-energy counter
+(mJ since driver load; power = energy / wall time), with the SM clock and the clock-event reasons sampled
+every 0.1 s over the metered window.  Points:
+
+  context      the process holds a CUDA context and 1 GiB, nothing runs (bare context power)
+  wait-2ms     a 20 us kernel, synchronize, then the host sleeps 2 ms (a GPU waiting on host work)
+  eager-tiny   4096-element adds launched from Python back to back (launch-bound: the GPU idles between)
+  graph-tiny   the same adds replayed as one CUDA graph (short kernels back to back: the active floor)
+  copy         device-to-device copy of 2 GiB of random bytes (HBM-bound)
+  gemm         bf16 8192^3 matmul on random operands (the full-load point; the clock shows what the power
+               cap costs)
+  duty50       that matmul, synchronize, then the host sleeps as long as the matmul took (half busy): is the
+               mean power the time-weighted mean of the gemm and wait points, as the model assumes?
+  dense4       4 dense bf16 transformer layers, hidden 8192, sequence 4096, micro-batch 2, forward and
+               backward (issue 27's test case: westai-h100, one GPU)
+  small-train  a DeBERTa-v3-small-sized encoder (6 layers, hidden 768, 12 heads, FFN 3072, vocabulary 128100)
+               fine-tuned at batch 32, sequence 64, fp16 autocast with GradScaler and AdamW (MAELSTROM AP2's
+               shape: a host-bound training step)
+  deberta-ap2  MAELSTROM AP2 itself: Hugging Face transformers' DebertaV2ForSequenceClassification built from
+               microsoft/deberta-v3-small's config (no weights are downloaded: random initialisation), batch 32,
+               sequence 64, fp16 autocast, GradScaler, gradient clipping at 1.0 and AdamW, as the Trainer's
+               fp16=True step runs it
+
+Usage: gpu-power-points.py OUT.json [--warm S] [--meter S] [--only NAME,...]
+"""
+import argparse
+import json
+import math
+import sys
+import threading
+import time
+
+import pynvml
+import torch
+import torch.nn.functional as F
+
+
+class Meter:
+    """NVML energy over a window, with the SM clock and clock-event reasons sampled every 0.1 s."""
+
+    def __init__(self, h):
+        self.h = h
+
+    def __enter__(self):
+        self.stop = False
+        self.clocks, self.reasons, self.power = [], 0, []
+        self.e0 = pynvml.nvmlDeviceGetTotalEnergyConsumption(self.h)
+        self.t0 = time.perf_counter()
+        self.th = threading.Thread(target=self._sample, daemon=True)
+        self.th.start()
+        return self
+
+    def _sample(self):
+        while not self.stop:
+            try:
+                self.clocks.append(pynvml.nvmlDeviceGetClockInfo(self.h, pynvml.NVML_CLOCK_SM))
+                self.power.append(pynvml.nvmlDeviceGetPowerUsage(self.h) / 1000.0)
+                self.reasons |= pynvml.nvmlDeviceGetCurrentClocksEventReasons(self.h)
+            except pynvml.NVMLError:
+                pass
+            time.sleep(0.1)
+
+    def __exit__(self, *exc):
+        torch.cuda.synchronize()
+        self.t1 = time.perf_counter()
+        self.e1 = pynvml.nvmlDeviceGetTotalEnergyConsumption(self.h)
+        self.stop = True
+        self.th.join()
+
+    def result(self):
+        wall = self.t1 - self.t0
+        c = sorted(self.clocks) or [0]
+        return {
+            "wall_s": wall,
+            "energy_J": (self.e1 - self.e0) / 1000.0,
+            "power_W": (self.e1 - self.e0) / 1000.0 / wall,
+            "power_usage_median_W": sorted(self.power)[len(self.power) // 2] if self.power else None,
+            "sm_clock_MHz_median": c[len(c) // 2],
+            "sm_clock_MHz_min": c[0],
+            "clock_event_reasons_mask": self.reasons,
+        }
+
+
+def run_point(h, name, step, warm, meter, flops_per_step=None, bytes_per_step=None):
+    """Run step() back to back: warm seconds unmetered, then meter seconds metered."""
+    t_end = time.perf_counter() + warm
+    while time.perf_counter() < t_end:
+        step()
+    torch.cuda.synchronize()
+    n = 0
+    with Meter(h) as m:
+        t_end = time.perf_counter() + meter
+        while time.perf_counter() < t_end:
+            step()
+            n += 1
+    r = m.result()
+    r["name"] = name
+    r["steps"] = n
+    r["step_s"] = r["wall_s"] / n if n else None
+    if flops_per_step and n:
+        r["TFLOPs"] = flops_per_step * n / r["wall_s"] / 1e12
+    if bytes_per_step and n:
+        r["TBps"] = bytes_per_step * n / r["wall_s"] / 1e12
+    print(json.dumps(r), flush=True)
+    return r
+
+
+def dense_layers(hidden, layers, dev):
+    """Weights of a GPT-style layer: QKV, projection, FFN up and down (4 x hidden), bf16 leaves."""
+    shapes = ((3 * hidden, hidden), (hidden, hidden), (4 * hidden, hidden), (hidden, 4 * hidden))
+    return [[(torch.randn(o, i, device=dev, dtype=torch.bfloat16) * 0.01).requires_grad_(True) for (o, i) in shapes]
+            for _ in range(layers)]
+
+
+def dense_forward(x, ws, heads):
+    b, s, hdim = x.shape
+    for wqkv, wo, w1, w2 in ws:
+        y = F.layer_norm(x, (hdim,))
+        q, k, v = F.linear(y, wqkv).view(b, s, 3, heads, hdim // heads).permute(2, 0, 3, 1, 4)
+        a = F.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2).reshape(b, s, hdim)
+        x = x + F.linear(a, wo)
+        y = F.layer_norm(x, (hdim,))
+        x = x + F.linear(F.gelu(F.linear(y, w1)), w2)
+    return x
+
+
+class SmallEncoder(torch.nn.Module):
+    def __init__(self, vocab=128100, hidden=768, layers=6, heads=12, ffn=3072, classes=2):
+        super().__init__()
+        self.emb = torch.nn.Embedding(vocab, hidden)
+        self.pos = torch.nn.Embedding(512, hidden)
+        layer = torch.nn.TransformerEncoderLayer(hidden, heads, ffn, dropout=0.1, activation="gelu",
+                                                 batch_first=True, norm_first=False)
+        self.enc = torch.nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
+        self.head = torch.nn.Linear(hidden, classes)
+
+    def forward(self, ids):
+        pos = torch.arange(ids.shape[1], device=ids.device)
+        return self.head(self.enc(self.emb(ids) + self.pos(pos))[:, 0])
+
+
+def deberta_point(h, dev, warm, meter):
+    """MAELSTROM AP2's training step (DeBERTa-v3-small fine-tuning), as the Hugging Face Trainer runs it."""
+    from transformers import DebertaV2Config, DebertaV2ForSequenceClassification
+    # microsoft/deberta-v3-small config.json
+    cfg = DebertaV2Config(vocab_size=128100, hidden_size=768, num_hidden_layers=6, num_attention_heads=12,
+                          intermediate_size=3072, hidden_act="gelu", max_position_embeddings=512, type_vocab_size=0,
+                          relative_attention=True, position_buckets=256, norm_rel_ebd="layer_norm",
+                          share_att_key=True, pos_att_type=["p2c", "c2p"], max_relative_positions=-1,
+                          position_biased_input=False, layer_norm_eps=1e-7, num_labels=2)
+    model = DebertaV2ForSequenceClassification(cfg).to(dev).train()
+    opt = torch.optim.AdamW(model.parameters(), lr=2e-5)
+    scaler = torch.amp.GradScaler("cuda")
+    ids = torch.randint(0, 128100, (32, 64), device=dev)
+    mask = torch.ones_like(ids)
+    lab = torch.randint(0, 2, (32,), device=dev)
+
+    def step():
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = model(input_ids=ids, attention_mask=mask, labels=lab).loss
+        scaler.scale(loss).backward()
+        scaler.unscale_(opt)
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        scaler.step(opt)
+        scaler.update()
+        opt.zero_grad(set_to_none=True)
+        loss.item()
+    return run_point(h, "deberta-ap2", step, warm, meter)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("out")
+    ap.add_argument("--warm", type=float, default=2.0)
+    ap.add_argument("--meter", type=float, default=6.0)
+    ap.add_argument("--only", default="")
+    a = ap.parse_args()
+    only = set(a.only.split(",")) if a.only else None
+    want = lambda n: only is None or n in only
+
+    torch.manual_seed(1)
+    pynvml.nvmlInit()
+    h = pynvml.nvmlDeviceGetHandleByIndex(0)
+    dev = torch.device("cuda:0")
+    info = {
+        "gpu": pynvml.nvmlDeviceGetName(h),
+        "driver": pynvml.nvmlSystemGetDriverVersion(),
+        "power_limit_W": pynvml.nvmlDeviceGetEnforcedPowerLimit(h) / 1000.0,
+        "max_sm_clock_MHz": pynvml.nvmlDeviceGetMaxClockInfo(h, pynvml.NVML_CLOCK_SM),
+        "torch": torch.__version__,
+        "seed": 1,
+        "warm_s": a.warm,
+        "meter_s": a.meter,
+    }
+    print(json.dumps(info), flush=True)
+    pts = []
+    ballast = torch.empty(1 << 30, dtype=torch.uint8, device=dev)
+    torch.cuda.synchronize()
+    time.sleep(1.0)
+    if want("context"):
+        pts.append(run_point(h, "context", lambda: time.sleep(0.05), a.warm, a.meter))
+
+    small = torch.randn(256, 256, device=dev)
+    if want("wait-2ms"):
+        def wait_step():
+            torch.mm(small, small)
+            torch.cuda.synchronize()
+            time.sleep(0.002)
+        pts.append(run_point(h, "wait-2ms", wait_step, a.warm, a.meter))
+
+    tiny = torch.zeros(4096, device=dev)
+    if want("eager-tiny"):
+        def eager_step():
+            for _ in range(100):
+                tiny.add_(1.0)
+        pts.append(run_point(h, "eager-tiny", eager_step, a.warm, a.meter))
+    if want("graph-tiny"):
+        g = torch.cuda.CUDAGraph()
+        s = torch.cuda.Stream()
+        with torch.cuda.stream(s):
+            for _ in range(3):
+                tiny.add_(1.0)
+        torch.cuda.current_stream().wait_stream(s)
+        with torch.cuda.graph(g):
+            for _ in range(1000):
+                tiny.add_(1.0)
+        pts.append(run_point(h, "graph-tiny", g.replay, a.warm, a.meter))
+        r = pts[-1]
+        r["kernel_s"] = r["step_s"] / 1000
+
+    if want("copy"):
+        # random bytes: fresh allocations read as zeros, and zeros toggle no bits (a lower power)
+        src = torch.randint(0, 256, (1 << 31,), dtype=torch.uint8, device=dev)
+        dst = torch.empty_like(src)
+        pts.append(run_point(h, "copy", lambda: dst.copy_(src), a.warm, a.meter, bytes_per_step=2 * src.numel()))
+        del src, dst
+
+    if want("gemm"):
+        n = 8192
+        x = torch.randn(n, n, device=dev, dtype=torch.bfloat16)
+        y = torch.randn(n, n, device=dev, dtype=torch.bfloat16)
+        pts.append(run_point(h, "gemm", lambda: torch.mm(x, y), a.warm, a.meter, flops_per_step=2.0 * n ** 3))
+        if want("duty50"):
+            busy = pts[-1]["step_s"]
+
+            def duty_step():
+                torch.mm(x, y)
+                torch.cuda.synchronize()
+                time.sleep(busy)
+            pts.append(run_point(h, "duty50", duty_step, a.warm, a.meter, flops_per_step=2.0 * n ** 3))
+        del x, y
+
+    if want("dense4"):
+        hid, seq, mbs, heads, nl = 8192, 4096, 2, 64, 4
+        ws = dense_layers(hid, nl, dev)
+        x0 = torch.randn(mbs, seq, hid, device=dev, dtype=torch.bfloat16)
+
+        def dense_step():
+            out = dense_forward(x0, ws, heads)
+            out.float().square().mean().backward()
+        # 6 x parameters x tokens for the layers' GEMMs, plus causal attention: 4 s^2 h per layer forward
+        # halved by the mask, x3 for backward (the Megatron/Narayanan count without recomputation)
+        tokens = mbs * seq
+        flops = nl * (6 * 12 * hid * hid * tokens + 3 * 4 * mbs * seq * seq * hid / 2)
+        pts.append(run_point(h, "dense4", dense_step, a.warm, a.meter, flops_per_step=flops))
+        del ws, x0
+
+    if want("small-train"):
+        model = SmallEncoder().to(dev)
+        opt = torch.optim.AdamW(model.parameters(), lr=2e-5)
+        scaler = torch.amp.GradScaler("cuda")
+        ids = torch.randint(0, 128100, (32, 64), device=dev)
+        lab = torch.randint(0, 2, (32,), device=dev)
+
+        def train_step():
+            opt.zero_grad(set_to_none=True)
+            with torch.autocast("cuda", dtype=torch.float16):
+                loss = F.cross_entropy(model(ids), lab)
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
+            loss.item()  # the Trainer reads the loss each logging step; here every step, a host sync
+        pts.append(run_point(h, "small-train", train_step, a.warm, a.meter))
+
+    if want("deberta-ap2"):
+        pts.append(deberta_point(h, dev, a.warm, a.meter))
+
+    del ballast
+    with open(a.out, "w") as f:
+        json.dump({"info": info, "points": pts}, f, indent=1)
+    pynvml.nvmlShutdown()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
