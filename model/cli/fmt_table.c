@@ -127,7 +127,16 @@ static void machine_calibration(FILE *f, const pf_device *a, const pf_device *b)
   fprintf(f, "  %-26s %14.1f %14.1f\n", "HBM GB/s (achievable)", a->hbm_eff * a->memory_bw_Bps / 1e9,
           b->hbm_eff * b->memory_bw_Bps / 1e9);
   fprintf(f, "  %-26s %14.2f %14.2f\n", "kernel launch (us)", a->kernel_launch_s * 1e6, b->kernel_launch_s * 1e6);
+  /* a calibration's GEMM rows correct the device's table shape by shape (pf_gemm_table_corrected): how many,
+   * and by how much the median bf16 shape moved */
+  const pf_gemm_table *ta = a->gemm_table, *tb = b->gemm_table;
+  fprintf(f, "  %-26s %14d %14d\n", "GEMM shapes measured", ta ? ta->ncorr : 0, tb ? tb->ncorr : 0);
+  fprintf(f, "  %-26s %14.3f %14.3f\n", "GEMM bf16 measured/table", ta && ta->ncorr ? exp(ta->corr_med[PF_BF16]) : 1.0,
+          tb && tb->ncorr ? exp(tb->corr_med[PF_BF16]) : 1.0);
   fprintf(f, "  %-26s %14.0f %14.0f\n", "idle power (W)", a->idle_W, b->idle_W);
+  fprintf(f, "  %-26s %14.0f %14.0f\n", "context power (W)", a->context_W, b->context_W);
+  fprintf(f, "  %-26s %14.0f %14.0f\n", "tensor power at peak (W)", a->tensor_W, b->tensor_W);
+  fprintf(f, "  %-26s %14.0f %14.0f\n", "HBM power at full bw (W)", a->hbm_W, b->hbm_W);
   fprintf(f, "  %-26s %14.0f %14.0f\n", "max power (W)", a->tdp_W, b->tdp_W);
 }
 
