@@ -46,8 +46,13 @@ fi
 # device: the first H200 run wrote each GEMM row's sample count as a second key "n" beside the shape's n,
 # which the loader refuses (a duplicate key); the rows now say "samples"
 for f in "$PF_SRC"/calibrate/results/*.json; do
-  case "$f" in *-torch-*.json) continue ;; esac
-  expect_exit 0 "$P" predict --machine discoverer-gpu --model gpt3-1.3b --nodes 1 --tp 1 --pp 1 --gbs 8 --mbs 1 \
+  case "$f" in
+    *-torch-*.json) continue ;; # PyTorch measurements beside the calibrations, not calibrations
+    *-h200-141-*) m=discoverer-gpu ;;
+    *-h100-sxm-80-*) m=dgx-h100-superpod ;;
+    *) bad "$f: no machine with its device in this test"; continue ;;
+  esac
+  expect_exit 0 "$P" predict --machine $m --model gpt3-1.3b --nodes 1 --tp 1 --pp 1 --gbs 8 --mbs 1 \
     --calibration "$f" --format json
   expect_grep '"calibration"' "$T/out"
 done
