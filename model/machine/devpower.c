@@ -83,24 +83,28 @@ static int read_model_name(const reader *r, pf_device *d) {
 }
 
 /* The utilisation power model (power/pm_util.c; docs/energy.md "Operating points").  Defaults where a
- * file gives none, each the H100 SXM's measured operating point as a share of tdp (the same physics
- * assumed on other parts; a device file gives its own where a source has one):
- *   active  context + 0.07 tdp: short kernels back to back (H100 TP8 decode at concurrency 4, 159 W a GPU,
- *           SemiAnalysisAI/InferenceX#828)
- *   wait    context + 0.04 tdp: a GPU spinning in a collective (V100 at 100 % "utilisation" 66 W against
- *           53 W beside it, zai-org/GLM-130B#32)
- *   tensor  a full-load library GEMM at efficiency.gemm demands GEMM_DEMAND x tdp: dense bf16 transformer
+ * file gives none, measured on one NVIDIA H200 SXM (700 W cap) for this project unless named
+ * (calibrate/results/vm-h200-141-2026-11-26*.json) and carried to other parts as a share of their budget B
+ * or as energy per byte; a device file gives its own where a source has one:
+ *   wait    context: a GPU waiting on the host (20 us kernel, synchronize, 2 ms sleep) drew 121 W against 122 W
+ *           with its context alone: with no kernel in flight the SMs are clock-gated and the clocks stay up,
+ *           whatever the host does (a collective's spinning kernels are comm, not wait)
+ *   active  context + 0.003 B: tiny kernels back to back in a CUDA graph drew 124 W against 122 W (the
+ *           earlier rule, context + 0.07 B from an inference decode, counted that decode's HBM traffic)
+ *   tensor  a full-load library GEMM at efficiency.gemm demands GEMM_DEMAND x B: dense bf16 transformer
  *           layers on an H100 SXM run at the 700 W cap (measured for this project), which the model's own
- *           utilisation of such layers (u_tensor 0.646, u_hbm 0.061) reaches at 1.166 x tdp; the cap model
- *           then slows the clock where a window's mean exceeds the cap
+ *           utilisation of such layers (u_tensor 0.646, u_hbm 0.061) reaches at 1.166 x B; the H200's library
+ *           GEMM at the cap (693 W at u_tensor 0.703) bounds it from below, and the cap model then slows the
+ *           clock where a window's mean exceeds the cap
  *   vector  0.9 x tensor (H100 FP32 burn 580-650 W at 77 % of the FP32 peak, gpu-fryer#4, research 3.8)
- *   hbm     0.29 tdp: H100 batch-1 decode ~300 W at ~70 % of HBM bandwidth (ML.ENERGY v3.0 anchors):
- *           (300 - active 159) / 0.7 = 203 W = 0.29 x 700 W
- * "tdp" is the device's own budget: tdp less package (a GH200 module's cap holds Grace and LPDDR5X). */
-#define ACTIVE_SHARE 0.07
-#define WAIT_SHARE 0.04
+ *   hbm     HBM_J_PER_B x memory_bw: streams of random data (triad 637 W at 0.855 of 4.8 TB/s, copy 676 W at
+ *           0.891) cost ~127 pJ a byte moved, DRAM and on-chip path together; a stream's power is that energy
+ *           times its rate, so parts with less bandwidth draw less (the earlier rule, 0.29 B from an H100 batch-1
+ *           decode, was a third of this measurement)
+ * B is the device's own budget: tdp less package (a GH200 module's cap holds Grace and LPDDR5X). */
+#define ACTIVE_SHARE 0.003
 #define GEMM_DEMAND 1.166
-#define HBM_SHARE 0.29
+#define HBM_J_PER_B 127e-12
 int pf_read_power_model(const reader *r, pf_device *d) {
   TRY(get_qty_in(r, "power.package", PF_UNIT_POWER, &d->package_W, 0, 0, false, 3000, NULL));
   double gpu = d->tdp_W - d->package_W; /* the device's own budget: a GH200 module's cap holds Grace and LPDDR5X */
@@ -108,14 +112,14 @@ int pf_read_power_model(const reader *r, pf_device *d) {
     return pf_error_set(PF_EPARSE, "%s:%d: device.power: tdp less package leaves nothing above context", r->file,
                         line_of(lookup(r, "power")));
   d->active_W = d->context_W + ACTIVE_SHARE * gpu;
-  d->wait_W = d->context_W + WAIT_SHARE * gpu;
+  d->wait_W = d->context_W;
   TRY(get_qty_in(r, "power.active", PF_UNIT_POWER, &d->active_W, 0, 0, true, 3000, NULL));
   TRY(get_qty_in(r, "power.wait", PF_UNIT_POWER, &d->wait_W, 0, 0, true, 3000, NULL));
   double demand = GEMM_DEMAND;
   TRY(get_num_in(r, "power.gemm_demand", &demand, 0, 0, true, 2.0, "a full-load GEMM's power over tdp"));
   d->tensor_W = fmax(0.0, (demand * gpu - d->active_W) / d->gemm_eff);
   d->vector_W = 0.9 * d->tensor_W;
-  d->hbm_W = HBM_SHARE * gpu;
+  d->hbm_W = HBM_J_PER_B * d->memory_bw_Bps;
   TRY(get_qty_in(r, "power.tensor", PF_UNIT_POWER, &d->tensor_W, 0, 0, false, 5000, NULL));
   TRY(get_qty_in(r, "power.vector", PF_UNIT_POWER, &d->vector_W, 0, 0, false, 5000, NULL));
   TRY(get_qty_in(r, "power.hbm", PF_UNIT_POWER, &d->hbm_W, 0, 0, false, 5000, NULL));
