@@ -113,6 +113,27 @@ static int repeat_into(pf_kernel_list *dst, const pf_kernel_list *src, double ti
   return rc;
 }
 
+/* The backward of the forward kernels in src: each kernel twice (a product's data and weight gradients, an
+ * elementwise kernel's gradient and its reduction), except a fused attention kernel, whose backward is one
+ * kernel of its own: 2.5x the forward's FLOPs (five products, the scores recomputed) at the backward rate
+ * (FlashAttention-2, Dao 2023; kernel.c), not two forwards.  Measured on an H200 with PyTorch's flash
+ * back-end (calibrate/results/vm-h200-141-2026-11-26-torch-kernels.json): backward 2.2-2.9x the forward's
+ * time at 4k-8k tokens, head dim 128 (median 2.6x), where two forwards would be 2x. */
+static int backward_into(pf_kernel_list *dst, const pf_kernel_list *src) {
+  int rc = 0;
+  for (int i = 0; i < src->n; i++) {
+    pf_kernel k = src->k[i];
+    if (k.kind == PF_KERNEL_ATTENTION) {
+      k.pass = PF_PASS_BWD;
+      rc |= pf_kernel_list_add(dst, &k);
+    } else if (!k.sync) {
+      k.count = (k.count > 0 ? k.count : 1.0) * 2;
+      rc |= pf_kernel_list_add(dst, &k);
+    }
+  }
+  return rc;
+}
+
 /* Which --recompute-modules module reruns forward kernel `name` before the backward (0: none): layernorm the
  * layer's two norms, mla_up_proj MLA's latent norms, up projections and rotary, moe_act the experts'
  * activation (kernel names: layer_forward, moelayer.c). */
@@ -206,7 +227,7 @@ static int kind_lists(const pf_scenario *sc, bool moe, int layers, pf_kernel_lis
   if (rc == 0) rc = pf_fp8_layer(sc, layers, &lf, &core, ends, &fq, &bq); /* FP8 as it runs (fp8.c) */
   rc |= repeat_into(fwd, &lf, 1);
   rc |= repeat_into(fwd, &core, 1);
-  rc |= repeat_into(bwd, fwd, 2);
+  rc |= backward_into(bwd, fwd);
   if (p->recompute == PF_RECOMPUTE_FULL) rc |= repeat_into(bwd, fwd, 1) | repeat_into(bwd, &fq, 1);
   /* selective: Megatron-Core checkpoints core attention whatever its backend (attention.py, core_v0.12.0-0.14.0:
    * `if self.checkpoint_core_attention and self.training: self._checkpointed_attention_forward(...)`), so the
