@@ -230,6 +230,9 @@ const pf_opt pf_scenario_opts[] = {
      .type = PF_OPT_FLAG, .at = SC(plan.dist_opt), .group = PF_SCG_RUN},
     {"no-dist-opt", NULL, "optimizer state replicated on every data-parallel rank",
      .type = PF_OPT_FLAG, .at = SC(plan.dist_opt), .flags = PF_OPT_NEGATE, .group = PF_SCG_RUN},
+    {"bf16-moments", NULL, "Adam's first and second moments in bf16 (Megatron --use-precision-aware-optimizer "
+     "--exp-avg-dtype bf16 --exp-avg-sq-dtype bf16; DeepSeek-V3's optimizer)",
+     .type = PF_OPT_FLAG, .at = SC(plan.bf16_moments), .group = PF_SCG_RUN},
     {"zero", "N", "sharding level: 0 replicated, 1 optimizer state (--dist-opt), 2 gradients too (ZeRO-2, FSDP "
      "SHARD_GRAD_OP), 3 parameters too (ZeRO-3, FSDP FULL_SHARD); default 1 for Megatron transformers",
      .type = PF_OPT_CALLBACK, .at = SC(plan), .parse = parse_zero, .group = PF_SCG_RUN},
@@ -274,9 +277,6 @@ const pf_opt pf_scenario_opts[] = {
     {"fp8-param-gather", NULL, "with --precision fp8: keep the FP8 GEMMs' weights in FP8 only, without their bf16 "
      "copy (Megatron --fp8-param-gather)",
      .type = PF_OPT_FLAG, .at = SC(plan.fp8_param_gather), .group = PF_SCG_RUN},
-    {"bf16-moments", NULL, "Adam's first and second moments in bf16 (Megatron --use-precision-aware-optimizer "
-     "--exp-avg-dtype bf16 --exp-avg-sq-dtype bf16; DeepSeek-V3's optimizer)",
-     .type = PF_OPT_FLAG, .at = SC(plan.bf16_moments), .group = PF_SCG_RUN},
     {"schedule", "S", "pipeline schedule: 1f1b|interleaved:V|gpipe",
      .type = PF_OPT_CALLBACK, .at = SC(plan), .parse = parse_schedule, .group = PF_SCG_RUN},
     /* uneven pipeline stages, Megatron-LM's options (job/pplayout.c, docs/model.md "Uneven pipeline stages") */
