@@ -180,6 +180,9 @@ const pf_opt pf_scenario_opts[] = {
      .type = PF_OPT_INT, .at = SC(workload.router_groups), .lo = 0, .hi = 1 << 16, .group = PF_SCG_SHAPE},
     {"moe-router-group-topk", "K", "mixture of experts: groups a token's experts are chosen from (DeepSeek-V3: 4 nodes)",
      .type = PF_OPT_INT, .at = SC(workload.router_group_topk), .lo = 1, .hi = 1 << 16, .group = PF_SCG_SHAPE},
+    {"mtp-layers", "N", "multi-token prediction modules trained after the model (DeepSeek-V3's 1; Megatron "
+     "--mtp-num-layers; 0: none, as a run without that flag)",
+     .type = PF_OPT_INT, .at = SC(workload.mtp_layers), .lo = 0, .hi = 64, .group = PF_SCG_SHAPE},
     {"params", "N", "custom model: parameter count (e.g. 25.6e6)",
      .type = PF_OPT_NUM, .at = SC(workload.params), .lo = 0, .hi = 1e15, .flags = PF_OPT_LO_OPEN,
      .group = PF_SCG_CUSTOM},
@@ -227,6 +230,9 @@ const pf_opt pf_scenario_opts[] = {
      .type = PF_OPT_FLAG, .at = SC(plan.dist_opt), .group = PF_SCG_RUN},
     {"no-dist-opt", NULL, "optimizer state replicated on every data-parallel rank",
      .type = PF_OPT_FLAG, .at = SC(plan.dist_opt), .flags = PF_OPT_NEGATE, .group = PF_SCG_RUN},
+    {"bf16-moments", NULL, "Adam's first and second moments in bf16 (Megatron --use-precision-aware-optimizer "
+     "--exp-avg-dtype bf16 --exp-avg-sq-dtype bf16; DeepSeek-V3's optimizer)",
+     .type = PF_OPT_FLAG, .at = SC(plan.bf16_moments), .group = PF_SCG_RUN},
     {"zero", "N", "sharding level: 0 replicated, 1 optimizer state (--dist-opt), 2 gradients too (ZeRO-2, FSDP "
      "SHARD_GRAD_OP), 3 parameters too (ZeRO-3, FSDP FULL_SHARD); default 1 for Megatron transformers",
      .type = PF_OPT_CALLBACK, .at = SC(plan), .parse = parse_zero, .group = PF_SCG_RUN},
@@ -268,6 +274,9 @@ const pf_opt pf_scenario_opts[] = {
     {"fp8-activation-cache", NULL, "with --precision fp8: keep the experts' SwiGLU input and the attention output "
      "in FP8 for backward, as DeepSeek-V3 does",
      .type = PF_OPT_FLAG, .at = SC(plan.fp8_act_cache), .group = PF_SCG_RUN},
+    {"fp8-param-gather", NULL, "with --precision fp8: keep the FP8 GEMMs' weights in FP8 only, without their bf16 "
+     "copy (Megatron --fp8-param-gather)",
+     .type = PF_OPT_FLAG, .at = SC(plan.fp8_param_gather), .group = PF_SCG_RUN},
     {"schedule", "S", "pipeline schedule: 1f1b|interleaved:V|gpipe",
      .type = PF_OPT_CALLBACK, .at = SC(plan), .parse = parse_schedule, .group = PF_SCG_RUN},
     /* uneven pipeline stages, Megatron-LM's options (job/pplayout.c, docs/model.md "Uneven pipeline stages") */

@@ -62,11 +62,37 @@ double pf_comm_sm_share_of(const pf_machine *m, double ctas) {
 
 double pf_comm_sm_share(const pf_machine *m) { return pf_comm_sm_share_of(m, COMM_CTAS); }
 
+/* A job whose GPUs fill its nodes evenly but not wholly runs gpus / nodes ranks on each node, as Slurm's block
+ * distribution spreads `--nodes N --ntasks G` (G / N tasks a node) and as a GB200 NVL72 job is scheduled, 64 of a
+ * rack's 72 GPUs in segments of whole compute trays (NVIDIA/Megatron-LM docs/discussions/
+ * deepseek-v3-gb200-optimization, reproduce guide section 3: every 32 GPUs in one NVLink domain, sbatch --segment):
+ * the topology is laid out with those ranks a node and the NICs next to them (the lowest-numbered local GPUs and
+ * their affinity NICs; NICs bonded to GPUs keep their ratio).  Otherwise the ranks fill nodes in order. */
+static int spread_gpn(const pf_scenario *sc) {
+  int gpn = sc->machine.gpus_per_node;
+  if (sc->nodes < 2 || sc->gpus >= (long long)sc->nodes * gpn || sc->gpus % sc->nodes != 0) return gpn;
+  return sc->gpus / sc->nodes;
+}
+
 int pf_comm_init(const pf_scenario *sc, pf_comm *c) {
   memset(c, 0, sizeof *c);
   c->sc = sc;
   c->sm_share = pf_comm_sm_share(&sc->machine);
-  return pf_topology_build_placed(&sc->machine, sc->nodes, sc->placement, sc->seed, sc->comm_eff_scale, &c->topo);
+  int used = spread_gpn(sc), gpn = sc->machine.gpus_per_node;
+  if (used == gpn)
+    return pf_topology_build_placed(&sc->machine, sc->nodes, sc->placement, sc->seed, sc->comm_eff_scale, &c->topo);
+  pf_machine *m = malloc(sizeof *m);
+  if (!m) return pf_error_set(PF_ENOMEM, "out of memory");
+  *m = sc->machine;
+  m->gpus_per_node = used;
+  int nics = m->nics_per_node;
+  if (nics > gpn) m->nics_per_node = nics * used / gpn; /* bonded NICs: the same NICs per GPU */
+  else if (nics > 0)
+    for (int l = 0, top = 0; l < used; l++) /* the NICs the used GPUs sit next to */
+      if (m->nic_affinity[l] >= top) m->nics_per_node = top = m->nic_affinity[l] + 1;
+  int rc = pf_topology_build_placed(m, sc->nodes, sc->placement, sc->seed, sc->comm_eff_scale, &c->topo);
+  free(m);
+  return rc;
 }
 
 void pf_comm_free(pf_comm *c) { pf_topology_free(&c->topo); }

@@ -14,7 +14,11 @@
  *               capacity factor every expert is padded to its capacity (--moe-pad-expert-input-to-capacity)
  *               so the sizes are known and there is no synchronisation.
  *  permute      each token copied once per chosen expert into expert order: read and write
- *               M x topk x h elements (moe_permute; the indices are negligible).
+ *               M ETP / TP x topk x h elements, the rows this GPU dispatches and its experts run
+ *               (moe_permute; the indices are negligible): with ETP below TP each rank routes its
+ *               sequence-parallel shard of M / TP tokens, gathered over ETP after the dispatch
+ *               (token_dispatcher.py MoEAlltoAllTokenDispatcher: permute, all-to-all over EP, all-gather
+ *               over the expert TP group); at ETP = TP (the default) M x topk as before.
  *  experts      fc1 (gate and up) and fc2 as grouped GEMMs, one product per expert priced at its own
  *               shape (tokens of that expert x 2 f / TP x h; tokens x h x f / TP) from the device's GEMM
  *               table, each expert's rows padded to the kernel's M block (kernel.c, after DeepGEMM): a
@@ -25,7 +29,7 @@
  *               with a capacity factor c every expert runs c times the balanced share (padded).
  *  activation   SwiGLU over the experts' intermediate (read 2, write 1).
  *  unpermute    the expert outputs read back, weighted by their probabilities and summed per token:
- *               read M x topk x h, write M x h elements.
+ *               read M ETP / TP x topk x h, write M ETP / TP x h elements.
  *  shared       the shared experts as one dense SwiGLU MLP of width shared_ffn_hidden over all M tokens.
  * MLA (DeepSeek-V2, arXiv 2405.04434 eqs. 9-14): q_a h -> q_lora (or q directly h -> heads x qk), its
  * RMSNorm, q_b q_lora -> heads x (nope + rope) / TP, kv_a h -> kv_lora + rope, its RMSNorm, kv_b kv_lora
@@ -89,11 +93,12 @@ int pf_moe_ffn_forward(const pf_scenario *sc, pf_kernel_list *f) {
                    .host_ops = 1, .sync = true};
     rc |= pf_kernel_list_add(f, &s);
   }
-  rc |= pf_layer_mem(f, "permute", 2.0 * M * K * h * el);
+  double Mt = M * et / t; /* tokens whose copies this GPU permutes and its experts run (header) */
+  rc |= pf_layer_mem(f, "permute", 2.0 * Mt * K * h * el);
   rc |= experts_gemm(f, sc, "experts-fc1", 2.0 * fm / et, h);
   rc |= pf_layer_mem(f, "experts-activation", 3.0 * el * routed * fm / et);
   rc |= experts_gemm(f, sc, "experts-fc2", h, fm / et);
-  rc |= pf_layer_mem(f, "unpermute", (M * K + M) * h * el);
+  rc |= pf_layer_mem(f, "unpermute", (Mt * K + Mt) * h * el);
   if (w->shared_ffn_hidden > 0) {
     double fs = w->shared_ffn_hidden;
     rc |= pf_layer_gemm(f, sc, "shared-fc1", M, 2.0 * fs / t, h, 1);

@@ -206,8 +206,9 @@ void pf_memory_estimate(const pf_scenario *sc, pf_memory *m) {
   m->capacity_B = sc->machine.dev.memory_B;
   double wbytes = pf_precision_bytes(sc->precision);
   if (sc->precision == PF_FP8) wbytes = 2.0; /* FP8 training keeps bf16 weights (Transformer Engine) */
-  double opt_bytes = 12.0; /* fp32 master weights + Adam m and v */
-  if (sc->precision == PF_FP32 || sc->precision == PF_TF32) opt_bytes = 8.0; /* no separate master copy */
+  /* fp32 master weights + Adam m and v (4 + 4 B, or 2 + 2 B with --bf16-moments) */
+  double moments = p->bf16_moments ? 4.0 : 8.0, opt_bytes = 4.0 + moments;
+  if (sc->precision == PF_FP32 || sc->precision == PF_TF32) opt_bytes = moments; /* no separate master copy */
   double grad_bytes = 4.0; /* fp32 main grads */
   shard_div sd = shard_divs(sc);
 
@@ -262,7 +263,10 @@ void pf_memory_estimate(const pf_scenario *sc, pf_memory *m) {
       double opt = (P - Pex) * opt_bytes / sd.opt + Pex * opt_bytes / (pf_plan_zero(p) >= 1 ? pf_plan_edp(p) : 1);
       double unit = fmax(layer, fmax(stage == 0 ? emb : 0, stage == pp - 1 ? out : 0));
       double work = working_set(p, unit, wbytes, grad_bytes);
-      double wts = (P * wbytes + Pl * fp8_copy) / sd.param, grads = P * grad_bytes / sd.grad;
+      /* --fp8-param-gather: the layers' weights in FP8 only (their bf16 copy dropped; the norms and the router,
+       * a small share, counted with them), the embedding and output layer bf16 */
+      double bf16_w = p->fp8_param_gather && fp8_copy > 0 ? P - Pl : P;
+      double wts = (bf16_w * wbytes + Pl * fp8_copy) / sd.param, grads = P * grad_bytes / sd.grad;
       double total = wts + grads + opt + act + work;
       if (total > best) {
         best = total;

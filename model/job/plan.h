@@ -102,6 +102,12 @@ typedef struct pf_plan {
   int deepep_sms;
   unsigned recompute_modules;
   bool fp8_act_cache;
+  /* Memory of the weights and the optimizer (memory.c): fp8_param_gather keeps the FP8-cast weights of the FP8
+   * GEMMs only, without their bf16 copy (Megatron --fp8-param-gather); bf16_moments Adam's m and v in bf16
+   * (Megatron --use-precision-aware-optimizer --exp-avg-dtype bf16 --exp-avg-sq-dtype bf16; DeepSeek-V3 arXiv
+   * 2412.19437 section 3.3.4). */
+  bool fp8_param_gather;
+  bool bf16_moments;
 } pf_plan;
 
 typedef enum { PF_MOE_DISPATCH_ALLTOALL, PF_MOE_DISPATCH_FLEX } pf_moe_dispatcher;

@@ -17,7 +17,8 @@
 #define PF_ID_MAX 64
 #define PF_NAME_MAX 160
 #define PF_PATH_MAX 1024
-#define PF_MAX_GPN 16            /* logical devices per node at most */
+#define PF_MAX_GPN 72            /* logical devices (and NIC ports) per node at most: a GB200 NVL72 rack, whose 72
+                                    GPUs are one NVLink domain, is one node (machines/gb200-nvl72.cfg) */
 #define PF_CCL_MAX_EFF 8         /* library efficiency rows per machine */
 
 typedef enum { PF_FP64, PF_FP32, PF_TF32, PF_FP16, PF_BF16, PF_FP8, PF_NPREC } pf_precision;

@@ -212,7 +212,7 @@ static int read_fabric_nics(const reader *r, pf_machine *m) {
   }
   TRY(get_str(r, "node.host_link.kind", m->host_link, sizeof m->host_link, 0));
   TRY(get_qty(r, "node.host_link.bandwidth", PF_UNIT_BANDWIDTH, &m->host_link_bw_Bps, 0));
-  TRY(get_int_in(r, "node.nics.count", &m->nics_per_node, 1, 0, 64));
+  TRY(get_int_in(r, "node.nics.count", &m->nics_per_node, 1, 0, PF_MAX_GPN));
   if (m->nics_per_node == 0 && m->nodes > 1)
     return pf_error_set(PF_EPARSE, "%s:%d: machine.node.nics.count: 0 NICs on a machine of %d nodes: the nodes "
                         "could not talk to each other", r->file, line_of(lookup(r, "node.nics.count")), m->nodes);

@@ -54,7 +54,7 @@ static int df_read(const reader *r, pf_network *n) {
 
 static int df_check(const reader *r, const pf_machine *m) {
   const pf_network *n = &m->net;
-  int ports = m->nodes * (m->nics_per_node > 0 ? m->nics_per_node : 1); /* at most 1e6 x 64 */
+  int ports = m->nodes * (m->nics_per_node > 0 ? m->nics_per_node : 1); /* at most 1e6 x PF_MAX_GPN */
   if (n->groups <= 0) return missing(r, "network.groups");
   if (n->switches_per_group <= 0) return missing(r, "network.switches_per_group");
   if (n->endpoints_per_switch <= 0) return missing(r, "network.endpoints_per_switch");

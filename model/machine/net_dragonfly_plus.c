@@ -33,7 +33,7 @@ static int dfp_read(const reader *r, pf_network *n) {
 
 static int dfp_check(const reader *r, const pf_machine *m) {
   const pf_network *n = &m->net;
-  int ports = m->nodes * (m->nics_per_node > 0 ? m->nics_per_node : 1); /* at most 1e6 x 64 */
+  int ports = m->nodes * (m->nics_per_node > 0 ? m->nics_per_node : 1); /* at most 1e6 x PF_MAX_GPN */
   if (n->groups <= 0) return missing(r, "network.groups");
   if (n->leaves_per_group <= 0) return missing(r, "network.leaves_per_group");
   if (n->spines_per_group <= 0) return missing(r, "network.spines_per_group");

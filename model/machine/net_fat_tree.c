@@ -47,7 +47,7 @@ static int ft_read(const reader *r, pf_network *n) {
 
 static int ft_check(const reader *r, const pf_machine *m) {
   const pf_network *n = &m->net;
-  int ports = m->nodes * (m->nics_per_node > 0 ? m->nics_per_node : 1); /* at most 1e6 x 64 */
+  int ports = m->nodes * (m->nics_per_node > 0 ? m->nics_per_node : 1); /* at most 1e6 x PF_MAX_GPN */
   if (n->endpoints_per_leaf <= 0) return missing(r, "network.endpoints_per_leaf");
   if (n->taper <= 0 || n->taper > 1.0)
     return pf_error_set(PF_EPARSE, "%s:%d: machine.network.taper: must be in (0, 1]", r->file,
