@@ -213,6 +213,8 @@ static void comm_summary(const pf_scenario *sc, const work_set *ws, double pp_co
   cs->exposed_s = out->breakdown_s.tp_comm + pp_comm + dp_exposed + out->breakdown_s.fsdp_allgather +
                   out->breakdown_s.fsdp_reduce_scatter;
   cs->dp_busbw_Bps = d->info.bus_bw_Bps;
+  cs->dp_expert_s = d->expert_s;
+  cs->edp = d->edp;
   snprintf(cs->tp_algorithm, sizeof cs->tp_algorithm, "%s",
            p->tp > 1 ? pf_coll_algo_name(ws->sc_comm[0].tp_algo) : "none");
   snprintf(cs->dp_protocol, sizeof cs->dp_protocol, "%s", p->dp * p->cp > 1 ? pf_coll_proto_name(d->info.proto) : "none");
@@ -357,7 +359,8 @@ static int predict_once(pf_scenario *sc, double clock, pf_prediction *out, pf_tr
   if (sc->engine == PF_ENGINE_FULL) {
     ws.full = calloc(1, sizeof *ws.full);
     if (!ws.full) { ws_free(&ws); return pf_error_set(PF_ENOMEM, "out of memory"); }
-    pf_fullsim_input in = {sc, w, &ws.comm.topo, ws.net, d->grad, d->has_emb ? &d->emb : NULL, d->has_ag ? d->ag : NULL};
+    pf_fullsim_input in = {sc, w, &ws.comm.topo, ws.net, d->grad, d->has_emb ? &d->emb : NULL, d->has_ag ? d->ag : NULL,
+                           d->has_x ? d->xgrad : NULL, d->has_x && d->has_ag ? d->xag : NULL};
     if ((rc = pf_fullsim_run(&in, ws.full)) < 0) { ws_free(&ws); return rc; }
     makespan = ws.full->makespan_s;
     sync = ws.full->opt_start_s;
