@@ -409,6 +409,18 @@ int pf_dpsync_run(const pf_comm *c, const pf_stage_work *w, const pf_pipeline_re
   const pf_workload *wl = &sc->workload;
   int P = p->pp, rc;
   memset(d, 0, sizeof *d);
+  pf_stage_work *mw = NULL;
+  if (p->schedule == PF_SCHED_DUALPIPE) {
+    /* DualPipe: rank s holds stage s and stage P - 1 - s (engine/pipeline.c), so its gradients are both
+     * stages' (the sum of the two copies across the mirror ranks, deepseek-ai/DualPipe
+     * examples/example_dualpipe.py, is not priced apart) */
+    if (!(mw = malloc((size_t)P * sizeof *mw))) return pf_error_set(PF_ENOMEM, "out of memory");
+    memcpy(mw, w, (size_t)P * sizeof *mw);
+    for (int s = 0; s < P; s++)
+      mw[s].params = w[s].params + w[P - 1 - s].params,
+      mw[s].expert_params = w[s].expert_params + w[P - 1 - s].expert_params;
+    w = mw;
+  }
   d->kind = p->dist_opt ? PF_REDUCE_SCATTER : PF_ALLREDUCE;
   d->has_ag = p->dist_opt && p->dp * p->cp > 1 && pf_plan_zero(p) < 3;
   d->has_emb = P > 1 && wl->kind == PF_WL_TRANSFORMER && wl->tied_embeddings;
@@ -435,6 +447,7 @@ int pf_dpsync_run(const pf_comm *c, const pf_stage_work *w, const pf_pipeline_re
   if (!d->grad || !d->ag || !d->xgrad || !d->xag || !ws.gjob || !ws.ajob || !ws.jp || !ws.t0 || !ws.t1) {
     ws_free(&ws);
     pf_dpsync_free(d, P);
+    free(mw);
     return pf_error_set(PF_ENOMEM, "out of memory");
   }
   /* fp16 gradients are reduced in fp16; bf16 (and fp32) in fp32, Megatron's defaults */
@@ -445,6 +458,7 @@ int pf_dpsync_run(const pf_comm *c, const pf_stage_work *w, const pf_pipeline_re
   if (rc == 0) rc = gradients(c, w, r, &ws, d, tl, gbytes, pbytes);
   if (rc == 0) rc = parameters(c, w, &ws, d, tl);
   ws_free(&ws);
+  free(mw);
   if (rc < 0) { pf_dpsync_free(d, P); return rc; }
   snprintf(tl->grad_name, sizeof tl->grad_name, "gradient %s (%s, %s)%s", pf_coll_kind_name(d->kind),
            pf_coll_algo_name(d->info.algo), pf_coll_proto_name(d->info.proto),
