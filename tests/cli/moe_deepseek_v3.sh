@@ -6,7 +6,8 @@
 # tokens within 25 % of the report's 180 K (arXiv 2412.19437) under DualPipe (--schedule dualpipe, the report's
 # schedule); each mechanism moves the prediction the way it should: DualPipe lowers the bubble and holds two
 # stages' weights, the overlap lowers ep_a2a and reports a hidden part and an SM cost, the selective modules
-# with the FP8 cache fit where core_attn alone or no cache does not.
+# with the FP8 cache fit where core_attn alone or no cache does not; Megatron's 1F1B with the EP overlap at
+# PP 16 is refused (it needs virtual pipeline stages).
 # ctest-labels: slow
 source "$PF_SRC/tests/cli/lib.bash"
 P=$PREFLIGHT
@@ -44,6 +45,10 @@ assert gh["all"] < gh["ovl"] and d["all"]["fits"] and gh["all"] < gh["one"]
 assert d["all"]["moe"]["expert_dp"]["edp"] == 2    # the experts' gradients over 2048 / (16 x 64) ranks
 assert abs(gh["all"] / 180e3 - 1) <= 0.25, gh["all"]   # the report: 2.664 M GPU-hours / 14.8 T tokens
 PY
+# Megatron's EP overlap needs virtual pipeline stages at PP > 1 (transformer_config.py): 1F1B is refused
+expect_exit 2 $P "${BASE[@]}" "${MODS[@]}" --moe-token-dispatcher-type flex --overlap-moe-expert-parallel-comm
+grep -q -- "--overlap-moe-expert-parallel-comm at --pp 16 needs virtual pipeline stages" "$T/err" "$T/out" 2>/dev/null &&
+  ok || bad "1f1b with the EP overlap at PP 16 should be refused: $(cat "$T/err" 2>/dev/null)"
 # the selective modules without the FP8 cache do not fit DualPipe's two stages a rank
 $P "${BASE[@]}" "${MODS[@]}" --moe-token-dispatcher-type flex "${DP[@]}" --overlap-moe-expert-parallel-comm \
   >"$T/out" 2>"$T/err"
