@@ -39,7 +39,7 @@ PF_PARSE_CALLBACK(parse_framework, pf_framework_parse, pf_framework)
 PF_PARSE_CALLBACK(parse_recompute_modules, pf_recompute_modules_parse, unsigned)
 PF_PARSE_CALLBACK(parse_dispatcher, pf_moe_dispatcher_parse, int)
 
-/* --schedule 1f1b|interleaved:V|gpipe: the schedule and V of the plan (dest: the pf_plan). */
+/* --schedule 1f1b|interleaved:V|gpipe|dualpipe: the schedule and V of the plan (dest: the pf_plan). */
 static int parse_schedule(const pf_opt *o, const char *text, void *dest, char *why, size_t len) {
   (void)o, (void)why, (void)len;
   pf_plan p;
@@ -277,7 +277,7 @@ const pf_opt pf_scenario_opts[] = {
     {"fp8-param-gather", NULL, "with --precision fp8: keep the FP8 GEMMs' weights in FP8 only, without their bf16 "
      "copy (Megatron --fp8-param-gather)",
      .type = PF_OPT_FLAG, .at = SC(plan.fp8_param_gather), .group = PF_SCG_RUN},
-    {"schedule", "S", "pipeline schedule: 1f1b|interleaved:V|gpipe",
+    {"schedule", "S", "pipeline schedule: 1f1b|interleaved:V|gpipe|dualpipe (DeepSeek-V3's, in closed form)",
      .type = PF_OPT_CALLBACK, .at = SC(plan), .parse = parse_schedule, .group = PF_SCG_RUN},
     /* uneven pipeline stages, Megatron-LM's options (job/pplayout.c, docs/model.md "Uneven pipeline stages") */
     {"pp-first", "N", "alias of --decoder-first-pipeline-num-layers",

@@ -396,14 +396,26 @@ double pf_pipe_net_time(const pf_pipe_net *net, int b, double bytes) { return ne
 
 /* ---------- data parallelism and tied embeddings ---------- */
 
-int pf_dp_collective_pattern(const pf_scenario *sc, const pf_topology *t, pf_coll_kind kind, double bytes, int stage,
-                             pf_coll_pattern *pat, pf_coll_result *info) {
+/* One collective over the groups `groups` gives for a stage (DP x CP or EDP). */
+static int collective_over(int (*groups)(const pf_scenario *, int, int **, int *, int *), const pf_scenario *sc,
+                           const pf_topology *t, pf_coll_kind kind, double bytes, int stage, pf_coll_pattern *pat,
+                           pf_coll_result *info) {
   memset(pat, 0, sizeof *pat);
   int *G, ng, p, rc;
-  if ((rc = pf_dp_groups(sc, stage, &G, &ng, &p)) < 0) return rc;
+  if ((rc = groups(sc, stage, &G, &ng, &p)) < 0) return rc;
   rc = collective_on(sc, t, kind, sc->collective, bytes, G, ng, p, pat, info);
   free(G);
   return rc;
+}
+
+int pf_dp_collective_pattern(const pf_scenario *sc, const pf_topology *t, pf_coll_kind kind, double bytes, int stage,
+                             pf_coll_pattern *pat, pf_coll_result *info) {
+  return collective_over(pf_dp_groups, sc, t, kind, bytes, stage, pat, info);
+}
+
+int pf_edp_collective_pattern(const pf_scenario *sc, const pf_topology *t, pf_coll_kind kind, double bytes,
+                              int stage, pf_coll_pattern *pat, pf_coll_result *info) {
+  return collective_over(pf_edp_groups, sc, t, kind, bytes, stage, pat, info);
 }
 
 int pf_comm_embedding(const pf_comm *c, double bytes, pf_coll_pattern *pat, pf_coll_result *res) {

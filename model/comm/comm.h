@@ -97,11 +97,19 @@ int pf_comm_stage(const pf_comm *c, int stage, pf_stage_work *w, pf_stage_comm *
 int pf_comm_stage_ep(const pf_comm *c, int stage, pf_stage_work *w, pf_stage_comm *o);
 /* The EP groups of stage s (malloc'ed, caller frees): ETP x EDP groups of EP ranks. */
 int pf_comm_ep_groups(const pf_scenario *sc, int stage, int **gpus, int *ngroups);
+/* The expert-data-parallel groups of stage s, cut from the same layout (malloc'ed, caller frees): ETP x EP
+ * groups of *size = EDP ranks, over which the routed experts' gradients are reduced (Megatron-Core's
+ * intra_expt_dp_group). */
+int pf_edp_groups(const pf_scenario *sc, int stage, int **gpus, int *ngroups, int *size);
 
 /* The data-parallel collective of stage `stage` (reduce-scatter / all-reduce
- * of gradients, all-gather of parameters) with the scenario's --coll-algo. */
+ * of gradients, all-gather of parameters) with the scenario's --coll-algo:
+ * over the DP x CP groups (dense parameters), or with `expert` over the
+ * expert-data-parallel groups (pf_edp_groups: the routed experts'). */
 int pf_dp_collective_pattern(const pf_scenario *sc, const pf_topology *t, pf_coll_kind kind, double bytes, int stage,
                              pf_coll_pattern *pat, pf_coll_result *info);
+int pf_edp_collective_pattern(const pf_scenario *sc, const pf_topology *t, pf_coll_kind kind, double bytes,
+                              int stage, pf_coll_pattern *pat, pf_coll_result *info);
 
 /* Sharded data parallelism (fsdp.c).  Groups as pf_dp_groups gives them: the shard groups of stage `stage`
  * (the DP x CP groups, or with --fsdp-shard-group node their runs of ranks inside one node) and, for

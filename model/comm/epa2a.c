@@ -44,7 +44,9 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
-int pf_comm_ep_groups(const pf_scenario *sc, int stage, int **gpus, int *ngroups) {
+/* The stage's ranks re-read as ETP fastest, then EP, then EDP (header, "Groups"): with ep_groups the EP
+ * groups (ETP x EDP of EP ranks), else the EDP groups (ETP x EP of EDP ranks). */
+static int expert_groups(const pf_scenario *sc, int stage, int ep_groups, int **gpus, int *ngroups, int *size) {
   const pf_plan *p = &sc->plan;
   int ep = pf_plan_ep(p), etp = pf_plan_etp(p), edp = pf_plan_edp(p), n = p->tp * p->cp * p->dp;
   int *stg = malloc((size_t)n * sizeof *stg), *g = malloc((size_t)n * sizeof *g);
@@ -58,13 +60,29 @@ int pf_comm_ep_groups(const pf_scenario *sc, int stage, int **gpus, int *ngroups
     for (int c = 0; c < p->cp; c++)
       for (int t = 0; t < p->tp; t++) stg[i++] = pf_plan_rank(p, t, c, d, stage);
   i = 0;
-  for (int e = 0; e < edp; e++)
-    for (int t = 0; t < etp; t++)
-      for (int r = 0; r < ep; r++) g[i++] = stg[t + etp * (r + ep * e)];
+  if (ep_groups)
+    for (int e = 0; e < edp; e++)
+      for (int t = 0; t < etp; t++)
+        for (int r = 0; r < ep; r++) g[i++] = stg[t + etp * (r + ep * e)];
+  else
+    for (int r = 0; r < ep; r++)
+      for (int t = 0; t < etp; t++)
+        for (int e = 0; e < edp; e++) g[i++] = stg[t + etp * (r + ep * e)];
   free(stg);
   *gpus = g;
-  *ngroups = etp * edp;
+  *ngroups = ep_groups ? etp * edp : etp * ep;
+  if (size) *size = ep_groups ? ep : edp;
   return 0;
+}
+
+int pf_comm_ep_groups(const pf_scenario *sc, int stage, int **gpus, int *ngroups) {
+  return expert_groups(sc, stage, 1, gpus, ngroups, NULL);
+}
+
+/* Megatron-Core's expert data-parallel group (parallel_state.py, the expert RankGenerator's "dp" of
+ * "tp-ep-dp-pp"): the ranks of one (ETP, EP) place in every EP x ETP block of the stage. */
+int pf_edp_groups(const pf_scenario *sc, int stage, int **gpus, int *ngroups, int *size) {
+  return expert_groups(sc, stage, 0, gpus, ngroups, size);
 }
 
 static void add(pf_stage_comm *o, const pf_a2a_result *r, double times) {

@@ -356,6 +356,7 @@ static int transformer_work(const pf_scenario *sc, const pf_kernel_env *env, int
                  (stage == 0 ? pf_workload_embedding_params(w, p->tp) : 0) +
                  (stage == p->pp - 1 ? pf_workload_output_params(w, p->tp) + pf_workload_mtp_params(w) : 0)) / p->tp +
                 Pe / ((double)pf_plan_ep(p) * pf_plan_etp(p));
+  out->expert_params = Pe / ((double)pf_plan_ep(p) * pf_plan_etp(p));
   return 0;
 }
 

@@ -29,6 +29,8 @@ typedef struct pf_stage_work {
   double fwd_flops, bwd_flops;   /* hardware FLOPs per microbatch (incl. recompute) */
   double p2p_bytes;              /* activation bytes sent to the next stage per microbatch (comm.c) */
   double params;                 /* parameters held by one GPU of this stage */
+  double expert_params;          /* of params: the routed experts' (sharded over EP x ETP), whose gradients are
+                                    reduced over the expert-data-parallel group (engine/dpsync.c) */
   double optimizer_s;            /* optimizer step */
   double opt_params;             /* parameter updates per iteration (0 = params; a GAN's critic steps count) */
   int layers;

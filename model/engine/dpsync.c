@@ -20,6 +20,15 @@
  * priced with the stage's work): no gradient collective is left here; ZeRO-2 still all-gathers the updated
  * parameters after the step, over the shard groups (one node's ranks under HYBRID_SHARD); ZeRO-3 keeps them
  * sharded (the next forward gathers them unit by unit).
+ * A mixture of experts keeps two gradient buffers (Megatron-Core's MoE parallel folding, arXiv 2504.14960;
+ * megatron/core/distributed/distributed_data_parallel.py at NVIDIA/Megatron-LM d98e8a64: `buffers` over
+ * intra_dp_cp_group, `expert_parallel_buffers` over intra_expt_dp_group): the dense parameters (attention, shared
+ * experts, router, norms, embeddings) are reduced over DP x CP as above, the routed experts' (w->expert_params,
+ * already sharded over EP x ETP) over the expert-data-parallel group, EDP = TP x CP x DP / (EP x ETP) ranks laid
+ * as comm/epa2a.c lays them, each with its reduce-scatter and all-gather under the distributed optimizer.  Without
+ * --overlap-grad-reduce the expert buffers follow the dense ones on the stage (finish_grad_sync walks
+ * `bucket_groups + expert_parallel_bucket_groups` with synchronous calls); with it each buffer's buckets run on
+ * their own communicator, the two at once, sharing links (pf_coll_timeline).
  */
 #include "dpsync.h"
 
@@ -41,6 +50,7 @@ typedef struct grad_bucket {
  * max(40e6, 1e6 x data-parallel size) "to ensure that chunks used in NCCL
  * ring-reduce implementations are large enough to remain bandwidth-bound";
  * we take the group the gradients are reduced over, DP x CP. */
+/* Both buffers of a mixture of experts use this size (the DDP's one ddp_config.bucket_size, set from dp_group). */
 static double bucket_size(const pf_plan *p) {
   return p->ddp_bucket_size > 0 ? p->ddp_bucket_size : fmax(40e6, 1e6 * p->dp * p->cp);
 }
@@ -64,8 +74,10 @@ static double bucket_size(const pf_plan *p) {
  * the stage's end; with V interleaved chunks the V chunk backwards of the last
  * microbatch are spread evenly over that interval (the cool-down runs them
  * one per P backward slots), the last one ending at the stage's end. */
+/* part 0: the dense buffer (the stage's parameters less xp, the experts' when they are synchronised apart);
+ * part 1: the routed experts' buffer (no embedding or output layer in it). */
 static int stage_buckets(const pf_scenario *sc, const pf_stage_work *w, const pf_pipeline_result *r, int s,
-                         grad_bucket **out) {
+                         int part, double xp, grad_bucket **out) {
   const pf_plan *p = &sc->plan;
   const pf_workload *wl = &sc->workload;
   int P = p->pp, V = p->schedule == PF_SCHED_INTERLEAVED ? p->vstages : 1;
@@ -74,9 +86,9 @@ static int stage_buckets(const pf_scenario *sc, const pf_stage_work *w, const pf
   double t0 = fmin(fmax(r->stage_first_bwd_s[s], 0.0), t_end);
   double tbc = (w[s].bwd_s + w[s].bwd_tp_s) / V; /* one chunk's backward of one microbatch */
   int tr = wl->kind == PF_WL_TRANSFORMER;
-  double emb = tr && s == 0 ? pf_workload_embedding_params(wl, p->tp) / p->tp : 0;
-  double outp = tr && s == P - 1 ? pf_workload_output_params(wl, p->tp) / p->tp : 0;
-  double lay = fmax(0.0, w[s].params - emb - outp) / V;
+  double emb = tr && s == 0 && !part ? pf_workload_embedding_params(wl, p->tp) / p->tp : 0;
+  double outp = tr && s == P - 1 && !part ? pf_workload_output_params(wl, p->tp) / p->tp : 0;
+  double lay = (part ? w[s].expert_params : fmax(0.0, w[s].params - xp - emb - outp)) / V;
   /* upper bound on the count: V chunks plus the split of chunk 0 of stage 0 */
   double split = s == 0 ? ceil((lay + emb + outp) / B) : 0;
   if (split > 10000)
@@ -116,11 +128,11 @@ static int stage_buckets(const pf_scenario *sc, const pf_stage_work *w, const pf
 
 /* Working storage of one synchronisation, freed in one place. */
 typedef struct dp_ws {
-  int P;
+  int P, parts;                   /* parts: 2 with the experts' buffer (has_x), else 1 */
   pf_coll_job *gjob, *ajob, ejob;
   pf_coll_job **jp;
   double *t0, *t1;
-  /* --overlap-grad-reduce: per stage its buckets, and the jobs of all stages' bucket runs */
+  /* --overlap-grad-reduce: per stage and part (index s + P part) its buckets, and the jobs of all bucket runs */
   grad_bucket **bk;
   int *nbk;
   pf_coll_job *bjob;
@@ -136,7 +148,7 @@ static void ws_free(dp_ws *ws) {
     if (ws->ajob) pf_coll_job_free(&ws->ajob[s]);
   }
   pf_coll_job_free(&ws->ejob);
-  for (int s = 0; ws->bk && s < ws->P; s++) free(ws->bk[s]);
+  for (int s = 0; ws->bk && s < ws->P * ws->parts; s++) free(ws->bk[s]);
   for (int i = 0; i < ws->nbjob; i++) pf_coll_job_free(&ws->bjob[i]);
   free(ws->gjob); free(ws->ajob); free(ws->jp); free(ws->t0); free(ws->t1);
   free(ws->bk); free(ws->nbk); free(ws->bjob); free(ws->bjp); free(ws->bt0); free(ws->bt1); free(ws->bstage);
@@ -147,11 +159,52 @@ void pf_dpsync_free(pf_dpsync *d, int pp) {
   for (int s = 0; s < pp; s++) {
     if (d->grad) pf_coll_pattern_free(&d->grad[s]);
     if (d->ag) pf_coll_pattern_free(&d->ag[s]);
+    if (d->xgrad) pf_coll_pattern_free(&d->xgrad[s]);
+    if (d->xag) pf_coll_pattern_free(&d->xag[s]);
   }
   pf_coll_pattern_free(&d->emb);
   free(d->grad);
   free(d->ag);
-  d->grad = d->ag = NULL;
+  free(d->xgrad);
+  free(d->xag);
+  d->grad = d->ag = d->xgrad = d->xag = NULL;
+}
+
+/* The bucket runs of one buffer (part) of stage s on its communicator (overlapped_grad_sync), and with the
+ * distributed optimizer its per-bucket all-gathers appended to the stage's all-gather job. */
+static int part_runs(const pf_scenario *sc, const pf_topology *topo, dp_ws *ws, const pf_dpsync *d, int s, int part,
+                     double grad_bytes, double param_bytes) {
+  int P = sc->plan.pp, *G, ng, gp, rc;
+  const grad_bucket *bk = ws->bk[s + P * part];
+  int nb = ws->nbk[s + P * part];
+  const pf_coll_pattern *gl = part ? &d->xgrad[s] : &d->grad[s], *al = part ? &d->xag[s] : &d->ag[s];
+  if ((rc = part ? pf_edp_groups(sc, s, &G, &ng, &gp) : pf_dp_groups(sc, s, &G, &ng, &gp)) < 0) return rc;
+  pf_coll_job_cache cache;
+  memset(&cache, 0, sizeof cache);
+  double est_end = -INFINITY;
+  for (int k = 0; k < nb && rc == 0; k++) {
+    const pf_coll_job *j;
+    if ((rc = pf_coll_job_like(topo, d->kind, gl, bk[k].params * grad_bytes, G, ng, gp, &cache, &j)) < 0) break;
+    if (bk[k].ready_s > est_end) { /* a new run */
+      int g = ws->nbjob++;
+      ws->bstage[g] = s;
+      ws->bt0[g] = est_end = bk[k].ready_s;
+    }
+    rc = pf_coll_job_append(&ws->bjob[ws->nbjob - 1], j);
+    est_end += j->solo_s;
+  }
+  pf_coll_job_cache_free(&cache);
+  if (rc == 0 && d->has_ag) {
+    if (!part) pf_coll_job_free(&ws->ajob[s]);
+    for (int k = 0; k < nb && rc == 0; k++) {
+      const pf_coll_job *j;
+      rc = pf_coll_job_like(topo, PF_ALLGATHER, al, bk[k].params * param_bytes, G, ng, gp, &cache, &j);
+      if (rc == 0) rc = pf_coll_job_append(&ws->ajob[s], j);
+    }
+    pf_coll_job_cache_free(&cache);
+  }
+  free(G);
+  return rc;
 }
 
 /* --overlap-grad-reduce: the buckets of each stage (stage_buckets) in runs
@@ -159,6 +212,7 @@ void pf_dpsync_free(pf_dpsync *d, int pp) {
  * before the run so far would end (costed alone) joins it and starts when the
  * previous bucket ends; a bucket ready later starts a new run at its ready
  * time.  Each run is one job of pf_coll_timeline, so the runs of all stages
+ * (and of a mixture of experts' two buffers, on their own communicators)
  * share links while they overlap in time (if contention makes a run end after
  * the next one's ready time, the two share the links for that tail instead of
  * queueing: the same bytes, one latency term fewer).  Fills ws->t0/t1 with each
@@ -168,15 +222,16 @@ void pf_dpsync_free(pf_dpsync *d, int pp) {
 static int overlapped_grad_sync(const pf_scenario *sc, const pf_topology *topo, const pf_stage_work *w,
                                 const pf_pipeline_result *r, dp_ws *ws, const pf_dpsync *d, double grad_bytes,
                                 double param_bytes) {
-  int P = sc->plan.pp, total = 0, rc = 0;
-  ws->bk = calloc((size_t)P, sizeof *ws->bk);
-  ws->nbk = calloc((size_t)P, sizeof *ws->nbk);
+  int P = sc->plan.pp, NB = P * ws->parts, total = 0, rc = 0;
+  ws->bk = calloc((size_t)NB, sizeof *ws->bk);
+  ws->nbk = calloc((size_t)NB, sizeof *ws->nbk);
   ws->gbusy = calloc((size_t)P, sizeof *ws->gbusy);
   if (!ws->bk || !ws->nbk || !ws->gbusy) return pf_error_set(PF_ENOMEM, "out of memory");
-  for (int s = 0; s < P; s++) {
-    int n = stage_buckets(sc, w, r, s, &ws->bk[s]);
+  for (int i = 0; i < NB; i++) {
+    int s = i % P, part = i / P;
+    int n = stage_buckets(sc, w, r, s, part, d->split ? w[s].expert_params : 0, &ws->bk[i]);
     if (n < 0) return n;
-    ws->nbk[s] = n;
+    ws->nbk[i] = n;
     total += n;
   }
   size_t nt = (size_t)(total > 0 ? total : 1);
@@ -186,38 +241,9 @@ static int overlapped_grad_sync(const pf_scenario *sc, const pf_topology *topo, 
   ws->bt1 = calloc(nt, sizeof *ws->bt1);
   ws->bstage = calloc(nt, sizeof *ws->bstage);
   if (!ws->bjob || !ws->bjp || !ws->bt0 || !ws->bt1 || !ws->bstage) return pf_error_set(PF_ENOMEM, "out of memory");
-  pf_coll_job_cache cache;
-  memset(&cache, 0, sizeof cache);
-  for (int s = 0; s < P && rc == 0; s++) {
-    int *G, ng, gp;
-    if ((rc = pf_dp_groups(sc, s, &G, &ng, &gp)) < 0) break;
-    double est_end = -INFINITY;
-    for (int k = 0; k < ws->nbk[s] && rc == 0; k++) {
-      const grad_bucket *b = &ws->bk[s][k];
-      const pf_coll_job *j;
-      if ((rc = pf_coll_job_like(topo, d->kind, &d->grad[s], b->params * grad_bytes, G, ng, gp, &cache, &j)) < 0)
-        break;
-      if (b->ready_s > est_end) { /* a new run */
-        int g = ws->nbjob++;
-        ws->bstage[g] = s;
-        ws->bt0[g] = est_end = b->ready_s;
-      }
-      rc = pf_coll_job_append(&ws->bjob[ws->nbjob - 1], j);
-      est_end += j->solo_s;
-    }
-    pf_coll_job_cache_free(&cache);
-    if (rc == 0 && d->has_ag) {
-      pf_coll_job_free(&ws->ajob[s]);
-      for (int k = 0; k < ws->nbk[s] && rc == 0; k++) {
-        const pf_coll_job *j;
-        rc = pf_coll_job_like(topo, PF_ALLGATHER, &d->ag[s], ws->bk[s][k].params * param_bytes, G, ng, gp, &cache,
-                              &j);
-        if (rc == 0) rc = pf_coll_job_append(&ws->ajob[s], j);
-      }
-      pf_coll_job_cache_free(&cache);
-    }
-    free(G);
-  }
+  for (int s = 0; s < P && rc == 0; s++)
+    for (int part = 0; part < ws->parts && rc == 0; part++)
+      rc = part_runs(sc, topo, ws, d, s, part, grad_bytes, param_bytes);
   if (rc < 0) return rc;
   for (int g = 0; g < ws->nbjob; g++) ws->bjp[g] = &ws->bjob[g];
   if ((rc = pf_coll_timeline(topo, ws->bjp, ws->nbjob, ws->bt0, ws->bt1)) < 0) return rc;
@@ -231,7 +257,37 @@ static int overlapped_grad_sync(const pf_scenario *sc, const pf_topology *topo, 
   return 0;
 }
 
-/* Patterns and jobs: gradients and parameters per stage, tied embeddings. */
+/* The routed experts' gradient (and with the distributed optimizer parameter) collectives of each stage over
+ * its EDP groups, queued after the dense ones on the stage's jobs (header: finish_grad_sync's order). */
+static int build_experts(const pf_comm *c, const pf_stage_work *w, dp_ws *ws, pf_dpsync *d, double gbytes,
+                         double pbytes) {
+  const pf_scenario *sc = c->sc;
+  const pf_topology *topo = &c->topo;
+  int P = sc->plan.pp, rc = 0;
+  for (int s = 0; s < P && rc == 0; s++) {
+    pf_coll_result gi, ai;
+    pf_coll_job xg, xa;
+    memset(&xg, 0, sizeof xg);
+    memset(&xa, 0, sizeof xa);
+    memset(&ai, 0, sizeof ai);
+    double x = w[s].expert_params;
+    rc = pf_edp_collective_pattern(sc, topo, d->kind, x * gbytes, s, &d->xgrad[s], &gi);
+    if (rc == 0 && d->has_ag) rc = pf_edp_collective_pattern(sc, topo, PF_ALLGATHER, x * pbytes, s, &d->xag[s], &ai);
+    if (rc == 0) rc = pf_coll_job_build(topo, &d->xgrad[s], &xg);
+    if (rc == 0) rc = pf_coll_job_build(topo, &d->xag[s], &xa);
+    if (rc == 0) rc = pf_coll_job_append(&ws->gjob[s], &xg);
+    if (rc == 0) rc = pf_coll_job_append(&ws->ajob[s], &xa);
+    d->expert_s = fmax(d->expert_s, xg.solo_s + xa.solo_s);
+    d->fabric_bytes += (gi.fabric_bytes + ai.fabric_bytes) / P;
+    d->nic_bytes += (gi.nic_bytes + ai.nic_bytes) / P;
+    pf_coll_job_free(&xg);
+    pf_coll_job_free(&xa);
+  }
+  return rc;
+}
+
+/* Patterns and jobs: gradients and parameters per stage (the dense ones over DP x CP, a mixture of experts'
+ * routed experts over EDP), tied embeddings. */
 static int build(const pf_comm *c, const pf_stage_work *w, dp_ws *ws, pf_dpsync *d, double gbytes, double pbytes) {
   const pf_scenario *sc = c->sc;
   const pf_plan *p = &sc->plan;
@@ -245,13 +301,14 @@ static int build(const pf_comm *c, const pf_stage_work *w, dp_ws *ws, pf_dpsync 
   for (int s = 0; s < P && rc == 0 && ndp > 1; s++) {
     pf_coll_result gi, ai;
     memset(&gi, 0, sizeof gi);
-    if (z < 2) rc = pf_dp_collective_pattern(sc, topo, d->kind, w[s].params * gbytes, s, &d->grad[s], &gi);
+    double dense = w[s].params - (d->split ? w[s].expert_params : 0);
+    if (z < 2) rc = pf_dp_collective_pattern(sc, topo, d->kind, dense * gbytes, s, &d->grad[s], &gi);
     if (s == 0) d->info = gi;
     d->fabric_bytes += gi.fabric_bytes / P;
     d->nic_bytes += gi.nic_bytes / P;
     if (rc == 0 && d->has_ag) {
       rc = z >= 2 ? pf_shard_collective_pattern(sc, topo, PF_ALLGATHER, w[s].params * pbytes, s, &d->ag[s], &ai)
-                  : pf_dp_collective_pattern(sc, topo, PF_ALLGATHER, w[s].params * pbytes, s, &d->ag[s], &ai);
+                  : pf_dp_collective_pattern(sc, topo, PF_ALLGATHER, dense * pbytes, s, &d->ag[s], &ai);
       if (s == 0 && z >= 2) d->info = ai;
       d->fabric_bytes += ai.fabric_bytes / P;
       d->nic_bytes += ai.nic_bytes / P;
@@ -267,6 +324,7 @@ static int build(const pf_comm *c, const pf_stage_work *w, dp_ws *ws, pf_dpsync 
     rc = pf_coll_job_build(topo, &d->grad[s], &ws->gjob[s]);
     if (rc == 0) rc = pf_coll_job_build(topo, &d->ag[s], &ws->ajob[s]);
   }
+  if (rc == 0 && d->has_x) rc = build_experts(c, w, ws, d, gbytes, pbytes);
   if (rc == 0) rc = pf_coll_job_build(topo, &d->emb, &ws->ejob);
   return rc;
 }
@@ -276,7 +334,7 @@ static int gradients(const pf_comm *c, const pf_stage_work *w, const pf_pipeline
                      pf_iter_timeline *tl, double gbytes, double pbytes) {
   const pf_plan *p = &c->sc->plan;
   int P = p->pp, rc;
-  int ovl = p->overlap_grad_reduce && p->dp * p->cp > 1 && pf_plan_zero(p) < 2;
+  int ovl = p->overlap_grad_reduce && (p->dp * p->cp > 1 || d->has_x) && pf_plan_zero(p) < 2;
   if (ovl) {
     rc = overlapped_grad_sync(c->sc, &c->topo, w, r, ws, d, gbytes, pbytes);
   } else {
@@ -351,22 +409,45 @@ int pf_dpsync_run(const pf_comm *c, const pf_stage_work *w, const pf_pipeline_re
   const pf_workload *wl = &sc->workload;
   int P = p->pp, rc;
   memset(d, 0, sizeof *d);
+  pf_stage_work *mw = NULL;
+  if (p->schedule == PF_SCHED_DUALPIPE) {
+    /* DualPipe: rank s holds stage s and stage P - 1 - s (engine/pipeline.c), so its gradients are both
+     * stages' (the sum of the two copies across the mirror ranks, deepseek-ai/DualPipe
+     * examples/example_dualpipe.py, is not priced apart) */
+    if (!(mw = malloc((size_t)P * sizeof *mw))) return pf_error_set(PF_ENOMEM, "out of memory");
+    memcpy(mw, w, (size_t)P * sizeof *mw);
+    for (int s = 0; s < P; s++)
+      mw[s].params = w[s].params + w[P - 1 - s].params,
+      mw[s].expert_params = w[s].expert_params + w[P - 1 - s].expert_params;
+    w = mw;
+  }
   d->kind = p->dist_opt ? PF_REDUCE_SCATTER : PF_ALLREDUCE;
   d->has_ag = p->dist_opt && p->dp * p->cp > 1 && pf_plan_zero(p) < 3;
   d->has_emb = P > 1 && wl->kind == PF_WL_TRANSFORMER && wl->tied_embeddings;
+  /* the routed experts apart (header): their gradients are not the dense buffer's, and at EDP > 1 they are
+   * reduced over the EDP groups */
+  double xp = 0;
+  for (int s = 0; s < P; s++) xp += w[s].expert_params;
+  d->split = xp > 0 && pf_plan_zero(p) < 2 && wl->dp_impl != PF_DPIMPL_DATAPARALLEL;
+  d->has_x = d->split && pf_plan_edp(p) > 1;
+  d->edp = d->split ? pf_plan_edp(p) : 0;
   d->grad = calloc((size_t)P, sizeof *d->grad);
   d->ag = calloc((size_t)P, sizeof *d->ag);
+  d->xgrad = calloc((size_t)P, sizeof *d->xgrad);
+  d->xag = calloc((size_t)P, sizeof *d->xag);
   dp_ws ws;
   memset(&ws, 0, sizeof ws);
   ws.P = P;
+  ws.parts = d->has_x ? 2 : 1;
   ws.gjob = calloc((size_t)P, sizeof *ws.gjob);
   ws.ajob = calloc((size_t)P, sizeof *ws.ajob);
   ws.jp = calloc((size_t)P, sizeof *ws.jp);
   ws.t0 = calloc((size_t)P, sizeof *ws.t0);
   ws.t1 = calloc((size_t)P, sizeof *ws.t1);
-  if (!d->grad || !d->ag || !ws.gjob || !ws.ajob || !ws.jp || !ws.t0 || !ws.t1) {
+  if (!d->grad || !d->ag || !d->xgrad || !d->xag || !ws.gjob || !ws.ajob || !ws.jp || !ws.t0 || !ws.t1) {
     ws_free(&ws);
     pf_dpsync_free(d, P);
+    free(mw);
     return pf_error_set(PF_ENOMEM, "out of memory");
   }
   /* fp16 gradients are reduced in fp16; bf16 (and fp32) in fp32, Megatron's defaults */
@@ -377,10 +458,14 @@ int pf_dpsync_run(const pf_comm *c, const pf_stage_work *w, const pf_pipeline_re
   if (rc == 0) rc = gradients(c, w, r, &ws, d, tl, gbytes, pbytes);
   if (rc == 0) rc = parameters(c, w, &ws, d, tl);
   ws_free(&ws);
+  free(mw);
   if (rc < 0) { pf_dpsync_free(d, P); return rc; }
   snprintf(tl->grad_name, sizeof tl->grad_name, "gradient %s (%s, %s)%s", pf_coll_kind_name(d->kind),
            pf_coll_algo_name(d->info.algo), pf_coll_proto_name(d->info.proto),
            p->overlap_grad_reduce ? ", overlapped" : "");
+  if (d->has_x) /* the experts' collectives follow on the same span (dense DP x CP, then EDP) */
+    snprintf(tl->grad_name + strlen(tl->grad_name), sizeof tl->grad_name - strlen(tl->grad_name),
+             " + experts over EDP %d", d->edp);
   snprintf(tl->ag_name, sizeof tl->ag_name, "parameter all-gather%s", p->overlap_param_gather ? ", exposed part" : "");
   return 0;
 }

@@ -1,7 +1,8 @@
 /* dpsync.h - the data-parallel synchronisation of one iteration in time
  * (part of the communication module, comm.h): per stage the gradient
  * reduce-scatter (distributed optimizer) or all-reduce over its DP x CP
- * groups, started when the pipeline DES says the gradients are ready (whole
+ * groups (a mixture of experts' routed experts over their expert-data-parallel
+ * groups), started when the pipeline DES says the gradients are ready (whole
  * stage, or bucket by bucket with --overlap-grad-reduce), all stages' and
  * buckets' collectives sharing links while they overlap in time; the
  * tied-embedding all-reduce; the global sync; the optimizer; and the
@@ -17,7 +18,13 @@
 typedef struct pf_dpsync {
   /* patterns, for the full engine (owned) */
   pf_coll_pattern *grad, *ag, emb;  /* pp entries each; ag only with the distributed optimizer */
+  pf_coll_pattern *xgrad, *xag;     /* pp entries each: the routed experts' over the EDP groups (has_x) */
   int has_ag, has_emb;
+  int split, has_x;                 /* a mixture of experts: the routed experts' gradients are not in grad's bytes;
+                                       has_x: they are reduced over EDP > 1 ranks (xgrad, xag) */
+  int edp;                          /* the expert-data-parallel size (0: no routed experts apart) */
+  double expert_s;                  /* longest per-stage time of the experts' collectives alone (in dp_max_s,
+                                       ag_max_s) */
   pf_coll_kind kind;                /* of the gradient collective */
   pf_coll_result info;              /* stage 0's gradient collective (algorithm, protocol, bus bandwidth) */
   /* the iteration after the pipeline */

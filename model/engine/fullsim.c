@@ -297,7 +297,9 @@ long pf_fullsim_events(const pf_fullsim_input *in) {
   int V = p->schedule == PF_SCHED_INTERLEAVED ? p->vstages : 1;
   long n = (long)in->sc->gpus * (4L * p->grad_accum * V + 1); /* each F and B: an exec and a send; the optimizer */
   for (int s = 0; s < p->pp; s++)
-    n += pf_fullcall_pattern_events(&in->grad[s]) + (in->ag ? pf_fullcall_pattern_events(&in->ag[s]) : 0);
+    n += pf_fullcall_pattern_events(&in->grad[s]) + (in->ag ? pf_fullcall_pattern_events(&in->ag[s]) : 0) +
+         (in->xgrad ? pf_fullcall_pattern_events(&in->xgrad[s]) : 0) +
+         (in->xag ? pf_fullcall_pattern_events(&in->xag[s]) : 0);
   return n + pf_fullcall_pattern_events(in->emb);
 }
 
@@ -329,6 +331,9 @@ int pf_fullsim_run(const pf_fullsim_input *in, pf_fullsim_result *out) {
   for (int s = 0; s < P && rc == 0; s++) {
     if (pf_fullcalls_add(&F.fc, t, &in->grad[s], CALL_GRAD, s) < 0) rc = -1;
     if (in->ag && pf_fullcalls_add(&F.fc, t, &in->ag[s], CALL_AG, s) < 0) rc = -1;
+    /* the routed experts' over their EDP groups, after the dense ones (dpsync.c) */
+    if (in->xgrad && pf_fullcalls_add(&F.fc, t, &in->xgrad[s], CALL_GRAD, s) < 0) rc = -1;
+    if (in->xag && pf_fullcalls_add(&F.fc, t, &in->xag[s], CALL_AG, s) < 0) rc = -1;
   }
   if (rc == 0 && pf_fullcalls_add(&F.fc, t, in->emb, CALL_EMB, P) < 0) rc = -1;
   /* the pairs that communicate, for the platform's routes */
@@ -343,7 +348,9 @@ int pf_fullsim_run(const pf_fullsim_input *in, pf_fullsim_result *out) {
     }
   }
   for (int s = 0; s < P && rc == 0; s++)
-    if (pv_add_pattern(&pv, &in->grad[s]) < 0 || (in->ag && pv_add_pattern(&pv, &in->ag[s]) < 0)) rc = -1;
+    if (pv_add_pattern(&pv, &in->grad[s]) < 0 || (in->ag && pv_add_pattern(&pv, &in->ag[s]) < 0) ||
+        (in->xgrad && pv_add_pattern(&pv, &in->xgrad[s]) < 0) || (in->xag && pv_add_pattern(&pv, &in->xag[s]) < 0))
+      rc = -1;
   if (rc == 0 && pv_add_pattern(&pv, in->emb) < 0) rc = -1;
   if (rc < 0) {
     free(pv.v);

@@ -31,6 +31,8 @@ typedef struct pf_fullsim_input {
   const pf_coll_pattern *grad;   /* pp patterns: gradient reduce-scatter / all-reduce per stage */
   const pf_coll_pattern *emb;    /* tied-embedding all-reduce between first and last stage, or NULL */
   const pf_coll_pattern *ag;     /* pp patterns: parameter all-gather (dist-opt), or NULL */
+  const pf_coll_pattern *xgrad;  /* pp patterns: a mixture of experts' routed experts over EDP after grad, or NULL */
+  const pf_coll_pattern *xag;    /* pp patterns: their all-gather after ag, or NULL */
 } pf_fullsim_input;
 
 typedef struct pf_fullsim_result {

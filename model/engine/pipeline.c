@@ -22,6 +22,19 @@
  * microbatch on stage s; the interleaved schedule divides the fill by V (exact for 1F1B, also with uneven
  * stages; an upper bound of the DES's bubble for uneven interleaved chunks, docs/model.md "Uneven pipeline
  * stages").  Each chunk of an interleaved stage runs its own share (pf_pipeline_chunk_times).
+ *
+ * DualPipe (--schedule dualpipe; DeepSeek-V3, arXiv 2412.19437 section 3.2.1 and Table 2; deepseek-ai/DualPipe)
+ * is priced in closed form in every engine, not as an event schedule: rank d holds stage d and stage
+ * P - 1 - d (examples/example_dualpipe.py: full_modules[rank], full_modules[pp_size - 1 - rank]) and half the
+ * M microbatches enter at each end, so rank d runs M/2 microbatches through each of its two stages,
+ * t_d = (t_s + t_{P-1-s}) / 2 a microbatch, and the report's Table 2 gives the bubble:
+ *     makespan = M max_d t_d + (P/2 - 1)(F&B + B - 3W) + the 1F1B fill's 2 (P-1) hop times
+ * with F, B the slowest rank's forward and full backward of a microbatch (their exposed communication
+ * included), F&B = F + B (the forward and backward chunks overlapped: their all-to-alls are what
+ * --overlap-moe-expert-parallel-comm hides, priced in F and B), and W the weight-gradient part of the
+ * backward, W = min(gemm / 3, B / 2) (a layer's forward, input-gradient and weight-gradient GEMMs have the
+ * same FLOPs; gemm_s is the compute-bound kernels' time of a microbatch).  The P2P sends are kept as 1F1B's
+ * fill though DualPipe hides them too (an upper bound; docs/moe.md).
  */
 #include "pipeline.h"
 
@@ -106,6 +119,21 @@ void pf_pipeline_chunk_times(const pf_scenario *sc, const pf_stage_work *w, int 
 
 /* ---------- closed form ---------- */
 
+/* DualPipe (header): rank d's time per microbatch and the Table 2 bubble of the slowest rank. */
+static void dualpipe(const pf_stage_work *w, int P, int M, double hop, pf_pipeline_result *r) {
+  double worst = -1, F = 0, B = 0, W = 0;
+  for (int d = 0; d < P / 2; d++) {
+    const pf_stage_work *a = &w[d], *b = &w[P - 1 - d];
+    double f = 0.5 * (a->fwd_s + a->fwd_tp_s + b->fwd_s + b->fwd_tp_s);
+    double bw = 0.5 * (a->bwd_s + a->bwd_tp_s + b->bwd_s + b->bwd_tp_s);
+    double t = f + bw;
+    r->stage_busy_s[d] = r->stage_busy_s[P - 1 - d] = M * t;
+    if (t > worst) worst = t, F = f, B = bw, W = fmin(0.5 * (a->gemm_s + b->gemm_s) / 3.0, bw / 2.0);
+  }
+  double bubble = fmax(0.0, (P / 2 - 1) * ((F + B) + B - 3.0 * W));
+  r->makespan_s = M * worst + bubble + hop;
+}
+
 static void run_analytic(const pf_scenario *sc, const pf_stage_work *w, const pf_pipe_net *net,
                          pf_pipeline_result *r) {
   const pf_plan *p = &sc->plan;
@@ -121,6 +149,7 @@ static void run_analytic(const pf_scenario *sc, const pf_stage_work *w, const pf
   double fill = (sum - worst) + hop;
   if (p->schedule == PF_SCHED_INTERLEAVED) fill /= p->vstages;
   r->makespan_s = M * worst + fill;
+  if (p->schedule == PF_SCHED_DUALPIPE) dualpipe(w, P, M, hop, r);
   for (int s = 0; s < P; s++) {
     r->stage_end_s[s] = r->makespan_s;
     r->stage_first_bwd_s[s] = r->makespan_s - (w[s].bwd_s + w[s].bwd_tp_s);
@@ -352,7 +381,7 @@ int pf_pipeline_run(const pf_scenario *sc, const pf_stage_work *work, const pf_p
                     pf_pipeline_result *r) {
   memset(r, 0, sizeof *r);
   if (sc->plan.pp > PF_MAXSTAGE) return pf_error_set(PF_EPLAN, "at most %d pipeline stages", PF_MAXSTAGE);
-  if (sc->engine == PF_ENGINE_ANALYTIC) {
+  if (sc->engine == PF_ENGINE_ANALYTIC || sc->plan.schedule == PF_SCHED_DUALPIPE) { /* DualPipe: closed form */
     run_analytic(sc, work, net, r);
     return 0;
   }

@@ -71,7 +71,7 @@ typedef struct pf_iter_timeline {
   double ag_hidden_s[PF_MAXSTAGE]; /* --overlap-param-gather: part hidden behind the next step's first forward */
   double emb_start_s, emb_end_s;   /* tied-embedding all-reduce, first and last stage (equal if none) */
   double slow_start_s, slow_end_s; /* compute slowed by DP collectives hidden under it, drawn at the end (dpsync.h) */
-  char grad_name[64], ag_name[64];
+  char grad_name[96], ag_name[64];
   /* ZeRO-2/3 (comm/fsdp.c): level, and per stage the units of a microbatch, one unit's parameter all-gather
    * and its gradient reduce-scatter (+ HYBRID_SHARD all-reduce), laid out inside each F / B by the trace */
   int fsdp_level;

@@ -195,8 +195,68 @@ static double inflight(const pf_plan *p) {
     return x < m ? x : m;
   }
   case PF_SCHED_1F1B: break;
+  case PF_SCHED_DUALPIPE: break; /* per rank, its two stages (stage_mem) */
   }
   return p->pp < m ? p->pp : m;
+}
+
+/* Bytes per parameter of the weights, the optimizer state and the gradients. */
+static void state_bytes(const pf_scenario *sc, double *wbytes, double *opt_bytes, double *grad_bytes) {
+  *wbytes = pf_precision_bytes(sc->precision);
+  if (sc->precision == PF_FP8) *wbytes = 2.0; /* FP8 training keeps bf16 weights (Transformer Engine) */
+  /* fp32 master weights + Adam m and v (4 + 4 B, or 2 + 2 B with --bf16-moments) */
+  double moments = sc->plan.bf16_moments ? 4.0 : 8.0;
+  *opt_bytes = 4.0 + moments;
+  if (sc->precision == PF_FP32 || sc->precision == PF_TF32) *opt_bytes = moments; /* no separate master copy */
+  *grad_bytes = 4.0; /* fp32 main grads */
+}
+
+/* One pipeline stage's weights, gradients, optimizer state, activations (mb_inflight microbatches) and
+ * unsharded working set on one GPU (m's other fields left zero). */
+static void stage_mem(const pf_scenario *sc, int stage, double mb_inflight, pf_memory *m) {
+  const pf_workload *w = &sc->workload;
+  const pf_plan *p = &sc->plan;
+  memset(m, 0, sizeof *m);
+  double wbytes, opt_bytes, grad_bytes;
+  state_bytes(sc, &wbytes, &opt_bytes, &grad_bytes);
+  shard_div sd = shard_divs(sc);
+  int tp = p->tp, pp = p->pp;
+  double layer = pf_workload_layer_params(w) / tp;
+  double emb = pf_workload_embedding_params(w, tp) / tp;
+  double out = pf_workload_output_params(w, tp) / tp;
+  double apl = pf_memory_act_per_layer(sc);
+  double fp8_copy = fp8_weight_copy_bytes(sc);
+  int lps = pf_plan_stage_layers(sc, stage), first = pf_plan_stage_first_layer(sc, stage);
+  int nmoe = pf_workload_moe_layers_in(w, first, lps) + (stage == pp - 1 ? w->mtp_layers : 0);
+  /* MoE: the routed experts over EP x ETP, the rest over TP (expert_params); MTP on the last stage */
+  double Pe = nmoe * pf_workload_routed_expert_params(w);
+  double Pl = pf_workload_extended(w)
+                  ? (pf_workload_layers_params(w, first, lps) + (stage == pp - 1 ? pf_workload_mtp_params(w) : 0.0) -
+                     Pe) / tp + expert_params(sc, Pe)
+                  : lps * layer;
+  double P = Pl + (stage == 0 ? emb : 0) + (stage == pp - 1 ? out : 0);
+  if (pp > 1 && stage == pp - 1 && w->tied_embeddings) P += emb; /* Megatron keeps a copy for the tied output */
+  double act = apl * lps * mb_inflight;
+  if (pf_workload_is_moe(w))
+    act += (nmoe * moe_act_delta(sc) + (stage == pp - 1 ? w->mtp_layers * apl : 0)) * mb_inflight;
+  /* stage 0 also keeps the embedding output; the last stage the logits in fp32 (4 s b V / t) */
+  double sbh = (double)w->seq / p->cp * p->mbs * w->hidden;
+  if (stage == 0) act += mb_inflight * 2.0 * sbh / (p->sp ? tp : 1);
+  if (stage == pp - 1) act += 4.0 * w->seq / p->cp * p->mbs * (double)pf_workload_padded_vocab(w, tp) / tp;
+  /* the experts' optimizer state is sharded over EDP only (expert_params), the rest over the shard group */
+  double Pex = expert_params(sc, Pe);
+  m->optimizer_B = (P - Pex) * opt_bytes / sd.opt + Pex * opt_bytes / (pf_plan_zero(p) >= 1 ? pf_plan_edp(p) : 1);
+  double unit = fmax(layer, fmax(stage == 0 ? emb : 0, stage == pp - 1 ? out : 0));
+  m->working_B = working_set(p, unit, wbytes, grad_bytes);
+  /* --fp8-param-gather: the layers' weights in FP8 only (their bf16 copy dropped; the norms and the router,
+   * a small share, counted with them), the embedding and output layer bf16 */
+  double bf16_w = sc->plan.fp8_param_gather && fp8_copy > 0 ? P - Pl : P;
+  m->weights_B = (bf16_w * wbytes + Pl * fp8_copy) / sd.param;
+  m->gradients_B = P * grad_bytes / sd.grad;
+  m->activations_B = act;
+  m->act_per_layer_B = apl;
+  m->inflight_microbatches = mb_inflight;
+  m->worst_stage = stage;
 }
 
 void pf_memory_estimate(const pf_scenario *sc, pf_memory *m) {
@@ -204,12 +264,8 @@ void pf_memory_estimate(const pf_scenario *sc, pf_memory *m) {
   const pf_plan *p = &sc->plan;
   memset(m, 0, sizeof *m);
   m->capacity_B = sc->machine.dev.memory_B;
-  double wbytes = pf_precision_bytes(sc->precision);
-  if (sc->precision == PF_FP8) wbytes = 2.0; /* FP8 training keeps bf16 weights (Transformer Engine) */
-  /* fp32 master weights + Adam m and v (4 + 4 B, or 2 + 2 B with --bf16-moments) */
-  double moments = p->bf16_moments ? 4.0 : 8.0, opt_bytes = 4.0 + moments;
-  if (sc->precision == PF_FP32 || sc->precision == PF_TF32) opt_bytes = moments; /* no separate master copy */
-  double grad_bytes = 4.0; /* fp32 main grads */
+  double wbytes, opt_bytes, grad_bytes;
+  state_bytes(sc, &wbytes, &opt_bytes, &grad_bytes);
   shard_div sd = shard_divs(sc);
 
   if (w->kind != PF_WL_TRANSFORMER) {
@@ -225,61 +281,38 @@ void pf_memory_estimate(const pf_scenario *sc, pf_memory *m) {
     m->inflight_microbatches = 1;
   } else {
     /* worst stage: the one with the largest parameters + activations. Stage 0 holds the
-     * embedding and the most in-flight microbatches; the last stage holds the output layer. */
-    int tp = p->tp, pp = p->pp;
-    double layer = pf_workload_layer_params(w) / tp;
-    double emb = pf_workload_embedding_params(w, tp) / tp;
-    double out = pf_workload_output_params(w, tp) / tp;
-    double apl = pf_memory_act_per_layer(sc);
-    double fp8_copy = fp8_weight_copy_bytes(sc);
-    double infl = inflight(p);
-    double best = -1;
-    /* the first and the last stage; every stage when they differ: uneven stages, each with its own layers
-     * (pplayout.c), or a MoE model's stages, which differ by their MoE layers (first dense, every n-th) */
+     * embedding and the most in-flight microbatches; the last stage holds the output layer.
+     * The first and the last stage; every stage when they differ: uneven stages, each with its own layers
+     * (pplayout.c), or a MoE model's stages, which differ by their MoE layers (first dense, every n-th). */
+    int pp = p->pp;
+    double infl = inflight(p), best = -1;
     bool all = pf_workload_is_moe(w) || pf_plan_uneven(p);
-    for (int s = 0; s < (all ? pp : pp > 1 ? 2 : 1); s++) {
-      int stage = all || s == 0 ? s : pp - 1, lps = pf_plan_stage_layers(sc, stage);
-      int first = pf_plan_stage_first_layer(sc, stage);
-      int nmoe = pf_workload_moe_layers_in(w, first, lps) + (stage == pp - 1 ? w->mtp_layers : 0);
-      /* MoE: the routed experts over EP x ETP, the rest over TP (expert_params); MTP on the last stage */
-      double Pe = nmoe * pf_workload_routed_expert_params(w);
-      double Pl = pf_workload_extended(w)
-                      ? (pf_workload_layers_params(w, first, lps) +
-                         (stage == pp - 1 ? pf_workload_mtp_params(w) : 0.0) - Pe) / tp + expert_params(sc, Pe)
-                      : lps * layer;
-      double P = Pl + (stage == 0 ? emb : 0) + (stage == pp - 1 ? out : 0);
-      if (pp > 1 && stage == pp - 1 && w->tied_embeddings) P += emb; /* Megatron keeps a copy for the tied output */
-      double mb_inflight = stage == 0 ? infl : stage == pp - 1 ? 1.0 : inflight_stage(p, stage);
-      double act = apl * lps * mb_inflight;
-      if (pf_workload_is_moe(w)) act += (nmoe * moe_act_delta(sc) + (stage == pp - 1 ? w->mtp_layers * apl : 0)) *
-                                        mb_inflight;
-      /* stage 0 also keeps the embedding output; the last stage the logits in fp32 (4 s b V / t) */
-      double sbh = (double)w->seq / p->cp * p->mbs * w->hidden;
-      if (stage == 0) act += mb_inflight * 2.0 * sbh / (p->sp ? tp : 1);
-      if (stage == pp - 1)
-        act += 4.0 * w->seq / p->cp * p->mbs * (double)pf_workload_padded_vocab(w, tp) / tp;
-      /* the experts' optimizer state is sharded over EDP only (expert_params), the rest over the shard group */
-      double Pex = expert_params(sc, Pe);
-      double opt = (P - Pex) * opt_bytes / sd.opt + Pex * opt_bytes / (pf_plan_zero(p) >= 1 ? pf_plan_edp(p) : 1);
-      double unit = fmax(layer, fmax(stage == 0 ? emb : 0, stage == pp - 1 ? out : 0));
-      double work = working_set(p, unit, wbytes, grad_bytes);
-      /* --fp8-param-gather: the layers' weights in FP8 only (their bf16 copy dropped; the norms and the router,
-       * a small share, counted with them), the embedding and output layer bf16 */
-      double bf16_w = p->fp8_param_gather && fp8_copy > 0 ? P - Pl : P;
-      double wts = (bf16_w * wbytes + Pl * fp8_copy) / sd.param, grads = P * grad_bytes / sd.grad;
-      double total = wts + grads + opt + act + work;
-      if (total > best) {
-        best = total;
-        m->weights_B = wts;
-        m->gradients_B = grads;
-        m->working_B = work;
-        m->optimizer_B = opt;
-        m->activations_B = act;
-        m->act_per_layer_B = apl;
-        m->inflight_microbatches = mb_inflight;
-        m->worst_stage = stage;
+    if (p->schedule == PF_SCHED_DUALPIPE) { /* rank d holds stage d and stage P - 1 - d (pipeline.c) */
+      /* DeepSeek-V3 Table 2: "Parameter 2x", "Activation PP + 1" chunks a rank, (PP + 1) / 2 of each stage */
+      for (int d = 0; d < pp / 2; d++) {
+        pf_memory a, b;
+        stage_mem(sc, d, (pp + 1) / 2.0, &a);
+        stage_mem(sc, pp - 1 - d, (pp + 1) / 2.0, &b);
+        /* the optimizer state of a stage's parameters sharded over the 2 x DP ranks that hold a copy: the
+         * copies' gradients are summed across the mirror ranks (deepseek-ai/DualPipe
+         * examples/example_dualpipe.py), one update per parameter; the report does not say (an assumption) */
+        a.weights_B += b.weights_B, a.gradients_B += b.gradients_B;
+        a.optimizer_B = 0.5 * (a.optimizer_B + b.optimizer_B);
+        a.activations_B += b.activations_B, a.working_B = fmax(a.working_B, b.working_B);
+        a.inflight_microbatches = pp + 1;
+        double t = a.weights_B + a.gradients_B + a.optimizer_B + a.activations_B + a.working_B;
+        if (t > best) best = t, *m = a;
       }
     }
+    for (int s = 0; s < (all ? pp : pp > 1 ? 2 : 1) && p->schedule != PF_SCHED_DUALPIPE; s++) {
+      int stage = all || s == 0 ? s : pp - 1;
+      double mb_inflight = stage == 0 ? infl : stage == pp - 1 ? 1.0 : inflight_stage(p, stage);
+      pf_memory a;
+      stage_mem(sc, stage, mb_inflight, &a);
+      double t = a.weights_B + a.gradients_B + a.optimizer_B + a.activations_B + a.working_B;
+      if (t > best) best = t, *m = a;
+    }
+    m->capacity_B = sc->machine.dev.memory_B;
   }
   double rest = m->weights_B + m->gradients_B + m->optimizer_B + m->activations_B + m->working_B;
   m->overhead_B = overhead_bytes(rest);

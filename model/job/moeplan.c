@@ -83,6 +83,19 @@ int pf_plan_check_moe(const pf_scenario *sc) {
   if (p->ep_overlap && (!moe || pf_plan_ep(p) < 2))
     return pf_error_set(PF_EINVAL, "--overlap-moe-expert-parallel-comm needs a MoE model and --ep > 1 (it hides the "
                         "EP all-to-alls)");
+  /* Megatron-Core's schedule (combined 1F1B) asserts, megatron/core/transformer/transformer_config.py
+   * __post_init__ at NVIDIA/Megatron-LM d98e8a64: "If enabling EP A2A overlap,
+   * virtual_pipeline_model_parallel_size must be specified when pipeline_model_parallel_size > 1" and
+   * "disable full recomputation when enabling overlap_moe_expert_parallel_comm".  DeepSeek-V3's DualPipe
+   * (--schedule dualpipe) pairs a forward and a backward chunk without virtual stages: not Megatron's check. */
+  if (p->ep_overlap && p->schedule != PF_SCHED_DUALPIPE && p->pp > 1 && p->schedule != PF_SCHED_INTERLEAVED)
+    return pf_error_set(PF_EINVAL, "--overlap-moe-expert-parallel-comm at --pp %d needs virtual pipeline stages "
+                        "(--schedule interleaved:V), as Megatron-Core asserts; or --schedule dualpipe, DeepSeek-V3's "
+                        "schedule, which pairs forward and backward chunks without them", p->pp);
+  if (p->ep_overlap && p->schedule != PF_SCHED_DUALPIPE && p->recompute == PF_RECOMPUTE_FULL)
+    return pf_error_set(PF_EINVAL, "--overlap-moe-expert-parallel-comm with --recompute full: Megatron-Core asserts "
+                        "\"disable full recomputation when enabling overlap_moe_expert_parallel_comm\"; use "
+                        "--recompute selective");
   if (p->dispatcher == PF_MOE_DISPATCH_FLEX && !moe)
     return pf_error_set(PF_EINVAL, "--moe-token-dispatcher-type flex: model %s has no experts", w->id);
   if (p->deepep_sms > 0 && units > 0 && p->deepep_sms >= units)

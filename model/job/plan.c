@@ -28,13 +28,13 @@ void pf_scenario_init(pf_scenario *sc) {
   sc->comm_eff_scale = 1.0;
 }
 
-static const char *sched_names[] = {"1f1b", "interleaved", "gpipe"};
+static const char *sched_names[] = {"1f1b", "interleaved", "gpipe", "dualpipe"};
 static const char *recompute_names[] = {"none", "selective", "full"};
 static const char *proto_names[] = {"LL", "LL128", "Simple", "auto"};
 static const char *place_names[] = {"contiguous", "scattered"};
 static const char *order_names[] = {"tp-cp-dp-pp", "tp-cp-pp-dp"};
 
-const char *pf_schedule_name(pf_schedule s) { return s <= PF_SCHED_GPIPE ? sched_names[s] : "?"; }
+const char *pf_schedule_name(pf_schedule s) { return s <= PF_SCHED_DUALPIPE ? sched_names[s] : "?"; }
 const char *pf_recompute_name(pf_recompute r) { return r <= PF_RECOMPUTE_FULL ? recompute_names[r] : "?"; }
 const char *pf_coll_proto_name(pf_coll_proto p) { return p <= PF_PROTO_AUTO ? proto_names[p] : "?"; }
 const char *pf_placement_name(pf_placement p) { return p <= PF_PLACE_SCATTERED ? place_names[p] : "?"; }
@@ -44,6 +44,7 @@ int pf_schedule_parse(const char *s, pf_schedule *out, int *vstages) {
   *vstages = 1;
   if (strcmp(s, "1f1b") == 0) { *out = PF_SCHED_1F1B; return 0; }
   if (strcmp(s, "gpipe") == 0) { *out = PF_SCHED_GPIPE; return 0; }
+  if (strcmp(s, "dualpipe") == 0) { *out = PF_SCHED_DUALPIPE; return 0; }
   if (strncmp(s, "interleaved", 11) == 0) {
     *out = PF_SCHED_INTERLEAVED;
     if (s[11] == '\0') { *vstages = 2; return 0; }
@@ -53,7 +54,8 @@ int pf_schedule_parse(const char *s, pf_schedule *out, int *vstages) {
       if (*end == '\0' && end != s + 12 && v >= 2 && v <= 64) { *vstages = (int)v; return 0; }
     }
   }
-  return pf_error_set(PF_EINVAL, "--schedule \"%s\": valid: 1f1b, interleaved:V (V >= 2 chunks per stage), gpipe", s);
+  return pf_error_set(PF_EINVAL, "--schedule \"%s\": valid: 1f1b, interleaved:V (V >= 2 chunks per stage), gpipe, "
+                      "dualpipe", s);
 }
 
 int pf_recompute_parse(const char *s, pf_recompute *out) {
@@ -282,6 +284,14 @@ static int check_batch(pf_scenario *sc) {
     return pf_error_set(PF_EPLAN, "interleaved schedule: number of microbatches (%d) must be divisible by PP (%d)",
                         p->grad_accum, p->pp);
   if (p->pp > 512) return pf_error_set(PF_EPLAN, "--pp %d: at most 512 pipeline stages are modelled", p->pp);
+  /* deepseek-ai/DualPipe dualpipe/dualpipe.py (commit bb214e82) DualPipe.step: "assert num_ranks % 2 == 0",
+   * "assert num_chunks > 0 and num_chunks % 2 == 0 and num_chunks >= num_ranks * 2" */
+  if (p->schedule == PF_SCHED_DUALPIPE && (p->pp < 2 || p->pp % 2 != 0))
+    return pf_error_set(PF_EPLAN, "--schedule dualpipe needs an even --pp of at least 2 (each rank holds stage s "
+                        "and stage PP - 1 - s), not %d", p->pp);
+  if (p->schedule == PF_SCHED_DUALPIPE && (p->grad_accum % 2 != 0 || p->grad_accum < 2 * p->pp))
+    return pf_error_set(PF_EPLAN, "--schedule dualpipe: the number of microbatches (%d) must be even and at least "
+                        "2 x PP = %d (half enter at each end of the pipeline)", p->grad_accum, 2 * p->pp);
   return 0;
 }
 

@@ -15,7 +15,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-typedef enum { PF_SCHED_1F1B, PF_SCHED_INTERLEAVED, PF_SCHED_GPIPE } pf_schedule;
+/* PF_SCHED_DUALPIPE: DeepSeek-V3's bidirectional schedule (arXiv 2412.19437 section 3.2.1; deepseek-ai/DualPipe):
+ * each pipeline rank holds stage s and stage PP - 1 - s, half the microbatches enter at each end; priced in
+ * closed form (engine/pipeline.c), not as an event schedule. */
+typedef enum { PF_SCHED_1F1B, PF_SCHED_INTERLEAVED, PF_SCHED_GPIPE, PF_SCHED_DUALPIPE } pf_schedule;
 typedef enum { PF_RECOMPUTE_NONE, PF_RECOMPUTE_SELECTIVE, PF_RECOMPUTE_FULL } pf_recompute;
 typedef enum { PF_ENGINE_DES, PF_ENGINE_FULL, PF_ENGINE_ANALYTIC } pf_engine;
 /* NCCL/RCCL protocol (--coll-proto): LL (8-byte lines, 4 of data), LL128

@@ -172,6 +172,11 @@ static void moe_json(cJSON *j, const pf_scenario *sc, const pf_prediction *p) {
   cJSON_AddNumberToObject(x, "shared_experts", r6(m->shared));
   /* the EP all-to-alls (comm/epa2a.c): breakdown_s.ep_a2a is the exposed part plus the SM cost */
   const pf_plan *pl = &sc->plan;
+  /* the routed experts' gradients, reduced over the expert-data-parallel group (engine/dpsync.c) */
+  cJSON *g = cJSON_AddObjectToObject(o, "expert_dp");
+  cJSON_AddNumberToObject(g, "edp", p->comm.edp);
+  cJSON_AddNumberToObject(g, "dense_dp", pl->dp * pl->cp);
+  cJSON_AddNumberToObject(g, "expert_sync_s", r6(p->comm.dp_expert_s));
   if (pf_plan_ep(pl) < 2) return;
   cJSON *a = cJSON_AddObjectToObject(o, "ep_a2a");
   cJSON_AddStringToObject(a, "dispatcher", pf_moe_dispatcher_name(pl->dispatcher));

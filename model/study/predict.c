@@ -213,6 +213,8 @@ static void comm_summary(const pf_scenario *sc, const work_set *ws, double pp_co
   cs->exposed_s = out->breakdown_s.tp_comm + pp_comm + dp_exposed + out->breakdown_s.fsdp_allgather +
                   out->breakdown_s.fsdp_reduce_scatter;
   cs->dp_busbw_Bps = d->info.bus_bw_Bps;
+  cs->dp_expert_s = d->expert_s;
+  cs->edp = d->edp;
   snprintf(cs->tp_algorithm, sizeof cs->tp_algorithm, "%s",
            p->tp > 1 ? pf_coll_algo_name(ws->sc_comm[0].tp_algo) : "none");
   snprintf(cs->dp_protocol, sizeof cs->dp_protocol, "%s", p->dp * p->cp > 1 ? pf_coll_proto_name(d->info.proto) : "none");
@@ -284,6 +286,28 @@ double pf_input_time(const pf_scenario *sc) {
   return read > prep ? read : prep;
 }
 
+/* The critical stage: the one with the largest busy time.  Under DualPipe a rank runs half the microbatches
+ * through stage s and half through stage P - 1 - s (engine/pipeline.c): the critical rank's two stages, the
+ * busier first, *mate the other (-1 for the other schedules). */
+static int critical(const pf_plan *p, const pf_stage_work *w, int *mate) {
+  int P = p->pp, crit = 0;
+  double best = -1;
+  *mate = -1;
+  for (int s = 0; s < P; s++) {
+    double t = w[s].fwd_s + w[s].bwd_s + w[s].fwd_tp_s + w[s].bwd_tp_s;
+    if (p->schedule == PF_SCHED_DUALPIPE && P > 1) {
+      const pf_stage_work *o = &w[P - 1 - s];
+      double u = o->fwd_s + o->bwd_s + o->fwd_tp_s + o->bwd_tp_s;
+      if (u > t) continue; /* the pair is counted from its busier stage */
+      t += u;
+      if (t > best) best = t, crit = s, *mate = P - 1 - s;
+    } else if (t > best) {
+      best = t, crit = s;
+    }
+  }
+  return crit;
+}
+
 /* What bounds the critical stage's compute (kernel timelines: transformers and layer lists). */
 /* The expert-parallel all-to-alls of each stage, for the trace (report/trace.c): its MoE layers (the MTP
  * module's on the last stage) and one microbatch's all-to-all time forward and backward (comm/epa2a.c). */
@@ -317,6 +341,19 @@ static void compute_split(const pf_scenario *sc, const pf_stage_work *crit, pf_p
                            .experts = M * x->experts, .unpermute = M * x->unpermute, .shared = M * x->shared};
 }
 
+/* What the prediction warns about the plan: DualPipe's closed form, few microbatches, memory near capacity. */
+static void plan_warnings(const pf_scenario *sc, pf_prediction *out) {
+  const pf_plan *p = &sc->plan;
+  int P = p->pp;
+  if (p->schedule == PF_SCHED_DUALPIPE && sc->engine != PF_ENGINE_ANALYTIC)
+    pf_prediction_warn(out, "--schedule dualpipe is priced in closed form (the DeepSeek-V3 report's Table 2 bubble, "
+                       "engine/pipeline.c), not simulated event by event");
+  if (p->grad_accum < P && P > 1)
+    pf_prediction_warn(out, "only %d microbatches for %d pipeline stages: the bubble dominates", p->grad_accum, P);
+  if (out->memory.total_B > 0.92 * out->memory.capacity_B)
+    pf_prediction_warn(out, "memory per GPU is within 8 %% of capacity; fragmentation may cause OOM");
+}
+
 static int predict_once(pf_scenario *sc, double clock, pf_prediction *out, pf_trace *trace) {
   memset(out, 0, sizeof *out);
   int rc;
@@ -338,26 +375,27 @@ static int predict_once(pf_scenario *sc, double clock, pf_prediction *out, pf_tr
   const pf_pipeline_result *r = ws.r, *r0 = ws.r0;
   const pf_dpsync *d = &ws.dp;
 
-  /* critical stage: the one with the largest busy time */
-  int crit = 0;
-  for (int s = 1; s < P; s++)
-    if (w[s].fwd_s + w[s].bwd_s + w[s].fwd_tp_s + w[s].bwd_tp_s >
-        w[crit].fwd_s + w[crit].bwd_s + w[crit].fwd_tp_s + w[crit].bwd_tp_s) crit = s;
-  double compute = M * (w[crit].fwd_s + w[crit].bwd_s);
+  int mate, crit = critical(p, w, &mate);
+  /* a per-microbatch field of the critical stage, under DualPipe the mean of the rank's two stages */
+#define CRIT(a, f) (mate < 0 ? (a)[crit].f : 0.5 * ((a)[crit].f + (a)[mate].f))
+  double compute = M * (CRIT(w, fwd_s) + CRIT(w, bwd_s));
   const pf_fsdp_cost *fc = &ws.fsdp[crit]; /* inside fwd_tp_s / bwd_tp_s, reported apart */
-  double fsdp_ag = M * (fc->fwd_ag_s + fc->bwd_ag_s), fsdp_rs = M * fc->bwd_rs_s;
-  double amax = M * (ws.sc_comm[crit].amax_fwd_s + ws.sc_comm[crit].amax_bwd_s); /* in fwd/bwd_tp_s (comm.c) */
-  double tp = fmax(0.0, M * (w[crit].fwd_tp_s + w[crit].bwd_tp_s) - fsdp_ag - fsdp_rs - amax);
+  double fsdp_ag = M * (CRIT(ws.fsdp, fwd_ag_s) + CRIT(ws.fsdp, bwd_ag_s)), fsdp_rs = M * CRIT(ws.fsdp, bwd_rs_s);
+  double amax = M * (CRIT(ws.sc_comm, amax_fwd_s) + CRIT(ws.sc_comm, amax_bwd_s)); /* in fwd/bwd_tp_s (comm.c) */
+  double tp = fmax(0.0, M * (CRIT(w, fwd_tp_s) + CRIT(w, bwd_tp_s)) - fsdp_ag - fsdp_rs - amax);
   double pp_comm = fmax(0.0, r->makespan_s - r0->makespan_s);
   double makespan = r->makespan_s, sync = d->sync_s, core_end = d->core_end_s;
   out->des_events = r->events + r0->events;
   snprintf(out->engine, sizeof out->engine, "%s",
-           sc->engine == PF_ENGINE_ANALYTIC ? "analytic" : P == 1 && !trace ? "single-stage" : "simgrid");
+           sc->engine == PF_ENGINE_ANALYTIC || p->schedule == PF_SCHED_DUALPIPE ? "analytic"
+           : P == 1 && !trace                                                 ? "single-stage"
+                                                                              : "simgrid");
 
   if (sc->engine == PF_ENGINE_FULL) {
     ws.full = calloc(1, sizeof *ws.full);
     if (!ws.full) { ws_free(&ws); return pf_error_set(PF_ENOMEM, "out of memory"); }
-    pf_fullsim_input in = {sc, w, &ws.comm.topo, ws.net, d->grad, d->has_emb ? &d->emb : NULL, d->has_ag ? d->ag : NULL};
+    pf_fullsim_input in = {sc, w, &ws.comm.topo, ws.net, d->grad, d->has_emb ? &d->emb : NULL, d->has_ag ? d->ag : NULL,
+                           d->has_x ? d->xgrad : NULL, d->has_x && d->has_ag ? d->xag : NULL};
     if ((rc = pf_fullsim_run(&in, ws.full)) < 0) { ws_free(&ws); return rc; }
     makespan = ws.full->makespan_s;
     sync = ws.full->opt_start_s;
@@ -374,7 +412,7 @@ static int predict_once(pf_scenario *sc, double clock, pf_prediction *out, pf_tr
   out->iteration_time_s = core_end + dpi + sc->step_overhead_s;
   double input = pf_input_time(sc), input_wait = fmax(0.0, input - out->iteration_time_s);
   out->iteration_time_s += input_wait;
-  double ep = M * (w[crit].fwd_ep_s + w[crit].bwd_ep_s); /* part of tp: the comm layer adds it there */
+  double ep = M * (CRIT(w, fwd_ep_s) + CRIT(w, bwd_ep_s)); /* part of tp: the comm layer adds it there */
   out->breakdown_s = (pf_breakdown){compute, fmax(0.0, tp - ep), bubble, pp_comm, dp_exposed, d->opt_max_s, sc->step_overhead_s, dpi,
                                     input_wait, fsdp_ag, fsdp_rs, amax, ep};
   for (int s = 0; s < P; s++) /* the per-unit collectives of each stage, for the trace (report/trace.c) */
@@ -384,8 +422,9 @@ static int predict_once(pf_scenario *sc, double clock, pf_prediction *out, pf_tr
   ep_timeline(sc, w, ws.tl);
   compute_split(sc, &w[crit], out);
   out->pipeline_s = makespan;
-  out->comm.ep_hidden_s = M * w[crit].ep_hidden_s;
-  out->comm.ep_sm_s = M * w[crit].ep_sm_s;
+  out->comm.ep_hidden_s = M * CRIT(w, ep_hidden_s);
+  out->comm.ep_sm_s = M * CRIT(w, ep_sm_s);
+#undef CRIT
   { /* evaluation (Megatron's forward_only schedule): M microbatches through P stages forward, the slowest stage
      * setting the pace, (M + P - 1) stage times, the forward half of the pipeline's p2p time */
     double tf = 0;
@@ -407,10 +446,7 @@ static int predict_once(pf_scenario *sc, double clock, pf_prediction *out, pf_tr
     ws.r->trace = NULL;
     ws.r->ntrace = 0;
   }
-  if (p->grad_accum < P && P > 1)
-    pf_prediction_warn(out, "only %d microbatches for %d pipeline stages: the bubble dominates", p->grad_accum, P);
-  if (out->memory.total_B > 0.92 * out->memory.capacity_B)
-    pf_prediction_warn(out, "memory per GPU is within 8 %% of capacity; fragmentation may cause OOM");
+  plan_warnings(sc, out);
   ws_free(&ws);
   return rc;
 }

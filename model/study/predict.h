@@ -47,6 +47,10 @@ typedef struct pf_comm_summary {
    * compute with --overlap-moe-expert-parallel-comm, and that compute's slowdown by the SMs they hold (part of
    * breakdown_s.ep_a2a, which is the exposed time plus this) */
   double ep_hidden_s, ep_sm_s;
+  /* the routed experts' gradient (and parameter) collectives over the expert-data-parallel group, alone, on the
+   * stage where they take longest (engine/dpsync.c; within dp_s); edp: that group's size (0: not apart) */
+  double dp_expert_s;
+  int edp;
 } pf_comm_summary;
 
 /* A prediction interval (study/interval.c; docs/validation.md, "Prediction intervals"): the nominal 80 %

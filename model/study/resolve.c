@@ -69,6 +69,9 @@ int pf_job_resolve(pf_scenario *sc) {
   if (sc->engine == PF_ENGINE_FULL && (p->overlap_grad_reduce || p->overlap_param_gather))
     return pf_error_set(PF_EINVAL, "--engine full does not model --overlap-grad-reduce or --overlap-param-gather; "
                         "use the default engine (simgrid)");
+  if (sc->engine == PF_ENGINE_FULL && p->schedule == PF_SCHED_DUALPIPE)
+    return pf_error_set(PF_EINVAL, "--engine full replays Megatron's schedules event by event; --schedule dualpipe "
+                        "is priced in closed form (docs/moe.md): use --engine analytic or the default engine");
   return 0;
 }
 

@@ -155,8 +155,34 @@ static void recompute(void) {
   CHECK(strstr(pf_error_detail(), "--fp8-activation-cache needs --precision fp8") != NULL);
 }
 
+/* Megatron-Core's asserts on the EP overlap (transformer_config.py at d98e8a64): virtual pipeline stages at
+ * PP > 1, no full recomputation; DualPipe is DeepSeek's schedule, not Megatron's: neither applies */
+static void megatron_rules(void) {
+  static pf_scenario sc;
+  const pf_schedule sched[] = {PF_SCHED_1F1B, PF_SCHED_INTERLEAVED, PF_SCHED_1F1B, PF_SCHED_DUALPIPE};
+  const int pp[] = {3, 3, 1, 2}, want[] = {PF_EINVAL, 0, PF_EINVAL, 0};
+  const char *why[] = {"--overlap-moe-expert-parallel-comm at --pp 3 needs virtual pipeline stages", NULL,
+                       "--overlap-moe-expert-parallel-comm with --recompute full", NULL};
+  for (int i = 0; i < 4; i++) {
+    setup(&sc, "deepseek-v2-lite", 48, 16);
+    sc.plan.pp = pp[i];
+    sc.plan.gbs = 96;
+    sc.plan.schedule = sched[i];
+    sc.plan.vstages = sched[i] == PF_SCHED_INTERLEAVED ? 3 : 1; /* 27 layers: PP 3 x V 3 */
+    if (sched[i] == PF_SCHED_DUALPIPE) /* 13 + 14 layers, DP 32, 4 microbatches */
+      sc.gpus = 64, sc.plan.gbs = 128, sc.plan.pp_first = 13, sc.plan.recompute = PF_RECOMPUTE_FULL;
+    if (i == 2) sc.plan.recompute = PF_RECOMPUTE_FULL;
+    sc.plan.ep_overlap = true;
+    int rc = pf_job_resolve(&sc);
+    if (rc != want[i]) fprintf(stderr, "case %d: %s\n", i, pf_error_detail());
+    CHECK_INT(rc, want[i]);
+    if (why[i]) CHECK(strstr(pf_error_detail(), why[i]) != NULL);
+  }
+}
+
 int main(void) {
   overlap();
+  megatron_rules();
   dispatcher();
   recompute();
   printf("%d passed, %d failed\n", pf_check_pass, pf_check_fail);
