@@ -66,7 +66,9 @@ int pf_comm_init(const pf_scenario *sc, pf_comm *c) {
   memset(c, 0, sizeof *c);
   c->sc = sc;
   c->sm_share = pf_comm_sm_share(&sc->machine);
-  return pf_topology_build_placed(&sc->machine, sc->nodes, sc->placement, sc->seed, sc->comm_eff_scale, &c->topo);
+  int rc = pf_topology_build_placed(&sc->machine, sc->nodes, sc->placement, sc->seed, sc->comm_eff_scale, &c->topo);
+  if (rc == 0) c->topo_key = pf_comm_topo_key(c); /* hashed once, not at each all-to-all (alltoall.c's memo) */
+  return rc;
 }
 
 void pf_comm_free(pf_comm *c) { pf_topology_free(&c->topo); }

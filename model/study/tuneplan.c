@@ -55,17 +55,7 @@ int pf_tune_refuse(const pf_scenario *base, long enumerated, long pruned, const 
     free(sc);
     snprintf(terms, sizeof terms, "%s", pf_error_detail());
     pf_tune_plan_text(tight, txt, sizeof txt);
-    struct { const char *name; double B; } t[] = {{"weights", m->weights_B}, {"gradients", m->gradients_B},
-        {"optimizer", m->optimizer_B}, {"activations", m->activations_B}, {"overhead", m->overhead_B}};
-    int n = sizeof t / sizeof *t;
-    for (int i = 1; i < n; i++) /* largest first */
-      for (int j = i; j > 0 && t[j].B > t[j - 1].B; j--) { __typeof__(t[0]) x = t[j]; t[j] = t[j - 1]; t[j - 1] = x; }
-    double sum = 0;
-    for (int i = 0; i < n && sum <= m->capacity_B; i++) {
-      sum += t[i].B;
-      size_t l = strlen(over);
-      snprintf(over + l, sizeof over - l, "%s%s", i ? " + " : "", t[i].name);
-    }
+    double sum = pf_tune_memory_over(m, over, sizeof over);
     snprintf(why, sizeof why, "; the closest, %s, %s; %s alone: %.1f GiB", txt, terms, over, sum / (1024.0 * 1024 * 1024));
   }
   return pf_error_set(PF_ENOFIT, "no parallel configuration of %s fits on %d GPUs of %s with global batch %d "

@@ -1,0 +1,43 @@
+/* tune_int.h - internal: what the search (tune.c), its lower bound (tunebound.c) and its JSON and merge
+ * (tunejson.c) share. */
+#ifndef PREFLIGHT_TUNE_INT_H
+#define PREFLIGHT_TUNE_INT_H
+
+#include "tune.h"
+
+#include <stdbool.h>
+
+/* The objective's value of an iteration of t seconds and energy_J joules (pf_tune_score's). */
+double pf_tune_score_of(const pf_scenario *sc, double t, double energy_J, pf_objective o);
+
+/* qsort orders of candidates: by the screening's objective (ties: less memory, then the plan's fields), and by
+ * the final score (ties: as by_screen). */
+int pf_tune_by_screen(const void *a, const void *b);
+int pf_tune_by_score(const void *a, const void *b);
+
+/* The lower bound of a plan's screening (tunebound.c).  The closed-form pipeline's makespan is
+ * M max_s t_s + (sum_s t_s - max_s t_s + hops) / V with t_s = the stage's compute + exposed communication per
+ * microbatch (engine/pipeline.c); the iteration adds the DP synchronisation after it, the optimizer and the
+ * fitted step overhead (predict.c).  With the ZeRO-3 per-unit collectives left out of t_s (c_s <= t_s) and the
+ * hops, the DP and the optimizer left out, (M - 1/V) max_s c_s + sum_s c_s / V + overhead never exceeds the
+ * screened iteration time: the expression grows with every c_s (M >= 1 >= 1/V).  c_s depends on the plan's shape
+ * (TP, CP, PP, layout, schedule, EP, ETP, micro-batch, recomputation, SP, the TP-comm overlap), not on the
+ * optimizer's sharding or the DP overlap flags, so the last shape's bound is kept: the settings of one shape are
+ * enumerated one after another. */
+typedef struct pf_tune_lb {
+  pf_plan key;            /* the shape last bounded (the settings cleared) */
+  bool has;
+  double t_s;             /* its bound on the iteration time */
+  pf_stage_work *w;       /* scratch */
+  struct pf_stage_comm *stage_comm;
+  struct pf_comm *comm;   /* the machine's topology, built once */
+} pf_tune_lb;
+
+/* A lower bound of sc's screened iteration time (sc: a checked plan, the analytic engine). */
+int pf_tune_lb_time(pf_tune_lb *b, const pf_scenario *sc, double *t_s);
+/* The objective's lower bound for an iteration of at least t_s: time and billing grow with the time; energy and
+ * action are not bounded (0: never above a screened value). */
+double pf_tune_lb_score(const pf_scenario *sc, double t_s, pf_objective o);
+void pf_tune_lb_free(pf_tune_lb *b);
+
+#endif
