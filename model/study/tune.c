@@ -18,32 +18,6 @@
 #include <string.h>
 #include <time.h>
 
-static const char *obj_names[] = {"time", "energy", "billing", "action"};
-
-const char *pf_objective_name(pf_objective o) { return o <= PF_OBJ_ACTION ? obj_names[o] : "?"; }
-
-int pf_objective_parse(const char *s, pf_objective *out) {
-  for (int i = 0; i <= PF_OBJ_ACTION; i++)
-    if (strcmp(s, obj_names[i]) == 0) { *out = (pf_objective)i; return 0; }
-  return pf_error_set(PF_EINVAL, "--objective \"%s\": valid: time, energy, billing, action", s);
-}
-
-/* Per iteration: time (s), facility energy (J), billing units, action (J s).
- * With the GPU count fixed, billing follows time; it differs across scales. */
-double pf_tune_score_of(const pf_scenario *sc, double t, double energy_J, pf_objective o) {
-  switch (o) {
-  case PF_OBJ_TIME: return t;
-  case PF_OBJ_ENERGY: return energy_J;
-  case PF_OBJ_BILLING: return sc->nodes * t / 3600.0 * sc->machine.billing_per_node_hour;
-  case PF_OBJ_ACTION: return energy_J * t;
-  }
-  return t;
-}
-
-double pf_tune_score(const pf_scenario *sc, const pf_prediction *p, pf_objective o) {
-  return pf_tune_score_of(sc, p->iteration_time_s, p->energy.facility_J, o);
-}
-
 /* ---- ordering ---- */
 
 static int plan_cmp(const pf_plan *a, const pf_plan *b) {
@@ -186,6 +160,14 @@ static int bound(search *s, const pf_plan *pl, long at) {
   return 0;
 }
 
+/* The keep-th best screening priced so far (the pool's cut), or infinity while the pool is short. */
+static double cut(search *s) {
+  if (s->pool.n < s->pool.keep) return INFINITY;
+  qsort(s->pool.c, (size_t)s->pool.n, sizeof *s->pool.c, pf_tune_by_screen);
+  s->pool.n = s->pool.keep;
+  return s->pool.c[s->pool.keep - 1].screen;
+}
+
 static int try_plan(search *s, const pf_plan *pl) {
   long idx = s->index++;
   if (s->o->nshards > 1 && idx % s->o->nshards != s->o->shard - 1) return 0;
@@ -194,6 +176,10 @@ static int try_plan(search *s, const pf_plan *pl) {
   if (s->pass == PASS_BOUND) return bound(s, pl, at);
   if (s->mark[at] != 1) return 0;
   s->mark[at] = 2;
+  /* the cut tightens as the round prices: a plan whose bound went above it cannot rank (bounded) */
+  double lb = s->lb_at[at];
+  if (!s->o->exhaustive && lb > cut(s) && !(pf_plan_zero(pl) >= 2 && !(s->out->has_sharded && lb > s->out->sharded.screen)))
+    return 0;
   return price(s, pl, at);
 }
 
@@ -365,14 +351,6 @@ static int pass(search *s, int which) {
   s->pass = which;
   s->index = s->enumerated = 0;
   return enumerate(s);
-}
-
-/* The keep-th best screening priced so far (the pool's cut), or infinity while the pool is short. */
-static double cut(search *s) {
-  if (s->pool.n < s->pool.keep) return INFINITY;
-  qsort(s->pool.c, (size_t)s->pool.n, sizeof *s->pool.c, pf_tune_by_screen);
-  s->pool.n = s->pool.keep;
-  return s->pool.c[s->pool.keep - 1].screen;
 }
 
 static int by_lb(const void *a, const void *b) {

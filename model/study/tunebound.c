@@ -45,7 +45,8 @@ static int pipeline_bound(pf_tune_lb *b, const pf_scenario *sc, double *t_s) {
     if (c > cr) cr = c, r = s;
   }
   b->comm->sc = sc;
-  if ((rc = pf_stage_work_at(sc, 0, r, w)) < 0 || (rc = pf_comm_stage(b->comm, r, w, b->stage_comm)) < 0) return rc;
+  memset(b->stage_comm, 0, sizeof *b->stage_comm);
+  if ((rc = pf_stage_work_at(sc, 0, r, w)) < 0 || (rc = pf_comm_stage_ep(b->comm, r, w, b->stage_comm)) < 0) return rc;
   double tr = w->fwd_s + w->bwd_s + w->fwd_tp_s + w->bwd_tp_s;
   *t_s = (M - 1.0 / V) * tr + (sum - cr + tr) / V;
   return 0;

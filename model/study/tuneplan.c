@@ -1,14 +1,40 @@
-/* tuneplan.c - how tune describes a plan (tune.h): its options as a command line would give them
+/* tuneplan.c - what "best" means (the objectives, pf_tune_score) and how tune describes a plan (tune.h): its options as a command line would give them
  * (pf_tune_plan_text: the shape, the settings, the sharding level, EP and uneven stages) and why a plan ranks
  * below the best (pf_tune_why: the breakdown term that grew most), and the refusal when none fits, naming the
  * plan that came closest (pf_tune_refuse). */
-#include "tune.h"
+#include "tune_int.h"
 
 #include "core/core.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+static const char *obj_names[] = {"time", "energy", "billing", "action"};
+
+const char *pf_objective_name(pf_objective o) { return o <= PF_OBJ_ACTION ? obj_names[o] : "?"; }
+
+int pf_objective_parse(const char *s, pf_objective *out) {
+  for (int i = 0; i <= PF_OBJ_ACTION; i++)
+    if (strcmp(s, obj_names[i]) == 0) { *out = (pf_objective)i; return 0; }
+  return pf_error_set(PF_EINVAL, "--objective \"%s\": valid: time, energy, billing, action", s);
+}
+
+/* Per iteration: time (s), facility energy (J), billing units, action (J s).
+ * With the GPU count fixed, billing follows time; it differs across scales. */
+double pf_tune_score_of(const pf_scenario *sc, double t, double energy_J, pf_objective o) {
+  switch (o) {
+  case PF_OBJ_TIME: return t;
+  case PF_OBJ_ENERGY: return energy_J;
+  case PF_OBJ_BILLING: return sc->nodes * t / 3600.0 * sc->machine.billing_per_node_hour;
+  case PF_OBJ_ACTION: return energy_J * t;
+  }
+  return t;
+}
+
+double pf_tune_score(const pf_scenario *sc, const pf_prediction *p, pf_objective o) {
+  return pf_tune_score_of(sc, p->iteration_time_s, p->energy.facility_J, o);
+}
 
 void pf_tune_plan_text(const pf_plan *p, char *buf, size_t n) {
   char sched[24];
