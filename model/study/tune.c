@@ -47,13 +47,7 @@ int pf_tune_by_score(const void *a, const void *b) {
 
 /* ---- enumeration ---- */
 
-typedef struct {
-  int n, cap;
-  pf_tune_cand *c;   /* the best `keep` by screening, kept sorted lazily */
-  int keep;
-} pool;
-
-static int pool_add(pool *p, const pf_tune_cand *c) {
+static int pool_add(pf_tune_pool *p, const pf_tune_cand *c) {
   if (p->n == p->cap) {
     /* keep the pool small: sort and cut to `keep` before growing past 4 x keep */
     if (p->cap >= 4 * p->keep) {
@@ -76,40 +70,8 @@ static void add_unique(int *v, int *n, int x) {
   v[(*n)++] = x;
 }
 
-/* A plan that fits, with the lower bound of its screening (tunebound.c). */
-typedef struct {
-  double lb;         /* lower bound of the objective */
-  long at;           /* its position among this shard's plans */
-  bool sharded;      /* ZeRO-2/3: it may be the best sharded plan whatever its rank */
-} bound_ent;
-
-enum { PASS_BOUND, PASS_PRICE };
-
-typedef struct {
-  const pf_scenario *base;
-  const pf_tune_config *o;
-  pf_scenario *sc;
-  pf_prediction *p;
-  pool pool;
-  long index;        /* position in the enumeration */
-  long enumerated, pruned, evaluated;
-  bool counting;     /* a first pass that only counts this shard's plans (the progress bar's total) */
-  int pass;          /* PASS_BOUND: check, memory and bound of every plan; PASS_PRICE: price the marked ones */
-  pf_tune_lb lb;
-  bound_ent *ent;    /* the plans that fit */
-  long nent, capent;
-  unsigned char *mark; /* per position: 1 to price in this pass, 2 priced */
-  double *lb_at;     /* per position: the bound (to check it against the screening) */
-  long over;         /* plans screened below their bound: a broken bound (tests, under exhaustive) */
-  pf_tune_result *out; /* keeps the best sharded plan (tunezero.c) and EP 1's (tuneep.c) */
-  bool ep1;          /* a mixture of experts with EP searched: what EP 1 comes to is kept */
-  bool has_tight;    /* the valid plan that came closest to fitting, for the refusal's memory terms */
-  pf_plan tight;
-  pf_memory tight_m;
-} search;
-
 /* Price a plan that fits with the closed-form engine; keep it in the pool. */
-static int price(search *s, const pf_plan *pl, long at) {
+static int price(pf_tune_search *s, const pf_plan *pl, long at) {
   pf_scenario *sc = s->sc;
   *sc = *s->base;
   sc->plan = *pl;
@@ -131,8 +93,8 @@ static int price(search *s, const pf_plan *pl, long at) {
 }
 
 /* The bound pass: prune what is invalid or does not fit, bound the rest. */
-static int bound(search *s, const pf_plan *pl, long at) {
-  if (s->o->progress) pf_progress_item(); /* one plan looked at, bounded or pruned */
+static int bound(pf_tune_search *s, const pf_plan *pl, long at) {
+  if (s->o->progress && s->nparts <= 1) pf_progress_item(); /* one plan looked at, bounded or pruned */
   pf_scenario *sc = s->sc;
   *sc = *s->base;
   sc->plan = *pl;
@@ -142,7 +104,8 @@ static int bound(search *s, const pf_plan *pl, long at) {
   pf_memory_estimate(sc, &m);
   if (s->ep1 && pf_plan_ep(&sc->plan) == 1) pf_tune_keep_ep1(s->out, &sc->plan, &m);
   if (m.total_B > m.capacity_B) {
-    if (!s->has_tight || m.total_B < s->tight_m.total_B) s->has_tight = true, s->tight = sc->plan, s->tight_m = m;
+    if (!s->has_tight || m.total_B < s->tight_m.total_B)
+      s->has_tight = true, s->tight = sc->plan, s->tight_m = m, s->tight_at = at;
     s->pruned++;
     return 0;
   }
@@ -152,28 +115,28 @@ static int bound(search *s, const pf_plan *pl, long at) {
   if (rc < 0) t = 0; /* priced anyway: the prediction says why it has none */
   if (s->nent == s->capent) {
     long cap = s->capent ? 2 * s->capent : 1024;
-    bound_ent *g = realloc(s->ent, (size_t)cap * sizeof *g);
+    pf_tune_ent *g = realloc(s->ent, (size_t)cap * sizeof *g);
     if (!g) return pf_error_set(PF_ENOMEM, "out of memory");
     s->ent = g, s->capent = cap;
   }
-  s->ent[s->nent++] = (bound_ent){pf_tune_lb_score(sc, t, s->o->objective), at, pf_plan_zero(&sc->plan) >= 2};
+  s->ent[s->nent++] = (pf_tune_ent){pf_tune_lb_score(sc, t, s->o->objective), at, pf_plan_zero(&sc->plan) >= 2};
   return 0;
 }
 
 /* The keep-th best screening priced so far (the pool's cut), or infinity while the pool is short. */
-static double cut(search *s) {
+static double cut(pf_tune_search *s) {
   if (s->pool.n < s->pool.keep) return INFINITY;
   qsort(s->pool.c, (size_t)s->pool.n, sizeof *s->pool.c, pf_tune_by_screen);
   s->pool.n = s->pool.keep;
   return s->pool.c[s->pool.keep - 1].screen;
 }
 
-static int try_plan(search *s, const pf_plan *pl) {
+static int try_plan(pf_tune_search *s, const pf_plan *pl) {
   long idx = s->index++;
   if (s->o->nshards > 1 && idx % s->o->nshards != s->o->shard - 1) return 0;
   long at = s->enumerated++;
   if (s->counting) return 0;
-  if (s->pass == PASS_BOUND) return bound(s, pl, at);
+  if (s->pass == PF_TUNE_PASS_BOUND) return s->skip ? 0 : bound(s, pl, at);
   if (s->mark[at] != 1) return 0;
   s->mark[at] = 2;
   /* the cut tightens as the round prices: a plan whose bound went above it cannot rank (bounded) */
@@ -185,7 +148,7 @@ static int try_plan(search *s, const pf_plan *pl) {
 
 /* What the user fixed: the options the command names, and the settings of current practice given either way
  * (job/defaults.c; so plan, which fixes nothing else, keeps a --no-flash-attn). */
-static unsigned fixed_of(const search *s) {
+static unsigned fixed_of(const pf_tune_search *s) {
   static const struct { unsigned set, fix; } map[] = {
       {PF_SET_SP, PF_FIX_SP}, {PF_SET_DIST_OPT, PF_FIX_DIST_OPT}, {PF_SET_OVERLAP_GRAD, PF_FIX_OVERLAP_GRAD},
       {PF_SET_OVERLAP_PARAM, PF_FIX_OVERLAP_PARAM}, {PF_SET_FLASH_ATTN, PF_FIX_FLASH_ATTN},
@@ -202,7 +165,7 @@ static unsigned fixed_of(const search *s) {
  * has it (Megatron-Core's attention backend "auto" picks a fused kernel whenever there is one, defaults.c),
  * off with --no-flash-attn; searching it off too doubled the plans priced (1.9x the time of a tune of
  * llama2-13b on 16 leonardo-booster nodes) for plans the recipes do not run. */
-static int try_settings(search *s, pf_plan pl) {
+static int try_settings(pf_tune_search *s, pf_plan pl) {
   const pf_plan *b = &s->base->plan;
   bool open = !(fixed_of(s) & PF_FIX_TP_COMM_OVERLAP) && (b->practice & PF_SET_TP_COMM_OVERLAP);
   bool both = open && pl.sp && pl.tp > 1 && pl.tp <= s->base->machine.gpus_per_node;
@@ -218,7 +181,7 @@ static int try_settings(search *s, pf_plan pl) {
  * (HYBRID_SHARD).  Megatron's bucketed overlap flags do not apply (the per-unit collectives overlap by
  * themselves, comm/fsdp.c), so each level is priced once per shard group.  Searched unless the level is fixed
  * (--zero, or --dist-opt / --no-dist-opt given); with --zero 2|3 only that level. */
-static int try_sharded(search *s, pf_plan pl, int dp_gt1) {
+static int try_sharded(pf_tune_search *s, pf_plan pl, int dp_gt1) {
   const pf_plan *b = &s->base->plan;
   unsigned fx = fixed_of(s);
   bool fixed = fx & PF_FIX_DIST_OPT, spans = s->base->gpus / pl.pp > s->base->machine.gpus_per_node;
@@ -238,7 +201,7 @@ static int try_sharded(search *s, pf_plan pl, int dp_gt1) {
 }
 
 /* Everything after the shape (TP, CP, PP, schedule) is fixed. */
-static int enumerate_settings(search *s, pf_plan pl) {
+static int enumerate_settings(pf_tune_search *s, pf_plan pl) {
   const pf_scenario *b = s->base;
   unsigned fx = fixed_of(s);
   static const int mbs_set[] = {1, 2, 4, 8};
@@ -277,7 +240,7 @@ static int enumerate_settings(search *s, pf_plan pl) {
 
 /* MoE models: the expert-parallel sizes Megatron accepts for this TP x CP x PP (powers of two dividing the
  * experts, EP x ETP dividing TP x CP x DP: plan.c), unless --ep is given; then the other settings */
-static int enumerate_rest(search *s, pf_plan pl) {
+static int enumerate_rest(pf_tune_search *s, pf_plan pl) {
   const pf_scenario *b = s->base;
   const pf_workload *w = &b->workload;
   if (fixed_of(s) & PF_FIX_EP || !pf_workload_is_moe(w)) return enumerate_settings(s, pl);
@@ -291,14 +254,14 @@ static int enumerate_rest(search *s, pf_plan pl) {
   return 0;
 }
 
-static int enumerate(search *s) {
+static int enumerate(pf_tune_search *s) {
   const pf_scenario *b = s->base;
   const pf_workload *w = &b->workload;
   unsigned fx = fixed_of(s);
   int gpn = b->machine.gpus_per_node, gpus = b->gpus;
   int tr = w->kind == PF_WL_TRANSFORMER;
   bool own_layout = !tr || pf_plan_uneven(&b->plan); /* the user's uneven stages are kept */
-  int tps[64], ntp = 0, cps[8], ncp = 0, pps[256], npp = 0;
+  int tps[64], ntp = 0, cps[8], ncp = 0, pps[256], npp = 0, shape = 0;
   if (fx & PF_FIX_TP || !tr) add_unique(tps, &ntp, tr ? b->plan.tp : 1);
   else
     for (int t = 1; t <= (b->plan.tp_across_nodes ? gpus : gpn) && ntp < 64; t++) {
@@ -326,6 +289,7 @@ static int enumerate(search *s) {
         pl.dp = 0;
         pl.grad_accum = 0;
         if (gpus % (pl.tp * pl.cp * pl.pp)) continue;
+        s->skip = s->nparts > 1 && shape++ % s->nparts != s->part; /* another worker's shape (tunebound.c) */
         pl.sp = fx & PF_FIX_SP ? b->plan.sp : pl.tp > 1;
         /* schedules: the user's, or 1F1B and every interleaving degree Megatron accepts */
         if (fx & PF_FIX_SCHEDULE) {
@@ -347,25 +311,26 @@ static int enumerate(search *s) {
 }
 
 /* One pass over the enumeration (this shard's plans, in order). */
-static int pass(search *s, int which) {
+int pf_tune_pass(pf_tune_search *s, int which) {
   s->pass = which;
+  s->skip = false;
   s->index = s->enumerated = 0;
   return enumerate(s);
 }
 
 static int by_lb(const void *a, const void *b) {
-  const bound_ent *x = a, *y = b;
+  const pf_tune_ent *x = a, *y = b;
   if (x->lb != y->lb) return x->lb < y->lb ? -1 : 1;
   return (x->at > y->at) - (x->at < y->at);
 }
 
-/* Branch and bound: every plan is checked and bounded (PASS_BOUND); then, in rounds of doubling size, the
+/* Branch and bound: every plan is checked and bounded (PF_TUNE_PASS_BOUND); then, in rounds of doubling size, the
  * unpriced plans of lowest bound that can still rank are priced: a bound above the pool's cut (the 2 x top best
  * screening so far) cannot, as a plan's screening is never below its bound; a ZeRO-2/3 plan also can while its
  * bound is not above the best sharded plan's screening (tunezero.c).  The finalists and the best sharded plan
  * are those of pricing every plan; what is left unpriced is counted as bounded.  exhaustive prices all. */
-static int search_plans(search *s) {
-  int rc = pass(s, PASS_BOUND);
+static int search_plans(pf_tune_search *s) {
+  int rc = pf_tune_bound_pass(s);
   long n = s->nent, total = s->enumerated;
   if (rc < 0 || n == 0) return rc;
   s->mark = calloc((size_t)total, 1);
@@ -378,21 +343,21 @@ static int search_plans(search *s) {
     double cz = s->o->exhaustive || !s->out->has_sharded ? INFINITY : s->out->sharded.screen;
     long marked = 0;
     for (long i = 0; i < n && (s->o->exhaustive || marked < chunk); i++) {
-      const bound_ent *e = &s->ent[i];
+      const pf_tune_ent *e = &s->ent[i];
       if (e->lb > cp && e->lb > cz) break; /* sorted: none after it can rank */
       if (s->mark[e->at] || (e->lb > cp && !e->sharded)) continue;
       s->mark[e->at] = 1;
       marked++;
     }
     if (marked == 0) break;
-    rc = pass(s, PASS_PRICE);
+    rc = pf_tune_pass(s, PF_TUNE_PASS_PRICE);
   }
   s->enumerated = total;
   return rc;
 }
 
 /* The finalists: the best `keep` by screening, simulated with the scenario's engine, sorted by score. */
-static int finalists(search *s, int keep, pf_tune_result *out) {
+static int finalists(pf_tune_search *s, int keep, pf_tune_result *out) {
   const pf_tune_config *o = s->o;
   int rc = 0;
   qsort(s->pool.c, (size_t)s->pool.n, sizeof *s->pool.c, pf_tune_by_screen);
@@ -432,7 +397,7 @@ static int finalists(search *s, int keep, pf_tune_result *out) {
 int pf_tune(const pf_scenario *base_in, const pf_tune_config *o, pf_tune_result *out) {
   memset(out, 0, sizeof *out);
   int keep = 2 * (o->top > 0 ? o->top : 10);
-  search s = {0};
+  pf_tune_search s = {0};
   pf_scenario *base = malloc(sizeof *base);
   s.sc = malloc(sizeof *s.sc);
   s.p = malloc(sizeof *s.p);

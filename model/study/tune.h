@@ -45,10 +45,10 @@ typedef struct pf_tune_cand {
   bool simulated;         /* re-simulated with the scenario's engine (finalist) */
 } pf_tune_cand;
 
-/* EP 1 in a search of EP (tuneep.c): the valid plans, those that fit, and the one of least memory (a fitting
- * one first) with its memory terms. */
+/* EP 1 in a search of EP (tuneep.c): the valid plans, those that fit (with ZeRO-0/1), and the one of least
+ * memory (a fitting one first, ZeRO-0/1 before ZeRO-2/3) with its memory terms. */
 typedef struct pf_tune_ep1 {
-  long valid, fit;
+  long valid, fit, fit_zero1;
   bool has, fits;
   pf_plan plan;
   pf_memory m;
@@ -97,8 +97,8 @@ int pf_tune_sharded_merge(const cJSON *doc, pf_tune_result *r);
 /* "ZeRO-3 over 4 ranks: 29.7 s (+7.1 % time), 58.0 GiB per GPU: --tp 1 ..." (nothing when none fits). */
 void pf_tune_sharded_text(const pf_tune_result *r, pf_objective o, char *buf, size_t n);
 
-/* EP 1 (tuneep.c): count a valid EP 1 plan of memory m and keep the one of least memory, fitting ones first
- * (ties: the options' text); its JSON "ep1" added to d, read back from a shard's document; the line tune prints
+/* EP 1 (tuneep.c): count a valid EP 1 plan of memory m and keep the one of least memory, fitting ones first and
+ * among them ZeRO-0/1 first (ties: the options' text); its JSON "ep1" added to d, read back from a shard's document; the line tune prints
  * ("EP 1 (no expert parallelism) refused: none of 96 valid plans fits; the closest, --tp 4 ...: 139.3 GiB per
  * GPU (weights ..., ...) over gh200-96's 96.0 GiB; gradients + weights alone: 128.6 GiB"; nothing without). */
 void pf_tune_keep_ep1(pf_tune_result *r, const pf_plan *p, const pf_memory *m);

@@ -40,4 +40,54 @@ int pf_tune_lb_time(pf_tune_lb *b, const pf_scenario *sc, double *t_s);
 double pf_tune_lb_score(const pf_scenario *sc, double t_s, pf_objective o);
 void pf_tune_lb_free(pf_tune_lb *b);
 
+typedef struct {
+  int n, cap;
+  pf_tune_cand *c;   /* the best `keep` by screening, kept sorted lazily */
+  int keep;
+} pf_tune_pool;
+
+/* A plan that fits, with the lower bound of its screening (tunebound.c). */
+typedef struct {
+  double lb;         /* lower bound of the objective */
+  long at;           /* its position among this shard's plans */
+  bool sharded;      /* ZeRO-2/3: it may be the best sharded plan whatever its rank */
+} pf_tune_ent;
+
+enum { PF_TUNE_PASS_BOUND, PF_TUNE_PASS_PRICE };
+
+typedef struct pf_tune_search {
+  const pf_scenario *base;
+  const pf_tune_config *o;
+  pf_scenario *sc;
+  pf_prediction *p;
+  pf_tune_pool pool;
+  long index;        /* position in the enumeration */
+  long enumerated, pruned, evaluated;
+  bool counting;     /* a first pass that only counts this shard's plans (the progress bar's total) */
+  int pass;          /* PF_TUNE_PASS_BOUND: check, memory and bound of every plan; PF_TUNE_PASS_PRICE: price the marked ones */
+  pf_tune_lb lb;
+  pf_tune_ent *ent;    /* the plans that fit */
+  long nent, capent;
+  unsigned char *mark; /* per position: 1 to price in this pass, 2 priced */
+  double *lb_at;     /* per position: the bound (to check it against the screening) */
+  long over;         /* plans screened below their bound: a broken bound (tests, under exhaustive) */
+  pf_tune_result *out; /* keeps the best sharded plan (tunezero.c) and EP 1's (tuneep.c) */
+  bool ep1;          /* a mixture of experts with EP searched: what EP 1 comes to is kept */
+  bool has_tight;    /* the valid plan that came closest to fitting, for the refusal's memory terms */
+  pf_plan tight;
+  pf_memory tight_m;
+  long tight_at;     /* its position (ties: the first) */
+  int part, nparts;  /* the bound pass over workers: this one bounds the shapes whose index is part mod nparts */
+  bool skip;         /* the shape being enumerated is another worker's */
+} pf_tune_search;
+
+/* One pass over the enumeration (this shard's plans, in order): PF_TUNE_PASS_BOUND checks, prunes and bounds
+ * (the shapes of s->part mod s->nparts), PF_TUNE_PASS_PRICE prices the marked plans (tune.c). */
+int pf_tune_pass(pf_tune_search *s, int which);
+/* The bound pass over the workers (tunebound.c): each bounds every nparts-th shape; the entries, counts, the
+ * closest plan and EP 1's are joined as one pass gives them. */
+int pf_tune_bound_pass(pf_tune_search *s);
+/* Join EP 1's keep of another worker or shard (tuneep.c). */
+void pf_tune_ep1_join(pf_tune_ep1 *into, const pf_tune_ep1 *from);
+
 #endif

@@ -89,3 +89,92 @@ void pf_tune_lb_free(pf_tune_lb *b) {
   free(b->w);
   memset(b, 0, sizeof *b);
 }
+
+/* ---- the bound pass over workers ---- */
+
+/* What one worker sends back: its counts, closest plan and EP 1's keep, then its entries. */
+typedef struct {
+  long enumerated, pruned, nent, tight_at;
+  bool has_tight;
+  pf_plan tight;
+  pf_memory tight_m;
+  pf_tune_ep1 ep1;
+} part_head;
+
+typedef struct {
+  pf_tune_search *s;
+  part_head *head;     /* per worker */
+  pf_tune_ent **ent;   /* per worker */
+  int failed;
+} parts;
+
+static int part_work(void *ctx, int i, int fd) {
+  parts *ps = ctx;
+  pf_tune_search *s = ps->s;
+  s->part = i;
+  memset(&s->out->ep1, 0, sizeof s->out->ep1);
+  int rc = pf_tune_pass(s, PF_TUNE_PASS_BOUND);
+  if (rc < 0) return 1;
+  part_head h = {s->enumerated, s->pruned, s->nent, s->tight_at, s->has_tight, s->tight, s->tight_m, s->out->ep1};
+  if (pf_write_all(fd, &h, sizeof h) < 0) return 1;
+  return s->nent > 0 && pf_write_all(fd, s->ent, (size_t)s->nent * sizeof *s->ent) < 0;
+}
+
+static int part_collect(void *ctx, int i, int fd) {
+  parts *ps = ctx;
+  if (pf_read_all(fd, &ps->head[i], sizeof ps->head[i]) < 0) return 1;
+  long n = ps->head[i].nent;
+  if (n < 0 || !(ps->ent[i] = malloc((size_t)(n ? n : 1) * sizeof **ps->ent))) return 1;
+  return n > 0 && pf_read_all(fd, ps->ent[i], (size_t)n * sizeof **ps->ent) < 0;
+}
+
+static void part_failed(void *ctx, int i, const char *why) {
+  (void)i, (void)why;
+  ((parts *)ctx)->failed = 1;
+}
+
+/* Join the workers' results in worker order (the entries are sorted by bound and position later, the closest
+ * plan is the least memory then the first position, EP 1's keep is order-free): what one pass gives. */
+static int join(pf_tune_search *s, parts *ps, int J) {
+  long n = 0;
+  for (int i = 0; i < J; i++) n += ps->head[i].nent;
+  free(s->ent);
+  s->ent = malloc((size_t)(n ? n : 1) * sizeof *s->ent);
+  if (!s->ent) return pf_error_set(PF_ENOMEM, "out of memory");
+  s->nent = s->capent = 0;
+  s->pruned = 0;
+  s->has_tight = false;
+  memset(&s->out->ep1, 0, sizeof s->out->ep1);
+  for (int i = 0; i < J; i++) {
+    const part_head *h = &ps->head[i];
+    memcpy(s->ent + s->nent, ps->ent[i], (size_t)h->nent * sizeof *s->ent);
+    s->nent += h->nent;
+    s->pruned += h->pruned;
+    s->enumerated = h->enumerated;
+    if (h->has_tight && (!s->has_tight || h->tight_m.total_B < s->tight_m.total_B ||
+                         (h->tight_m.total_B == s->tight_m.total_B && h->tight_at < s->tight_at)))
+      s->has_tight = true, s->tight = h->tight, s->tight_m = h->tight_m, s->tight_at = h->tight_at;
+    pf_tune_ep1_join(&s->out->ep1, &h->ep1);
+  }
+  s->capent = n;
+  return 0;
+}
+
+int pf_tune_bound_pass(pf_tune_search *s) {
+  int J = s->o->jobs > 0 ? s->o->jobs : pf_workers_default_jobs();
+  if (J <= 1) return pf_tune_pass(s, PF_TUNE_PASS_BOUND);
+  if (J > 8) J = 8; /* the shapes split over a few workers; each pays its own memos' misses */
+  parts ps = {s, calloc((size_t)J, sizeof *ps.head), calloc((size_t)J, sizeof *ps.ent), 0};
+  int rc = ps.head && ps.ent ? 0 : pf_error_set(PF_ENOMEM, "out of memory");
+  s->nparts = J;
+  pf_workers_spec w = {.n = J, .jobs = J, .work = part_work, .collect = part_collect, .failed = part_failed, .ctx = &ps};
+  if (rc == 0) rc = pf_workers_run(&w);
+  s->nparts = 1;
+  s->part = 0;
+  if (rc == 0 && ps.failed) rc = pf_error_set(PF_ESIM, "tune: a worker of the bound pass failed");
+  if (rc == 0) rc = join(s, &ps, J);
+  for (int i = 0; ps.ent && i < J; i++) free(ps.ent[i]);
+  free(ps.head);
+  free(ps.ent);
+  return rc;
+}

@@ -2,7 +2,7 @@
  * (tune.h): of the valid EP 1 plans, how many fit and the one of least memory with its memory terms, so that
  * `tune` says why expert parallelism is needed (every EP 1 plan over the device's memory, the largest terms
  * named) or that the memory model lets some EP 1 plan fit, and at what memory. */
-#include "tune.h"
+#include "tune_int.h"
 
 #include "core/core.h"
 
@@ -11,13 +11,18 @@
 
 #define GiB (1024.0 * 1024.0 * 1024.0)
 
-void pf_tune_keep_ep1(pf_tune_result *r, const pf_plan *p, const pf_memory *m) {
-  pf_tune_ep1 *e = &r->ep1;
+/* A fitting plan before one that does not; among fitting ones the optimizer-only sharding (ZeRO-0/1, what
+ * Megatron-Core's MoE recipes run with expert parallelism) before ZeRO-2/3; then the least memory. */
+static int rank_of(bool fits, const pf_plan *p) { return fits ? (pf_plan_zero(p) <= 1 ? 0 : 1) : 2; }
+
+static void keep_into(pf_tune_ep1 *e, const pf_plan *p, const pf_memory *m) {
   bool fits = m->total_B <= m->capacity_B;
   e->valid++;
   e->fit += fits;
-  if (e->has && (e->fits && !fits)) return;
-  if (e->has && e->fits == fits) {
+  e->fit_zero1 += fits && pf_plan_zero(p) <= 1;
+  int k = rank_of(fits, p), ke = e->has ? rank_of(e->fits, &e->plan) : 3;
+  if (k > ke) return;
+  if (k == ke) {
     if (m->total_B > e->m.total_B) return;
     if (m->total_B == e->m.total_B) {
       char x[192 + PF_PP_LAYOUT_MAX], y[192 + PF_PP_LAYOUT_MAX];
@@ -27,6 +32,14 @@ void pf_tune_keep_ep1(pf_tune_result *r, const pf_plan *p, const pf_memory *m) {
     }
   }
   e->has = true, e->fits = fits, e->plan = *p, e->m = *m;
+}
+
+void pf_tune_keep_ep1(pf_tune_result *r, const pf_plan *p, const pf_memory *m) { keep_into(&r->ep1, p, m); }
+
+void pf_tune_ep1_join(pf_tune_ep1 *into, const pf_tune_ep1 *from) {
+  long valid = into->valid + from->valid, fit = into->fit + from->fit, fz = into->fit_zero1 + from->fit_zero1;
+  if (from->has) keep_into(into, &from->plan, &from->m);
+  into->valid = valid, into->fit = fit, into->fit_zero1 = fz;
 }
 
 double pf_tune_memory_over(const pf_memory *m, char *buf, size_t n) {
@@ -66,8 +79,9 @@ void pf_tune_ep1_text(const pf_tune_result *r, const char *dev, char *buf, size_
   pf_tune_plan_text(&e->plan, txt, sizeof txt);
   pf_tune_memory_terms(&e->m, dev, terms, sizeof terms);
   if (e->fits)
-    snprintf(buf, n, "EP 1 (no expert parallelism): %ld of %ld valid plans fit; the least memory, %s: %s", e->fit,
-             e->valid, txt, terms);
+    snprintf(buf, n, "EP 1 (no expert parallelism): %ld of %ld valid plans fit (%ld with at most the optimizer "
+             "state sharded); the least memory %s, %s: %s", e->fit, e->valid, e->fit_zero1,
+             pf_plan_zero(&e->plan) <= 1 ? "of these" : "(only ZeRO-2/3 fit)", txt, terms);
   else
     snprintf(buf, n, "EP 1 (no expert parallelism) refused: none of %ld valid plans fits; the closest, %s: %s",
              e->valid, txt, terms);
@@ -91,6 +105,7 @@ void pf_tune_ep1_json(cJSON *d, const pf_tune_result *r) {
   pf_tune_plan_text(&e->plan, txt, sizeof txt);
   cJSON_AddNumberToObject(o, "valid", (double)e->valid);
   cJSON_AddNumberToObject(o, "fit", (double)e->fit);
+  cJSON_AddNumberToObject(o, "fit_zero1", (double)e->fit_zero1);
   cJSON_AddBoolToObject(o, "fits", e->fits);
   pf_plan_json_fields(o, &e->plan, PF_PLAN_FORM_TUNE);
   cJSON_AddStringToObject(o, "options", txt);
@@ -103,9 +118,9 @@ int pf_tune_ep1_merge(const cJSON *doc, pf_tune_result *r) {
   if (!o) return 0;
   pf_memory m;
   memset(&m, 0, sizeof m);
-  double cnt[2];
-  const char *ck[] = {"valid", "fit"};
-  for (int i = 0; i < 2; i++) {
+  double cnt[3];
+  const char *ck[] = {"valid", "fit", "fit_zero1"};
+  for (int i = 0; i < 3; i++) {
     const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, ck[i]);
     if (!cJSON_IsNumber(x) || !(x->valuedouble >= 0 && x->valuedouble <= 1e15))
       return pf_error_set(PF_EPARSE, "ep1: %s missing", ck[i]);
@@ -116,10 +131,8 @@ int pf_tune_ep1_merge(const cJSON *doc, pf_tune_result *r) {
     if (!cJSON_IsNumber(x)) return pf_error_set(PF_EPARSE, "ep1: %s missing", keys[i]);
     *field(&m, i) = x->valuedouble * GiB;
   }
-  pf_plan p;
-  if (pf_plan_json_read(o, &p) < 0) return pf_error_set(PF_EPARSE, "ep1: malformed plan");
-  long valid = r->ep1.valid + (long)cnt[0], fit = r->ep1.fit + (long)cnt[1];
-  pf_tune_keep_ep1(r, &p, &m);
-  r->ep1.valid = valid, r->ep1.fit = fit;
+  pf_tune_ep1 e = {.valid = (long)cnt[0], .fit = (long)cnt[1], .fit_zero1 = (long)cnt[2], .has = true, .m = m};
+  if (pf_plan_json_read(o, &e.plan) < 0) return pf_error_set(PF_EPARSE, "ep1: malformed plan");
+  pf_tune_ep1_join(&r->ep1, &e);
   return 0;
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tune_bound.sh - tune's branch and bound (model/study/tunebound.c) picks what pricing every plan picks: on small
-# mixtures of experts (Mixtral 8x7B on 4 JUPITER Booster nodes, Qwen3-30B-A3B on 2 Leonardo Booster nodes) and a
+# mixtures of experts (Mixtral 8x7B on 4 JUPITER Booster nodes, Qwen3-30B-A3B on 4 Leonardo Booster nodes) and a
 # dense model (Llama 2 7B on 2 Leonardo Booster nodes), the finalists (options, times, memory), the best sharded
 # plan and EP 1's line are the same with PREFLIGHT_TUNE_EXHAUSTIVE=1 (every plan that fits priced), fewer plans
 # are priced without it, and no plan priced in the exhaustive search screens below its bound.
@@ -8,7 +8,7 @@
 source "$PF_SRC/tests/cli/lib.bash"
 P=$PREFLIGHT
 cases=("--machine jupiter-booster --model mixtral-8x7b --nodes 4 --gbs 64"
-  "--machine leonardo-booster --model qwen3-30b-a3b --nodes 2 --gbs 32 --objective billing"
+  "--machine leonardo-booster --model qwen3-30b-a3b --nodes 4 --gbs 64 --objective billing"
   "--machine leonardo-booster --model llama2-7b --nodes 2 --gbs 64 --top 3")
 i=0
 for c in "${cases[@]}"; do
@@ -34,7 +34,7 @@ done
 python3 - "$T/b1.json" <<'PY' && ok || bad "ep1 in the JSON"
 import json, sys
 x = json.load(open(sys.argv[1]))["ep1"]
-assert x["valid"] >= x["fit"] >= 0 and x.get("ep", 1) == 1 and x["options"].startswith("--tp")
+assert x["valid"] >= x["fit"] >= x["fit_zero1"] >= 0 and x.get("ep", 1) == 1 and x["options"].startswith("--tp")
 assert abs(x["memory_GiB"] - sum(x[k] for k in ("weights_GiB", "gradients_GiB", "optimizer_GiB", "activations_GiB",
                                                "unsharded_units_GiB", "overhead_GiB"))) < 1e-6
 assert x["fits"] == (x["memory_GiB"] <= x["capacity_GiB"])
