@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/resource.h>
 
 /* ---- ordering ---- */
 
@@ -324,13 +325,24 @@ static int by_lb(const void *a, const void *b) {
   return (x->at > y->at) - (x->at < y->at);
 }
 
+/* CPU seconds of this process and its finished workers (the timing diagnostics). */
+static double cpu_s(void) {
+  struct rusage a, b;
+  getrusage(RUSAGE_SELF, &a);
+  getrusage(RUSAGE_CHILDREN, &b);
+  return a.ru_utime.tv_sec + a.ru_stime.tv_sec + b.ru_utime.tv_sec + b.ru_stime.tv_sec +
+         1e-6 * (a.ru_utime.tv_usec + a.ru_stime.tv_usec + b.ru_utime.tv_usec + b.ru_stime.tv_usec);
+}
+
 /* Branch and bound: every plan is checked and bounded (PF_TUNE_PASS_BOUND); then, in rounds of doubling size, the
  * unpriced plans of lowest bound that can still rank are priced: a bound above the pool's cut (the 2 x top best
  * screening so far) cannot, as a plan's screening is never below its bound; a ZeRO-2/3 plan also can while its
  * bound is not above the best sharded plan's screening (tunezero.c).  The finalists and the best sharded plan
  * are those of pricing every plan; what is left unpriced is counted as bounded.  exhaustive prices all. */
 static int search_plans(pf_tune_search *s) {
+  double c0 = cpu_s();
   int rc = pf_tune_bound_pass(s);
+  s->out->bound_cpu_s = cpu_s() - c0;
   long n = s->nent, total = s->enumerated;
   if (rc < 0 || n == 0) return rc;
   s->mark = calloc((size_t)total, 1);
@@ -413,6 +425,7 @@ int pf_tune(const pf_scenario *base_in, const pf_tune_config *o, pf_tune_result 
   s.ep1 = pf_workload_is_moe(&base->workload) && !(fixed_of(&s) & PF_FIX_EP);
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
+  double c0 = cpu_s();
   int rc = 0;
   pf_pp_layout lay; /* the user's uneven stages at a PP they fixed: a bad layout is named, not pruned everywhere */
   if (pf_plan_uneven(&base->plan) && (fixed_of(&s) & PF_FIX_PP)) rc = pf_plan_layout(base, &lay);
@@ -428,6 +441,7 @@ int pf_tune(const pf_scenario *base_in, const pf_tune_config *o, pf_tune_result 
   if (bar) pf_progress_end();
   clock_gettime(CLOCK_MONOTONIC, &t1);
   out->eval_s = (t1.tv_sec - t0.tv_sec) + 1e-9 * (t1.tv_nsec - t0.tv_nsec);
+  out->eval_cpu_s = cpu_s() - c0;
   out->enumerated = s.enumerated;
   out->pruned = s.pruned;
   out->evaluated = s.evaluated;

@@ -61,6 +61,7 @@ typedef struct pf_tune_result {
   int nfinal;             /* finalists: the best 2 x top by screening, simulated, sorted by score */
   pf_tune_cand *final;    /* owned */
   double eval_s;          /* wall time of the evaluation phase (for rates; not in the output) */
+  double eval_cpu_s, bound_cpu_s; /* its CPU time, the workers' included, and the bound pass's (diagnostics) */
   /* the best ZeRO-2/3 plan by the closed-form screening, whether or not it ranks (tunezero.c) */
   bool has_sharded;
   pf_tune_cand sharded;

@@ -27,7 +27,10 @@ int pf_tune_by_score(const void *a, const void *b);
 typedef struct pf_tune_lb {
   pf_plan key;            /* the shape last bounded (the settings cleared) */
   bool has;
-  double t_s;             /* its bound on the iteration time */
+  double sum, cr, tr;     /* its stages' compute, the most of one stage's (stage r), and r's with its all-to-alls */
+  int r;
+  int zkey;               /* ZeRO-2/3: the sharding level and group whose per-unit collectives zadd holds (0: none) */
+  double zadd;
   pf_stage_work *w;       /* scratch */
   struct pf_stage_comm *stage_comm;
   struct pf_comm *comm;   /* the machine's topology, built once */

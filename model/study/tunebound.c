@@ -26,12 +26,11 @@ static void shape_of(const pf_plan *p, pf_plan *k) {
  * collectives too (comm.c, epa2a.c; the ZeRO-3 per-unit collectives, which comm/fsdp.c adds, left out): the
  * other stages' collectives, >= 0, are left out (pricing them costs as much as pricing the plan; r's set the
  * M-fold term, (M - 1/V) max_s t_s >= (M - 1/V) t_r). */
-static int pipeline_bound(pf_tune_lb *b, const pf_scenario *sc, double *t_s) {
+static int pipeline_bound(pf_tune_lb *b, const pf_scenario *sc) {
   pf_stage_work *w = b->w;
-  const pf_plan *p = &sc->plan;
-  int P = p->pp, M = p->grad_accum, V = p->schedule == PF_SCHED_INTERLEAVED && p->vstages > 1 ? p->vstages : 1;
+  int P = sc->plan.pp, rc;
   double sum = 0, mid = -1, cr = -1;
-  int r = 0, rc;
+  int r = 0;
   for (int s = 0; s < P; s++) {
     double c;
     if (s > 1 && s < P - 1 && mid >= 0 && pf_plan_stage_layers(sc, s) == pf_plan_stage_layers(sc, 1)) {
@@ -47,9 +46,26 @@ static int pipeline_bound(pf_tune_lb *b, const pf_scenario *sc, double *t_s) {
   b->comm->sc = sc;
   memset(b->stage_comm, 0, sizeof *b->stage_comm);
   if ((rc = pf_stage_work_at(sc, 0, r, w)) < 0 || (rc = pf_comm_stage_ep(b->comm, r, w, b->stage_comm)) < 0) return rc;
-  double tr = w->fwd_s + w->bwd_s + w->fwd_tp_s + w->bwd_tp_s;
-  *t_s = (M - 1.0 / V) * tr + (sum - cr + tr) / V;
+  b->sum = sum, b->cr = cr, b->r = r; /* w stays stage r's, its all-to-alls in fwd_tp_s / bwd_tp_s */
+  b->tr = w->fwd_s + w->bwd_s + w->fwd_tp_s + w->bwd_tp_s;
   return 0;
+}
+
+/* ZeRO-2/3: the critical stage's exposed per-unit collectives (comm/fsdp.c adds them to the stage's
+ * fwd_tp_s / bwd_tp_s), kept for the last sharding level and group of the shape. */
+static int fsdp_add(pf_tune_lb *b, const pf_scenario *sc, double *add) {
+  const pf_plan *p = &sc->plan;
+  int key = 1 + 4 * pf_plan_zero(p) + (int)p->shard_group;
+  if (b->zkey == key) { *add = b->zadd; return 0; }
+  pf_stage_work *w = b->w;
+  double f0 = w->fwd_tp_s, b0 = w->bwd_tp_s;
+  pf_fsdp_cost fc;
+  b->comm->sc = sc;
+  int rc = pf_comm_fsdp(b->comm, b->r, w, &fc);
+  *add = rc < 0 ? 0 : (w->fwd_tp_s - f0) + (w->bwd_tp_s - b0);
+  w->fwd_tp_s = f0, w->bwd_tp_s = b0;
+  if (rc == 0) b->zkey = key, b->zadd = *add;
+  return rc;
 }
 
 int pf_tune_lb_time(pf_tune_lb *b, const pf_scenario *sc, double *t_s) {
@@ -65,17 +81,23 @@ int pf_tune_lb_time(pf_tune_lb *b, const pf_scenario *sc, double *t_s) {
   shape_of(&sc->plan, k);
   int rc = 0;
   if (!b->has || memcmp(k, &b->key, sizeof *k)) {
-    double pipe = 0;
-    rc = pipeline_bound(b, sc, &pipe);
+    rc = pipeline_bound(b, sc);
     b->has = rc == 0;
     b->key = *k;
-    /* the iteration: the pipeline, then the DP sync and the optimizer (>= 0), the fitted overhead; never shorter
-     * than the input pipeline's time per iteration (predict.c) */
-    b->t_s = fmax(pipe + sc->step_overhead_s, pf_input_time(sc));
+    b->zkey = 0;
   }
   free(k);
-  *t_s = b->t_s;
-  return rc;
+  double tr = b->tr, add = 0;
+  if (rc == 0 && pf_plan_zero(&sc->plan) >= 2) rc = fsdp_add(b, sc, &add);
+  if (rc < 0) return rc;
+  tr += add;
+  const pf_plan *p = &sc->plan;
+  int M = p->grad_accum, V = p->schedule == PF_SCHED_INTERLEAVED && p->vstages > 1 ? p->vstages : 1;
+  double pipe = (M - 1.0 / V) * tr + (b->sum - b->cr + tr) / V;
+  /* the iteration: the pipeline, then the DP sync and the optimizer (>= 0), the fitted overhead; never shorter
+   * than the input pipeline's time per iteration (predict.c) */
+  *t_s = fmax(pipe + sc->step_overhead_s, pf_input_time(sc));
+  return 0;
 }
 
 double pf_tune_lb_score(const pf_scenario *sc, double t_s, pf_objective o) {
