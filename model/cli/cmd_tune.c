@@ -93,8 +93,9 @@ int pf_cmd_tune(int argc, char **argv) {
   o.exhaustive = getenv("PREFLIGHT_TUNE_EXHAUSTIVE") != NULL;
   if ((rc = pf_tune(base, &o, &r)) < 0) goto done;
   if (getenv("PREFLIGHT_TIMING")) /* diagnostics for bench/run.sh and the tests; never part of a result */
-    fprintf(stderr, "preflight tune: timing: %ld plans evaluated in %.3f s (%ld bounded, %ld priced below their bound; "
-            "CPU %.2f s, the bound pass %.2f s)\n", r.evaluated, r.eval_s, r.bounded, r.bound_over, r.eval_cpu_s, r.bound_cpu_s);
+    fprintf(stderr, "preflight tune: timing: %ld plans evaluated in %.3f s (%ld priced, %ld bounded, %ld priced below "
+            "their bound; CPU %.2f s, the bound pass %.2f s)\n", r.evaluated, r.eval_s, r.priced, r.bounded, r.bound_over,
+            r.eval_cpu_s, r.bound_cpu_s);
   ctx = cJSON_CreateObject();
   cJSON_AddStringToObject(ctx, "command", "tune");
   cJSON_AddStringToObject(ctx, "machine", base->machine.id);

@@ -171,9 +171,9 @@ static void tune(FILE *out, const cJSON *ctx, const pf_tune_result *r, const pf_
   int gbs = cJSON_GetObjectItemCaseSensitive(ctx, "gbs")->valueint;
   int top = o->top < r->nfinal ? o->top : r->nfinal;
   fprintf(out, "%s on %d GPUs of %s, global batch %d, objective %s: %ld plans, %ld pruned (invalid or do not fit), "
-               "%ld bounded (cannot rank), %ld evaluated, %d simulated; best %d:\n",
+               "%ld evaluated, %d simulated; best %d:\n",
           w->valuestring, gpus, m->valuestring, gbs, pf_objective_name(o->objective), r->enumerated, r->pruned,
-          r->bounded, r->evaluated, r->nfinal, top);
+          r->evaluated, r->nfinal, top);
   /* a mixture of experts: its expert-parallel size and the all-to-alls' share of the iteration as columns */
   bool moe = cJSON_GetObjectItemCaseSensitive(ctx, "experts") != NULL;
   fprintf(out, "%4s %5s%s %11s %12s %10s %8s%s %10s  %-40s %s\n", "rank", "DP", moe ? "    EP" : "", "iter (s)",

@@ -444,7 +444,8 @@ int pf_tune(const pf_scenario *base_in, const pf_tune_config *o, pf_tune_result 
   out->eval_cpu_s = cpu_s() - c0;
   out->enumerated = s.enumerated;
   out->pruned = s.pruned;
-  out->evaluated = s.evaluated;
+  out->evaluated = s.nent; /* every plan that fits: priced, or shown by its bound unable to rank */
+  out->priced = s.evaluated;
   out->bounded = s.nent - s.evaluated;
   out->bound_over = s.over;
   if (rc == 0 && s.pool.n == 0 && o->nshards <= 1)

@@ -55,8 +55,10 @@ typedef struct pf_tune_ep1 {
 } pf_tune_ep1;
 
 typedef struct pf_tune_result {
-  long enumerated, pruned, evaluated;
-  long bounded;           /* fit, but left unpriced: their lower bound cannot rank (tune_int.h) */
+  long enumerated, pruned, evaluated; /* evaluated: the plans that fit, each priced or bounded out (shard-additive,
+                                         so merge gives the unsharded counts) */
+  long priced, bounded;   /* of those, priced with the closed-form engine, and left unpriced as their lower bound
+                             cannot rank (tune_int.h); diagnostics (PREFLIGHT_TIMING), not in the result */
   long bound_over;        /* plans priced below their bound (0 unless the bound is wrong: tests) */
   int nfinal;             /* finalists: the best 2 x top by screening, simulated, sorted by score */
   pf_tune_cand *final;    /* owned */

@@ -37,7 +37,6 @@ cJSON *pf_tune_json(const pf_tune_result *r, const pf_tune_config *o) {
   cJSON_AddNumberToObject(d, "plans_simulated", r->nfinal);
   cJSON *arr = cJSON_AddArrayToObject(d, "finalists");
   for (int i = 0; i < r->nfinal; i++) cJSON_AddItemToArray(arr, cand_json(&r->final[i]));
-  cJSON_AddNumberToObject(d, "plans_bounded", (double)r->bounded);
   pf_tune_sharded_json(d, r);
   pf_tune_ep1_json(d, r);
   return d;
@@ -83,7 +82,6 @@ int pf_tune_merge(cJSON *const *docs, int n, const pf_tune_config *o, pf_tune_re
     out->enumerated += counter(docs[i], "plans_enumerated", &bad);
     out->pruned += counter(docs[i], "plans_pruned", &bad);
     out->evaluated += counter(docs[i], "plans_evaluated", &bad);
-    out->bounded += counter(docs[i], "plans_bounded", &bad);
     const cJSON *f, *arr = cJSON_GetObjectItemCaseSensitive(docs[i], "finalists");
     cJSON_ArrayForEach(f, arr) {
       if (cand_parse(f, &all[k]) < 0) { free(all); return pf_error_set(PF_EPARSE, "shard %d: malformed finalist", i + 1); }

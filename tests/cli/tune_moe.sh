@@ -60,9 +60,11 @@ for r in d["rows"]:
     share = r["ep_a2a_share"]
     assert abs(share - r["breakdown_s"]["ep_a2a"] / r["iteration_time_s"]) < 1e-9, r
     assert 0 < share < 1
-# at TP 2 and PP 16 no EP 1 plan fits: "ep1" is the closest, over the device
+# at TP 2 and PP 16 no EP 1 plan fits with at most the optimizer state sharded (ZeRO-1: the refusal below);
+# ZeRO-3 fits some, and "ep1" is one of those, within the device
 e = d["ep1"]
-assert e["fit"] == 0 and not e["fits"] and e["memory_GiB"] > e["capacity_GiB"] == 96.0, e
+assert e["fit_zero1"] == 0 and e["fit"] > 0 and e["fits"] and e["memory_GiB"] <= e["capacity_GiB"] == 96.0, e
+assert e["zero"] >= 2 if "zero" in e else True, e
 PY
 # EP 1 with the optimizer state sharded (ZeRO-1) but weights and gradients whole: refused with the terms
 expect_exit 1 "$P" tune "${args[@]}" --ep 1 --dist-opt
