@@ -89,9 +89,13 @@ int pf_cmd_tune(int argc, char **argv) {
   }
   const char *trace = pf_opts_get(vp, "trace"); /* the best plan's timeline, once the search is done */
   o.progress = true;
+  /* every plan that fits priced, none bounded out: the tests compare the two searches (tests/cli/tune_bound.sh) */
+  o.exhaustive = getenv("PREFLIGHT_TUNE_EXHAUSTIVE") != NULL;
   if ((rc = pf_tune(base, &o, &r)) < 0) goto done;
-  if (getenv("PREFLIGHT_TIMING")) /* diagnostics for bench/run.sh; never part of a result */
-    fprintf(stderr, "preflight tune: timing: %ld plans evaluated in %.3f s\n", r.evaluated, r.eval_s);
+  if (getenv("PREFLIGHT_TIMING")) /* diagnostics for bench/run.sh and the tests; never part of a result */
+    fprintf(stderr, "preflight tune: timing: %ld plans evaluated in %.3f s (%ld priced, %ld bounded, %ld priced below "
+            "their bound; CPU %.2f s, the bound pass %.2f s)\n", r.evaluated, r.eval_s, r.priced, r.bounded, r.bound_over,
+            r.eval_cpu_s, r.bound_cpu_s);
   ctx = cJSON_CreateObject();
   cJSON_AddStringToObject(ctx, "command", "tune");
   cJSON_AddStringToObject(ctx, "machine", base->machine.id);
@@ -99,7 +103,10 @@ int pf_cmd_tune(int argc, char **argv) {
   cJSON_AddNumberToObject(ctx, "gpus", base->gpus);
   cJSON_AddNumberToObject(ctx, "gbs", base->plan.gbs);
   cJSON_AddNumberToObject(ctx, "top", o.top);
-  if (pf_workload_is_moe(&base->workload)) cJSON_AddNumberToObject(ctx, "experts", base->workload.experts);
+  if (pf_workload_is_moe(&base->workload)) { /* the experts, and the device EP 1's memory is set against */
+    cJSON_AddNumberToObject(ctx, "experts", base->workload.experts);
+    cJSON_AddStringToObject(ctx, "device", base->machine.dev.id);
+  }
   if (trace && trace[0] && r.nfinal > 0 && o.nshards == 1) { /* the best plan's timeline */
     pf_scenario *b = malloc(sizeof *b);
     pf_prediction *p = malloc(sizeof *p);

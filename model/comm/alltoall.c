@@ -162,9 +162,13 @@ static int cost(const pf_topology *t, const pf_a2a_req *rq, int what, int nodes,
  * for every setting that leaves the groups and the bytes as they were (recomputation, the optimizer's sharding,
  * the overlap flags: about 40 plans a shape), each routing p x p x groups flows (1e6 at 4,096 GPUs and EP 256).
  * The last calls are kept, keyed by a hash of the machine, the topology (links, placement, library) and the
- * request, with the groups compared in full: a hit returns the bytes the costing would have written. */
+ * request, with the groups compared in full: a hit returns the bytes the costing would have written.  tune's
+ * bound pass (study/tunebound.c) prices every shape's stages in the enumeration's order (TP, CP, PP, schedule, EP,
+ * micro-batch): the calls of one (TP, CP, PP, EP, micro-batch) come back for every schedule and layout of the PP,
+ * up to 4 micro-batches x 9 EP sizes x 3 distinct stages x 2 calls = 216 apart, so 256 are kept (at most
+ * 256 x the job's GPUs x 4 B of groups: 4 MiB at 4,096 GPUs). */
 
-#define MEMO_N 8
+#define MEMO_N 256
 
 typedef struct {
   unsigned long long key;
@@ -192,7 +196,7 @@ static unsigned long long fnv(unsigned long long h, const void *data, size_t n) 
 
 /* What the topology was built from (pf_comm_init: the machine, the job's nodes, placement, seed and the fit
  * overlay's scale) and what it is: its scalars, placement and every link's rate and latency. */
-static unsigned long long topo_key(const pf_comm *c) {
+unsigned long long pf_comm_topo_key(const pf_comm *c) {
   const pf_topology *t = &c->topo;
   const pf_scenario *sc = c->sc;
   unsigned long long h = fnv(14695981039346656037ULL, &sc->machine, sizeof sc->machine);
@@ -243,7 +247,7 @@ static int alltoall_priced(const pf_comm *c, const pf_a2a_req *rq, pf_a2a_result
 int pf_comm_alltoall(const pf_comm *c, const pf_a2a_req *rq, pf_a2a_result *res) {
   if (!c->sc || !rq->groups || rq->p < 2 || rq->ngroups < 1 || (double)rq->p * rq->p * rq->ngroups < 4096)
     return alltoall_priced(c, rq, res); /* small calls cost less than their key */
-  unsigned long long key = topo_key(c);
+  unsigned long long key = c->topo_key ? c->topo_key : pf_comm_topo_key(c);
   const memo_entry *e = memo_find(key, rq);
   if (e) { *res = e->res; return 0; }
   int rc = alltoall_priced(c, rq, res);

@@ -48,6 +48,8 @@ typedef struct pf_comm {
   const pf_scenario *sc;   /* borrowed */
   pf_topology topo;        /* owned */
   double sm_share;         /* share of the GPU's compute units a running collective kernel holds */
+  unsigned long long topo_key; /* pf_comm_init: the hash of the machine and the topology the all-to-all memo
+                                  keys on (alltoall.c; 0: hashed at each call) */
 } pf_comm;
 
 /* Build the topology of sc's job (placement, seed, fit overlay's comm
@@ -194,6 +196,8 @@ typedef struct pf_a2a_result {
 /* One dispatch (or combine) over the groups on c's topology.  PF_EINVAL for
  * ranks outside the job or too many flows (p^2 x ngroups > 2e7), PF_ENOMEM. */
 int pf_comm_alltoall(const pf_comm *c, const pf_a2a_req *rq, pf_a2a_result *res);
+/* The hash of what c's topology was built from and what it is (the all-to-all memo's key; pf_comm_init keeps it). */
+unsigned long long pf_comm_topo_key(const pf_comm *c);
 /* Expected number of nodes other than its own that one token reaches with
  * topk copies spread evenly over `nodes` nodes, at most max_nodes of them
  * (0: no limit): T (1 - (1 - 1/T)^topk) (nodes - 1) / nodes, T = min(max_nodes, nodes). */

@@ -186,6 +186,22 @@ static double expert_params(const pf_scenario *sc, double Pe) {
   return Pe / ((double)pf_plan_ep(&sc->plan) * pf_plan_etp(&sc->plan));
 }
 
+/* The divisors of the routed experts' state: the expert-data-parallel ranks EDP = TP CP DP / (EP ETP) hold the
+ * same experts, so sharding spreads an expert's optimizer state (ZeRO-1), gradients (ZeRO-2) and weights
+ * (ZeRO-3) over at most EDP ranks, never over the whole DP x CP group the dense part is sharded over
+ * (Megatron-Core: expert_parallel_buffers reduced and sharded over the expert-data-parallel group,
+ * distributed_data_parallel.py; Megatron-FSDP and PyTorch FSDP2 shard experts over the expert-data-parallel
+ * mesh, torchtitan's "dp_shard_mod_ep").  The shard group inside a node (HYBRID_SHARD) is taken as min(its
+ * size, EDP).  At EP = 1 and ETP = TP, EDP = DP x CP: the dense divisors.  (Until 2026-11 the experts'
+ * gradients and weights were divided by the whole DP x CP shard group at ZeRO-2/3, EP times too few bytes.) */
+static shard_div expert_shard(const pf_scenario *sc) {
+  const pf_plan *p = &sc->plan;
+  int z = pf_plan_zero(p);
+  double e = pf_plan_edp(p);
+  if (z >= 2 && p->shard_group == PF_SHARD_NODE) e = fmin(e, pf_plan_shard_size(sc));
+  return (shard_div){z >= 1 ? e : 1.0, z >= 2 ? e : 1.0, z >= 3 ? e : 1.0};
+}
+
 static double inflight(const pf_plan *p) {
   double m = p->grad_accum;
   switch (p->schedule) {
@@ -243,16 +259,20 @@ static void stage_mem(const pf_scenario *sc, int stage, double mb_inflight, pf_m
   double sbh = (double)w->seq / p->cp * p->mbs * w->hidden;
   if (stage == 0) act += mb_inflight * 2.0 * sbh / (p->sp ? tp : 1);
   if (stage == pp - 1) act += 4.0 * w->seq / p->cp * p->mbs * (double)pf_workload_padded_vocab(w, tp) / tp;
-  /* the experts' optimizer state is sharded over EDP only (expert_params), the rest over the shard group */
+  /* the experts' state is sharded over EDP only (expert_params), the rest over the shard group: the optimizer
+   * state from ZeRO-1, the gradients from ZeRO-2 and the weights at ZeRO-3 (expert_shard) */
   double Pex = expert_params(sc, Pe);
-  m->optimizer_B = (P - Pex) * opt_bytes / sd.opt + Pex * opt_bytes / (pf_plan_zero(p) >= 1 ? pf_plan_edp(p) : 1);
+  shard_div se = expert_shard(sc);
+  m->optimizer_B = (P - Pex) * opt_bytes / sd.opt + Pex * opt_bytes / se.opt;
   double unit = fmax(layer, fmax(stage == 0 ? emb : 0, stage == pp - 1 ? out : 0));
   m->working_B = working_set(p, unit, wbytes, grad_bytes);
   /* --fp8-param-gather: the layers' weights in FP8 only (their bf16 copy dropped; the norms and the router,
    * a small share, counted with them), the embedding and output layer bf16 */
-  double bf16_w = sc->plan.fp8_param_gather && fp8_copy > 0 ? P - Pl : P;
-  m->weights_B = (bf16_w * wbytes + Pl * fp8_copy) / sd.param;
-  m->gradients_B = P * grad_bytes / sd.grad;
+  bool fp8_only = sc->plan.fp8_param_gather && fp8_copy > 0;
+  double dense_bf16 = fp8_only ? P - Pl : P - Pex, expert_bf16 = fp8_only ? 0.0 : Pex;
+  m->weights_B = (dense_bf16 * wbytes + (Pl - Pex) * fp8_copy) / sd.param +
+                 (expert_bf16 * wbytes + Pex * fp8_copy) / se.param;
+  m->gradients_B = (P - Pex) * grad_bytes / sd.grad + Pex * grad_bytes / se.grad;
   m->activations_B = act;
   m->act_per_layer_B = apl;
   m->inflight_microbatches = mb_inflight;

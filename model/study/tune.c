@@ -6,7 +6,7 @@
  * order - and with it sharding - is deterministic.  Ties in the objective are
  * broken by the plan's fields in that order, never by memory layout.
  */
-#include "tune.h"
+#include "tune_int.h"
 
 #include "batch.h"
 #include "core/core.h"
@@ -17,29 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-static const char *obj_names[] = {"time", "energy", "billing", "action"};
-
-const char *pf_objective_name(pf_objective o) { return o <= PF_OBJ_ACTION ? obj_names[o] : "?"; }
-
-int pf_objective_parse(const char *s, pf_objective *out) {
-  for (int i = 0; i <= PF_OBJ_ACTION; i++)
-    if (strcmp(s, obj_names[i]) == 0) { *out = (pf_objective)i; return 0; }
-  return pf_error_set(PF_EINVAL, "--objective \"%s\": valid: time, energy, billing, action", s);
-}
-
-/* Per iteration: time (s), facility energy (J), billing units, action (J s).
- * With the GPU count fixed, billing follows time; it differs across scales. */
-double pf_tune_score(const pf_scenario *sc, const pf_prediction *p, pf_objective o) {
-  double t = p->iteration_time_s;
-  switch (o) {
-  case PF_OBJ_TIME: return t;
-  case PF_OBJ_ENERGY: return p->energy.facility_J;
-  case PF_OBJ_BILLING: return sc->nodes * t / 3600.0 * sc->machine.billing_per_node_hour;
-  case PF_OBJ_ACTION: return p->energy.facility_J * t;
-  }
-  return t;
-}
+#include <sys/resource.h>
 
 /* ---- ordering ---- */
 
@@ -55,32 +33,26 @@ static int plan_cmp(const pf_plan *a, const pf_plan *b) {
   return 0;
 }
 
-static int by_screen(const void *a, const void *b) {
+int pf_tune_by_screen(const void *a, const void *b) {
   const pf_tune_cand *x = a, *y = b;
   if (x->screen != y->screen) return x->screen < y->screen ? -1 : 1;
   if (x->memory_GiB != y->memory_GiB) return x->memory_GiB < y->memory_GiB ? -1 : 1;
   return plan_cmp(&x->plan, &y->plan);
 }
 
-static int by_score(const void *a, const void *b) {
+int pf_tune_by_score(const void *a, const void *b) {
   const pf_tune_cand *x = a, *y = b;
   if (x->score != y->score) return x->score < y->score ? -1 : 1;
-  return by_screen(a, b);
+  return pf_tune_by_screen(a, b);
 }
 
 /* ---- enumeration ---- */
 
-typedef struct {
-  int n, cap;
-  pf_tune_cand *c;   /* the best `keep` by screening, kept sorted lazily */
-  int keep;
-} pool;
-
-static int pool_add(pool *p, const pf_tune_cand *c) {
+static int pool_add(pf_tune_pool *p, const pf_tune_cand *c) {
   if (p->n == p->cap) {
     /* keep the pool small: sort and cut to `keep` before growing past 4 x keep */
     if (p->cap >= 4 * p->keep) {
-      qsort(p->c, (size_t)p->n, sizeof *p->c, by_screen);
+      qsort(p->c, (size_t)p->n, sizeof *p->c, pf_tune_by_screen);
       p->n = p->keep;
     } else {
       int cap = p->cap ? 2 * p->cap : 64;
@@ -99,39 +71,15 @@ static void add_unique(int *v, int *n, int x) {
   v[(*n)++] = x;
 }
 
-typedef struct {
-  const pf_scenario *base;
-  const pf_tune_config *o;
-  pf_scenario *sc;
-  pf_prediction *p;
-  pool pool;
-  long index;        /* position in the enumeration */
-  long enumerated, pruned, evaluated;
-  bool counting;     /* a first pass that only counts this shard's plans (the progress bar's total) */
-  pf_tune_result *out; /* keeps the best sharded plan (tunezero.c) */
-  bool has_tight;    /* the valid plan that came closest to fitting, for the refusal's memory terms */
-  pf_plan tight;
-  pf_memory tight_m;
-} search;
-
-static int try_plan(search *s, const pf_plan *pl) {
-  long idx = s->index++;
-  if (s->o->nshards > 1 && idx % s->o->nshards != s->o->shard - 1) return 0;
-  s->enumerated++;
-  if (s->counting) return 0;
-  if (s->o->progress) pf_progress_item(); /* one plan looked at, evaluated or pruned */
+/* Price a plan that fits with the closed-form engine; keep it in the pool. */
+static int price(pf_tune_search *s, const pf_plan *pl, long at) {
   pf_scenario *sc = s->sc;
   *sc = *s->base;
   sc->plan = *pl;
   sc->engine = PF_ENGINE_ANALYTIC;
-  if (pf_plan_check(sc) < 0) { s->pruned++; return 0; }
+  if (pf_plan_check(sc) < 0) return 0; /* not marked: the bound pass pruned it */
   pf_memory m;
   pf_memory_estimate(sc, &m);
-  if (m.total_B > m.capacity_B) {
-    if (!s->has_tight || m.total_B < s->tight_m.total_B) s->has_tight = true, s->tight = sc->plan, s->tight_m = m;
-    s->pruned++;
-    return 0;
-  }
   s->evaluated++;
   int rc = pf_resolve_predict(sc, s->p);
   if (pf_error_is_failure(rc)) return rc; /* an engine failure stops the search (exit 2), never a pruned plan */
@@ -140,13 +88,68 @@ static int try_plan(search *s, const pf_plan *pl) {
                     .tflops_per_gpu = s->p->tflops_per_gpu, .memory_GiB = m.total_B / (1024.0 * 1024 * 1024),
                     .energy_J = s->p->energy.facility_J, .breakdown_s = s->p->breakdown_s};
   c.screen = c.score = pf_tune_score(sc, s->p, s->o->objective);
+  if (c.screen < s->lb_at[at] * (1 - 1e-12)) s->over++;
   pf_tune_keep_sharded(s->out, &c);
   return pool_add(&s->pool, &c);
 }
 
+/* The bound pass: prune what is invalid or does not fit, bound the rest. */
+static int bound(pf_tune_search *s, const pf_plan *pl, long at) {
+  if (s->o->progress && s->nparts <= 1) pf_progress_item(); /* one plan looked at, bounded or pruned */
+  pf_scenario *sc = s->sc;
+  *sc = *s->base;
+  sc->plan = *pl;
+  sc->engine = PF_ENGINE_ANALYTIC;
+  if (pf_plan_check(sc) < 0) { s->pruned++; return 0; }
+  pf_memory m;
+  pf_memory_estimate(sc, &m);
+  if (s->ep1 && pf_plan_ep(&sc->plan) == 1) pf_tune_keep_ep1(s->out, &sc->plan, &m);
+  if (m.total_B > m.capacity_B) {
+    if (!s->has_tight || m.total_B < s->tight_m.total_B)
+      s->has_tight = true, s->tight = sc->plan, s->tight_m = m, s->tight_at = at;
+    s->pruned++;
+    return 0;
+  }
+  double t;
+  int rc = pf_tune_lb_time(&s->lb, sc, &t);
+  if (pf_error_is_failure(rc)) return rc;
+  if (rc < 0) t = 0; /* priced anyway: the prediction says why it has none */
+  if (s->nent == s->capent) {
+    long cap = s->capent ? 2 * s->capent : 1024;
+    pf_tune_ent *g = realloc(s->ent, (size_t)cap * sizeof *g);
+    if (!g) return pf_error_set(PF_ENOMEM, "out of memory");
+    s->ent = g, s->capent = cap;
+  }
+  s->ent[s->nent++] = (pf_tune_ent){pf_tune_lb_score(sc, t, s->o->objective), at, pf_plan_zero(&sc->plan) >= 2};
+  return 0;
+}
+
+/* The keep-th best screening priced so far (the pool's cut), or infinity while the pool is short. */
+static double cut(pf_tune_search *s) {
+  if (s->pool.n < s->pool.keep) return INFINITY;
+  qsort(s->pool.c, (size_t)s->pool.n, sizeof *s->pool.c, pf_tune_by_screen);
+  s->pool.n = s->pool.keep;
+  return s->pool.c[s->pool.keep - 1].screen;
+}
+
+static int try_plan(pf_tune_search *s, const pf_plan *pl) {
+  long idx = s->index++;
+  if (s->o->nshards > 1 && idx % s->o->nshards != s->o->shard - 1) return 0;
+  long at = s->enumerated++;
+  if (s->counting) return 0;
+  if (s->pass == PF_TUNE_PASS_BOUND) return s->skip ? 0 : bound(s, pl, at);
+  if (s->mark[at] != 1) return 0;
+  s->mark[at] = 2;
+  /* the cut tightens as the round prices: a plan whose bound went above it cannot rank (bounded) */
+  double lb = s->lb_at[at];
+  if (!s->o->exhaustive && lb > cut(s) && !(pf_plan_zero(pl) >= 2 && !(s->out->has_sharded && lb > s->out->sharded.screen)))
+    return 0;
+  return price(s, pl, at);
+}
+
 /* What the user fixed: the options the command names, and the settings of current practice given either way
  * (job/defaults.c; so plan, which fixes nothing else, keeps a --no-flash-attn). */
-static unsigned fixed_of(const search *s) {
+static unsigned fixed_of(const pf_tune_search *s) {
   static const struct { unsigned set, fix; } map[] = {
       {PF_SET_SP, PF_FIX_SP}, {PF_SET_DIST_OPT, PF_FIX_DIST_OPT}, {PF_SET_OVERLAP_GRAD, PF_FIX_OVERLAP_GRAD},
       {PF_SET_OVERLAP_PARAM, PF_FIX_OVERLAP_PARAM}, {PF_SET_FLASH_ATTN, PF_FIX_FLASH_ATTN},
@@ -163,7 +166,7 @@ static unsigned fixed_of(const search *s) {
  * has it (Megatron-Core's attention backend "auto" picks a fused kernel whenever there is one, defaults.c),
  * off with --no-flash-attn; searching it off too doubled the plans priced (1.9x the time of a tune of
  * llama2-13b on 16 leonardo-booster nodes) for plans the recipes do not run. */
-static int try_settings(search *s, pf_plan pl) {
+static int try_settings(pf_tune_search *s, pf_plan pl) {
   const pf_plan *b = &s->base->plan;
   bool open = !(fixed_of(s) & PF_FIX_TP_COMM_OVERLAP) && (b->practice & PF_SET_TP_COMM_OVERLAP);
   bool both = open && pl.sp && pl.tp > 1 && pl.tp <= s->base->machine.gpus_per_node;
@@ -179,7 +182,7 @@ static int try_settings(search *s, pf_plan pl) {
  * (HYBRID_SHARD).  Megatron's bucketed overlap flags do not apply (the per-unit collectives overlap by
  * themselves, comm/fsdp.c), so each level is priced once per shard group.  Searched unless the level is fixed
  * (--zero, or --dist-opt / --no-dist-opt given); with --zero 2|3 only that level. */
-static int try_sharded(search *s, pf_plan pl, int dp_gt1) {
+static int try_sharded(pf_tune_search *s, pf_plan pl, int dp_gt1) {
   const pf_plan *b = &s->base->plan;
   unsigned fx = fixed_of(s);
   bool fixed = fx & PF_FIX_DIST_OPT, spans = s->base->gpus / pl.pp > s->base->machine.gpus_per_node;
@@ -199,7 +202,7 @@ static int try_sharded(search *s, pf_plan pl, int dp_gt1) {
 }
 
 /* Everything after the shape (TP, CP, PP, schedule) is fixed. */
-static int enumerate_settings(search *s, pf_plan pl) {
+static int enumerate_settings(pf_tune_search *s, pf_plan pl) {
   const pf_scenario *b = s->base;
   unsigned fx = fixed_of(s);
   static const int mbs_set[] = {1, 2, 4, 8};
@@ -238,7 +241,7 @@ static int enumerate_settings(search *s, pf_plan pl) {
 
 /* MoE models: the expert-parallel sizes Megatron accepts for this TP x CP x PP (powers of two dividing the
  * experts, EP x ETP dividing TP x CP x DP: plan.c), unless --ep is given; then the other settings */
-static int enumerate_rest(search *s, pf_plan pl) {
+static int enumerate_rest(pf_tune_search *s, pf_plan pl) {
   const pf_scenario *b = s->base;
   const pf_workload *w = &b->workload;
   if (fixed_of(s) & PF_FIX_EP || !pf_workload_is_moe(w)) return enumerate_settings(s, pl);
@@ -252,14 +255,14 @@ static int enumerate_rest(search *s, pf_plan pl) {
   return 0;
 }
 
-static int enumerate(search *s) {
+static int enumerate(pf_tune_search *s) {
   const pf_scenario *b = s->base;
   const pf_workload *w = &b->workload;
   unsigned fx = fixed_of(s);
   int gpn = b->machine.gpus_per_node, gpus = b->gpus;
   int tr = w->kind == PF_WL_TRANSFORMER;
   bool own_layout = !tr || pf_plan_uneven(&b->plan); /* the user's uneven stages are kept */
-  int tps[64], ntp = 0, cps[8], ncp = 0, pps[256], npp = 0;
+  int tps[64], ntp = 0, cps[8], ncp = 0, pps[256], npp = 0, shape = 0;
   if (fx & PF_FIX_TP || !tr) add_unique(tps, &ntp, tr ? b->plan.tp : 1);
   else
     for (int t = 1; t <= (b->plan.tp_across_nodes ? gpus : gpn) && ntp < 64; t++) {
@@ -287,6 +290,7 @@ static int enumerate(search *s) {
         pl.dp = 0;
         pl.grad_accum = 0;
         if (gpus % (pl.tp * pl.cp * pl.pp)) continue;
+        s->skip = s->nparts > 1 && shape++ % s->nparts != s->part; /* another worker's shape (tunebound.c) */
         pl.sp = fx & PF_FIX_SP ? b->plan.sp : pl.tp > 1;
         /* schedules: the user's, or 1F1B and every interleaving degree Megatron accepts */
         if (fx & PF_FIX_SCHEDULE) {
@@ -307,10 +311,105 @@ static int enumerate(search *s) {
   return 0;
 }
 
+/* One pass over the enumeration (this shard's plans, in order). */
+int pf_tune_pass(pf_tune_search *s, int which) {
+  s->pass = which;
+  s->skip = false;
+  s->index = s->enumerated = 0;
+  return enumerate(s);
+}
+
+static int by_lb(const void *a, const void *b) {
+  const pf_tune_ent *x = a, *y = b;
+  if (x->lb != y->lb) return x->lb < y->lb ? -1 : 1;
+  return (x->at > y->at) - (x->at < y->at);
+}
+
+/* CPU seconds of this process and its finished workers (the timing diagnostics). */
+static double cpu_s(void) {
+  struct rusage a, b;
+  getrusage(RUSAGE_SELF, &a);
+  getrusage(RUSAGE_CHILDREN, &b);
+  return a.ru_utime.tv_sec + a.ru_stime.tv_sec + b.ru_utime.tv_sec + b.ru_stime.tv_sec +
+         1e-6 * (a.ru_utime.tv_usec + a.ru_stime.tv_usec + b.ru_utime.tv_usec + b.ru_stime.tv_usec);
+}
+
+/* Branch and bound: every plan is checked and bounded (PF_TUNE_PASS_BOUND); then, in rounds of doubling size, the
+ * unpriced plans of lowest bound that can still rank are priced: a bound above the pool's cut (the 2 x top best
+ * screening so far) cannot, as a plan's screening is never below its bound; a ZeRO-2/3 plan also can while its
+ * bound is not above the best sharded plan's screening (tunezero.c).  The finalists and the best sharded plan
+ * are those of pricing every plan; what is left unpriced is counted as bounded.  exhaustive prices all. */
+static int search_plans(pf_tune_search *s) {
+  double c0 = cpu_s();
+  int rc = pf_tune_bound_pass(s);
+  s->out->bound_cpu_s = cpu_s() - c0;
+  long n = s->nent, total = s->enumerated;
+  if (rc < 0 || n == 0) return rc;
+  s->mark = calloc((size_t)total, 1);
+  s->lb_at = calloc((size_t)total, sizeof *s->lb_at);
+  if (!s->mark || !s->lb_at) return pf_error_set(PF_ENOMEM, "out of memory");
+  for (long i = 0; i < n; i++) s->lb_at[s->ent[i].at] = s->ent[i].lb;
+  qsort(s->ent, (size_t)n, sizeof *s->ent, by_lb);
+  for (long chunk = s->pool.keep; rc == 0; chunk *= 2) {
+    double cp = s->o->exhaustive ? INFINITY : cut(s);
+    double cz = s->o->exhaustive || !s->out->has_sharded ? INFINITY : s->out->sharded.screen;
+    long marked = 0;
+    for (long i = 0; i < n && (s->o->exhaustive || marked < chunk); i++) {
+      const pf_tune_ent *e = &s->ent[i];
+      if (e->lb > cp && e->lb > cz) break; /* sorted: none after it can rank */
+      if (s->mark[e->at] || (e->lb > cp && !e->sharded)) continue;
+      s->mark[e->at] = 1;
+      marked++;
+    }
+    if (marked == 0) break;
+    rc = pf_tune_pass(s, PF_TUNE_PASS_PRICE);
+  }
+  s->enumerated = total;
+  return rc;
+}
+
+/* The finalists: the best `keep` by screening, simulated with the scenario's engine, sorted by score. */
+static int finalists(pf_tune_search *s, int keep, pf_tune_result *out) {
+  const pf_tune_config *o = s->o;
+  int rc = 0;
+  qsort(s->pool.c, (size_t)s->pool.n, sizeof *s->pool.c, pf_tune_by_screen);
+  int k = s->pool.n < keep ? s->pool.n : keep;
+  pf_scenario *scs = calloc((size_t)(k ? k : 1), sizeof *scs);
+  pf_batch_item *items = calloc((size_t)(k ? k : 1), sizeof *items);
+  if (!scs || !items) rc = pf_error_set(PF_ENOMEM, "out of memory");
+  for (int i = 0; i < k && rc == 0; i++) {
+    scs[i] = *s->base;
+    scs[i].plan = s->pool.c[i].plan;
+    items[i].sc = &scs[i];
+  }
+  if (rc == 0) rc = pf_predict_batch(items, k, o->jobs, o->progress ? "tune: finalists" : NULL);
+  for (int i = 0; i < k && rc == 0; i++) {
+    if (items[i].rc < 0) { rc = pf_error_set(items[i].rc, "%s", items[i].detail); break; }
+    pf_tune_cand *c = &s->pool.c[i];
+    const pf_prediction *p = &items[i].pred;
+    c->t_iter_s = p->iteration_time_s;
+    c->tokens_per_s = p->tokens_per_s;
+    c->tflops_per_gpu = p->tflops_per_gpu;
+    c->energy_J = p->energy.facility_J;
+    c->breakdown_s = p->breakdown_s;
+    c->score = pf_tune_score(&scs[i], p, o->objective);
+    c->simulated = true;
+  }
+  free(scs);
+  free(items);
+  if (rc == 0) {
+    qsort(s->pool.c, (size_t)k, sizeof *s->pool.c, pf_tune_by_score);
+    out->final = s->pool.c;
+    out->nfinal = k;
+    s->pool.c = NULL;
+  }
+  return rc;
+}
+
 int pf_tune(const pf_scenario *base_in, const pf_tune_config *o, pf_tune_result *out) {
   memset(out, 0, sizeof *out);
   int keep = 2 * (o->top > 0 ? o->top : 10);
-  search s = {0};
+  pf_tune_search s = {0};
   pf_scenario *base = malloc(sizeof *base);
   s.sc = malloc(sizeof *s.sc);
   s.p = malloc(sizeof *s.p);
@@ -323,8 +422,10 @@ int pf_tune(const pf_scenario *base_in, const pf_tune_config *o, pf_tune_result 
   s.o = o;
   s.out = out;
   s.pool.keep = keep;
+  s.ep1 = pf_workload_is_moe(&base->workload) && !(fixed_of(&s) & PF_FIX_EP);
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
+  double c0 = cpu_s();
   int rc = 0;
   pf_pp_layout lay; /* the user's uneven stages at a PP they fixed: a bad layout is named, not pruned everywhere */
   if (pf_plan_uneven(&base->plan) && (fixed_of(&s) & PF_FIX_PP)) rc = pf_plan_layout(base, &lay);
@@ -336,50 +437,25 @@ int pf_tune(const pf_scenario *base_in, const pf_tune_config *o, pf_tune_result 
     s.counting = false;
     s.index = s.enumerated = 0;
   }
-  if (rc == 0) rc = enumerate(&s);
+  if (rc == 0) rc = search_plans(&s);
   if (bar) pf_progress_end();
   clock_gettime(CLOCK_MONOTONIC, &t1);
   out->eval_s = (t1.tv_sec - t0.tv_sec) + 1e-9 * (t1.tv_nsec - t0.tv_nsec);
+  out->eval_cpu_s = cpu_s() - c0;
   out->enumerated = s.enumerated;
   out->pruned = s.pruned;
-  out->evaluated = s.evaluated;
+  out->evaluated = s.nent; /* every plan that fits: priced, or shown by its bound unable to rank */
+  out->priced = s.evaluated;
+  out->bounded = s.nent - s.evaluated;
+  out->bound_over = s.over;
   if (rc == 0 && s.pool.n == 0 && o->nshards <= 1)
     rc = pf_tune_refuse(base, s.enumerated, s.pruned, s.has_tight ? &s.tight : NULL, &s.tight_m);
-  /* finalists: the best `keep` by screening, simulated with the scenario's engine */
-  if (rc == 0) {
-    qsort(s.pool.c, (size_t)s.pool.n, sizeof *s.pool.c, by_screen);
-    int k = s.pool.n < keep ? s.pool.n : keep;
-    pf_scenario *scs = calloc((size_t)(k ? k : 1), sizeof *scs);
-    pf_batch_item *items = calloc((size_t)(k ? k : 1), sizeof *items);
-    if (!scs || !items) rc = pf_error_set(PF_ENOMEM, "out of memory");
-    for (int i = 0; i < k && rc == 0; i++) {
-      scs[i] = *base;
-      scs[i].plan = s.pool.c[i].plan;
-      items[i].sc = &scs[i];
-    }
-    if (rc == 0) rc = pf_predict_batch(items, k, o->jobs, o->progress ? "tune: finalists" : NULL);
-    for (int i = 0; i < k && rc == 0; i++) {
-      if (items[i].rc < 0) { rc = pf_error_set(items[i].rc, "%s", items[i].detail); break; }
-      pf_tune_cand *c = &s.pool.c[i];
-      const pf_prediction *p = &items[i].pred;
-      c->t_iter_s = p->iteration_time_s;
-      c->tokens_per_s = p->tokens_per_s;
-      c->tflops_per_gpu = p->tflops_per_gpu;
-      c->energy_J = p->energy.facility_J;
-      c->breakdown_s = p->breakdown_s;
-      c->score = pf_tune_score(&scs[i], p, o->objective);
-      c->simulated = true;
-    }
-    free(scs);
-    free(items);
-    if (rc == 0) {
-      qsort(s.pool.c, (size_t)k, sizeof *s.pool.c, by_score);
-      out->final = s.pool.c;
-      out->nfinal = k;
-      s.pool.c = NULL;
-    }
-  }
+  if (rc == 0) rc = finalists(&s, keep, out);
   free(s.pool.c);
+  free(s.ent);
+  free(s.mark);
+  free(s.lb_at);
+  pf_tune_lb_free(&s.lb);
   free(base);
   free(s.sc);
   free(s.p);
@@ -389,102 +465,4 @@ int pf_tune(const pf_scenario *base_in, const pf_tune_config *o, pf_tune_result 
 void pf_tune_result_free(pf_tune_result *r) {
   free(r->final);
   memset(r, 0, sizeof *r);
-}
-
-
-/* ---- JSON (shards and merge) ---- */
-
-static cJSON *cand_json(const pf_tune_cand *c) {
-  cJSON *o = cJSON_CreateObject();
-  const pf_plan *p = &c->plan;
-  char txt[192 + PF_PP_LAYOUT_MAX];
-  pf_tune_plan_text(p, txt, sizeof txt);
-  pf_plan_json_fields(o, p, PF_PLAN_FORM_TUNE);
-  cJSON_AddStringToObject(o, "options", txt);
-  cJSON_AddNumberToObject(o, "iteration_time_s", c->t_iter_s);
-  cJSON_AddNumberToObject(o, "tokens_per_s", c->tokens_per_s);
-  cJSON_AddNumberToObject(o, "tflops_per_gpu", c->tflops_per_gpu);
-  cJSON_AddNumberToObject(o, "memory_GiB", c->memory_GiB);
-  cJSON_AddNumberToObject(o, "energy_J", c->energy_J);
-  pf_breakdown_json(o, &c->breakdown_s, PF_BREAKDOWN_PLAN_N, NULL);
-  if (c->plan.ep > 1 && c->t_iter_s > 0) /* expert parallelism: the all-to-alls' share of the iteration */
-    cJSON_AddNumberToObject(o, "ep_a2a_share", c->breakdown_s.ep_a2a / c->t_iter_s);
-  cJSON_AddNumberToObject(o, "screen", c->screen);
-  cJSON_AddNumberToObject(o, "score", c->score);
-  return o;
-}
-
-cJSON *pf_tune_json(const pf_tune_result *r, const pf_tune_config *o) {
-  cJSON *d = cJSON_CreateObject();
-  cJSON_AddStringToObject(d, "objective", pf_objective_name(o->objective));
-  cJSON_AddNumberToObject(d, "plans_enumerated", (double)r->enumerated);
-  cJSON_AddNumberToObject(d, "plans_pruned", (double)r->pruned);
-  cJSON_AddNumberToObject(d, "plans_evaluated", (double)r->evaluated);
-  cJSON_AddNumberToObject(d, "plans_simulated", r->nfinal);
-  cJSON *arr = cJSON_AddArrayToObject(d, "finalists");
-  for (int i = 0; i < r->nfinal; i++) cJSON_AddItemToArray(arr, cand_json(&r->final[i]));
-  pf_tune_sharded_json(d, r);
-  return d;
-}
-
-static double num(const cJSON *o, const char *k, int *bad) {
-  const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, k);
-  if (!cJSON_IsNumber(x)) { *bad = 1; return 0; }
-  return x->valuedouble;
-}
-
-/* a plan counter of a shard: a whole number a long holds, else malformed (a cast of 1e300 is undefined) */
-static long counter(const cJSON *o, const char *k, int *bad) {
-  double v = num(o, k, bad);
-  if (!(v >= 0 && v <= 1e15)) { *bad = 1; return 0; }
-  return (long)v;
-}
-
-static int cand_parse(const cJSON *o, pf_tune_cand *c) {
-  int bad = 0;
-  memset(c, 0, sizeof *c);
-  if (pf_plan_json_read(o, &c->plan) < 0) bad = 1;
-  c->t_iter_s = num(o, "iteration_time_s", &bad);
-  c->tokens_per_s = num(o, "tokens_per_s", &bad);
-  c->tflops_per_gpu = num(o, "tflops_per_gpu", &bad);
-  c->memory_GiB = num(o, "memory_GiB", &bad);
-  c->energy_J = num(o, "energy_J", &bad);
-  if (pf_breakdown_json_read(o, PF_BREAKDOWN_PLAN_N, &c->breakdown_s) < 0) bad = 1;
-  c->screen = num(o, "screen", &bad);
-  c->score = num(o, "score", &bad);
-  c->simulated = true;
-  return bad ? -1 : 0;
-}
-
-int pf_tune_merge(cJSON *const *docs, int n, const pf_tune_config *o, pf_tune_result *out) {
-  memset(out, 0, sizeof *out);
-  int total = 0;
-  for (int i = 0; i < n; i++) total += cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(docs[i], "finalists"));
-  pf_tune_cand *all = calloc((size_t)(total ? total : 1), sizeof *all);
-  if (!all) return pf_error_set(PF_ENOMEM, "out of memory");
-  int k = 0, bad = 0;
-  for (int i = 0; i < n; i++) {
-    out->enumerated += counter(docs[i], "plans_enumerated", &bad);
-    out->pruned += counter(docs[i], "plans_pruned", &bad);
-    out->evaluated += counter(docs[i], "plans_evaluated", &bad);
-    const cJSON *f, *arr = cJSON_GetObjectItemCaseSensitive(docs[i], "finalists");
-    cJSON_ArrayForEach(f, arr) {
-      if (cand_parse(f, &all[k]) < 0) { free(all); return pf_error_set(PF_EPARSE, "shard %d: malformed finalist", i + 1); }
-      k++;
-    }
-    if (bad) { free(all); return pf_error_set(PF_EPARSE, "shard %d: missing plan counters", i + 1); }
-    int zr = pf_tune_sharded_merge(docs[i], out);
-    if (zr < 0) { free(all); return zr; }
-  }
-  int keep = 2 * (o->top > 0 ? o->top : 10);
-  qsort(all, (size_t)k, sizeof *all, by_screen);
-  if (k > keep) k = keep;
-  qsort(all, (size_t)k, sizeof *all, by_score);
-  if (k == 0) {
-    free(all);
-    return pf_error_set(PF_ENOFIT, "no parallel configuration fits (%ld plans tried over %d shards)", out->enumerated, n);
-  }
-  out->final = all;
-  out->nfinal = k;
-  return 0;
 }

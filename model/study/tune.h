@@ -45,14 +45,29 @@ typedef struct pf_tune_cand {
   bool simulated;         /* re-simulated with the scenario's engine (finalist) */
 } pf_tune_cand;
 
+/* EP 1 in a search of EP (tuneep.c): the valid plans, those that fit (with ZeRO-0/1), and the one of least
+ * memory (a fitting one first, ZeRO-0/1 before ZeRO-2/3) with its memory terms. */
+typedef struct pf_tune_ep1 {
+  long valid, fit, fit_zero1;
+  bool has, fits;
+  pf_plan plan;
+  pf_memory m;
+} pf_tune_ep1;
+
 typedef struct pf_tune_result {
-  long enumerated, pruned, evaluated;
+  long enumerated, pruned, evaluated; /* evaluated: the plans that fit, each priced or bounded out (shard-additive,
+                                         so merge gives the unsharded counts) */
+  long priced, bounded;   /* of those, priced with the closed-form engine, and left unpriced as their lower bound
+                             cannot rank (tune_int.h); diagnostics (PREFLIGHT_TIMING), not in the result */
+  long bound_over;        /* plans priced below their bound (0 unless the bound is wrong: tests) */
   int nfinal;             /* finalists: the best 2 x top by screening, simulated, sorted by score */
   pf_tune_cand *final;    /* owned */
   double eval_s;          /* wall time of the evaluation phase (for rates; not in the output) */
+  double eval_cpu_s, bound_cpu_s; /* its CPU time, the workers' included, and the bound pass's (diagnostics) */
   /* the best ZeRO-2/3 plan by the closed-form screening, whether or not it ranks (tunezero.c) */
   bool has_sharded;
   pf_tune_cand sharded;
+  pf_tune_ep1 ep1;        /* a mixture of experts with EP searched: what EP 1 comes to (tuneep.c) */
 } pf_tune_result;
 
 typedef struct pf_tune_config {
@@ -62,6 +77,7 @@ typedef struct pf_tune_config {
   int shard, nshards;     /* 1-based shard of nshards (1/1 = all) */
   int jobs;               /* workers for the finalists (0: all cores) */
   bool progress;          /* draw the progress bar over the plans looked at (progress.h) */
+  bool exhaustive;        /* price every plan that fits (no bound: PREFLIGHT_TUNE_EXHAUSTIVE=1, for tests) */
 } pf_tune_config;
 
 /* Search.  base holds the machine, workload, GPU count, global batch and every
@@ -83,6 +99,20 @@ void pf_tune_sharded_json(cJSON *d, const pf_tune_result *r);
 int pf_tune_sharded_merge(const cJSON *doc, pf_tune_result *r);
 /* "ZeRO-3 over 4 ranks: 29.7 s (+7.1 % time), 58.0 GiB per GPU: --tp 1 ..." (nothing when none fits). */
 void pf_tune_sharded_text(const pf_tune_result *r, pf_objective o, char *buf, size_t n);
+
+/* EP 1 (tuneep.c): count a valid EP 1 plan of memory m and keep the one of least memory, fitting ones first and
+ * among them ZeRO-0/1 first (ties: the options' text); its JSON "ep1" added to d, read back from a shard's document; the line tune prints
+ * ("EP 1 (no expert parallelism) refused: none of 96 valid plans fits; the closest, --tp 4 ...: 139.3 GiB per
+ * GPU (weights ..., ...) over gh200-96's 96.0 GiB; gradients + weights alone: 128.6 GiB"; nothing without). */
+void pf_tune_keep_ep1(pf_tune_result *r, const pf_plan *p, const pf_memory *m);
+void pf_tune_ep1_json(cJSON *d, const pf_tune_result *r);
+int pf_tune_ep1_merge(const cJSON *doc, pf_tune_result *r);
+void pf_tune_ep1_text(const pf_tune_result *r, const char *dev, char *buf, size_t n);
+/* "139.3 GiB per GPU (weights a, gradients b, optimizer c, activations d, overhead e) over|within DEV's 96.0 GiB"
+ * and, over, "; gradients + weights alone: 128.6 GiB"; the largest terms that alone exceed the device and their
+ * sum (pf_tune_memory_over). */
+void pf_tune_memory_terms(const pf_memory *m, const char *dev, char *buf, size_t n);
+double pf_tune_memory_over(const pf_memory *m, char *buf, size_t n);
 
 /* PF_ENOFIT when no plan fits: the counts and, when a valid plan was pruned for memory (tight, its memory m),
  * its memory terms against the device and the largest terms that alone exceed it (tuneplan.c). */

@@ -1,14 +1,40 @@
-/* tuneplan.c - how tune describes a plan (tune.h): its options as a command line would give them
+/* tuneplan.c - what "best" means (the objectives, pf_tune_score) and how tune describes a plan (tune.h): its options as a command line would give them
  * (pf_tune_plan_text: the shape, the settings, the sharding level, EP and uneven stages) and why a plan ranks
  * below the best (pf_tune_why: the breakdown term that grew most), and the refusal when none fits, naming the
  * plan that came closest (pf_tune_refuse). */
-#include "tune.h"
+#include "tune_int.h"
 
 #include "core/core.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+static const char *obj_names[] = {"time", "energy", "billing", "action"};
+
+const char *pf_objective_name(pf_objective o) { return o <= PF_OBJ_ACTION ? obj_names[o] : "?"; }
+
+int pf_objective_parse(const char *s, pf_objective *out) {
+  for (int i = 0; i <= PF_OBJ_ACTION; i++)
+    if (strcmp(s, obj_names[i]) == 0) { *out = (pf_objective)i; return 0; }
+  return pf_error_set(PF_EINVAL, "--objective \"%s\": valid: time, energy, billing, action", s);
+}
+
+/* Per iteration: time (s), facility energy (J), billing units, action (J s).
+ * With the GPU count fixed, billing follows time; it differs across scales. */
+double pf_tune_score_of(const pf_scenario *sc, double t, double energy_J, pf_objective o) {
+  switch (o) {
+  case PF_OBJ_TIME: return t;
+  case PF_OBJ_ENERGY: return energy_J;
+  case PF_OBJ_BILLING: return sc->nodes * t / 3600.0 * sc->machine.billing_per_node_hour;
+  case PF_OBJ_ACTION: return energy_J * t;
+  }
+  return t;
+}
+
+double pf_tune_score(const pf_scenario *sc, const pf_prediction *p, pf_objective o) {
+  return pf_tune_score_of(sc, p->iteration_time_s, p->energy.facility_J, o);
+}
 
 void pf_tune_plan_text(const pf_plan *p, char *buf, size_t n) {
   char sched[24];
@@ -55,17 +81,7 @@ int pf_tune_refuse(const pf_scenario *base, long enumerated, long pruned, const 
     free(sc);
     snprintf(terms, sizeof terms, "%s", pf_error_detail());
     pf_tune_plan_text(tight, txt, sizeof txt);
-    struct { const char *name; double B; } t[] = {{"weights", m->weights_B}, {"gradients", m->gradients_B},
-        {"optimizer", m->optimizer_B}, {"activations", m->activations_B}, {"overhead", m->overhead_B}};
-    int n = sizeof t / sizeof *t;
-    for (int i = 1; i < n; i++) /* largest first */
-      for (int j = i; j > 0 && t[j].B > t[j - 1].B; j--) { __typeof__(t[0]) x = t[j]; t[j] = t[j - 1]; t[j - 1] = x; }
-    double sum = 0;
-    for (int i = 0; i < n && sum <= m->capacity_B; i++) {
-      sum += t[i].B;
-      size_t l = strlen(over);
-      snprintf(over + l, sizeof over - l, "%s%s", i ? " + " : "", t[i].name);
-    }
+    double sum = pf_tune_memory_over(m, over, sizeof over);
     snprintf(why, sizeof why, "; the closest, %s, %s; %s alone: %.1f GiB", txt, terms, over, sum / (1024.0 * 1024 * 1024));
   }
   return pf_error_set(PF_ENOFIT, "no parallel configuration of %s fits on %d GPUs of %s with global batch %d "

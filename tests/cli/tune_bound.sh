@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# tune_bound.sh - tune's branch and bound (model/study/tunebound.c) picks what pricing every plan picks: on small
+# mixtures of experts (Mixtral 8x7B on 4 JUPITER Booster nodes, Qwen3-30B-A3B on 4 Leonardo Booster nodes) and a
+# dense model (Llama 2 7B on 2 Leonardo Booster nodes), the finalists (options, times, memory), the best sharded
+# plan and EP 1's line are the same with PREFLIGHT_TUNE_EXHAUSTIVE=1 (every plan that fits priced), fewer plans
+# are priced without it, and no plan priced in the exhaustive search screens below its bound.
+# ctest-labels: slow
+source "$PF_SRC/tests/cli/lib.bash"
+P=$PREFLIGHT
+cases=("--machine jupiter-booster --model mixtral-8x7b --nodes 4 --gbs 64"
+  "--machine leonardo-booster --model qwen3-30b-a3b --nodes 4 --gbs 64 --objective billing"
+  "--machine leonardo-booster --model llama2-7b --nodes 2 --gbs 64 --top 3")
+i=0
+for c in "${cases[@]}"; do
+  i=$((i + 1))
+  # shellcheck disable=SC2086
+  expect_exit 0 env PREFLIGHT_TIMING=1 $P tune $c --format json -o "$T/b$i.json"
+  cp "$T/err" "$T/b$i.err"
+  # shellcheck disable=SC2086
+  expect_exit 0 env PREFLIGHT_TIMING=1 PREFLIGHT_TUNE_EXHAUSTIVE=1 $P tune $c --format json -o "$T/e$i.json"
+  cp "$T/err" "$T/e$i.err"
+  expect_grep "timing: [0-9]+ plans evaluated in [0-9.]+ s \\([0-9]+ priced, 0 bounded, 0 priced below their bound;" "$T/err"
+  python3 - "$T/b$i.json" "$T/e$i.json" "$T/b$i.err" "$T/e$i.err" <<'PY' && ok || bad "case $i: the bounded search differs from the exhaustive one"
+import json, re, sys
+b, e = (json.load(open(f)) for f in sys.argv[1:3])
+key = lambda d: [(r["options"], r["iteration_time_s"], r["memory_GiB"], r["score"]) for r in d["rows"]]
+assert key(b) == key(e), (key(b), key(e))
+assert b.get("best_sharded") == e.get("best_sharded")
+assert b.get("ep1") == e.get("ep1")
+for k in ("plans_enumerated", "plans_pruned", "plans_evaluated"):   # the counts do not depend on the bound
+    assert b[k] == e[k], k
+t = [re.search(r"\(([0-9]+) priced, ([0-9]+) bounded, ([0-9]+) priced below", open(f).read()).groups()
+     for f in sys.argv[3:5]]
+(bp, bb, bo), (ep, eb, eo) = [[int(x) for x in g] for g in t]
+assert bp + bb == ep == e["plans_evaluated"] and eb == 0 and eo == 0, t
+assert bp < ep, t   # the bound leaves plans unpriced
+PY
+done
+# the MoE cases say what EP 1 comes to
+python3 - "$T/b1.json" <<'PY' && ok || bad "ep1 in the JSON"
+import json, sys
+x = json.load(open(sys.argv[1]))["ep1"]
+assert x["valid"] >= x["fit"] >= x["fit_zero1"] >= 0 and x.get("ep", 1) == 1 and x["options"].startswith("--tp")
+assert abs(x["memory_GiB"] - sum(x[k] for k in ("weights_GiB", "gradients_GiB", "optimizer_GiB", "activations_GiB",
+                                               "unsharded_units_GiB", "overhead_GiB"))) < 1e-6
+assert x["fits"] == (x["memory_GiB"] <= x["capacity_GiB"])
+PY
+finish
