@@ -69,6 +69,12 @@ static int fsdp_add(pf_tune_lb *b, const pf_scenario *sc, double *add) {
 }
 
 int pf_tune_lb_time(pf_tune_lb *b, const pf_scenario *sc, double *t_s) {
+  /* DualPipe's rank runs the mean of its two stages (predict.c), below the slowest stage this bound takes: no
+   * compute bound for it, so a pinned --schedule dualpipe is priced, never bounded out */
+  if (sc->plan.schedule == PF_SCHED_DUALPIPE) {
+    *t_s = fmax(sc->step_overhead_s, pf_input_time(sc));
+    return 0;
+  }
   if (!b->w && !(b->w = malloc(sizeof *b->w))) return pf_error_set(PF_ENOMEM, "out of memory");
   if (!b->stage_comm && !(b->stage_comm = malloc(sizeof *b->stage_comm))) return pf_error_set(PF_ENOMEM, "out of memory");
   if (!b->comm) { /* the topology: the machine's, the same for every plan */
