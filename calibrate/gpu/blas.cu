@@ -244,8 +244,8 @@ static double elem_bytes(pf_precision p) {
 /* Random finite operands.  A GEMM's power depends on its data: constant operands (the bytes 0x3c this
  * harness once wrote) toggle almost no bits in the multipliers and datapaths, and on an H200 the cuBLASLt
  * bf16 8192^3 GEMM then ran at 808 TFLOP/s drawing 445 W, while on random operands the same GPU's GEMM
- * reaches the 700 W cap and slows its clock to ~1485 MHz (669 TFLOP/s; calibrate/results/
- * h200-2026-11-26.md).  Training data are random-like, so the operands here are: each element gets a
+ * reaches the 700 W cap and its clock falls to ~1470 MHz of 1980 (696 TFLOP/s; calibrate/results/README.md,
+ * vm-h200-141-2026-11-26).  Training data are random-like, so the operands here are: each element gets a
  * random sign, a random mantissa and a magnitude in [2^-4, 1), built as a bit pattern of the element's
  * width so that no library type header is needed and no value is Inf or NaN (e4m3's NaN needs exponent
  * 15).  Widths: 1 e4m3, 2 bf16, 4 fp32/tf32; fp16 GEMMs read the 2-byte pattern as fp16, where its top
@@ -257,7 +257,7 @@ __global__ void k_fill(void *p, size_t n, int width, unsigned long long seed) {
     unsigned sign = (unsigned)(r & 1u), e = (unsigned)((r >> 1) & 3u), m = (unsigned)(r >> 8);
     if (width == 1) /* e4m3: bias 7, exponents 3..6 */
       ((uint8_t *)p)[i] = (uint8_t)(sign << 7 | (3u + e) << 3 | (m & 7u));
-    else if (width == 2) /* bf16: bias 127, exponents 123..126; as fp16 (bias 15): 0x7b >> 2 ... finite */
+    else if (width == 2) /* bf16: bias 127, exponents 123..126 (read as fp16: exponent 15, values in [1, 2)) */
       ((uint16_t *)p)[i] = (uint16_t)(sign << 15 | (123u + e) << 7 | (m & 0x7fu));
     else /* fp32: bias 127, exponents 123..126 */
       ((uint32_t *)p)[i] = sign << 31 | (123u + e) << 23 | (m & 0x7fffffu);
