@@ -81,21 +81,20 @@ int pf_comm_init(const pf_scenario *sc, pf_comm *c) {
   int used = spread_gpn(sc), gpn = sc->machine.gpus_per_node, rc;
   if (used == gpn) {
     rc = pf_topology_build_placed(&sc->machine, sc->nodes, sc->placement, sc->seed, sc->comm_eff_scale, &c->topo);
-    if (rc == 0) c->topo_key = pf_comm_topo_key(c); /* hashed once, not at each all-to-all (alltoall.c's memo) */
-    return rc;
+  } else {
+    pf_machine *m = malloc(sizeof *m);
+    if (!m) return pf_error_set(PF_ENOMEM, "out of memory");
+    *m = sc->machine;
+    m->gpus_per_node = used;
+    int nics = m->nics_per_node;
+    if (nics > gpn) m->nics_per_node = nics * used / gpn; /* bonded NICs: the same NICs per GPU */
+    else if (nics > 0)
+      for (int l = 0, top = 0; l < used; l++) /* the NICs the used GPUs sit next to */
+        if (m->nic_affinity[l] >= top) m->nics_per_node = top = m->nic_affinity[l] + 1;
+    rc = pf_topology_build_placed(m, sc->nodes, sc->placement, sc->seed, sc->comm_eff_scale, &c->topo);
+    free(m);
   }
-  pf_machine *m = malloc(sizeof *m);
-  if (!m) return pf_error_set(PF_ENOMEM, "out of memory");
-  *m = sc->machine;
-  m->gpus_per_node = used;
-  int nics = m->nics_per_node;
-  if (nics > gpn) m->nics_per_node = nics * used / gpn; /* bonded NICs: the same NICs per GPU */
-  else if (nics > 0)
-    for (int l = 0, top = 0; l < used; l++) /* the NICs the used GPUs sit next to */
-      if (m->nic_affinity[l] >= top) m->nics_per_node = top = m->nic_affinity[l] + 1;
-  rc = pf_topology_build_placed(m, sc->nodes, sc->placement, sc->seed, sc->comm_eff_scale, &c->topo);
-  free(m);
-  if (rc == 0) c->topo_key = pf_comm_topo_key(c);
+  if (rc == 0) c->topo_key = pf_comm_topo_key(c); /* hashed once, not at each all-to-all (alltoall.c's memo) */
   return rc;
 }
 

@@ -80,62 +80,67 @@ static int steps(const char *machine, double dense_W, double ap2_J) {
   return 0;
 }
 
-int main(void) {
+/* One part's operating points as measured (W; the waiting point's step; the copy's and the GEMM's shares of
+ * the datasheet peaks), checked through the power model of the machine's device file. */
+typedef struct {
+  const char *machine, *device;
+  double context_W, wait_step_s, wait_W, tiny_W;
+  double copy_u_hbm, copy_W, triad_u_hbm, triad_W;
+  double gemm_u_tensor, gemm_u_hbm, gemm_W;
+  double dense_W, ap2_step_s, ap2_W;
+} part_points;
+
+static int check_part(const part_points *m) {
   pf_scenario_init(&sc);
-  if (pf_machine_load("discoverer-gpu", &sc.machine) < 0) {
+  if (pf_machine_load(m->machine, &sc.machine) < 0) {
     fprintf(stderr, "%s\n", pf_error_detail());
-    return 1;
+    return -1;
   }
   sc.nodes = 1;
   sc.gpus = 1;
-  const pf_device *d = &sc.machine.dev;
-  CHECK_STR(d->id, "h200-141");
-  CHECK_NEAR(d->cap_W, 700, 0);
+  CHECK_STR(sc.machine.dev.id, m->device);
+  CHECK_NEAR(sc.machine.dev.cap_W, 700, 0);
   double r;
-
-  /* a live context, nothing running: 122.5 / 122.1 W (torch points), 124.0 W (calibrate) */
-  CHECK_NEAR(point_W(0, 0, 0, 0, false, NULL), 122.3, TOL);
-  /* waiting on the host: a 20 us kernel, synchronize, 2 ms sleep (2.246 ms a step): 121.3 W */
-  CHECK_NEAR(point_W(20e-6 / 2.246e-3, 0, 0, 0, false, NULL), 121.3, TOL);
-  /* tiny kernels back to back in a CUDA graph: 124.4 W */
-  CHECK_NEAR(point_W(1.0, 0, 0, 0, false, NULL), 124.4, TOL);
-  /* device copy of random bytes, 4.277 TB/s of 4.8: 675.9 W; triad of random doubles at u_hbm 0.855: 637.0 W */
-  CHECK_NEAR(point_W(1.0, 0, 0, 4.277 / 4.8, false, &r), 675.9, TOL);
-  CHECK_NEAR(r, 1.0, 0); /* measured at 1980 MHz, not throttled */
-  CHECK_NEAR(point_W(1.0, 0, 0, 0.855, false, NULL), 637.0, TOL);
-  /* cuBLASLt bf16 8192^3 on random operands, u_tensor 0.703, u_hbm 0.053: 693.4 W at the cap, the clock fallen
-   * (1470-1485 of 1980 MHz): the GEMM demands more than the cap at full clock */
-  CHECK_NEAR(point_W(1.0, 0.703, 0, 0.053, true, &r), 693.4, TOL);
+  /* a live context, nothing running */
+  CHECK_NEAR(point_W(0, 0, 0, 0, false, NULL), m->context_W, TOL);
+  /* waiting on the host: a 20 us kernel, synchronize, 2 ms sleep */
+  CHECK_NEAR(point_W(20e-6 / m->wait_step_s, 0, 0, 0, false, NULL), m->wait_W, TOL);
+  /* tiny kernels back to back in a CUDA graph */
+  CHECK_NEAR(point_W(1.0, 0, 0, 0, false, NULL), m->tiny_W, TOL);
+  /* device copy of random bytes and triad of random doubles, measured at 1980 MHz, not throttled */
+  CHECK_NEAR(point_W(1.0, 0, 0, m->copy_u_hbm, false, &r), m->copy_W, TOL);
+  CHECK_NEAR(r, 1.0, 0);
+  CHECK_NEAR(point_W(1.0, 0, 0, m->triad_u_hbm, false, NULL), m->triad_W, TOL);
+  /* cuBLASLt bf16 8192^3 on random operands: at the cap, the clock fallen: the GEMM demands more than the cap
+   * at full clock */
+  CHECK_NEAR(point_W(1.0, m->gemm_u_tensor, 0, m->gemm_u_hbm, true, &r), m->gemm_W, TOL);
   CHECK(r < 1.0);
+  /* the dense layers at the cap; AP2's energy above the context, (W - context) x step: the kernels', which
+   * does not depend on the host that set the step */
+  return steps(m->machine, m->dense_W, (m->ap2_W - m->context_W) * m->ap2_step_s);
+}
+
+int main(void) {
+  /* H200 SXM (calibrate/results/vm-h200-141-2026-11-26*.json): context 122.5 / 122.1 W (torch points) and 124.0 W
+   * (calibrate); waiting 121.3 W at 2.246 ms a step; tiny kernels 124.4 W; copy 675.9 W at 4.277 of 4.8 TB/s;
+   * triad 637.0 W at u_hbm 0.855; GEMM 693.4 W at u_tensor 0.703, u_hbm 0.053 (clock 1470-1485 of 1980 MHz);
+   * dense layers 702.1 W power-capped; AP2 41.4 ms a step at 207.9 W, this host slower than the model's step
+   * (the Trainer-style step is host-bound), 3.55 J above the context */
+  static const part_points h200 = {"discoverer-gpu", "h200-141", 122.3, 2.246e-3, 121.3, 124.4, 4.277 / 4.8, 675.9,
+                                   0.855, 637.0, 0.703, 0.053, 693.4, 702.1, 41.4e-3, 207.9};
+  /* H100 SXM 80 GB (vm-h100-sxm-80-2026-11-26*.json), priced with dgx-h100-superpod's h100-sxm-80 file: the
+   * default rules of devpower.c were set from the H200 alone, so this is their check on another part (the file's
+   * context, 121 W, is the median of three H100 readings): context 117.1 W; waiting 117.9 W at 2.143 ms a step;
+   * tiny kernels 128.5 W; copy 531.9 W at 3.030 of 3.35 TB/s; triad 500.6 W at u_hbm 0.863; GEMM 694.1 W at
+   * u_tensor 0.704, u_hbm 0.076 (clock 1365 MHz); dense layers 708.2 W (1395 MHz); AP2 27.19 ms at 253.4 W */
+  static const part_points h100 = {"dgx-h100-superpod", "h100-sxm-80", 117.1, 2.143e-3, 117.9, 128.5, 3.030 / 3.35,
+                                   531.9, 0.863, 500.6, 0.704, 0.076, 694.1, 708.2, 27.19e-3, 253.4};
+  if (check_part(&h200) < 0) return 1;
   /* the register-only loops under-draw library kernels (docs/energy.md): the model must not fit them, only lie
-   * above them (fp32 FMA 261.6 W at u_vector 0.975; bf16 mma.sync 356.4 W at u_tensor 0.647) */
+   * above them (H200: fp32 FMA 261.6 W at u_vector 0.975; bf16 mma.sync 356.4 W at u_tensor 0.647) */
   CHECK(point_W(1.0, 0, 0.975, 0, true, NULL) > 261.6);
   CHECK(point_W(1.0, 0.647, 0, 0, true, NULL) > 356.4);
-
-  /* 4 dense bf16 layers: 702.1 W, power-capped; AP2: 41.4 ms a step at 207.9 W, this host slower than the
-   * model's step (the Trainer-style step is host-bound): the energy the step adds above the context,
-   * (207.9 - 122.3) W x 41.4 ms = 3.55 J, is the kernels' and does not depend on the host */
-  if (steps("discoverer-gpu", 702.1, (207.9 - 122.3) * 41.4e-3) < 0) return 1;
-
-  /* The same points measured on an H100 SXM 80 GB (vm-h100-sxm-80-2026-11-26*.json), priced with
-   * dgx-h100-superpod's h100-sxm-80 file: the default rules of devpower.c were set from the H200 alone, so
-   * this is their check on another part; the file's context, 121 W, is the median of three H100 readings. */
-  pf_scenario_init(&sc);
-  if (pf_machine_load("dgx-h100-superpod", &sc.machine) < 0) return 1;
-  sc.nodes = 1;
-  sc.gpus = 1;
-  CHECK_STR(sc.machine.dev.id, "h100-sxm-80");
-  CHECK_NEAR(point_W(0, 0, 0, 0, false, NULL), 117.1, TOL);
-  CHECK_NEAR(point_W(20e-6 / 2.143e-3, 0, 0, 0, false, NULL), 117.9, TOL);
-  CHECK_NEAR(point_W(1.0, 0, 0, 0, false, NULL), 128.5, TOL);
-  /* copy of random bytes at 3.030 TB/s of 3.35: 531.9 W; triad at u_hbm 0.863: 500.6 W */
-  CHECK_NEAR(point_W(1.0, 0, 0, 3.030 / 3.35, false, &r), 531.9, TOL);
-  CHECK_NEAR(point_W(1.0, 0, 0, 0.863, false, NULL), 500.6, TOL);
-  /* cuBLASLt bf16 8192^3, u_tensor 0.704, u_hbm 0.076: 694.1 W at the cap, clock 1365 MHz */
-  CHECK_NEAR(point_W(1.0, 0.704, 0, 0.076, true, &r), 694.1, TOL);
-  CHECK(r < 1.0);
-  /* dense layers 708.2 W, capped at 1395 MHz; AP2 27.19 ms a step at 253.4 W: (253.4 - 117.1) x 27.19 ms */
-  if (steps("dgx-h100-superpod", 708.2, (253.4 - 117.1) * 27.19e-3) < 0) return 1;
+  if (check_part(&h100) < 0) return 1;
   printf("%d passed, %d failed\n", pf_check_pass, pf_check_fail);
   return pf_check_fail ? 1 : 0;
 }
