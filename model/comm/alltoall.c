@@ -47,11 +47,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *pf_a2a_lib_name(pf_a2a_lib l) { return l == PF_A2A_DEEPEP ? "deepep" : "nccl"; }
+static const char *lib_names[] = {[PF_A2A_NCCL] = "nccl", [PF_A2A_DEEPEP] = "deepep"};
+
+const char *pf_a2a_lib_name(pf_a2a_lib l) { return lib_names[l == PF_A2A_DEEPEP]; }
 
 int pf_a2a_lib_parse(const char *s, pf_a2a_lib *out) {
-  if (strcmp(s, "nccl") == 0) { *out = PF_A2A_NCCL; return 0; }
-  if (strcmp(s, "deepep") == 0) { *out = PF_A2A_DEEPEP; return 0; }
+  int i = pf_name_index(s, lib_names, 2, false);
+  if (i >= 0) { *out = (pf_a2a_lib)i; return 0; }
   return pf_error_set(PF_EINVAL, "all-to-all library \"%s\": valid: nccl (the library's all-to-all), deepep (DeepEP's "
                       "normal kernels, NVLink and RDMA forwarding)", s);
 }

@@ -16,12 +16,19 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 const pf_opt *pf_opt_find(const pf_opt *const *tables, const char *name) {
   for (int t = 0; tables[t]; t++)
     for (const pf_opt *o = tables[t]; o->name; o++)
       if (strcmp(o->name, name) == 0) return o;
   return NULL;
+}
+
+int pf_name_index(const char *s, const char *const *names, int n, bool nocase) {
+  for (int i = 0; s && i < n; i++)
+    if ((nocase ? strcasecmp(s, names[i]) : strcmp(s, names[i])) == 0) return i;
+  return -1;
 }
 
 /* The entry "-c" names: a one-letter name or a short alias. */

@@ -88,6 +88,10 @@ struct pf_opt {
  * name), the first one found; NULL when there is none. */
 const pf_opt *pf_opt_find(const pf_opt *const *tables, const char *name);
 
+/* The index of s among the n names (an enum's name table), compared exactly or, with nocase, ignoring case;
+ * -1 when s is NULL or none matches.  Every enum's parse function looks its name up here. */
+int pf_name_index(const char *s, const char *const *names, int n, bool nocase);
+
 /* ---- reading argv ---- */
 
 typedef enum pf_opts_fault {

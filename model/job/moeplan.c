@@ -63,11 +63,13 @@ unsigned pf_plan_recompute_modules(const pf_plan *p) {
   return p->recompute_modules ? p->recompute_modules : PF_RECOMPUTE_MOD_CORE_ATTN;
 }
 
-const char *pf_moe_dispatcher_name(int d) { return d == PF_MOE_DISPATCH_FLEX ? "flex" : "alltoall"; }
+static const char *dispatcher_names[] = {[PF_MOE_DISPATCH_ALLTOALL] = "alltoall", [PF_MOE_DISPATCH_FLEX] = "flex"};
+
+const char *pf_moe_dispatcher_name(int d) { return dispatcher_names[d == PF_MOE_DISPATCH_FLEX]; }
 
 int pf_moe_dispatcher_parse(const char *s, int *out) {
-  if (strcmp(s, "alltoall") == 0) { *out = PF_MOE_DISPATCH_ALLTOALL; return 0; }
-  if (strcmp(s, "flex") == 0) { *out = PF_MOE_DISPATCH_FLEX; return 0; }
+  int i = pf_name_index(s, dispatcher_names, 2, false);
+  if (i >= 0) { *out = i; return 0; }
   return pf_error_set(PF_EINVAL, "--moe-token-dispatcher-type \"%s\": valid: alltoall (NCCL all-to-all), flex "
                       "(DeepEP's kernels, Megatron's --moe-enable-deepep)", s);
 }

@@ -59,26 +59,26 @@ int pf_schedule_parse(const char *s, pf_schedule *out, int *vstages) {
 }
 
 int pf_recompute_parse(const char *s, pf_recompute *out) {
-  for (int i = 0; i <= PF_RECOMPUTE_FULL; i++)
-    if (strcmp(s, recompute_names[i]) == 0) { *out = (pf_recompute)i; return 0; }
+  int i = pf_name_index(s, recompute_names, PF_RECOMPUTE_FULL + 1, false);
+  if (i >= 0) { *out = (pf_recompute)i; return 0; }
   return pf_error_set(PF_EINVAL, "--recompute \"%s\": valid: none, selective, full", s);
 }
 
 int pf_coll_proto_parse(const char *s, pf_coll_proto *out) {
-  for (int i = 0; i <= PF_PROTO_AUTO; i++)
-    if (strcasecmp(s, proto_names[i]) == 0) { *out = (pf_coll_proto)i; return 0; }
+  int i = pf_name_index(s, proto_names, PF_PROTO_AUTO + 1, true);
+  if (i >= 0) { *out = (pf_coll_proto)i; return 0; }
   return pf_error_set(PF_EINVAL, "--coll-proto \"%s\": valid: auto, LL, LL128, Simple", s);
 }
 
 int pf_placement_parse(const char *s, pf_placement *out) {
-  for (int i = 0; i <= PF_PLACE_SCATTERED; i++)
-    if (strcmp(s, place_names[i]) == 0) { *out = (pf_placement)i; return 0; }
+  int i = pf_name_index(s, place_names, PF_PLACE_SCATTERED + 1, false);
+  if (i >= 0) { *out = (pf_placement)i; return 0; }
   return pf_error_set(PF_EINVAL, "--placement \"%s\": valid: contiguous, scattered", s);
 }
 
 int pf_rank_order_parse(const char *s, pf_rank_order *out) {
-  for (int i = 0; i <= PF_ORDER_TP_CP_PP_DP; i++)
-    if (strcmp(s, order_names[i]) == 0) { *out = (pf_rank_order)i; return 0; }
+  int i = pf_name_index(s, order_names, PF_ORDER_TP_CP_PP_DP + 1, false);
+  if (i >= 0) { *out = (pf_rank_order)i; return 0; }
   return pf_error_set(PF_EINVAL, "--rank-order \"%s\": valid: tp-cp-dp-pp (Megatron's default), tp-cp-pp-dp "
                       "(Megatron's --use-tp-pp-dp-mapping)", s);
 }
@@ -90,14 +90,14 @@ const char *pf_host_mode_name(pf_host_mode m) { return m <= PF_HOST_COMPILED ? h
 const char *pf_framework_name(pf_framework f) { return f <= PF_FW_TENSORFLOW ? fw_names[f] : "?"; }
 
 int pf_host_mode_parse(const char *s, pf_host_mode *out) {
-  for (int i = 0; i <= PF_HOST_COMPILED; i++)
-    if (strcmp(s, host_names[i]) == 0) { *out = (pf_host_mode)i; return 0; }
+  int i = pf_name_index(s, host_names, PF_HOST_COMPILED + 1, false);
+  if (i >= 0) { *out = (pf_host_mode)i; return 0; }
   return pf_error_set(PF_EINVAL, "--host-overhead \"%s\": valid: auto, eager, graphs, compiled", s);
 }
 
 int pf_framework_parse(const char *s, pf_framework *out) {
-  for (int i = 0; i <= PF_FW_TENSORFLOW; i++)
-    if (strcmp(s, fw_names[i]) == 0) { *out = (pf_framework)i; return 0; }
+  int i = pf_name_index(s, fw_names, PF_FW_TENSORFLOW + 1, false);
+  if (i >= 0) { *out = (pf_framework)i; return 0; }
   return pf_error_set(PF_EINVAL, "--framework \"%s\": valid: auto, megatron, pytorch, tensorflow", s);
 }
 

@@ -27,8 +27,8 @@ const char *pf_precision_name(pf_precision p) {
 }
 
 int pf_precision_parse(const char *s, pf_precision *out) {
-  for (int i = 0; i < PF_NPREC; i++)
-    if (s && strcmp(s, precision_names[i]) == 0) { *out = (pf_precision)i; return 0; }
+  int i = pf_name_index(s, precision_names, PF_NPREC, false);
+  if (i >= 0) { *out = (pf_precision)i; return 0; }
   return pf_error_set(PF_EINVAL, "unknown precision \"%s\"; valid: fp32, tf32, fp16, bf16, fp8, fp64",
                       s ? s : "");
 }

@@ -15,8 +15,8 @@ static const char *obj_names[] = {"time", "energy", "billing", "action"};
 const char *pf_objective_name(pf_objective o) { return o <= PF_OBJ_ACTION ? obj_names[o] : "?"; }
 
 int pf_objective_parse(const char *s, pf_objective *out) {
-  for (int i = 0; i <= PF_OBJ_ACTION; i++)
-    if (strcmp(s, obj_names[i]) == 0) { *out = (pf_objective)i; return 0; }
+  int i = pf_name_index(s, obj_names, PF_OBJ_ACTION + 1, false);
+  if (i >= 0) { *out = (pf_objective)i; return 0; }
   return pf_error_set(PF_EINVAL, "--objective \"%s\": valid: time, energy, billing, action", s);
 }
 

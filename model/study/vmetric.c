@@ -48,8 +48,8 @@ const char *pf_scope_name(pf_scope s) { return s <= PF_SCOPE_PACKAGE_JOB ? scope
 const char *pf_bound_name(pf_bound b) { return b <= PF_BOUND_RANGE ? bound_names[b] : "?"; }
 
 int pf_metric_parse(const char *s, pf_metric *out) {
-  for (int i = 0; i < PF_MET_COUNT; i++)
-    if (strcmp(s, metric_names[i]) == 0) { *out = (pf_metric)i; return 0; }
+  int i = pf_name_index(s, metric_names, PF_MET_COUNT, false);
+  if (i >= 0) { *out = (pf_metric)i; return 0; }
   return PF_EINVAL;
 }
 
