@@ -60,6 +60,7 @@ LABELS = {  # row label (lower case, tags stripped) -> key
     "eval": ("evaluation time",),
 }
 AP2_HOLDOUT = 3.8 / 12  # validation set over training set, by size (001:746)
+AP2_SAMPLES = 148000  # AP2's training samples a epoch, "148k" (001:746), batch 32 per GPU
 
 
 def sources_dir(arg):
@@ -171,6 +172,9 @@ def main():
         old = (r.get("duration_s", ""), r.get("train_s", ""), r["iterations"], r["scope"], r.get("eval_iterations", ""))
         run, train, ep, b = num(t, "runtime", col), num(t, "training", col), num(t, "epoch", col), num(t, "batch", col)
         steps = epoch_steps.get((m["table"], col)) or (round(ep / b) if ep and b else None)
+        g = num(t, "gpus", col)
+        if num(t, "eval", col) and g:  # AP2: the samples over the global batch (DataParallel, 32 a GPU)
+            steps = -(-AP2_SAMPLES // (32 * int(g)))
         if run and train and ep and steps:
             epochs = max(1, round(train / ep))
             ep_meter = meter.get((m["table"], col), {})

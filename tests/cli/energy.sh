@@ -136,13 +136,13 @@ expect_exit 2 $P validate --energy-coverage "$PF_SRC/scenarios/validation" --cov
 # the signed mean of each machine x application's energy and power rows (issue 27's group bound): the mean of
 # its judged rows' errors, regression rows left out, time rows never in it; beyond 15 % marked in the table
 M="$PF_SRC/scenarios/validation/maelstrom.csv"
-{ sed -n 9p "$M"; grep -E '^(e4-gh200,maelstrom-ap2|jureca-dc-h100,maelstrom-ap1|jureca-dc-h100,maelstrom-ap5)' "$M"; } >"$T/groups.csv"
+{ sed -n 9p "$M"; grep -E '^(jureca-dc-mi250,maelstrom-ap2|jureca-dc-h100,maelstrom-ap1|jureca-dc-h100,maelstrom-ap5)' "$M"; } >"$T/groups.csv"
 expect_exit 0 $P validate "$T/groups.csv" --format json
 python3 - "$T/out" <<'PY' && ok || bad "validate: by_energy_group is the signed mean of the group's judged energy rows"
 import json, sys
 d = json.load(open(sys.argv[1]))
 g = {x["group"]: x for x in d["summary"]["by_energy_group"]}
-assert set(g) == {"e4-gh200 maelstrom-ap2-deberta-v3-small", "jureca-dc-h100 maelstrom-ap1-unet"}, g  # AP5: regression
+assert set(g) == {"jureca-dc-mi250 maelstrom-ap2-deberta-v3-small", "jureca-dc-h100 maelstrom-ap1-unet"}, g  # AP5: regression
 for name, x in g.items():
     m, a = name.split(" ")
     e = [r["error_pct"] for r in d["rows"] if r["machine"] == m and r["model"] == a and r.get("scope")
@@ -151,7 +151,7 @@ for name, x in g.items():
 PY
 expect_exit 0 $P validate "$T/groups.csv"
 expect_grep "^by machine x application" "$T/out"
-expect_grep "^  e4-gh200 maelstrom-ap2-deberta-v3-small .*beyond 15 %$" "$T/out"
+expect_grep "^  jureca-dc-mi250 maelstrom-ap2-deberta-v3-small .*beyond 15 %$" "$T/out"
 if grep -E "^  jureca-dc-h100 maelstrom-ap1-unet .*beyond" "$T/out" >/dev/null; then bad "H100 AP1 marked"; else ok; fi
 
 # per-run energy with --train-iters: the iteration's times N
