@@ -18,8 +18,11 @@ cites (its `source` column: 001_...txt:LINE (Table T col C)) in the seed text:
               samples, in passes of the row's global batch;
   iterations  the training steps in that job: epochs x steps per epoch, with epochs = round(total training
               time / epoch time) and steps per epoch the `iterations` of the column's epoch-time row where
-              there is one (AP1 tables 6-11, AP5 table 39: 89208 / 32 for AP1), else epoch time / batch time
-              (rounded; AP2, AP5);
+              there is one (AP1 tables 6-11, AP5 table 39: 89208 / 32 for AP1); for AP2 (the tables with an
+              evaluation time) the report's 148k training samples over the global batch, 32 a GPU (001:746):
+              its epoch time over its per-batch time counts 6336-9144 steps for the same one-GPU epoch on
+              different machines, the timer leaving part of each step out (docs/validation.md); else epoch
+              time / batch time (rounded; AP5);
   scope       gpu_job stays unless the table shows that GPU sensors of the whole node were summed: a column
               that uses one package (one GPU, or one MI250 = 2 GCDs) yet reports a maximum aggregate power
               above its maximum single-device power (AP5 tables 35-37: 1 MPI task, 402 W "aggregate" on one
@@ -60,6 +63,7 @@ LABELS = {  # row label (lower case, tags stripped) -> key
     "eval": ("evaluation time",),
 }
 AP2_HOLDOUT = 3.8 / 12  # validation set over training set, by size (001:746)
+AP2_SAMPLES = 148000  # AP2's training samples an epoch, "148k" (001:746), batch 32 per GPU
 
 
 def sources_dir(arg):
@@ -171,6 +175,9 @@ def main():
         old = (r.get("duration_s", ""), r.get("train_s", ""), r["iterations"], r["scope"], r.get("eval_iterations", ""))
         run, train, ep, b = num(t, "runtime", col), num(t, "training", col), num(t, "epoch", col), num(t, "batch", col)
         steps = epoch_steps.get((m["table"], col)) or (round(ep / b) if ep and b else None)
+        g = num(t, "gpus", col)
+        if num(t, "eval", col) and g:  # AP2: the samples over the global batch (DataParallel, 32 a GPU)
+            steps = -(-AP2_SAMPLES // (32 * int(g)))
         if run and train and ep and steps:
             epochs = max(1, round(train / ep))
             ep_meter = meter.get((m["table"], col), {})

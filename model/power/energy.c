@@ -20,9 +20,12 @@
  * Under a cap: at clock ratio r the compute-bound part of a kernel takes 1/r
  * as long (pf_energy_busy_s); what its energy does is the model's (DVFS
  * voltage in the utilisation model).  pf_energy_clock_for_cap() finds the
- * largest r at which the mean power of the busy time plus the package share
- * stays within the cap; pf_predict() then reprices the iteration at that
- * clock, so time and energy both follow.
+ * largest r at which the mean power of the step loop (kernels, exposed
+ * communication and the gaps between them: the limiter averages over longer
+ * than a step, an H200 running a GEMM and a host sleep as long, 3.2 ms a
+ * step, kept 1980 MHz at 501 W; docs/energy.md "Power cap and DVFS") plus the
+ * package share stays within the cap; pf_predict() then reprices the
+ * iteration at that clock, so time and energy both follow.
  */
 #include "power.h"
 
@@ -51,6 +54,22 @@ double pf_energy_busy_W(const pf_device *d, const pf_energy_use *u, double r) {
   return busy_W(pf_power_model_of(d), d, u, r);
 }
 
+/* what communication kernels (comm s) and the gaps between kernels (gaps s) add above the context power */
+static double between_J(const pf_device *d, double comm, double gaps) {
+  double comm_W = fmax(d->comm_W, d->wait_W); /* a communication kernel draws at least what waiting does */
+  return fmax(0.0, comm_W - d->context_W) * comm + fmax(0.0, d->wait_W - d->context_W) * gaps;
+}
+
+/* mean power of model m on d over the step loop at clock r: the loop (u->loop_s at u's clock) stretched by what
+ * its kernels take longer, at least their busy time; without a loop, the busy time's */
+static double loop_W(const pf_power_model *m, const pf_device *d, const pf_energy_use *u, double r) {
+  double b = pf_energy_busy_s(u, r);
+  double L = fmax(u->loop_s + b - u->busy_s, b);
+  if (!(L > 0)) return d->context_W;
+  double comm = fmin(fmax(u->comm_s, 0.0), L - b);
+  return d->context_W + (m->dynamic_J(d, u, r) + between_J(d, comm, fmax(0.0, L - b - comm))) / L;
+}
+
 double pf_energy_cap_W(const pf_scenario *sc) {
   const pf_device *d = &sc->machine.dev;
   if (sc->power_cap_W > 0) return sc->power_cap_W;
@@ -61,12 +80,12 @@ double pf_energy_clock_for_cap(const pf_scenario *sc, const pf_energy_use *u) {
   const pf_device *d = &sc->machine.dev;
   const pf_power_model *m = pf_power_model_of(d);
   double cap = pf_energy_cap_W(sc);
-  if (busy_W(m, d, u, 1.0) + d->package_W <= cap) return 1.0;
-  if (busy_W(m, d, u, R_MIN) + d->package_W >= cap) return R_MIN;
-  double lo = R_MIN, hi = 1.0; /* busy power rises with r: bisect */
+  if (loop_W(m, d, u, 1.0) + d->package_W <= cap) return 1.0;
+  if (loop_W(m, d, u, R_MIN) + d->package_W >= cap) return R_MIN;
+  double lo = R_MIN, hi = 1.0; /* the loop's power rises with r: bisect */
   for (int i = 0; i < 60; i++) {
     double mid = 0.5 * (lo + hi);
-    if (busy_W(m, d, u, mid) + d->package_W > cap) hi = mid;
+    if (loop_W(m, d, u, mid) + d->package_W > cap) hi = mid;
     else lo = mid;
   }
   return lo;
@@ -87,9 +106,7 @@ void pf_energy_window(const pf_scenario *sc, const pf_energy_use *u, pf_energy *
   /* between kernels inside the step loop: the time of the loop no kernel fills (host, input pipeline, waiting
    * on a collective's peers) at wait_W; outside it (start-up, data loading, checkpoints) context_W */
   double gaps = fmax(0.0, fmin(u->loop_s, T) - busy - comm);
-  double comm_W = fmax(d->comm_W, d->wait_W); /* a communication kernel draws at least what waiting does */
-  double E_dev = d->context_W * T + dyn + fmax(0.0, comm_W - d->context_W) * comm +
-                 fmax(0.0, d->wait_W - d->context_W) * gaps;
+  double E_dev = d->context_W * T + dyn + between_J(d, comm, gaps);
   double cap = pf_energy_cap_W(sc);
   E_dev = fmin(E_dev, fmax(cap - d->package_W, d->idle_W) * T); /* the mean never exceeds the cap */
 

@@ -74,9 +74,10 @@ double pf_energy_busy_W(const pf_device *d, const pf_energy_use *u, double r);
  * --power-cap when given, else the device's. */
 double pf_energy_cap_W(const pf_scenario *sc);
 
-/* Clock ratio (0.2 .. 1] at which busy power plus the package share stays at
- * or below the cap; 1 when it already does.  u describes the window at full
- * clock. */
+/* Clock ratio (0.2 .. 1] at which the mean power of the step loop (u->loop_s:
+ * kernels, exposed communication, the gaps between them; the busy time alone
+ * where u has no loop) plus the package share stays at or below the cap; 1
+ * when it already does.  u describes the window at u->clock_ratio. */
 double pf_energy_clock_for_cap(const pf_scenario *sc, const pf_energy_use *u);
 
 /* Energy of the window at every scope (sc after pf_plan_check: nodes, gpus;

@@ -24,7 +24,11 @@ for r in rows:
     c = cap or e["power_cap_W"]
     assert e["power_cap_W"] == c, (e["power_cap_W"], c)
     assert 0 < e["avg_power_per_gpu_W"] <= c + 1e-6, e
-    assert e["gpu_busy_W"] <= c * 1.001 or e["clock_ratio"] <= 0.2 + 1e-9, e
+    # the cap holds the step loop's mean (docs/energy.md "Power cap and DVFS"): the kernels may draw above it by
+    # what the gaps between them leave, never more; a clock the cap lowered puts the loop's mean at the cap
+    b = e["per_gpu_iteration"]["busy_s"]
+    assert e["gpu_busy_W"] * b <= c * 1.001 * max(r["iteration_time_s"], b) or e["clock_ratio"] <= 0.2 + 1e-9, e
+    assert e["clock_ratio"] == 1 or e["clock_ratio"] <= 0.2 + 1e-9 or e["avg_power_per_gpu_W"] >= 0.99 * (c - e["avg_power_per_package_W"] + e["avg_power_per_gpu_W"]), e
     assert e["node_gpus_J"] >= e["gpu_J"] - 1e-6 and e["node_J"] >= e["node_gpus_J"] - 1e-6, e
     assert e["package_J"] >= e["gpu_J"] - 1e-6 and e["facility_J"] >= e["node_J"] - 1e-6, e
     assert abs(e["action_Js"] - e["facility_J"] * r["iteration_time_s"]) <= 1e-4 * e["action_Js"] + 1e-6, e
@@ -136,13 +140,13 @@ expect_exit 2 $P validate --energy-coverage "$PF_SRC/scenarios/validation" --cov
 # the signed mean of each machine x application's energy and power rows (issue 27's group bound): the mean of
 # its judged rows' errors, regression rows left out, time rows never in it; beyond 15 % marked in the table
 M="$PF_SRC/scenarios/validation/maelstrom.csv"
-{ sed -n 9p "$M"; grep -E '^(e4-gh200,maelstrom-ap2|jureca-dc-h100,maelstrom-ap1|jureca-dc-h100,maelstrom-ap5)' "$M"; } >"$T/groups.csv"
+{ sed -n 9p "$M"; grep -E '^(jureca-dc-mi250,maelstrom-ap2|jureca-dc-h100,maelstrom-ap1|jureca-dc-h100,maelstrom-ap5)' "$M"; } >"$T/groups.csv"
 expect_exit 0 $P validate "$T/groups.csv" --format json
 python3 - "$T/out" <<'PY' && ok || bad "validate: by_energy_group is the signed mean of the group's judged energy rows"
 import json, sys
 d = json.load(open(sys.argv[1]))
 g = {x["group"]: x for x in d["summary"]["by_energy_group"]}
-assert set(g) == {"e4-gh200 maelstrom-ap2-deberta-v3-small", "jureca-dc-h100 maelstrom-ap1-unet"}, g  # AP5: regression
+assert set(g) == {"jureca-dc-mi250 maelstrom-ap2-deberta-v3-small", "jureca-dc-h100 maelstrom-ap1-unet"}, g  # AP5: regression
 for name, x in g.items():
     m, a = name.split(" ")
     e = [r["error_pct"] for r in d["rows"] if r["machine"] == m and r["model"] == a and r.get("scope")
@@ -151,7 +155,7 @@ for name, x in g.items():
 PY
 expect_exit 0 $P validate "$T/groups.csv"
 expect_grep "^by machine x application" "$T/out"
-expect_grep "^  e4-gh200 maelstrom-ap2-deberta-v3-small .*beyond 15 %$" "$T/out"
+expect_grep "^  jureca-dc-mi250 maelstrom-ap2-deberta-v3-small .*beyond 15 %$" "$T/out"
 if grep -E "^  jureca-dc-h100 maelstrom-ap1-unet .*beyond" "$T/out" >/dev/null; then bad "H100 AP1 marked"; else ok; fi
 
 # per-run energy with --train-iters: the iteration's times N

@@ -40,6 +40,19 @@ rows = [r for r in d["rows"] if r["metric"] in ("energy_J", "avg_power_W")]
 assert len(rows) == 188 and all(r["status"] == "predicted" for r in rows), len(rows)
 assert {"gpu_job", "node_job", "node_gpus_job"} <= set(d["summary"]["by_scope"]), d["summary"]["by_scope"]
 PY
+# AP2's training steps are the report's samples over the global batch (148k / (32 x GPUs), 001:746, the rule
+# AP1's rows follow with 89208 / 32), not "Training time for epoch" over "Avg. training time per batch", whose
+# ratio differs between machines on the same data (6336 A100 .. 9144 GH200): scripts/maelstrom-duration.py
+python3 - "$V/maelstrom.csv" <<'PY' && ok || bad "AP2 energy rows: iterations = ceil(148000 / (32 x GPUs))"
+import csv, sys
+rows = [r for r in csv.DictReader(l for l in open(sys.argv[1]) if not l.startswith("#"))
+        if r["model"] == "maelstrom-ap2-deberta-v3-small" and r["metric"] in ("energy_J", "avg_power_W")]
+assert len(rows) == 74, len(rows)
+for r in rows:
+    g = int(r["gpus"])
+    assert int(r["iterations"]) == -(-148000 // (32 * g)), (r["machine"], g, r["iterations"])
+    assert int(r["eval_iterations"]) == round(int(r["iterations"]) * 3.8 / 12), r["eval_iterations"]
+PY
 # --hold-time training stretches the predicted iteration to the measured train_s (a diagnostic of the power model)
 expect_exit 0 $P validate "$V/maelstrom.csv" --hold-time training --format json
 python3 - "$T/out" <<'PY' && ok || bad "--hold-time training"
