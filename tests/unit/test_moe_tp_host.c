@@ -1,0 +1,107 @@
+/* test_moe_tp_host.c - what a MoE layer costs beside its kernels' time (comm/comm.c tp_mlp_layers,
+ * compute/moelayer.c; docs/moe.md "Tensor parallelism and the host around the experts"; issue 29):
+ *  - with sequence parallelism, a MoE layer whose routed experts run at ETP 1 has no TP collective in its
+ *    MLP half (Megatron-Core's MoE layer takes the sequence-parallel shard as it is and its dispatchers
+ *    gather over the expert-TP group only): Qwen3-30B-A3B (48 MoE layers, no shared experts) at TP 2 pays
+ *    per layer the attention's all-gather and reduce-scatter each way, half of what it pays at ETP 2, the
+ *    stage's ends (embedding, output layer) left over, and hides less under --tp-comm-overlap; DeepSeek-V2-Lite (shared
+ *    experts, a TP-parallel MLP) keeps both halves whatever ETP;
+ *  - the experts' grouped GEMMs cost the host one operator per local expert (Transformer Engine's
+ *    GroupedLinear launches one cuBLAS GEMM per expert): EP 1 to EP 8 removes 2 x (E - E / 8) forward and
+ *    twice that backward operators per MoE layer, the imbalanced path keeps E / EP, and at EP 1 (128 small
+ *    GEMMs a launch) the stage's forward waits longer on the host than at EP 8. */
+#include "check.h"
+#include "comm/comm.h"
+#include "compute/compute.h"
+#include "core/core.h"
+#include "workload/workload.h"
+
+#include <math.h>
+#include <string.h>
+
+static void setup(pf_scenario *sc, const char *model, int tp, int ep, int etp) {
+  pf_scenario_init(sc);
+  CHECK_INT(pf_machine_load("deepseek-h800", &sc->machine), 0);
+  CHECK_INT(pf_workload_builtin(model, &sc->workload), 0);
+  sc->gpus = 16;
+  sc->plan.tp = tp;
+  sc->plan.ep = ep;
+  sc->plan.etp = etp;
+  sc->plan.mbs = 1;
+  sc->plan.gbs = 32;
+  sc->plan.sp = tp > 1;
+  sc->plan.dist_opt = true;
+  sc->plan.flash_attn = true;
+  CHECK_INT(pf_plan_check(sc), 0);
+}
+
+/* stage 0's TP/SP collectives (EP's all-to-alls are not in o->tp_fwd_s) */
+static void tp_stage(pf_scenario *sc, pf_stage_comm *o) {
+  pf_comm c;
+  pf_stage_work w;
+  CHECK_INT(pf_comm_init(sc, &c), 0);
+  CHECK_INT(pf_stage_work_compute(sc, 0, &w), 0);
+  CHECK_INT(pf_comm_stage(&c, 0, &w, o), 0);
+  pf_comm_free(&c);
+}
+
+static void tp_collectives(void) {
+  static pf_scenario sc;
+  pf_stage_comm o1, o2;
+  setup(&sc, "qwen3-30b-a3b", 2, 8, 1);
+  sc.plan.tp_comm_overlap = false;
+  tp_stage(&sc, &o1);
+  setup(&sc, "qwen3-30b-a3b", 2, 8, 2);
+  sc.plan.tp_comm_overlap = false;
+  tp_stage(&sc, &o2);
+  double L = sc.workload.layers;
+  for (int d = 0; d < 2; d++) {
+    double t1 = d ? o1.tp_bwd_s : o1.tp_fwd_s, t2 = d ? o2.tp_bwd_s : o2.tp_fwd_s;
+    double x = t2 - t1, ends = t1 - x; /* t1 = L a + ends, t2 = 2 L a + ends */
+    CHECK(x > 0);
+    CHECK(ends >= -1e-12 && ends < 4.0 * x / L); /* what is left is the stage's ends: a few collectives */
+  }
+  /* with --tp-comm-overlap too: fewer collectives to hide, less hidden */
+  setup(&sc, "qwen3-30b-a3b", 2, 8, 1);
+  sc.plan.tp_comm_overlap = true;
+  tp_stage(&sc, &o1);
+  setup(&sc, "qwen3-30b-a3b", 2, 8, 2);
+  sc.plan.tp_comm_overlap = true;
+  tp_stage(&sc, &o2);
+  CHECK(o1.tp_hidden_s > 0 && o1.tp_hidden_s < 0.6 * o2.tp_hidden_s);
+  /* shared experts: a TP-parallel MLP in every MoE layer, so ETP does not change the TP collectives */
+  setup(&sc, "deepseek-v2-lite", 2, 8, 1);
+  tp_stage(&sc, &o1);
+  setup(&sc, "deepseek-v2-lite", 2, 8, 2);
+  tp_stage(&sc, &o2);
+  CHECK_NEAR(o1.tp_fwd_s, o2.tp_fwd_s, 1e-12);
+  CHECK_NEAR(o1.tp_bwd_s, o2.tp_bwd_s, 1e-12);
+}
+
+static void host_ops(void) {
+  static pf_scenario sc;
+  pf_stage_work w1, w8, wi;
+  setup(&sc, "qwen3-30b-a3b", 1, 1, 1);
+  CHECK_INT(pf_stage_work_compute(&sc, 0, &w1), 0);
+  setup(&sc, "qwen3-30b-a3b", 1, 8, 1);
+  CHECK_INT(pf_stage_work_compute(&sc, 0, &w8), 0);
+  const pf_workload *wl = &sc.workload;
+  double E = wl->experts, nmoe = pf_workload_moe_layers_in(wl, 0, wl->layers);
+  CHECK(nmoe == wl->layers && E == 128);
+  double fwd = nmoe * 2 * (E - E / 8); /* fc1 and fc2, one operator per local expert */
+  CHECK_NEAR(w1.fwd.ops - w8.fwd.ops, fwd, 1e-6);
+  CHECK_NEAR(w1.bwd.ops - w8.bwd.ops, 2 * fwd, 1e-6); /* data and weight gradients */
+  /* the imbalanced path prices the busiest expert apart: still one operator per local expert */
+  sc.workload.expert_imbalance = 2.0;
+  CHECK_INT(pf_stage_work_compute(&sc, 0, &wi), 0);
+  CHECK_NEAR(wi.fwd.ops, w8.fwd.ops, 1e-6);
+  /* 128 GEMMs of 256 rows a launch at EP 1: the host falls behind the GPU more than at EP 8 */
+  CHECK(pf_step_host_bound_s(&w1.fwd) > pf_step_host_bound_s(&w8.fwd));
+}
+
+int main(void) {
+  tp_collectives();
+  host_ops();
+  printf("%d passed, %d failed\n", pf_check_pass, pf_check_fail);
+  return pf_check_fail != 0;
+}
