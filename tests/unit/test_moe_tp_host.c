@@ -9,7 +9,9 @@
  *  - the experts' grouped GEMMs cost the host one operator per local expert (Transformer Engine's
  *    GroupedLinear launches one cuBLAS GEMM per expert): EP 1 to EP 8 removes 2 x (E - E / 8) forward and
  *    twice that backward operators per MoE layer, the imbalanced path keeps E / EP, and at EP 1 (128 small
- *    GEMMs a launch) the stage's forward waits longer on the host than at EP 8. */
+ *    GEMMs a launch) the stage's forward waits longer on the host than at EP 8;
+ *  - the host issues those products one at a time and each starts once issued: after a synchronisation a
+ *    grouped launch of 16 products of 30 us (12 us of host each) waits one operator, not sixteen. */
 #include "check.h"
 #include "comm/comm.h"
 #include "compute/compute.h"
@@ -99,7 +101,30 @@ static void host_ops(void) {
   CHECK(pf_step_host_bound_s(&w1.fwd) > pf_step_host_bound_s(&w8.fwd));
 }
 
+static void pipelined(void) {
+  static pf_scenario sc;
+  setup(&sc, "qwen3-30b-a3b", 1, 8, 1);
+  pf_kernel_env env = {.dev = &sc.machine.dev, .eff_scale = 1, .host_op_s = 12e-6};
+  pf_kernel sync = {.kind = PF_KERNEL_FIXED, .fixed_s = 6e-6, .host_ops = 1, .sync = true};
+  pf_kernel g = {.kind = PF_KERNEL_FIXED, .fixed_s = 16 * 30e-6, .host_ops = 16, .grouped = true};
+  pf_step st;
+  memset(&st, 0, sizeof st);
+  CHECK_INT(pf_step_add(&st, &env, &sync), 0);
+  double t0 = st.end_s;
+  pf_kernel_cost c;
+  CHECK_INT(pf_kernel_cost_eval(&env, &g, &c), 0);
+  CHECK_INT(pf_step_add(&st, &env, &g), 0);
+  CHECK_NEAR(st.end_s - t0, 12e-6 + c.time_s, 1e-12); /* one operator's wait, then the GPU's 16 x 30 us */
+  CHECK_NEAR(st.ops, 17, 1e-12);
+  g.fixed_s = 16 * 5e-6; /* products shorter than their host operator: the host sets the pace */
+  memset(&st, 0, sizeof st);
+  CHECK_INT(pf_kernel_cost_eval(&env, &g, &c), 0);
+  CHECK_INT(pf_step_add(&st, &env, &g), 0);
+  CHECK_NEAR(st.end_s, 16 * 12e-6 + c.time_s / 16, 1e-12);
+}
+
 int main(void) {
+  pipelined();
   tp_collectives();
   host_ops();
   printf("%d passed, %d failed\n", pf_check_pass, pf_check_fail);
