@@ -146,7 +146,7 @@ int pf_comm_stage_ep(const pf_comm *c, int stage, pf_stage_work *w, pf_stage_com
   double el = flex && sc->precision == PF_FP8 ? 1.0 + 4.0 / 128.0 : el2;
   double rows = p->mbs * (double)wl->seq / p->cp * pf_plan_etp(p) / p->tp * wl->topk * busiest_rank_load(wl, ep);
   pf_a2a_req rq = {.groups = g, .ngroups = ng, .p = ep, .bytes = rows * wl->hidden * el, .topk = wl->topk,
-                   .lib = flex ? PF_A2A_DEEPEP : PF_A2A_NCCL};
+                   .lib = flex ? PF_A2A_DEEPEP : PF_A2A_NCCL, .experts = wl->experts};
   pf_a2a_result disp, comb;
   int nodes = 0;
   for (int i = 0; i < ep; i++) { /* the nodes one group spans (the groups of a stage are alike) */
