@@ -50,16 +50,22 @@ static void tp_stage(pf_scenario *sc, pf_stage_comm *o) {
   pf_comm_free(&c);
 }
 
-static void tp_collectives(void) {
+/* stage 0's TP collectives of `model` at TP 2, EP 8 with ETP 1 (o1) and ETP 2 (o2) */
+static void etp_pair(const char *model, bool overlap, pf_stage_comm *o1, pf_stage_comm *o2) {
   static pf_scenario sc;
+  for (int etp = 1; etp <= 2; etp++) {
+    setup(&sc, model, 2, 8, etp);
+    sc.plan.tp_comm_overlap = overlap;
+    tp_stage(&sc, etp == 1 ? o1 : o2);
+  }
+}
+
+static void tp_collectives(void) {
   pf_stage_comm o1, o2;
-  setup(&sc, "qwen3-30b-a3b", 2, 8, 1);
-  sc.plan.tp_comm_overlap = false;
-  tp_stage(&sc, &o1);
-  setup(&sc, "qwen3-30b-a3b", 2, 8, 2);
-  sc.plan.tp_comm_overlap = false;
-  tp_stage(&sc, &o2);
-  double L = sc.workload.layers;
+  pf_workload w;
+  CHECK_INT(pf_workload_builtin("qwen3-30b-a3b", &w), 0);
+  etp_pair("qwen3-30b-a3b", false, &o1, &o2);
+  double L = w.layers;
   for (int d = 0; d < 2; d++) {
     double t1 = d ? o1.tp_bwd_s : o1.tp_fwd_s, t2 = d ? o2.tp_bwd_s : o2.tp_fwd_s;
     double x = t2 - t1, ends = t1 - x; /* t1 = L a + ends, t2 = 2 L a + ends */
@@ -67,18 +73,10 @@ static void tp_collectives(void) {
     CHECK(ends >= -1e-12 && ends < 4.0 * x / L); /* what is left is the stage's ends: a few collectives */
   }
   /* with --tp-comm-overlap too: fewer collectives to hide, less hidden */
-  setup(&sc, "qwen3-30b-a3b", 2, 8, 1);
-  sc.plan.tp_comm_overlap = true;
-  tp_stage(&sc, &o1);
-  setup(&sc, "qwen3-30b-a3b", 2, 8, 2);
-  sc.plan.tp_comm_overlap = true;
-  tp_stage(&sc, &o2);
+  etp_pair("qwen3-30b-a3b", true, &o1, &o2);
   CHECK(o1.tp_hidden_s > 0 && o1.tp_hidden_s < 0.6 * o2.tp_hidden_s);
   /* shared experts: a TP-parallel MLP in every MoE layer, so ETP does not change the TP collectives */
-  setup(&sc, "deepseek-v2-lite", 2, 8, 1);
-  tp_stage(&sc, &o1);
-  setup(&sc, "deepseek-v2-lite", 2, 8, 2);
-  tp_stage(&sc, &o2);
+  etp_pair("deepseek-v2-lite", false, &o1, &o2);
   CHECK_NEAR(o1.tp_fwd_s, o2.tp_fwd_s, 1e-12);
   CHECK_NEAR(o1.tp_bwd_s, o2.tp_bwd_s, 1e-12);
 }
