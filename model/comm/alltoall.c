@@ -23,7 +23,15 @@
  *   (T = N, or T = min(M, N) under node-limited routing to at most M nodes,
  *   DeepSeek-V3's M = 4), E = T (1 - (1 - 1/T)^topk) x (N - 1) / N.
  *   NVLink bytes per rank: its copies for the other GPUs of its node plus
- *   the copies it forwards.  Measured rates (DeepEP docs/legacy.md,
+ *   the copies it forwards, one per destination GPU that holds any of the
+ *   token's experts (DeepEP's dispatch takes is_token_in_rank, token x rank,
+ *   and the receiver expands the rows to its experts: Megatron-Core's flex
+ *   dispatcher permutes them after the dispatch; DeepEP's tests count
+ *   recv_x, these deduplicated rows, in the bandwidths below): with E / p
+ *   experts a GPU a token reaches p (1 - C(E - E/p, k) / C(E, k)) GPUs, not
+ *   k (Qwen3-235B at EP 8: 5.3 of 8 copies; DeepSeek-V3 at EP 64: 7.6),
+ *   routing taken as uniform over the experts (node-limited routing
+ *   concentrates a token's copies, so fewer GPUs: an upper bound).  Measured rates (DeepEP docs/legacy.md,
  *   "Normal kernels with NVLink and RDMA forwarding", H800 with ~160 GB/s
  *   NVLink and one 400 Gb/s CX7 NIC (~50 GB/s) per GPU, DeepSeek-V3's
  *   setting): intranode EP 8 dispatch 153 GB/s of ~160 (0.956 of what the
@@ -76,6 +84,17 @@ static double deepep_share(int net, int nodes) {
   return y[i] + (y[i + 1] - y[i]) * (l - x[i]) / (x[i + 1] - x[i]);
 }
 
+/* DeepEP's copies over the node fabric as a share of every top-k copy (header): the GPUs a token reaches,
+ * p (1 - C(E - E/p, k) / C(E, k)), over k; 1 when the experts are not known or not a multiple of p. */
+static double rank_dedup(const pf_a2a_req *rq) {
+  int p = rq->p, k = rq->topk > 0 ? rq->topk : 1, E = rq->experts;
+  if (rq->lib != PF_A2A_DEEPEP || E < p || E % p != 0 || k > E) return 1.0;
+  double miss = 1.0; /* a given GPU holds none of the token's k experts */
+  for (int i = 0; i < k; i++) miss *= (double)(E - E / p - i) / (E - i);
+  double f = p * (1.0 - miss) / k;
+  return f < 1.0 ? f : 1.0;
+}
+
 /* Nodes the group spans and the largest number of its members on one node (0, 0 when out of memory). */
 static void span(const pf_topology *t, const int *M, int p, int *nodes, int *k) {
   *nodes = 0;
@@ -113,7 +132,8 @@ static void positions(const pf_topology *t, const int *M, int p, int *pos, int *
  * groups fill nodes alike). */
 static int build(const pf_topology *t, const pf_a2a_req *rq, int what, int nodes, pf_coll_step *st) {
   int p = rq->p, dedup = rq->lib == PF_A2A_DEEPEP, rc = 0;
-  double S = rq->bytes, fab = dedup ? 1 / deepep_share(0, nodes) : 1, net = dedup ? 1 / deepep_share(1, nodes) : 1;
+  double S = rq->bytes, fab = dedup ? rank_dedup(rq) / deepep_share(0, nodes) : 1;
+  double net = dedup ? 1 / deepep_share(1, nodes) : 1;
   double per_node = dedup && nodes > 1 ? S / (rq->topk > 0 ? rq->topk : 1) *
                                              pf_a2a_remote_nodes(nodes, rq->topk, rq->max_nodes) / (nodes - 1)
                                        : 0;
@@ -174,7 +194,7 @@ static int cost(const pf_topology *t, const pf_a2a_req *rq, int what, int nodes,
 
 typedef struct {
   unsigned long long key;
-  int p, ngroups, topk, max_nodes, lib;
+  int p, ngroups, topk, max_nodes, lib, experts;
   double bytes;
   int *groups;
   pf_a2a_result res;
@@ -225,7 +245,7 @@ static memo_entry *memo_find(unsigned long long key, const pf_a2a_req *rq) {
   for (int i = 0; i < MEMO_N; i++) {
     memo_entry *e = &memo[i];
     if (e->groups && e->key == key && e->p == rq->p && e->ngroups == rq->ngroups && e->topk == rq->topk &&
-        e->max_nodes == rq->max_nodes && e->lib == (int)rq->lib && e->bytes == rq->bytes &&
+        e->max_nodes == rq->max_nodes && e->lib == (int)rq->lib && e->experts == rq->experts && e->bytes == rq->bytes &&
         memcmp(e->groups, rq->groups, (size_t)rq->p * rq->ngroups * sizeof *rq->groups) == 0)
       return e;
   }
@@ -241,7 +261,7 @@ static void memo_keep(unsigned long long key, const pf_a2a_req *rq, const pf_a2a
   memo_next = (memo_next + 1) % MEMO_N;
   free(e->groups);
   *e = (memo_entry){.key = key, .p = rq->p, .ngroups = rq->ngroups, .topk = rq->topk, .max_nodes = rq->max_nodes,
-                    .lib = (int)rq->lib, .bytes = rq->bytes, .groups = g, .res = *res};
+                    .lib = (int)rq->lib, .experts = rq->experts, .bytes = rq->bytes, .groups = g, .res = *res};
 }
 
 static int alltoall_priced(const pf_comm *c, const pf_a2a_req *rq, pf_a2a_result *res);
@@ -280,7 +300,7 @@ static int alltoall_priced(const pf_comm *c, const pf_a2a_req *rq, pf_a2a_result
   if (rq->lib == PF_A2A_DEEPEP) {
     double er = pf_a2a_remote_nodes(nodes, rq->topk, rq->max_nodes);
     res->nic_bytes = rq->bytes / topk * er;
-    res->fabric_bytes = rq->bytes / rq->p * (k - 1) * nodes;
+    res->fabric_bytes = rq->bytes / rq->p * (k - 1) * nodes * rank_dedup(rq);
   } else {
     res->nic_bytes = rq->bytes * (rq->p - k) / rq->p;
     res->fabric_bytes = rq->bytes * (k - 1) / rq->p;

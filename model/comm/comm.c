@@ -201,38 +201,63 @@ static int tp_prices(const pf_comm *c, double buf, double small, tp_costs *tc) {
   return rc;
 }
 
-static void tp_layer(const pf_comm *c, const pf_stage_work *w, const tp_costs *tc, int lps, pf_stage_comm *o) {
+/* Layers of the stage whose MLP half talks over TP.  A dense layer's MLP gathers the sequence-parallel shard
+ * before FC1 and scatters after FC2.  A MoE layer's routed experts at ETP 1 do not: Megatron-Core's MoE layer
+ * takes the sequence-parallel shard as it is (moe_layer.py refuses TP > 1 without SP in training), routes and
+ * dispatches each rank's M / TP tokens over EP, and its dispatchers gather over the expert-TP group only
+ * (token_dispatcher.py: MoEAlltoAllTokenDispatcher's gather_from_sequence_parallel_region and
+ * reduce_scatter_to_sequence_parallel_region under `if self.tp_size > 1`, tp_size the expert TP size; the flex
+ * dispatcher's DeepEP group is ETP x EP), so its MLP half has no TP collective.  Shared experts are a
+ * TP-parallel MLP (SharedExpertMLP) and keep theirs; at ETP > 1 the routed experts' gather is kept at the dense
+ * MLP's size (an approximation: Megatron gathers the dispatched rows, topk times more). */
+static double tp_mlp_layers(const pf_scenario *sc, int stage, int lps) {
+  const pf_workload *wl = &sc->workload;
+  if (!sc->plan.sp || !pf_workload_is_moe(wl) || wl->shared_ffn_hidden > 0 || pf_plan_etp(&sc->plan) > 1)
+    return lps;
+  return lps - pf_workload_moe_layers_in(wl, pf_plan_stage_first_layer(sc, stage), lps);
+}
+
+/* Per layer the attention's two collectives each way and, for `mlp` of the stage's `lps` layers, the MLP's
+ * (a layer with both costs `both`, one with the attention's alone `attn`: mlp x both + (lps - mlp) x attn). */
+static void tp_layer(const pf_comm *c, const pf_stage_work *w, const tp_costs *tc, int lps, double mlp,
+                     pf_stage_comm *o) {
   const pf_scenario *sc = c->sc;
   const pf_plan *p = &sc->plan;
   int full = p->recompute == PF_RECOMPUTE_FULL;
-  double fwd, bwd;
+  double fwd, bwd, rest = lps - mlp, n = lps + mlp; /* n: collective pairs, one an attention, one an MLP */
   if (!p->sp) {
     fwd = 2 * tc->ar.time_s;
     bwd = 2 * tc->ar.time_s;
+    fwd *= lps;
+    bwd *= lps;
     account(o, &tc->ar, lps * (4.0 + (full ? 2 : 0)));
   } else if (!p->tp_comm_overlap) {
-    fwd = 2 * (tc->ag.time_s + tc->rs.time_s);
+    double both = 2 * (tc->ag.time_s + tc->rs.time_s), attn = tc->ag.time_s + tc->rs.time_s;
+    fwd = mlp * both + rest * attn;
     bwd = fwd;
-    account(o, &tc->ag, lps * (4.0 + (full ? 2 : 0)));
-    account(o, &tc->rs, lps * (4.0 + (full ? 2 : 0)));
+    account(o, &tc->ag, n * (2.0 + (full ? 1 : 0)));
+    account(o, &tc->rs, n * (2.0 + (full ? 1 : 0)));
   } else {
     /* GEMM budgets (compute.h): QKV and FC1 consume the gathers, projection and FC2 produce the scatters */
     pf_tp_gemms g;
     pf_stage_tp_gemms(sc, w, &g);
-    double hf = 0, hb = 0;
-    fwd = overlapped(c, tc->ag.time_s, g.qkv_s, &hf) + overlapped(c, tc->rs.time_s, g.proj_s, &hf) +
-          overlapped(c, tc->ag.time_s, g.fc1_s, &hf) + overlapped(c, tc->rs.time_s, g.fc2_s, &hf);
+    double ha = 0, hba = 0;
+    double fa = overlapped(c, tc->ag.time_s, g.qkv_s, &ha) + overlapped(c, tc->rs.time_s, g.proj_s, &ha);
     /* backward: the same collectives under the data- and weight-gradient GEMMs of the same sizes */
-    bwd = overlapped(c, tc->ag.time_s, g.qkv_s, &hb) + overlapped(c, tc->rs.time_s, g.proj_s, &hb) +
-          overlapped(c, tc->ag.time_s, g.fc1_s, &hb) + overlapped(c, tc->rs.time_s, g.fc2_s, &hb);
-    double hid = lps * (hf + hb * (full ? 2 : 1));
+    double ba = overlapped(c, tc->ag.time_s, g.qkv_s, &hba) + overlapped(c, tc->rs.time_s, g.proj_s, &hba);
+    double hf = ha, hb = hba;
+    double ff = fa + overlapped(c, tc->ag.time_s, g.fc1_s, &hf) + overlapped(c, tc->rs.time_s, g.fc2_s, &hf);
+    double bf = ba + overlapped(c, tc->ag.time_s, g.fc1_s, &hb) + overlapped(c, tc->rs.time_s, g.fc2_s, &hb);
+    fwd = mlp * ff + rest * fa;
+    bwd = mlp * bf + rest * ba;
+    double hid = mlp * (hf + hb * (full ? 2 : 1)) + rest * (ha + hba * (full ? 2 : 1));
     o->tp_hidden_s += hid;
     o->interference_s += hid * c->sm_share;
-    account(o, &tc->ag, lps * (4.0 + (full ? 2 : 0)));
-    account(o, &tc->rs, lps * (4.0 + (full ? 2 : 0)));
+    account(o, &tc->ag, n * (2.0 + (full ? 1 : 0)));
+    account(o, &tc->rs, n * (2.0 + (full ? 1 : 0)));
   }
-  o->tp_fwd_s += lps * fwd;
-  o->tp_bwd_s += lps * bwd * (full ? 2 : 1);
+  o->tp_fwd_s += fwd;
+  o->tp_bwd_s += bwd * (full ? 2 : 1);
 }
 
 /* The ends: vocabulary-parallel embedding (stage 0), output layer and cross entropy (last stage). */
@@ -330,7 +355,7 @@ int pf_comm_stage(const pf_comm *c, int stage, pf_stage_work *w, pf_stage_comm *
   if (p->tp > 1) {
     tp_costs tc;
     if ((rc = tp_prices(c, buf, 3 * p->mbs * sl * 4.0, &tc)) < 0) return rc;
-    tp_layer(c, w, &tc, lps, o);
+    tp_layer(c, w, &tc, lps, tp_mlp_layers(sc, stage, lps), o);
     tp_ends(c, stage, &tc, o);
     const pf_coll_result *main = p->sp ? &tc.ag : &tc.ar;
     o->tp_algo = main->algo;

@@ -180,6 +180,8 @@ typedef struct pf_a2a_req {
   int max_nodes;      /* node-limited routing: a token's copies reach at most this many nodes (0: no limit;
                        * DeepSeek-V3: 4, arXiv 2412.19437 section 2.1.2) */
   pf_a2a_lib lib;
+  int experts;        /* routed experts over the group (DeepEP: a token goes once to each rank holding any of its
+                       * experts, alltoall.c; 0: unknown, every copy sent) */
 } pf_a2a_req;
 
 typedef struct pf_a2a_result {

@@ -165,10 +165,13 @@ int pf_step_add(pf_step *s, const pf_kernel_env *env, const pf_kernel *k) {
   if (rc < 0) return rc;
   double n = k->count > 0 ? k->count : 1.0;
   double h = k->host_ops * env->host_op_s + k->host_s, t = c.time_s;
-  /* n identical launches: G_n = max(G_0 + n t, H_0 + max over j of (j h + (n - j + 1) t)),
+  /* a grouped GEMM the host issues one product at a time (moelayer.c: one operator per local expert) runs as
+   * host_ops launches of an equal share, each starting once issued */
+  double split = k->grouped && k->host_ops > 1 ? k->host_ops : 1.0, ns = n * split, hs = h / split, ts = t / split;
+  /* ns identical launches: G_n = max(G_0 + n t, H_0 + max over j of (j h + (n - j + 1) t)),
    * the max at j = n when h >= t (host-bound) and at j = 1 otherwise */
-  double gpu_chain = s->end_s + n * t;
-  double host_chain = h >= t ? s->host_s + n * h + t : s->host_s + h + n * t;
+  double gpu_chain = s->end_s + ns * ts;
+  double host_chain = hs >= ts ? s->host_s + ns * hs + ts : s->host_s + hs + ns * ts;
   s->end_s = fmax(gpu_chain, host_chain);
   s->host_s += n * h;
   if (k->sync && s->host_s < s->end_s) s->host_s = s->end_s; /* the host blocks until the GPU gets here */

@@ -22,7 +22,20 @@
  *  experts      fc1 (gate and up) and fc2 as grouped GEMMs, one product per expert priced at its own
  *               shape (tokens of that expert x 2 f / TP x h; tokens x h x f / TP) from the device's GEMM
  *               table, each expert's rows padded to the kernel's M block (kernel.c, after DeepGEMM): a
- *               small expert's GEMM runs below a dense GEMM of the same FLOPs.  Balanced and
+ *               small expert's GEMM runs below a dense GEMM of the same FLOPs.  The host issues one
+ *               operator per local expert: Transformer Engine's GroupedLinear (Megatron-Core's
+ *               TEGroupedMLP, --moe-grouped-gemm) splits the input per expert (torch.split) and runs
+ *               te_general_grouped_gemm, which on Hopper launches one cuBLAS GEMM per expert over its
+ *               compute streams unless NVTE_USE_CUTLASS_GROUPED_GEMM is set
+ *               (transformer_engine/common/gemm/cublaslt_gemm.cu multi_stream_cublas_gemm, NVIDIA/
+ *               TransformerEngine d0067d0d: a descriptor set-up, heuristic query and launch per GEMM); TE's
+ *               maintainers put the gap between those GEMMs and the module's time on the CPU overhead of
+ *               such per-GEMM PyTorch calls (TransformerEngine#1499, torch.split and 2 x num_gemms
+ *               torch.empty), and the Megatron-Core DeepSeek-V3 GB200 write-up runs MXFP8 grouped GEMMs the
+ *               same way ("multi-stream + cuBLAS") and finds the routed experts the part still host-bound
+ *               under CUDA graphs.  So E / EP operators per launch at the eager per-operator cost
+ *               (hostqueue.c), and the backward's data and weight gradients likewise; TE's grouped-tensor
+ *               path of 2026 (one launch, no host split) is not what the validated runs used.  Balanced and
  *               dropless by default (what published benchmarks force: the model zoo's configs,
  *               DeepSeek-V3's auxiliary-loss-free balancing), so each expert gets M topk / E tokens;
  *               --moe-imbalance r gives the busiest expert r times that and the others share the rest;
@@ -65,16 +78,17 @@ static int grouped(pf_kernel_list *f, const pf_scenario *sc, const char *name, d
   return pf_kernel_list_add(f, &x);
 }
 
-/* the experts' fc1 or fc2 over E products at the balanced, imbalanced or padded token counts (one launch:
- * the busiest expert's product and the others' are priced apart, the second with no operator of its own) */
+/* the experts' fc1 or fc2 over E products at the balanced, imbalanced or padded token counts (the busiest
+ * expert's product and the others' priced apart, one host operator each) */
 static int experts_gemm(pf_kernel_list *f, const pf_scenario *sc, const char *name, double n, double k) {
   const pf_workload *w = &sc->workload;
   double E = w->experts, El = E / pf_plan_ep(&sc->plan), mean = expert_rows(sc), r = pf_workload_expert_load(w);
-  if (w->capacity_factor > 0 || !(r > 1.0)) return grouped(f, sc, name, r * mean, n, k, El, 1);
+  /* one host operator per local expert (header) */
+  if (w->capacity_factor > 0 || !(r > 1.0)) return grouped(f, sc, name, r * mean, n, k, El, El);
   /* the busiest rank holds the busiest expert, its others share what the busiest leaves */
   double rest = (E * mean - r * mean) / (E - 1.0);
   if (El < 2) return grouped(f, sc, name, r * mean, n, k, 1, 1);
-  return grouped(f, sc, name, r * mean, n, k, 1, 1) | grouped(f, sc, name, rest, n, k, El - 1.0, 0);
+  return grouped(f, sc, name, r * mean, n, k, 1, 1) | grouped(f, sc, name, rest, n, k, El - 1.0, El - 1.0);
 }
 
 int pf_moe_ffn_forward(const pf_scenario *sc, pf_kernel_list *f) {

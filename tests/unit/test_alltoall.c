@@ -4,7 +4,9 @@
  *  - node-limited routing (DeepSeek-V3: at most 4 nodes per token) lowers the network bytes and the time of
  *    DeepEP-style dispatch, and leaves NCCL's all-to-all as it is (every copy its own send);
  *  - an all-to-all drives one NIC per GPU, however many the node bonds (nccl-tests#267);
- *  - DeepEP inside a node runs at its published share of the NVLink rate; bad input is refused. */
+ *  - DeepEP inside a node runs at its published share of the NVLink rate, over one copy per destination GPU
+ *    that holds any of the token's experts (not one per expert) when the experts are known; bad input is
+ *    refused. */
 #include "check.h"
 
 #include "comm/comm.h"
@@ -46,7 +48,7 @@ static void test_ep8_vs_ep16(void) {
   const pf_topology *t = &c->topo;
   int *g = f.g;
   double S = 256 * MiB; /* DeepSeek-V3 dispatch: 4096 tokens x 8 copies x 7168 x 1 byte (FP8) = 224 MiB */
-  pf_a2a_req rq = {g, 1, 8, S, 8, 0, PF_A2A_NCCL};
+  pf_a2a_req rq = {g, 1, 8, S, 8, 0, PF_A2A_NCCL, 0};
   pf_a2a_result r8, r16;
   CHECK_INT(pf_comm_alltoall(c, &rq, &r8), 0);
   rq.p = 16;
@@ -104,8 +106,8 @@ static void test_member_order(void) {
   for (int i = 0; i < 16; i++) alt[i] = i % 2 ? 8 + i / 2 : i / 2;
   for (int lib = PF_A2A_NCCL; lib <= PF_A2A_DEEPEP; lib++) {
     pf_a2a_result r0, r1;
-    CHECK_INT(pf_comm_alltoall(&f.c, &(pf_a2a_req){f.g, 1, 16, 64 * MiB, 8, 0, lib}, &r0), 0);
-    CHECK_INT(pf_comm_alltoall(&f.c, &(pf_a2a_req){alt, 1, 16, 64 * MiB, 8, 0, lib}, &r1), 0);
+    CHECK_INT(pf_comm_alltoall(&f.c, &(pf_a2a_req){f.g, 1, 16, 64 * MiB, 8, 0, lib, 0}, &r0), 0);
+    CHECK_INT(pf_comm_alltoall(&f.c, &(pf_a2a_req){alt, 1, 16, 64 * MiB, 8, 0, lib, 0}, &r1), 0);
     CHECK_NEAR(r1.time_s, r0.time_s, r0.time_s * 1e-9);
     CHECK_NEAR(r1.nic_bytes, r0.nic_bytes, 1);
   }
@@ -118,10 +120,25 @@ static void test_deepep_intranode(void) {
   fix_open(&f, "deepseek-h800", 1, 8);
   double S = 224 * MiB, port = f.c.topo.links[f.c.topo.b_pu].bw_Bps;
   pf_a2a_result r;
-  CHECK_INT(pf_comm_alltoall(&f.c, &(pf_a2a_req){f.g, 1, 8, S, 8, 4, PF_A2A_DEEPEP}, &r), 0);
+  CHECK_INT(pf_comm_alltoall(&f.c, &(pf_a2a_req){f.g, 1, 8, S, 8, 4, PF_A2A_DEEPEP, 0}, &r), 0);
   CHECK_NEAR(r.fabric_bytes, S * 7 / 8, 1);
   CHECK_NEAR(r.bw_s, S * 7 / 8 / (port * 153 / 160), 1e-9);
   CHECK_NEAR(r.nic_bytes, 0, 0);
+  /* with the experts known, a token goes once to each GPU holding any of its experts (DeepEP's is_token_in_rank):
+   * Qwen3-235B's 128 experts at EP 8, top 8: 8 (1 - C(112, 8) / C(128, 8)) = 5.3 GPUs of 8 copies */
+  double miss = 1;
+  for (int i = 0; i < 8; i++) miss *= (112.0 - i) / (128.0 - i);
+  double share = 8 * (1 - miss) / 8;
+  CHECK(share > 0.65 && share < 0.67);
+  pf_a2a_result d;
+  CHECK_INT(pf_comm_alltoall(&f.c, &(pf_a2a_req){f.g, 1, 8, S, 8, 4, PF_A2A_DEEPEP, 128}, &d), 0);
+  CHECK_NEAR(d.fabric_bytes, S * 7 / 8 * share, 1);
+  CHECK_NEAR(d.bw_s, S * 7 / 8 * share / (port * 153 / 160), 1e-9);
+  /* NCCL's all-to-all sends every copy: the experts change nothing */
+  pf_a2a_result n0, n1;
+  CHECK_INT(pf_comm_alltoall(&f.c, &(pf_a2a_req){f.g, 1, 8, S, 8, 0, PF_A2A_NCCL, 0}, &n0), 0);
+  CHECK_INT(pf_comm_alltoall(&f.c, &(pf_a2a_req){f.g, 1, 8, S, 8, 0, PF_A2A_NCCL, 128}, &n1), 0);
+  CHECK_NEAR(n1.time_s, n0.time_s, 0);
   fix_close(&f);
 }
 
@@ -151,7 +168,7 @@ static void test_bad_input(void) {
   fix_open(&f, "deepseek-h800", 1, 1);
   const pf_comm *c = &f.c;
   int g[2] = {0, 8}; /* GPU 8 is not in a one-node job */
-  pf_a2a_req rq = {g, 1, 2, MiB, 1, 0, PF_A2A_NCCL};
+  pf_a2a_req rq = {g, 1, 2, MiB, 1, 0, PF_A2A_NCCL, 0};
   pf_a2a_result r;
   CHECK_INT(pf_comm_alltoall(c, &rq, &r), PF_EINVAL);
   rq.groups = NULL;
