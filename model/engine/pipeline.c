@@ -277,9 +277,11 @@ static void stage_run(int argc, char **argv) {
       if (k > 0) stage_send(G.bwd_mb[k - 1], s, (s - 1 + P) % P, o, 'R', pp);
     }
   }
-  if (blocking) pf_simgrid_exchange(&pend, NULL, 0); /* the last send completes before the stage is done */
+  /* the stage's gradients are ready when its last backward ends (bucket readiness, dpsync.c); its last send
+   * still completes before the actor ends (stage 0, the last to finish, sends nothing then) */
   G.res->stage_busy_s[s] = busy;
   G.res->stage_end_s[s] = simgrid_get_clock();
+  if (blocking) pf_simgrid_exchange(&pend, NULL, 0);
   G.res->stage_first_bwd_s[s] = first_last_bwd;
   free(ops);
 }
