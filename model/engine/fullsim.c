@@ -11,7 +11,9 @@
  *
  * Each GPU actor: (1) the stage's schedule, receiving from the previous
  * stage's GPU with the same (tp, cp, dp) coordinates and sending its
- * p2p_bytes to the next as eager, detached transfers; (2) its stage's
+ * p2p_bytes to the next, as Megatron's blocking exchanges under 1F1B
+ * (pf_pipeline_blocking_p2p, the pipeline DES's rule), otherwise as eager,
+ * detached transfers; (2) its stage's
  * gradient collective, step by step: in each repetition of a step post all
  * sends, receive from all sources, wait for the sends (rendezvous, one
  * mailbox per ordered pair); a tree step adds its extra latency terms as a
@@ -120,43 +122,37 @@ static void gpu_run(int argc, char **argv) {
   pf_pipeline_chunk_times(sc, w, s, tf, tb);
   /* GPU of virtual stage k with our (tp, cp, dp) coordinates */
 #define GPU_OF_STAGE(st) pf_plan_rank(p, ct, cc, cd, (st))
-  for (int c = 0; c < V; c++) {
+  bool blocking = pf_pipeline_blocking_p2p(p); /* Megatron's 1F1B exchanges (pipeline.h) */
+  sg_comm_t pend = NULL;
+  for (int c = 0; c < V && !blocking; c++) {
     sg_mailbox_set_receiver(sg_mailbox_get_name(F.fwd_mb[g * V + c]));
     sg_mailbox_set_receiver(sg_mailbox_get_name(F.bwd_mb[g * V + c]));
   }
   pf_sched_op *ops = malloc((size_t)(2 * p->grad_accum * V) * sizeof *ops);
   int n = ops ? pf_pipeline_schedule(p, s, ops) : 0;
+  uint64_t bytes = (uint64_t)(w->p2p_bytes > 1 ? w->p2p_bytes : 1);
   for (int i = 0; i < n; i++) {
     const pf_sched_op *o = &ops[i];
-    int k = o->chunk * P + s;
-    if (o->kind == 'F') {
-      if (k > 0) {
-        sg_mailbox_get(F.fwd_mb[g * V + o->chunk]);
-        if (recv > 0) sg_actor_sleep_for(recv);
-      }
-      sg_actor_execute(tf[o->chunk] * HOST_SPEED);
+    int k = o->chunk * P + s, fwd = o->kind == 'F';
+    bool has_in = fwd ? k > 0 : k < last, has_out = fwd ? k < last : k > 0;
+    sg_mailbox_t in = has_in ? (fwd ? F.fwd_mb : F.bwd_mb)[g * V + o->chunk] : NULL;
+    if (blocking) {
+      pf_simgrid_exchange(&pend, in, recv);
+    } else if (in) {
+      sg_mailbox_get(in);
+      if (recv > 0) sg_actor_sleep_for(recv);
+    }
+    sg_actor_execute((fwd ? tf : tb)[o->chunk] * HOST_SPEED);
+    F.events++;
+    if (has_out) {
+      int nk = fwd ? k + 1 : k - 1, dst = GPU_OF_STAGE(nk % P);
+      sg_mailbox_t out = (fwd ? F.fwd_mb : F.bwd_mb)[dst * V + nk / P];
+      if (blocking) pend = sg_mailbox_put_async(out, &payload, bytes);
+      else sg_comm_detach(sg_mailbox_put_init(out, &payload, bytes), NULL);
       F.events++;
-      if (k < last) {
-        int nk = k + 1, dst = GPU_OF_STAGE(nk % P);
-        sg_comm_detach(sg_mailbox_put_init(F.fwd_mb[dst * V + nk / P], &payload,
-                                           (uint64_t)(w->p2p_bytes > 1 ? w->p2p_bytes : 1)), NULL);
-        F.events++;
-      }
-    } else {
-      if (k < last) {
-        sg_mailbox_get(F.bwd_mb[g * V + o->chunk]);
-        if (recv > 0) sg_actor_sleep_for(recv);
-      }
-      sg_actor_execute(tb[o->chunk] * HOST_SPEED);
-      F.events++;
-      if (k > 0) {
-        int pk = k - 1, dst = GPU_OF_STAGE(pk % P);
-        sg_comm_detach(sg_mailbox_put_init(F.bwd_mb[dst * V + pk / P], &payload,
-                                           (uint64_t)(w->p2p_bytes > 1 ? w->p2p_bytes : 1)), NULL);
-        F.events++;
-      }
     }
   }
+  if (blocking) pf_simgrid_exchange(&pend, NULL, 0);
 #undef GPU_OF_STAGE
   free(ops);
   F.stage_end[g] = simgrid_get_clock();

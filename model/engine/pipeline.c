@@ -3,8 +3,11 @@
  * DES: one SimGrid host and one actor per pipeline stage; each actor runs its
  * schedule (GPipe, 1F1B, or Megatron's interleaved 1F1B with V model chunks
  * per stage), executing forward/backward work as timed execs and sending
- * activations (forward) and their gradients (backward) to its neighbours as
- * detached, eager transfers over a SPLITDUPLEX link per stage boundary.  The
+ * activations (forward) and their gradients (backward) to its neighbours over
+ * a SPLITDUPLEX link per stage boundary: under 1F1B as Megatron's blocking
+ * exchanges (pf_pipeline_blocking_p2p: the send of one operation and the
+ * receive of the next are waited for together, a rendezvous with the
+ * neighbour's matching exchange), otherwise as detached, eager transfers.  The
  * boundary's bandwidth and latency come from the topology (pf_pipeline_net):
  * the routes of all TP x CP x DP sends that cross it at once, each flow
  * getting its bottleneck link's capacity divided by the flows on that link;
@@ -17,9 +20,11 @@
  * SimGrid has one engine per process and cannot unload a platform, so each
  * run happens in a forked worker (workers.c) which writes the result to a pipe.
  *
- * Closed form (engine "analytic"): makespan = M x max_s(t_s) + sum of the
+ * Closed form (engine "analytic"): makespan = M x max_s(t_s + x_s) + sum of the
  * other stages' t_s + 2 (P-1) hop times, with t_s = forward + backward of a
- * microbatch on stage s; the interleaved schedule divides the fill by V (exact for 1F1B, also with uneven
+ * microbatch on stage s and x_s its blocking exchanges of a microbatch under 1F1B (the hops of the boundaries
+ * on either side; 0 for the other schedules); the interleaved schedule divides the fill by V (exact for 1F1B
+ * with free transfers, also with uneven
  * stages; an upper bound of the DES's bubble for uneven interleaved chunks, docs/model.md "Uneven pipeline
  * stages").  Each chunk of an interleaved stage runs its own share (pf_pipeline_chunk_times).
  *
@@ -117,6 +122,8 @@ void pf_pipeline_chunk_times(const pf_scenario *sc, const pf_stage_work *w, int 
   }
 }
 
+bool pf_pipeline_blocking_p2p(const pf_plan *p) { return p->schedule == PF_SCHED_1F1B && p->pp > 1; }
+
 /* ---------- closed form ---------- */
 
 /* DualPipe (header): rank d's time per microbatch and the Table 2 bubble of the slowest rank. */
@@ -146,6 +153,17 @@ static void run_analytic(const pf_scenario *sc, const pf_stage_work *w, const pf
     if (t > worst) worst = t;
   }
   for (int s = 0; s + 1 < P; s++) hop += 2 * (pf_pipe_net_time(net, s, w[s].p2p_bytes) + net->recv_s);
+  if (pf_pipeline_blocking_p2p(p)) { /* each stage's cycle holds its exchanges (header) */
+    double cyc = 0, tw = 0;
+    for (int s = 0; s < P; s++) {
+      double t = w[s].fwd_s + w[s].bwd_s + w[s].fwd_tp_s + w[s].bwd_tp_s, x = 0;
+      if (s + 1 < P) x += pf_pipe_net_time(net, s, w[s].p2p_bytes) + net->recv_s;
+      if (s > 0) x += pf_pipe_net_time(net, s - 1, w[s - 1].p2p_bytes) + net->recv_s;
+      if (t + x > cyc) cyc = t + x, tw = t;
+    }
+    worst = cyc;
+    sum += cyc - tw; /* the fill below keeps the other stages' compute */
+  }
   double fill = (sum - worst) + hop;
   if (p->schedule == PF_SCHED_INTERLEAVED) fill /= p->vstages;
   r->makespan_s = M * worst + fill;
@@ -199,6 +217,23 @@ static void send_p2p(sg_mailbox_t mb, int s, int b, const op *o, char kind) {
   if (G.trace) record(s, o->chunk, o->mb, kind, t0, t0 + pf_pipe_net_time(G.net, b, bytes));
 }
 
+/* Send over boundary b: eager and detached, or (blocking) a rendezvous left pending in *pend. */
+static void stage_send(sg_mailbox_t mb, int s, int b, const op *o, char kind, sg_comm_t *pend) {
+  if (!pend) { send_p2p(mb, s, b, o, kind); return; }
+  double bytes = G.work[s].p2p_bytes, t0 = simgrid_get_clock();
+  *pend = sg_mailbox_put_async(mb, &dummy_payload, (uint64_t)(bytes > 1 ? bytes : 1));
+  G.events++;
+  if (G.trace) record(s, o->chunk, o->mb, kind, t0, t0 + pf_pipe_net_time(G.net, b, bytes));
+}
+
+/* Wait for this operation's input: an eager receive, or the blocking exchange. */
+static void stage_recv(sg_mailbox_t in, double recv, sg_comm_t *pend, bool blocking) {
+  if (blocking) { pf_simgrid_exchange(pend, in, recv); return; }
+  if (!in) return;
+  sg_mailbox_get(in);
+  if (recv > 0) sg_actor_sleep_for(recv);
+}
+
 static void stage_run(int argc, char **argv) {
   (void)argc;
   int s = (int)strtol(argv[1], NULL, 10);
@@ -211,8 +246,10 @@ static void stage_run(int argc, char **argv) {
   double tf[64], tb[64], recv = G.net->recv_s;
   pf_pipeline_chunk_times(G.sc, w, s, tf, tb);
   double busy = 0, first_last_bwd = -1;
-  /* eager transfers into our inboxes */
-  for (int c = 0; c < V; c++) {
+  bool blocking = pf_pipeline_blocking_p2p(p);
+  sg_comm_t pend = NULL, *pp = blocking ? &pend : NULL;
+  /* eager transfers into our inboxes (blocking exchanges are rendezvous) */
+  for (int c = 0; c < V && !blocking; c++) {
     sg_mailbox_set_receiver(sg_mailbox_get_name(G.fwd_mb[c * P + s]));
     sg_mailbox_set_receiver(sg_mailbox_get_name(G.bwd_mb[c * P + s]));
   }
@@ -220,22 +257,16 @@ static void stage_run(int argc, char **argv) {
     const op *o = &ops[i];
     int k = o->chunk * P + s; /* virtual stage */
     if (o->kind == 'F') {
-      if (k > 0) {
-        sg_mailbox_get(G.fwd_mb[k]);
-        if (recv > 0) sg_actor_sleep_for(recv);
-      }
+      stage_recv(k > 0 ? G.fwd_mb[k] : NULL, recv, pp, blocking);
       double t0 = simgrid_get_clock();
       sg_actor_execute(tf[o->chunk] * HOST_SPEED);
       double t1 = simgrid_get_clock();
       busy += t1 - t0;
       record(s, o->chunk, o->mb, 'F', t0, t1);
       G.events++;
-      if (k < last) send_p2p(G.fwd_mb[k + 1], s, s, o, 'S');
+      if (k < last) stage_send(G.fwd_mb[k + 1], s, s, o, 'S', pp);
     } else {
-      if (k < last) {
-        sg_mailbox_get(G.bwd_mb[k]);
-        if (recv > 0) sg_actor_sleep_for(recv);
-      }
+      stage_recv(k < last ? G.bwd_mb[k] : NULL, recv, pp, blocking);
       double t0 = simgrid_get_clock();
       if (o->mb == p->grad_accum - 1 && first_last_bwd < 0) first_last_bwd = t0;
       sg_actor_execute(tb[o->chunk] * HOST_SPEED);
@@ -243,11 +274,14 @@ static void stage_run(int argc, char **argv) {
       busy += t1 - t0;
       record(s, o->chunk, o->mb, 'B', t0, t1);
       G.events++;
-      if (k > 0) send_p2p(G.bwd_mb[k - 1], s, (s - 1 + P) % P, o, 'R');
+      if (k > 0) stage_send(G.bwd_mb[k - 1], s, (s - 1 + P) % P, o, 'R', pp);
     }
   }
+  /* the stage's gradients are ready when its last backward ends (bucket readiness, dpsync.c); its last send
+   * still completes before the actor ends (stage 0, the last to finish, sends nothing then) */
   G.res->stage_busy_s[s] = busy;
   G.res->stage_end_s[s] = simgrid_get_clock();
+  if (blocking) pf_simgrid_exchange(&pend, NULL, 0);
   G.res->stage_first_bwd_s[s] = first_last_bwd;
   free(ops);
 }

@@ -14,6 +14,7 @@
 #include "comm/comm.h"
 #include "core/core.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 
 
@@ -47,6 +48,18 @@ typedef struct pf_sched_op {
 /* The operations stage s runs, in order (Megatron's 1F1B, interleaved 1F1B
  * or GPipe); ops must hold 2 x microbatches x V entries.  Returns the count. */
 int pf_pipeline_schedule(const pf_plan *p, int s, pf_sched_op *ops);
+
+/* Whether the schedule's P2P is blocking.  Megatron-Core's non-interleaved 1F1B
+ * (schedules.py forward_backward_pipelining_without_interleaving at core_v0.12.0) sends and receives through
+ * p2p_communication._communicate with wait_on_reqs=True: after a forward, send_forward_recv_backward posts the
+ * activation's send and the gradient's receive as one batch_isend_irecv and waits for both (then
+ * torch.cuda.synchronize, batch_p2p_sync = True); after a backward, send_backward_recv_forward does the same
+ * with the previous stage.  Megatron-LM's arguments.py sets overlap_p2p_comm = False (batch_p2p_comm = True)
+ * whenever the schedule is not interleaved, so each exchange sits between two computations of the stage:
+ * a middle stage waits for two transfers a microbatch, the first and last stages for one.  The interleaved
+ * schedule overlaps its P2P by default (--no-overlap-p2p-communication is the opt-out) and GPipe is not a
+ * Megatron schedule: their sends stay eager and detached.  True for 1F1B with more than one stage. */
+bool pf_pipeline_blocking_p2p(const pf_plan *p);
 
 /* Forward and backward time of one microbatch on each of the V chunks of stage s (tf[V], tb[V], V <= 64, TP/CP
  * collectives included).  The even split gives every chunk 1/V of the stage; uneven stages (job/pplayout.c)

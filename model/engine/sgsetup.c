@@ -3,6 +3,8 @@
 
 #include "core/core.h"
 
+#include <simgrid/actor.h>
+#include <simgrid/comm.h>
 #include <simgrid/engine.h>
 #include <simgrid/mailbox.h>
 #include <xbt/config.h>
@@ -48,4 +50,15 @@ int pf_simgrid_run(const char *engine, int actors) {
   running = engine;
   simgrid_run();
   return actors - finished;
+}
+
+void pf_simgrid_exchange(sg_comm_t *pend, sg_mailbox_t in, double recv) {
+  sg_comm_t cs[2];
+  void *data;
+  int nc = 0;
+  if (*pend) cs[nc++] = *pend;
+  if (in) cs[nc++] = sg_mailbox_get_async(in, &data);
+  if (nc > 0) sg_comm_wait_all(cs, (size_t)nc);
+  *pend = NULL;
+  if (in && recv > 0) sg_actor_sleep_for(recv);
 }

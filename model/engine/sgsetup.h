@@ -9,6 +9,9 @@
 #ifndef PF_SGSETUP_H
 #define PF_SGSETUP_H
 
+#include <simgrid/comm.h>
+#include <simgrid/mailbox.h>
+
 /* Initialise SimGrid with our settings and load the platform XML file at
  * `platform` (then unlinks it).  stack_kib: actor stack size. */
 void pf_simgrid_start(const char *platform, int stack_kib);
@@ -23,5 +26,10 @@ void pf_simgrid_actor_done(void);
  * engine's name, "pipeline" or "full") makes the first actor to finish wait instead on a mailbox no actor
  * sends to, a real SimGrid deadlock. */
 int pf_simgrid_run(const char *engine, int actors);
+
+/* Megatron's blocking P2P exchange (pipeline.h pf_pipeline_blocking_p2p), for both engines: wait for the
+ * previous operation's send (*pend, rendezvous; cleared) and this operation's receive from `in` (NULL: none)
+ * together, then sleep `recv` (the receiver's gather of the TP pieces) if something was received. */
+void pf_simgrid_exchange(sg_comm_t *pend, sg_mailbox_t in, double recv);
 
 #endif

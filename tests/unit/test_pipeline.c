@@ -2,7 +2,8 @@
  * textbook makespans when transfers are free:
  *   1F1B and GPipe: (M + P - 1)(t_f + t_b)
  *   interleaved with V chunks: M (t_f + t_b) + (P - 1)(t_f + t_b) / V
- * (Narayanan et al. SC21, section 2.2), and the closed-form engine. */
+ * (Narayanan et al. SC21, section 2.2), and the closed-form engine; and Megatron's blocking 1F1B P2P,
+ * whose exchanges stay in the steady-state cycle (test_blocking_p2p). */
 #include "check.h"
 
 #include "engine/engine.h"
@@ -84,8 +85,50 @@ static void test_des(void) {
   free(r);
 }
 
+/* Megatron's non-interleaved 1F1B waits for every P2P exchange (pipeline.h pf_pipeline_blocking_p2p,
+ * schedules.py / p2p_communication.py at core_v0.12.0): in the steady state a middle stage's cycle is
+ * t_f + t_b + two hops (one exchange with each neighbour), so each further microbatch costs that much in
+ * both engines; GPipe's eager sends hide the hops after the fill (one microbatch costs t_f + t_b), as do
+ * the interleaved schedule's overlapped sends. */
+static double makespan(pf_scenario *sc, pf_stage_work *w, pf_pipe_net *net, pf_pipeline_result *r, int M) {
+  sc->plan.grad_accum = M;
+  CHECK(pf_pipeline_run(sc, w, net, 0, r) == 0);
+  return r->makespan_s;
+}
+
+static void test_blocking_p2p(void) {
+  pf_scenario sc;
+  pf_stage_work w[8];
+  pf_pipe_net *net = malloc(sizeof *net);
+  pf_pipeline_result *r = malloc(sizeof *r);
+  double tf = 0.010, tb = 0.020, h = 0.001;
+  int P = 8, M = 32;
+  setup(&sc, P, M, PF_SCHED_1F1B, 1, w, net, tf, tb);
+  for (int s = 0; s < P; s++) net->lat_s[s] = h;
+  CHECK(pf_pipeline_blocking_p2p(&sc.plan));
+  for (int e = 0; e < 2; e++) {
+    sc.engine = e ? PF_ENGINE_ANALYTIC : PF_ENGINE_DES;
+    double a = makespan(&sc, w, net, r, M), b = makespan(&sc, w, net, r, M + 8);
+    CHECK_NEAR((b - a) / 8, tf + tb + 2 * h, 1e-6); /* SimGrid rounds event times to ns */
+    CHECK(a >= (M + P - 1) * (tf + tb) + M * 2 * h);
+  }
+  sc.engine = PF_ENGINE_DES;
+  setup(&sc, P, M, PF_SCHED_GPIPE, 1, w, net, tf, tb);
+  for (int s = 0; s < P; s++) net->lat_s[s] = h;
+  CHECK(!pf_pipeline_blocking_p2p(&sc.plan));
+  CHECK_NEAR((makespan(&sc, w, net, r, M + 8) - makespan(&sc, w, net, r, M)) / 8, tf + tb, 1e-6);
+  setup(&sc, 4, 16, PF_SCHED_INTERLEAVED, 2, w, net, tf, tb);
+  CHECK(!pf_pipeline_blocking_p2p(&sc.plan));
+  sc.plan.pp = 1;
+  sc.plan.schedule = PF_SCHED_1F1B;
+  CHECK(!pf_pipeline_blocking_p2p(&sc.plan)); /* one stage: nothing to exchange */
+  free(net);
+  free(r);
+}
+
 int main(void) {
   test_schedules();
   test_des();
+  test_blocking_p2p();
   return pf_check_done();
 }
