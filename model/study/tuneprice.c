@@ -88,7 +88,9 @@ static int join(pf_tune_search *s, round_parts *rp, int J) {
 int pf_tune_price_round(pf_tune_search *s, long marked, long total) {
   int J = s->o->jobs > 0 ? s->o->jobs : pf_workers_default_jobs();
   if (J > marked / PRICE_PAR_MIN) J = (int)(marked / PRICE_PAR_MIN);
+  s->out->rounds++;
   if (J <= 1) return pf_tune_pass(s, PF_TUNE_PASS_PRICE);
+  s->out->rounds_par++;
   round_parts rp = {s, calloc((size_t)J, sizeof *rp.head), calloc((size_t)J, sizeof *rp.cand), 0};
   int rc = rp.head && rp.cand ? 0 : pf_error_set(PF_ENOMEM, "out of memory");
   long evaluated = s->evaluated, over = s->over;
