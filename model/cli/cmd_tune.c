@@ -94,8 +94,8 @@ int pf_cmd_tune(int argc, char **argv) {
   if ((rc = pf_tune(base, &o, &r)) < 0) goto done;
   if (getenv("PREFLIGHT_TIMING")) /* diagnostics for bench/run.sh and the tests; never part of a result */
     fprintf(stderr, "preflight tune: timing: %ld plans evaluated in %.3f s (%ld priced, %ld bounded, %ld priced below "
-            "their bound; CPU %.2f s, the bound pass %.2f s)\n", r.evaluated, r.eval_s, r.priced, r.bounded, r.bound_over,
-            r.eval_cpu_s, r.bound_cpu_s);
+            "their bound; CPU %.2f s, the bound pass %.2f s; %d of %d pricing rounds over workers)\n", r.evaluated,
+            r.eval_s, r.priced, r.bounded, r.bound_over, r.eval_cpu_s, r.bound_cpu_s, r.rounds_par, r.rounds);
   ctx = cJSON_CreateObject();
   cJSON_AddStringToObject(ctx, "command", "tune");
   cJSON_AddStringToObject(ctx, "machine", base->machine.id);

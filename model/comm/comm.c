@@ -111,7 +111,12 @@ static int collective_on(const pf_scenario *sc, const pf_topology *t, pf_coll_ki
 
 int pf_comm_collective(const pf_comm *c, pf_coll_kind kind, pf_coll_algo algo, double bytes, const int *groups, int ng,
                        int p, pf_coll_pattern *pat, pf_coll_result *res) {
-  return collective_on(c->sc, &c->topo, kind, algo, bytes, groups, ng, p, pat, res);
+  if (pat || !c->topo_key || !groups) return collective_on(c->sc, &c->topo, kind, algo, bytes, groups, ng, p, pat, res);
+  pf_coll_req rq = {kind, bytes, groups, ng, p, algo, c->sc->coll_proto}; /* collective_on's request */
+  if (pf_coll_memo_find(c->topo_key, &rq, res)) return 0; /* the same call again (collmemo.c) */
+  int rc = collective_on(c->sc, &c->topo, kind, algo, bytes, groups, ng, p, NULL, res);
+  if (rc == 0) pf_coll_memo_keep(c->topo_key, &rq, res);
+  return rc;
 }
 
 /* ---------- groups ---------- */

@@ -200,6 +200,10 @@ typedef struct pf_a2a_result {
 int pf_comm_alltoall(const pf_comm *c, const pf_a2a_req *rq, pf_a2a_result *res);
 /* The hash of what c's topology was built from and what it is (the all-to-all memo's key; pf_comm_init keeps it). */
 unsigned long long pf_comm_topo_key(const pf_comm *c);
+/* The memo of collective calls without a pattern (collmemo.c; pf_comm_collective's): a call on the topology of
+ * hash topo already priced gives its result (true); keep a priced one. */
+bool pf_coll_memo_find(unsigned long long topo, const pf_coll_req *rq, pf_coll_result *res);
+void pf_coll_memo_keep(unsigned long long topo, const pf_coll_req *rq, const pf_coll_result *res);
 /* Expected number of nodes other than its own that one token reaches with
  * topk copies spread evenly over `nodes` nodes, at most max_nodes of them
  * (0: no limit): T (1 - (1 - 1/T)^topk) (nodes - 1) / nodes, T = min(max_nodes, nodes). */

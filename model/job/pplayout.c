@@ -140,6 +140,25 @@ static int account_for(const pf_plan *p, int L, int V, pf_pp_layout *l) {
   return 0;
 }
 
+/* The last layout string parsed, kept: tune asks for one plan's stages' layers stage by stage (each call parsed the
+ * string again: a tenth of the open DeepSeek-V3 search's CPU, whose 61 layers split unevenly at every PP > 1).
+ * The parse is a function of the string, PP and the model's layers alone; a refused string is not kept. */
+static _Thread_local struct { char text[PF_PP_LAYOUT_MAX]; int P, layers; bool has; pf_pp_layout l; } parsed;
+
+static int parse_layout_kept(const char *text, int P, int layers, pf_pp_layout *l) {
+  if (parsed.has && parsed.P == P && parsed.layers == layers && strcmp(parsed.text, text) == 0) {
+    *l = parsed.l;
+    return 0;
+  }
+  int rc = parse_layout(text, P, layers, l);
+  parsed.has = rc == 0 && strlen(text) < sizeof parsed.text;
+  if (parsed.has) {
+    snprintf(parsed.text, sizeof parsed.text, "%s", text);
+    parsed.P = P, parsed.layers = layers, parsed.l = *l;
+  }
+  return rc;
+}
+
 int pf_plan_layout(const pf_scenario *sc, pf_pp_layout *l) {
   const pf_plan *p = &sc->plan;
   int L = sc->workload.kind == PF_WL_TRANSFORMER ? sc->workload.layers : 0, V = vstages(p), P = p->pp;
@@ -161,7 +180,7 @@ int pf_plan_layout(const pf_scenario *sc, pf_pp_layout *l) {
     for (int k = 0; k < P * V; k++) l->layers[k] = (short)(L / (P * V));
     return 0;
   }
-  if (p->pp_layout[0]) return parse_layout(p->pp_layout, P, L, l);
+  if (p->pp_layout[0]) return parse_layout_kept(p->pp_layout, P, L, l);
   return p->pp_first || p->pp_last ? first_last(p, L, V, l) : account_for(p, L, V, l);
 }
 

@@ -48,7 +48,7 @@ int pf_tune_by_score(const void *a, const void *b) {
 
 /* ---- enumeration ---- */
 
-static int pool_add(pf_tune_pool *p, const pf_tune_cand *c) {
+int pf_tune_pool_add(pf_tune_pool *p, const pf_tune_cand *c) {
   if (p->n == p->cap) {
     /* keep the pool small: sort and cut to `keep` before growing past 4 x keep */
     if (p->cap >= 4 * p->keep) {
@@ -90,7 +90,7 @@ static int price(pf_tune_search *s, const pf_plan *pl, long at) {
   c.screen = c.score = pf_tune_score(sc, s->p, s->o->objective);
   if (c.screen < s->lb_at[at] * (1 - 1e-12)) s->over++;
   pf_tune_keep_sharded(s->out, &c);
-  return pool_add(&s->pool, &c);
+  return pf_tune_pool_add(&s->pool, &c);
 }
 
 /* The bound pass: prune what is invalid or does not fit, bound the rest. */
@@ -124,12 +124,16 @@ static int bound(pf_tune_search *s, const pf_plan *pl, long at) {
   return 0;
 }
 
-/* The keep-th best screening priced so far (the pool's cut), or infinity while the pool is short. */
+double pf_tune_pool_cut(pf_tune_pool *p) {
+  if (p->n < p->keep) return INFINITY;
+  qsort(p->c, (size_t)p->n, sizeof *p->c, pf_tune_by_screen);
+  p->n = p->keep;
+  return p->c[p->keep - 1].screen;
+}
+
+/* The pool's cut, or the parent's where lower (a pricing worker's pool holds only its own plans: tuneprice.c). */
 static double cut(pf_tune_search *s) {
-  if (s->pool.n < s->pool.keep) return INFINITY;
-  qsort(s->pool.c, (size_t)s->pool.n, sizeof *s->pool.c, pf_tune_by_screen);
-  s->pool.n = s->pool.keep;
-  return s->pool.c[s->pool.keep - 1].screen;
+  return fmin(s->floor, pf_tune_pool_cut(&s->pool));
 }
 
 static int try_plan(pf_tune_search *s, const pf_plan *pl) {
@@ -139,6 +143,7 @@ static int try_plan(pf_tune_search *s, const pf_plan *pl) {
   if (s->counting) return 0;
   if (s->pass == PF_TUNE_PASS_BOUND) return s->skip ? 0 : bound(s, pl, at);
   if (s->mark[at] != 1) return 0;
+  if (s->nparts > 1 && s->dealt++ % s->nparts != s->part) return 0; /* another pricing worker's (tuneprice.c) */
   s->mark[at] = 2;
   /* the cut tightens as the round prices: a plan whose bound went above it cannot rank (bounded) */
   double lb = s->lb_at[at];
@@ -315,7 +320,7 @@ static int enumerate(pf_tune_search *s) {
 int pf_tune_pass(pf_tune_search *s, int which) {
   s->pass = which;
   s->skip = false;
-  s->index = s->enumerated = 0;
+  s->index = s->enumerated = s->dealt = 0;
   return enumerate(s);
 }
 
@@ -362,7 +367,7 @@ static int search_plans(pf_tune_search *s) {
       marked++;
     }
     if (marked == 0) break;
-    rc = pf_tune_pass(s, PF_TUNE_PASS_PRICE);
+    rc = pf_tune_price_round(s, marked, total);
   }
   s->enumerated = total;
   return rc;
@@ -422,6 +427,7 @@ int pf_tune(const pf_scenario *base_in, const pf_tune_config *o, pf_tune_result 
   s.o = o;
   s.out = out;
   s.pool.keep = keep;
+  s.floor = INFINITY;
   s.ep1 = pf_workload_is_moe(&base->workload) && !(fixed_of(&s) & PF_FIX_EP);
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);

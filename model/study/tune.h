@@ -64,6 +64,7 @@ typedef struct pf_tune_result {
   pf_tune_cand *final;    /* owned */
   double eval_s;          /* wall time of the evaluation phase (for rates; not in the output) */
   double eval_cpu_s, bound_cpu_s; /* its CPU time, the workers' included, and the bound pass's (diagnostics) */
+  int rounds, rounds_par; /* pricing rounds, and of them those priced over workers (diagnostics: tuneprice.c) */
   /* the best ZeRO-2/3 plan by the closed-form screening, whether or not it ranks (tunezero.c) */
   bool has_sharded;
   pf_tune_cand sharded;

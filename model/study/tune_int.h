@@ -22,17 +22,24 @@ int pf_tune_by_score(const void *a, const void *b);
  * hops, the DP and the optimizer left out, (M - 1/V) max_s c_s + sum_s c_s / V + overhead never exceeds the
  * screened iteration time: the expression grows with every c_s (M >= 1 >= 1/V).  c_s depends on the plan's shape
  * (TP, CP, PP, layout, schedule, EP, ETP, micro-batch, recomputation, SP, the TP-comm overlap), not on the
- * optimizer's sharding or the DP overlap flags, so the last shape's bound is kept: the settings of one shape are
- * enumerated one after another. */
-typedef struct pf_tune_lb {
-  pf_plan key;            /* the shape last bounded (the settings cleared) */
+ * optimizer's sharding or the DP overlap flags, so the last shapes' bounds are kept: the settings of one shape are
+ * enumerated one after another, and the TP-comm overlap, searched on and off innermost (tune.c try_settings),
+ * alternates two shapes from one plan to the next, so two are kept (one shape's bound is the same whichever plan
+ * of the shape computes it: a memo, never an approximation). */
+enum { PF_TUNE_LB_WAYS = 2 };
+typedef struct pf_tune_lb_shape {
+  pf_plan key;            /* the shape bounded (the settings cleared) */
   bool has;
   double sum, cr, tr;     /* its stages' compute, the most of one stage's (stage r), and r's with its all-to-alls */
   int r;
   int zkey;               /* ZeRO-2/3: the sharding level and group whose per-unit collectives zadd holds (0: none) */
   double zadd;
-  pf_stage_work *w;       /* scratch */
-  struct pf_stage_comm *stage_comm;
+  pf_stage_work *w;       /* stage r's work (with its all-to-alls), which the per-unit collectives add to */
+} pf_tune_lb_shape;
+typedef struct pf_tune_lb {
+  pf_tune_lb_shape e[PF_TUNE_LB_WAYS];
+  int last;               /* the entry used last (the other is replaced on a miss) */
+  struct pf_stage_comm *stage_comm; /* scratch */
   struct pf_comm *comm;   /* the machine's topology, built once */
 } pf_tune_lb;
 
@@ -80,8 +87,11 @@ typedef struct pf_tune_search {
   pf_plan tight;
   pf_memory tight_m;
   long tight_at;     /* its position (ties: the first) */
-  int part, nparts;  /* the bound pass over workers: this one bounds the shapes whose index is part mod nparts */
+  int part, nparts;  /* a pass over workers: this one bounds the shapes whose index is part mod nparts (the bound
+                        pass), or prices the marked plans whose rank among the marked is part mod nparts */
   bool skip;         /* the shape being enumerated is another worker's */
+  long dealt;        /* the marked plans met so far in this pricing pass */
+  double floor;      /* a pricing worker: the parent's cut (INFINITY otherwise) */
 } pf_tune_search;
 
 /* One pass over the enumeration (this shard's plans, in order): PF_TUNE_PASS_BOUND checks, prunes and bounds
@@ -90,6 +100,13 @@ int pf_tune_pass(pf_tune_search *s, int which);
 /* The bound pass over the workers (tunebound.c): each bounds every nparts-th shape; the entries, counts, the
  * closest plan and EP 1's are joined as one pass gives them. */
 int pf_tune_bound_pass(pf_tune_search *s);
+/* Price the marked plans of one round (total: the shard's plans), over workers when there are enough of them
+ * (tuneprice.c); the pool, the best sharded plan and the counts come out as one process gives them. */
+int pf_tune_price_round(pf_tune_search *s, long marked, long total);
+/* Add a candidate to the pool (cut to the best keep by screening as it grows); 0 or PF_ENOMEM (tune.c). */
+int pf_tune_pool_add(pf_tune_pool *p, const pf_tune_cand *c);
+/* Sort the pool by screening and cut it to keep; the keep-th best screening, or INFINITY while it is short. */
+double pf_tune_pool_cut(pf_tune_pool *p);
 /* Join EP 1's keep of another worker or shard (tuneep.c). */
 void pf_tune_ep1_join(pf_tune_ep1 *into, const pf_tune_ep1 *from);
 

@@ -26,8 +26,8 @@ static void shape_of(const pf_plan *p, pf_plan *k) {
  * collectives too (comm.c, epa2a.c; the ZeRO-3 per-unit collectives, which comm/fsdp.c adds, left out): the
  * other stages' collectives, >= 0, are left out (pricing them costs as much as pricing the plan; r's set the
  * M-fold term, (M - 1/V) max_s t_s >= (M - 1/V) t_r). */
-static int pipeline_bound(pf_tune_lb *b, const pf_scenario *sc) {
-  pf_stage_work *w = b->w;
+static int pipeline_bound(pf_tune_lb *b, pf_tune_lb_shape *e, const pf_scenario *sc) {
+  pf_stage_work *w = e->w;
   int P = sc->plan.pp, rc;
   double sum = 0, mid = -1, cr = -1;
   int r = 0;
@@ -46,25 +46,48 @@ static int pipeline_bound(pf_tune_lb *b, const pf_scenario *sc) {
   b->comm->sc = sc;
   memset(b->stage_comm, 0, sizeof *b->stage_comm);
   if ((rc = pf_stage_work_at(sc, 0, r, w)) < 0 || (rc = pf_comm_stage_ep(b->comm, r, w, b->stage_comm)) < 0) return rc;
-  b->sum = sum, b->cr = cr, b->r = r; /* w stays stage r's, its all-to-alls in fwd_tp_s / bwd_tp_s */
-  b->tr = w->fwd_s + w->bwd_s + w->fwd_tp_s + w->bwd_tp_s;
+  e->sum = sum, e->cr = cr, e->r = r; /* w stays stage r's, its all-to-alls in fwd_tp_s / bwd_tp_s */
+  e->tr = w->fwd_s + w->bwd_s + w->fwd_tp_s + w->bwd_tp_s;
   return 0;
 }
 
 /* ZeRO-2/3: the critical stage's exposed per-unit collectives (comm/fsdp.c adds them to the stage's
  * fwd_tp_s / bwd_tp_s), kept for the last sharding level and group of the shape. */
-static int fsdp_add(pf_tune_lb *b, const pf_scenario *sc, double *add) {
+static int fsdp_add(pf_tune_lb *b, pf_tune_lb_shape *e, const pf_scenario *sc, double *add) {
   const pf_plan *p = &sc->plan;
   int key = 1 + 4 * pf_plan_zero(p) + (int)p->shard_group;
-  if (b->zkey == key) { *add = b->zadd; return 0; }
-  pf_stage_work *w = b->w;
+  if (e->zkey == key) { *add = e->zadd; return 0; }
+  pf_stage_work *w = e->w;
   double f0 = w->fwd_tp_s, b0 = w->bwd_tp_s;
   pf_fsdp_cost fc;
   b->comm->sc = sc;
-  int rc = pf_comm_fsdp(b->comm, b->r, w, &fc);
+  int rc = pf_comm_fsdp(b->comm, e->r, w, &fc);
   *add = rc < 0 ? 0 : (w->fwd_tp_s - f0) + (w->bwd_tp_s - b0);
   w->fwd_tp_s = f0, w->bwd_tp_s = b0;
-  if (rc == 0) b->zkey = key, b->zadd = *add;
+  if (rc == 0) e->zkey = key, e->zadd = *add;
+  return rc;
+}
+
+/* The entry of sc's shape: the one that holds it, else the one used less recently, bounded anew. */
+static int shape_entry(pf_tune_lb *b, const pf_scenario *sc, pf_tune_lb_shape **out) {
+  pf_plan *k = malloc(sizeof *k);
+  *out = &b->e[b->last];
+  if (!k) return pf_error_set(PF_ENOMEM, "out of memory");
+  shape_of(&sc->plan, k);
+  int i = 0, rc = 0;
+  while (i < PF_TUNE_LB_WAYS && !(b->e[i].has && !memcmp(k, &b->e[i].key, sizeof *k))) i++;
+  if (i == PF_TUNE_LB_WAYS) {
+    i = (b->last + 1) % PF_TUNE_LB_WAYS;
+    pf_tune_lb_shape *e = &b->e[i];
+    if (!e->w && !(e->w = malloc(sizeof *e->w))) rc = pf_error_set(PF_ENOMEM, "out of memory");
+    if (rc == 0) rc = pipeline_bound(b, e, sc);
+    e->has = rc == 0;
+    e->key = *k;
+    e->zkey = 0;
+  }
+  free(k);
+  b->last = i;
+  *out = &b->e[i];
   return rc;
 }
 
@@ -75,31 +98,21 @@ int pf_tune_lb_time(pf_tune_lb *b, const pf_scenario *sc, double *t_s) {
     *t_s = fmax(sc->step_overhead_s, pf_input_time(sc));
     return 0;
   }
-  if (!b->w && !(b->w = malloc(sizeof *b->w))) return pf_error_set(PF_ENOMEM, "out of memory");
   if (!b->stage_comm && !(b->stage_comm = malloc(sizeof *b->stage_comm))) return pf_error_set(PF_ENOMEM, "out of memory");
   if (!b->comm) { /* the topology: the machine's, the same for every plan */
     if (!(b->comm = malloc(sizeof *b->comm))) return pf_error_set(PF_ENOMEM, "out of memory");
     int rc = pf_comm_init(sc, b->comm);
     if (rc < 0) { free(b->comm); b->comm = NULL; return rc; }
   }
-  pf_plan *k = malloc(sizeof *k);
-  if (!k) return pf_error_set(PF_ENOMEM, "out of memory");
-  shape_of(&sc->plan, k);
-  int rc = 0;
-  if (!b->has || memcmp(k, &b->key, sizeof *k)) {
-    rc = pipeline_bound(b, sc);
-    b->has = rc == 0;
-    b->key = *k;
-    b->zkey = 0;
-  }
-  free(k);
-  double tr = b->tr, add = 0;
-  if (rc == 0 && pf_plan_zero(&sc->plan) >= 2) rc = fsdp_add(b, sc, &add);
+  pf_tune_lb_shape *e = NULL;
+  int rc = shape_entry(b, sc, &e);
+  double tr = e->tr, add = 0;
+  if (rc == 0 && pf_plan_zero(&sc->plan) >= 2) rc = fsdp_add(b, e, sc, &add);
   if (rc < 0) return rc;
   tr += add;
   const pf_plan *p = &sc->plan;
   int M = p->grad_accum, V = p->schedule == PF_SCHED_INTERLEAVED && p->vstages > 1 ? p->vstages : 1;
-  double pipe = (M - 1.0 / V) * tr + (b->sum - b->cr + tr) / V;
+  double pipe = (M - 1.0 / V) * tr + (e->sum - e->cr + tr) / V;
   /* the iteration: the pipeline, then the DP sync and the optimizer (>= 0), the fitted overhead; never shorter
    * than the input pipeline's time per iteration (predict.c) */
   *t_s = fmax(pipe + sc->step_overhead_s, pf_input_time(sc));
@@ -114,7 +127,7 @@ void pf_tune_lb_free(pf_tune_lb *b) {
   if (b->comm) pf_comm_free(b->comm);
   free(b->comm);
   free(b->stage_comm);
-  free(b->w);
+  for (int i = 0; i < PF_TUNE_LB_WAYS; i++) free(b->e[i].w);
   memset(b, 0, sizeof *b);
 }
 

@@ -3,7 +3,8 @@
 # mixtures of experts (Mixtral 8x7B on 4 JUPITER Booster nodes, Qwen3-30B-A3B on 4 Leonardo Booster nodes) and a
 # dense model (Llama 2 7B on 2 Leonardo Booster nodes), the finalists (options, times, memory), the best sharded
 # plan and EP 1's line are the same with PREFLIGHT_TUNE_EXHAUSTIVE=1 (every plan that fits priced), fewer plans
-# are priced without it, and no plan priced in the exhaustive search screens below its bound.
+# are priced without it, and no plan priced in the exhaustive search screens below its bound; with the pricing
+# rounds over one worker or three, the same.
 # ctest-labels: slow
 source "$PF_SRC/tests/cli/lib.bash"
 P=$PREFLIGHT
@@ -36,6 +37,23 @@ assert bp + bb == ep == e["plans_evaluated"] and eb == 0 and eo == 0, t
 assert bp < ep, t   # the bound leaves plans unpriced
 PY
 done
+# the pricing rounds over workers (model/study/tuneprice.c) pick what one process picks: the first case with one
+# worker (every round in the main process) and with three (a round of 16 or more marked plans dealt out)
+for j in 1 3; do
+  # shellcheck disable=SC2086
+  expect_exit 0 env PREFLIGHT_TIMING=1 PREFLIGHT_JOBS=$j $P tune ${cases[0]} --format json -o "$T/j$j.json"
+  cp "$T/err" "$T/j$j.err"
+done
+python3 - "$T/b1.json" "$T/j1.json" "$T/j3.json" "$T/j1.err" "$T/j3.err" <<'PY' && ok || bad "pricing over workers differs"
+import json, re, sys
+d = [json.load(open(f)) for f in sys.argv[1:4]]
+for x in d[1:]:
+    for k in ("rows", "best_sharded", "ep1", "plans_enumerated", "plans_pruned", "plans_evaluated"):
+        assert x.get(k) == d[0].get(k), k
+r = [[int(v) for v in re.search(r"([0-9]+) of ([0-9]+) pricing rounds over workers", open(f).read()).groups()]
+     for f in sys.argv[4:6]]
+assert r[0][0] == 0 and r[0][1] >= 1 and r[1][0] >= 1, r
+PY
 # the MoE cases say what EP 1 comes to
 python3 - "$T/b1.json" <<'PY' && ok || bad "ep1 in the JSON"
 import json, sys
