@@ -205,7 +205,7 @@ static void tune(FILE *out, const cJSON *ctx, const pf_tune_result *r, const pf_
   if (sh[0]) fprintf(out, "%s\n", sh);
   const cJSON *dev = cJSON_GetObjectItemCaseSensitive(ctx, "device");
   char ep1[1024 + PF_PP_LAYOUT_MAX];
-  pf_tune_ep1_text(r, cJSON_IsString(dev) ? dev->valuestring : "the device", ep1, sizeof ep1);
+  pf_tune_ep1_text(r, o->objective, cJSON_IsString(dev) ? dev->valuestring : "the device", ep1, sizeof ep1);
   if (ep1[0]) fprintf(out, "%s\n", ep1);
 }
 

@@ -90,6 +90,7 @@ static int price(pf_tune_search *s, const pf_plan *pl, long at) {
   c.screen = c.score = pf_tune_score(sc, s->p, s->o->objective);
   if (c.screen < s->lb_at[at] * (1 - 1e-12)) s->over++;
   pf_tune_keep_sharded(s->out, &c);
+  if (s->ep1 && pf_plan_ep(&c.plan) == 1) pf_tune_keep_ep1_priced(s->out, &c);
   return pf_tune_pool_add(&s->pool, &c);
 }
 
@@ -120,7 +121,8 @@ static int bound(pf_tune_search *s, const pf_plan *pl, long at) {
     if (!g) return pf_error_set(PF_ENOMEM, "out of memory");
     s->ent = g, s->capent = cap;
   }
-  s->ent[s->nent++] = (pf_tune_ent){pf_tune_lb_score(sc, t, s->o->objective), at, pf_plan_zero(&sc->plan) >= 2};
+  s->ent[s->nent++] = (pf_tune_ent){pf_tune_lb_score(sc, t, s->o->objective), at, pf_plan_zero(&sc->plan) >= 2,
+                                    s->ep1 && pf_plan_ep(&sc->plan) == 1};
   return 0;
 }
 
@@ -136,6 +138,15 @@ static double cut(pf_tune_search *s) {
   return fmin(s->floor, pf_tune_pool_cut(&s->pool));
 }
 
+/* A plan whose bound is above the cut is still priced while it may be the best of its class that tune reports
+ * whatever its rank: ZeRO-2/3 (the best sharded plan, tunezero.c) or EP 1 (tuneep.c), until one of the class
+ * screens below its bound. */
+static bool may_lead_class(const pf_tune_search *s, const pf_plan *pl, double lb) {
+  const pf_tune_result *r = s->out;
+  if (pf_plan_zero(pl) >= 2 && !(r->has_sharded && lb > r->sharded.screen)) return true;
+  return s->ep1 && pf_plan_ep(pl) == 1 && !(r->ep1.has_fastest && lb > r->ep1.fastest.screen);
+}
+
 static int try_plan(pf_tune_search *s, const pf_plan *pl) {
   long idx = s->index++;
   if (s->o->nshards > 1 && idx % s->o->nshards != s->o->shard - 1) return 0;
@@ -147,8 +158,7 @@ static int try_plan(pf_tune_search *s, const pf_plan *pl) {
   s->mark[at] = 2;
   /* the cut tightens as the round prices: a plan whose bound went above it cannot rank (bounded) */
   double lb = s->lb_at[at];
-  if (!s->o->exhaustive && lb > cut(s) && !(pf_plan_zero(pl) >= 2 && !(s->out->has_sharded && lb > s->out->sharded.screen)))
-    return 0;
+  if (!s->o->exhaustive && lb > cut(s) && !may_lead_class(s, pl, lb)) return 0;
   return price(s, pl, at);
 }
 
@@ -342,8 +352,9 @@ static double cpu_s(void) {
 /* Branch and bound: every plan is checked and bounded (PF_TUNE_PASS_BOUND); then, in rounds of doubling size, the
  * unpriced plans of lowest bound that can still rank are priced: a bound above the pool's cut (the 2 x top best
  * screening so far) cannot, as a plan's screening is never below its bound; a ZeRO-2/3 plan also can while its
- * bound is not above the best sharded plan's screening (tunezero.c).  The finalists and the best sharded plan
- * are those of pricing every plan; what is left unpriced is counted as bounded.  exhaustive prices all. */
+ * bound is not above the best sharded plan's screening (tunezero.c), an EP 1 plan while its bound is not above the
+ * best EP 1 plan's (tuneep.c).  The finalists, the best sharded and the best EP 1 plan are those of pricing
+ * every plan; what is left unpriced is counted as bounded.  exhaustive prices all. */
 static int search_plans(pf_tune_search *s) {
   double c0 = cpu_s();
   int rc = pf_tune_bound_pass(s);
@@ -358,11 +369,12 @@ static int search_plans(pf_tune_search *s) {
   for (long chunk = s->pool.keep; rc == 0; chunk *= 2) {
     double cp = s->o->exhaustive ? INFINITY : cut(s);
     double cz = s->o->exhaustive || !s->out->has_sharded ? INFINITY : s->out->sharded.screen;
+    double ce = s->o->exhaustive || !s->out->ep1.has_fastest ? INFINITY : s->out->ep1.fastest.screen;
     long marked = 0;
     for (long i = 0; i < n && (s->o->exhaustive || marked < chunk); i++) {
       const pf_tune_ent *e = &s->ent[i];
-      if (e->lb > cp && e->lb > cz) break; /* sorted: none after it can rank */
-      if (s->mark[e->at] || (e->lb > cp && !e->sharded)) continue;
+      if (e->lb > cp && e->lb > cz && e->lb > ce) break; /* sorted: none after it can rank or lead its class */
+      if (s->mark[e->at] || (e->lb > cp && !e->sharded && !e->ep1)) continue;
       s->mark[e->at] = 1;
       marked++;
     }

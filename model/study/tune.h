@@ -46,12 +46,15 @@ typedef struct pf_tune_cand {
 } pf_tune_cand;
 
 /* EP 1 in a search of EP (tuneep.c): the valid plans, those that fit (with ZeRO-0/1), and the one of least
- * memory (a fitting one first, ZeRO-0/1 before ZeRO-2/3) with its memory terms. */
+ * memory (a fitting one first, ZeRO-0/1 before ZeRO-2/3) with its memory terms; and the EP 1 plan that
+ * screened best of those priced (those the bound left unpriced cannot rank: tune_int.h). */
 typedef struct pf_tune_ep1 {
   long valid, fit, fit_zero1;
   bool has, fits;
   pf_plan plan;
   pf_memory m;
+  bool has_fastest;
+  pf_tune_cand fastest;
 } pf_tune_ep1;
 
 typedef struct pf_tune_result {
@@ -96,6 +99,8 @@ void pf_tune_why(const pf_tune_cand *c, const pf_tune_cand *b, pf_objective o, c
 /* The best sharded plan (tunezero.c): keep c if it is ZeRO-2/3 and screens better than the one kept (ties:
  * less memory, then the options' text); its JSON "best_sharded" added to d, read back from a shard's document. */
 void pf_tune_keep_sharded(pf_tune_result *r, const pf_tune_cand *c);
+/* c screens better than b: lower screening, then less memory, then the options' text (deterministic ties) */
+bool pf_tune_cand_better(const pf_tune_cand *c, const pf_tune_cand *b);
 void pf_tune_sharded_json(cJSON *d, const pf_tune_result *r);
 int pf_tune_sharded_merge(const cJSON *doc, pf_tune_result *r);
 /* "ZeRO-3 over 4 ranks: 29.7 s (+7.1 % time), 58.0 GiB per GPU: --tp 1 ..." (nothing when none fits). */
@@ -106,9 +111,10 @@ void pf_tune_sharded_text(const pf_tune_result *r, pf_objective o, char *buf, si
  * ("EP 1 (no expert parallelism) refused: none of 96 valid plans fits; the closest, --tp 4 ...: 139.3 GiB per
  * GPU (weights ..., ...) over gh200-96's 96.0 GiB; gradients + weights alone: 128.6 GiB"; nothing without). */
 void pf_tune_keep_ep1(pf_tune_result *r, const pf_plan *p, const pf_memory *m);
+void pf_tune_keep_ep1_priced(pf_tune_result *r, const pf_tune_cand *c); /* an EP 1 plan priced: keep the best */
 void pf_tune_ep1_json(cJSON *d, const pf_tune_result *r);
 int pf_tune_ep1_merge(const cJSON *doc, pf_tune_result *r);
-void pf_tune_ep1_text(const pf_tune_result *r, const char *dev, char *buf, size_t n);
+void pf_tune_ep1_text(const pf_tune_result *r, pf_objective o, const char *dev, char *buf, size_t n);
 /* "139.3 GiB per GPU (weights a, gradients b, optimizer c, activations d, overhead e) over|within DEV's 96.0 GiB"
  * and, over, "; gradients + weights alone: 128.6 GiB"; the largest terms that alone exceed the device and their
  * sum (pf_tune_memory_over). */

@@ -61,6 +61,7 @@ typedef struct {
   double lb;         /* lower bound of the objective */
   long at;           /* its position among this shard's plans */
   bool sharded;      /* ZeRO-2/3: it may be the best sharded plan whatever its rank */
+  bool ep1;          /* EP 1 of a search of EP: it may be the best EP 1 plan whatever its rank (tuneep.c) */
 } pf_tune_ent;
 
 enum { PF_TUNE_PASS_BOUND, PF_TUNE_PASS_PRICE };

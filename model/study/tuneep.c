@@ -1,7 +1,8 @@
 /* tuneep.c - what EP 1 (no expert parallelism) comes to in a tune of a mixture of experts that searches EP
  * (tune.h): of the valid EP 1 plans, how many fit and the one of least memory with its memory terms, so that
  * `tune` says why expert parallelism is needed (every EP 1 plan over the device's memory, the largest terms
- * named) or that the memory model lets some EP 1 plan fit, and at what memory. */
+ * named) or that the memory model lets some EP 1 plan fit, and at what memory; and where some fit, the best
+ * of them by the screening against the best plan (what expert parallelism gains in time). */
 #include "tune_int.h"
 
 #include "core/core.h"
@@ -36,9 +37,16 @@ static void keep_into(pf_tune_ep1 *e, const pf_plan *p, const pf_memory *m) {
 
 void pf_tune_keep_ep1(pf_tune_result *r, const pf_plan *p, const pf_memory *m) { keep_into(&r->ep1, p, m); }
 
+void pf_tune_keep_ep1_priced(pf_tune_result *r, const pf_tune_cand *c) {
+  pf_tune_ep1 *e = &r->ep1;
+  if (!e->has_fastest || pf_tune_cand_better(c, &e->fastest)) e->fastest = *c, e->has_fastest = true;
+}
+
 void pf_tune_ep1_join(pf_tune_ep1 *into, const pf_tune_ep1 *from) {
   long valid = into->valid + from->valid, fit = into->fit + from->fit, fz = into->fit_zero1 + from->fit_zero1;
   if (from->has) keep_into(into, &from->plan, &from->m);
+  if (from->has_fastest && (!into->has_fastest || pf_tune_cand_better(&from->fastest, &into->fastest)))
+    into->fastest = from->fastest, into->has_fastest = true;
   into->valid = valid, into->fit = fit, into->fit_zero1 = fz;
 }
 
@@ -71,18 +79,36 @@ void pf_tune_memory_terms(const pf_memory *m, const char *dev, char *buf, size_t
   }
 }
 
-void pf_tune_ep1_text(const pf_tune_result *r, const char *dev, char *buf, size_t n) {
+/* "; the best EP 1 plan (screened), OPTIONS: T s (+x % time vs the best), M GiB per GPU": the EP 1 plan that
+ * screens best, exact as the best sharded plan is (tune.c prices EP 1 plans while their bound is not above it) */
+static void fastest_text(const pf_tune_result *r, pf_objective o, char *buf, size_t n) {
+  const pf_tune_ep1 *e = &r->ep1;
+  if (!e->has_fastest) {
+    snprintf(buf, n, "; none could be priced");
+    return;
+  }
+  char txt[192 + PF_PP_LAYOUT_MAX], vs[48] = "";
+  pf_tune_plan_text(&e->fastest.plan, txt, sizeof txt);
+  if (r->nfinal > 0 && r->final[0].score > 0)
+    snprintf(vs, sizeof vs, " (%+.1f %% %s vs the best)", 100 * (e->fastest.screen / r->final[0].score - 1),
+             pf_objective_name(o));
+  snprintf(buf, n, "; the best EP 1 plan (screened), %s: %.4g s%s, %.1f GiB per GPU", txt,
+           e->fastest.t_iter_s, vs, e->fastest.memory_GiB);
+}
+
+void pf_tune_ep1_text(const pf_tune_result *r, pf_objective o, const char *dev, char *buf, size_t n) {
   const pf_tune_ep1 *e = &r->ep1;
   buf[0] = '\0';
   if (!e->has) return;
-  char txt[192 + PF_PP_LAYOUT_MAX], terms[320];
+  char txt[192 + PF_PP_LAYOUT_MAX], terms[320], fast[320 + PF_PP_LAYOUT_MAX];
   pf_tune_plan_text(&e->plan, txt, sizeof txt);
   pf_tune_memory_terms(&e->m, dev, terms, sizeof terms);
-  if (e->fits)
+  if (e->fits) {
+    fastest_text(r, o, fast, sizeof fast);
     snprintf(buf, n, "EP 1 (no expert parallelism): %ld of %ld valid plans fit (%ld with at most the optimizer "
-             "state sharded); the least memory %s, %s: %s", e->fit, e->valid, e->fit_zero1,
-             pf_plan_zero(&e->plan) <= 1 ? "of these" : "(only ZeRO-2/3 fit)", txt, terms);
-  else
+             "state sharded); the least memory %s, %s: %s%s", e->fit, e->valid, e->fit_zero1,
+             pf_plan_zero(&e->plan) <= 1 ? "of these" : "(only ZeRO-2/3 fit)", txt, terms, fast);
+  } else
     snprintf(buf, n, "EP 1 (no expert parallelism) refused: none of %ld valid plans fits; the closest, %s: %s",
              e->valid, txt, terms);
 }
@@ -111,6 +137,14 @@ void pf_tune_ep1_json(cJSON *d, const pf_tune_result *r) {
   cJSON_AddStringToObject(o, "options", txt);
   pf_memory m = e->m;
   for (int i = 0; i < (int)(sizeof keys / sizeof *keys); i++) cJSON_AddNumberToObject(o, keys[i], *field(&m, i) / GiB);
+  if (!e->has_fastest) return;
+  cJSON *f = cJSON_AddObjectToObject(o, "fastest"); /* the best EP 1 plan priced, as best_sharded */
+  pf_tune_plan_text(&e->fastest.plan, txt, sizeof txt);
+  pf_plan_json_fields(f, &e->fastest.plan, PF_PLAN_FORM_TUNE);
+  cJSON_AddStringToObject(f, "options", txt);
+  cJSON_AddNumberToObject(f, "iteration_time_s", e->fastest.t_iter_s);
+  cJSON_AddNumberToObject(f, "memory_GiB", e->fastest.memory_GiB);
+  cJSON_AddNumberToObject(f, "screen", e->fastest.screen);
 }
 
 int pf_tune_ep1_merge(const cJSON *doc, pf_tune_result *r) {
@@ -133,6 +167,19 @@ int pf_tune_ep1_merge(const cJSON *doc, pf_tune_result *r) {
   }
   pf_tune_ep1 e = {.valid = (long)cnt[0], .fit = (long)cnt[1], .fit_zero1 = (long)cnt[2], .has = true, .m = m};
   if (pf_plan_json_read(o, &e.plan) < 0) return pf_error_set(PF_EPARSE, "ep1: malformed plan");
+  const cJSON *f = cJSON_GetObjectItemCaseSensitive(o, "fastest"); /* absent: none priced in that shard */
+  if (f) {
+    const char *fk[] = {"iteration_time_s", "memory_GiB", "screen"};
+    double *dst[] = {&e.fastest.t_iter_s, &e.fastest.memory_GiB, &e.fastest.screen};
+    for (int i = 0; i < 3; i++) {
+      const cJSON *x = cJSON_GetObjectItemCaseSensitive(f, fk[i]);
+      if (!cJSON_IsNumber(x)) return pf_error_set(PF_EPARSE, "ep1.fastest: %s missing", fk[i]);
+      *dst[i] = x->valuedouble;
+    }
+    if (pf_plan_json_read(f, &e.fastest.plan) < 0) return pf_error_set(PF_EPARSE, "ep1.fastest: malformed plan");
+    e.fastest.score = e.fastest.screen;
+    e.has_fastest = true;
+  }
   pf_tune_ep1_join(&r->ep1, &e);
   return 0;
 }

@@ -25,8 +25,8 @@ typedef struct {
   long evaluated, over, ncand;
   int rc;               /* an engine failure (0: none), with its message */
   char detail[512];
-  bool has_sharded;
-  pf_tune_cand sharded;
+  bool has_sharded, has_ep1;
+  pf_tune_cand sharded, ep1; /* the best sharded and the best EP 1 plan this worker priced */
 } price_head;
 
 typedef struct {
@@ -42,6 +42,7 @@ static int price_work(void *ctx, int i, int fd) {
   s->part = i;
   s->evaluated = s->over = 0;
   s->pool.n = 0; /* only this worker's plans go back; the parent's cut stays as the floor */
+  s->out->ep1.has_fastest = false;
   price_head h = {0};
   int rc = pf_tune_pass(s, PF_TUNE_PASS_PRICE);
   if (rc < 0) {
@@ -51,6 +52,7 @@ static int price_work(void *ctx, int i, int fd) {
   pf_tune_pool_cut(&s->pool);
   h.evaluated = s->evaluated, h.over = s->over, h.ncand = rc < 0 ? 0 : s->pool.n;
   h.has_sharded = s->out->has_sharded, h.sharded = s->out->sharded;
+  h.has_ep1 = s->out->ep1.has_fastest, h.ep1 = s->out->ep1.fastest;
   if (pf_write_all(fd, &h, sizeof h) < 0) return 1;
   return h.ncand > 0 && pf_write_all(fd, s->pool.c, (size_t)h.ncand * sizeof *s->pool.c) < 0;
 }
@@ -80,6 +82,7 @@ static int join(pf_tune_search *s, round_parts *rp, int J) {
     s->evaluated += h->evaluated;
     s->over += h->over;
     if (h->has_sharded) pf_tune_keep_sharded(s->out, &h->sharded);
+    if (h->has_ep1) pf_tune_keep_ep1_priced(s->out, &h->ep1);
     for (long k = 0; k < h->ncand && rc == 0; k++) rc = pf_tune_pool_add(&s->pool, &rp->cand[i][k]);
   }
   return rc;

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static bool better(const pf_tune_cand *c, const pf_tune_cand *b) {
+bool pf_tune_cand_better(const pf_tune_cand *c, const pf_tune_cand *b) {
   if (c->screen != b->screen) return c->screen < b->screen;
   if (c->memory_GiB != b->memory_GiB) return c->memory_GiB < b->memory_GiB;
   char x[192], y[192];
@@ -19,7 +19,7 @@ static bool better(const pf_tune_cand *c, const pf_tune_cand *b) {
 
 void pf_tune_keep_sharded(pf_tune_result *r, const pf_tune_cand *c) {
   if (pf_plan_zero(&c->plan) < 2) return;
-  if (!r->has_sharded || better(c, &r->sharded)) r->sharded = *c, r->has_sharded = true;
+  if (!r->has_sharded || pf_tune_cand_better(c, &r->sharded)) r->sharded = *c, r->has_sharded = true;
 }
 
 void pf_tune_sharded_json(cJSON *d, const pf_tune_result *r) {

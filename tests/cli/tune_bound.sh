@@ -2,7 +2,7 @@
 # tune_bound.sh - tune's branch and bound (model/study/tunebound.c) picks what pricing every plan picks: on small
 # mixtures of experts (Mixtral 8x7B on 4 JUPITER Booster nodes, Qwen3-30B-A3B on 4 Leonardo Booster nodes) and a
 # dense model (Llama 2 7B on 2 Leonardo Booster nodes), the finalists (options, times, memory), the best sharded
-# plan and EP 1's line are the same with PREFLIGHT_TUNE_EXHAUSTIVE=1 (every plan that fits priced), fewer plans
+# plan and EP 1's line (with its best plan) are the same with PREFLIGHT_TUNE_EXHAUSTIVE=1 (every plan that fits priced), fewer plans
 # are priced without it, and no plan priced in the exhaustive search screens below its bound; with the pricing
 # rounds over one worker or three, the same.
 # ctest-labels: slow
@@ -62,5 +62,10 @@ assert x["valid"] >= x["fit"] >= x["fit_zero1"] >= 0 and x.get("ep", 1) == 1 and
 assert abs(x["memory_GiB"] - sum(x[k] for k in ("weights_GiB", "gradients_GiB", "optimizer_GiB", "activations_GiB",
                                                "unsharded_units_GiB", "overhead_GiB"))) < 1e-6
 assert x["fits"] == (x["memory_GiB"] <= x["capacity_GiB"])
+# where EP 1 plans fit, the best of them by screening (that the bounded search's is the exhaustive one's and the
+# same over one worker or three is checked above, with the rest of "ep1")
+f = x["fastest"]
+assert x["fits"] and f.get("ep", 1) == 1 and f["options"].startswith("--tp") and f["memory_GiB"] > 0, f
+assert f["screen"] > 0 and f["iteration_time_s"] > 0, f
 PY
 finish
