@@ -195,7 +195,7 @@ static void tune(FILE *out, const cJSON *ctx, const pf_tune_result *r, const pf_
     char ep[16] = "", a2a[16] = "";
     if (moe) {
       snprintf(ep, sizeof ep, " %5d", c->plan.ep > 1 ? c->plan.ep : 1);
-      snprintf(a2a, sizeof a2a, " %6.1f", c->t_iter_s > 0 ? 100 * c->breakdown_s.ep_a2a / c->t_iter_s : 0.0);
+      snprintf(a2a, sizeof a2a, " %6.1f", 100 * c->a2a_share);
     }
     fprintf(out, "%4d %5d%s %11.4g %12.4g %10.1f %8.1f%s %10.1f  %-40s %s\n", i + 1, c->plan.dp, ep, c->t_iter_s,
             c->tokens_per_s, c->tflops_per_gpu, c->memory_GiB, a2a, c->energy_J / 1e3, why, txt);

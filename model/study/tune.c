@@ -87,6 +87,7 @@ static int price(pf_tune_search *s, const pf_plan *pl, long at) {
   pf_tune_cand c = {.plan = sc->plan, .t_iter_s = s->p->iteration_time_s, .tokens_per_s = s->p->tokens_per_s,
                     .tflops_per_gpu = s->p->tflops_per_gpu, .memory_GiB = m.total_B / (1024.0 * 1024 * 1024),
                     .energy_J = s->p->energy.facility_J, .breakdown_s = s->p->breakdown_s};
+  c.a2a_share = c.t_iter_s > 0 ? c.breakdown_s.ep_a2a / c.t_iter_s : 0;
   c.screen = c.score = pf_tune_score(sc, s->p, s->o->objective);
   if (c.screen < s->lb_at[at] * (1 - 1e-12)) s->over++;
   pf_tune_keep_sharded(s->out, &c);
@@ -409,6 +410,7 @@ static int finalists(pf_tune_search *s, int keep, pf_tune_result *out) {
     c->tflops_per_gpu = p->tflops_per_gpu;
     c->energy_J = p->energy.facility_J;
     c->breakdown_s = p->breakdown_s;
+    c->a2a_share = c->t_iter_s > 0 ? c->breakdown_s.ep_a2a / c->t_iter_s : 0;
     c->score = pf_tune_score(&scs[i], p, o->objective);
     c->simulated = true;
   }

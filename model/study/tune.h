@@ -40,6 +40,8 @@ typedef struct pf_tune_cand {
   pf_plan plan;
   double t_iter_s, tokens_per_s, tflops_per_gpu, memory_GiB, energy_J; /* per iteration (facility energy) */
   pf_breakdown breakdown_s;
+  double a2a_share;       /* the EP all-to-alls' share of the iteration, kept as computed: a shard's JSON holds
+                           * t_iter_s and breakdown_s to cJSON's 15 digits, so merge must not recompute it */
   double screen;          /* objective value from the closed-form screening (lower is better) */
   double score;           /* objective value of the final simulation (finalists; else = screen) */
   bool simulated;         /* re-simulated with the scenario's engine (finalist) */

@@ -22,7 +22,7 @@ static cJSON *cand_json(const pf_tune_cand *c) {
   cJSON_AddNumberToObject(o, "energy_J", c->energy_J);
   pf_breakdown_json(o, &c->breakdown_s, PF_BREAKDOWN_PLAN_N, NULL);
   if (c->plan.ep > 1 && c->t_iter_s > 0) /* expert parallelism: the all-to-alls' share of the iteration */
-    cJSON_AddNumberToObject(o, "ep_a2a_share", c->breakdown_s.ep_a2a / c->t_iter_s);
+    cJSON_AddNumberToObject(o, "ep_a2a_share", c->a2a_share);
   cJSON_AddNumberToObject(o, "screen", c->screen);
   cJSON_AddNumberToObject(o, "score", c->score);
   return o;
@@ -65,6 +65,9 @@ static int cand_parse(const cJSON *o, pf_tune_cand *c) {
   c->memory_GiB = num(o, "memory_GiB", &bad);
   c->energy_J = num(o, "energy_J", &bad);
   if (pf_breakdown_json_read(o, PF_BREAKDOWN_PLAN_N, &c->breakdown_s) < 0) bad = 1;
+  const cJSON *sh = cJSON_GetObjectItemCaseSensitive(o, "ep_a2a_share"); /* EP > 1 rows only */
+  if (sh && !cJSON_IsNumber(sh)) bad = 1;
+  c->a2a_share = sh ? sh->valuedouble : 0;
   c->screen = num(o, "screen", &bad);
   c->score = num(o, "score", &bad);
   c->simulated = true;

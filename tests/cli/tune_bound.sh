@@ -54,6 +54,12 @@ r = [[int(v) for v in re.search(r"([0-9]+) of ([0-9]+) pricing rounds over worke
      for f in sys.argv[4:6]]
 assert r[0][0] == 0 and r[0][1] >= 1 and r[1][0] >= 1, r
 PY
+# a MoE search's shards merge to the unsharded result byte for byte (the all-to-all share is kept as computed,
+# not recomputed from the shards' 15-digit times)
+# shellcheck disable=SC2086
+for k in 1 2; do expect_exit 0 $P tune ${cases[0]} --shard $k/2 -o "$T/s$k.json"; done
+$P merge "$T/s1.json" "$T/s2.json" --format json >"$T/sm.json" 2>"$T/err"
+if cmp -s "$T/b1.json" "$T/sm.json"; then ok; else bad "merged MoE tune shards differ from the unsharded search"; fi
 # the MoE cases say what EP 1 comes to
 python3 - "$T/b1.json" <<'PY' && ok || bad "ep1 in the JSON"
 import json, sys
