@@ -26,7 +26,8 @@ typedef struct {
   int rc;               /* an engine failure (0: none), with its message */
   char detail[512];
   bool has_sharded, has_ep1;
-  pf_tune_cand sharded, ep1; /* the best sharded and the best EP 1 plan this worker priced */
+  pf_tune_cand sharded, ep1; /* the best sharded and EP 1 plans this worker knows: the parent's, or better ones it
+                              * priced (both held as bounds while it prices, as the parent holds them) */
 } price_head;
 
 typedef struct {
@@ -42,7 +43,6 @@ static int price_work(void *ctx, int i, int fd) {
   s->part = i;
   s->evaluated = s->over = 0;
   s->pool.n = 0; /* only this worker's plans go back; the parent's cut stays as the floor */
-  s->out->ep1.has_fastest = false;
   price_head h = {0};
   int rc = pf_tune_pass(s, PF_TUNE_PASS_PRICE);
   if (rc < 0) {
