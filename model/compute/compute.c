@@ -75,6 +75,9 @@ static int layer_forward(const pf_scenario *sc, bool moe, pf_kernel_list *f, pf_
   double x = b * sl * h / (p->sp ? t : 1.0);        /* elements of the replicated-or-split hidden state */
   double y = b * sl * ff / t;                       /* elements of the MLP intermediate */
   int rc = 0;
+  /* the framework's own Python for the layer, on the host before its first kernel (hostqueue.c) */
+  pf_kernel py = {.kind = PF_KERNEL_FIXED, .name = "layer-python", .host_s = pf_host_layer_python_s(sc, moe, false)};
+  if (py.host_s > 0) rc |= pf_kernel_list_add(f, &py);
   if (pf_workload_is_mla(w)) {
     rc |= pf_mla_forward(sc, f);
   } else {
@@ -119,11 +122,14 @@ static int repeat_into(pf_kernel_list *dst, const pf_kernel_list *src, double ti
  * (FlashAttention-2, Dao 2023; kernel.c), not two forwards.  Measured on an H200 with PyTorch's flash
  * back-end (calibrate/results/vm-h200-141-2026-11-26-torch-kernels.json): backward 2.2-2.9x the forward's
  * time at 4k-8k tokens, head dim 128 (median 2.6x), where two forwards would be 2x. */
-static int backward_into(pf_kernel_list *dst, const pf_kernel_list *src) {
+static int backward_into(pf_kernel_list *dst, const pf_kernel_list *src, double python_s) {
   int rc = 0;
   for (int i = 0; i < src->n; i++) {
     pf_kernel k = src->k[i];
-    if (k.kind == PF_KERNEL_ATTENTION) {
+    if (k.kind == PF_KERNEL_FIXED && k.name && !strcmp(k.name, "layer-python")) { /* once, the backward's own */
+      k.host_s = python_s;
+      rc |= pf_kernel_list_add(dst, &k);
+    } else if (k.kind == PF_KERNEL_ATTENTION) {
       k.pass = PF_PASS_BWD;
       rc |= pf_kernel_list_add(dst, &k);
     } else if (!k.sync) {
@@ -227,7 +233,7 @@ static int kind_lists(const pf_scenario *sc, bool moe, int layers, pf_kernel_lis
   if (rc == 0) rc = pf_fp8_layer(sc, layers, &lf, &core, ends, &fq, &bq); /* FP8 as it runs (fp8.c) */
   rc |= repeat_into(fwd, &lf, 1);
   rc |= repeat_into(fwd, &core, 1);
-  rc |= backward_into(bwd, fwd);
+  rc |= backward_into(bwd, fwd, pf_host_layer_python_s(sc, moe, true));
   if (p->recompute == PF_RECOMPUTE_FULL) rc |= repeat_into(bwd, fwd, 1) | repeat_into(bwd, &fq, 1);
   /* selective: Megatron-Core checkpoints core attention whatever its backend (attention.py, core_v0.12.0-0.14.0:
    * `if self.checkpoint_core_attention and self.training: self._checkpointed_attention_forward(...)`), so the

@@ -59,6 +59,9 @@ typedef struct pf_host_costs {
 void pf_host_costs_get(const pf_scenario *sc, pf_host_costs *h);
 /* The device-to-host copy of a few bytes the host then waits for (a MoE layer's tokens per expert). */
 double pf_host_sync_s(const pf_scenario *sc);
+/* Megatron-Core's own Python per layer pass (forward or backward), beyond its operators' dispatch, on the host
+ * (measured; hostqueue.c): 0 for other frameworks and under CUDA graphs or torch.compile. */
+double pf_host_layer_python_s(const pf_scenario *sc, bool moe, bool backward);
 /* The forward cost (what reports print as host_op_s). */
 double pf_host_op_s(const pf_scenario *sc);
 /* The framework the run uses: --framework, else the model's own (layer lists),

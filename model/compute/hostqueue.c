@@ -47,7 +47,38 @@
  * 5-7 us a call (Wu et al. 2026, "DualPath", arXiv 2602.21548, section 5.2:
  * measured per-call overhead), and a small cudaMemcpy about 10 us on an older
  * PCIe 2 node (University of Virginia CUDA support notes, "Memory Transfer
- * Overhead", GTX 280); 6 us, the middle of the recent measurement. */
+ * Overhead", GTX 280); 6 us, the middle of the recent measurement.
+ *
+ * Megatron-Core runs Python of its own per layer besides the operators it
+ * dispatches: its TransformerLayer, attention and MLP modules, the custom
+ * autograd functions of its linear layers, and in a MoE layer the router
+ * (top-k, the auxiliary loss) and the token dispatcher's permutation and
+ * bookkeeping.  Measured on a real GPU node (one H200, its VM's 16-core Xeon,
+ * PyTorch 2.11, Megatron-Core NVIDIA/Megatron-LM@d98e8a6, its local spec;
+ * scripts/megatron-host-time.py, calibrate/results/vm-h200-141-2026-11-26-
+ * torch-megatron-host.json): one layer at tiny shapes, so that the wall time between
+ * synchronisations is the host's, medians of three rounds of 40 passes, with
+ * the kernels each pass launched counted by torch.profiler.  What a pass costs
+ * the host beyond dispatching its launches at the same node's eager cost (the
+ * `calibrate --host` probe there, median of six runs on three instances of
+ * the VM: 11.4 us a forward operator, 17.0 us a backward node):
+ *   dense layer   forward 2.27 ms - 51 launches  = 1.69 ms
+ *                 backward 2.18 ms - 61 launches = 1.14 ms
+ *   MoE layer     forward 4.24 ms - 97 launches  = 3.13 ms
+ *   (no experts)  backward 3.05 ms - 85 launches = 1.61 ms
+ * (the MoE figures are the intercept over 2 and 8 local experts at top-2: each
+ * SequentialMLP expert adds 0.27 / 0.36 ms, which Transformer Engine's grouped
+ * GEMM, one operator with the per-expert loop in C++, does not have: the
+ * experts stay one operator each, moelayer.c).  At a shape where the GPU works
+ * (hidden 4096, sequence 4096) the same dense pass took 10.7 / 15.8 ms against
+ * 10.0 / 15.3 ms of kernels, the host hidden; a Qwen3-235B-like MoE layer at
+ * 1,024 tokens (16 local experts, top 8) took 9.6 / 12.1 ms against 1.6 / 3.3
+ * ms of kernels: host-bound, as Megatron-Core's MoE guide says of small
+ * micro-batches.  Transformer Engine was not installed there: its modules'
+ * Python is heavier than PyTorch's (one TE Linear forward 90-100 us of CPU
+ * against 33-37 us for torch's on the same Grace host, TransformerEngine#2053),
+ * so for TE runs these figures are a floor.  Scaled by the node's eager cost
+ * (a calibration), none under CUDA graphs or torch.compile. */
 #include "compute.h"
 
 #define HOST_EAGER_S 12e-6
@@ -55,6 +86,10 @@
 #define HOST_TF_GRAPH_S 5e-6
 #define HOST_COMPILED_S 4e-6
 #define HOST_D2H_SYNC_S 6e-6
+#define MCORE_DENSE_FWD_S 1.69e-3
+#define MCORE_DENSE_BWD_S 1.14e-3
+#define MCORE_MOE_FWD_S 3.13e-3
+#define MCORE_MOE_BWD_S 1.61e-3
 
 double pf_host_sync_s(const pf_scenario *sc) {
   (void)sc; /* one figure for every node until `calibrate --host` measures it */
@@ -95,4 +130,13 @@ double pf_host_op_s(const pf_scenario *sc) {
   pf_host_costs h;
   pf_host_costs_get(sc, &h);
   return h.fwd_op_s;
+}
+
+double pf_host_layer_python_s(const pf_scenario *sc, bool moe, bool backward) {
+  bool eager = sc->host_mode == PF_HOST_EAGER || sc->host_mode == PF_HOST_AUTO;
+  if (!eager || pf_scenario_framework(sc) != PF_FW_MEGATRON) return 0;
+  pf_host_costs h;
+  pf_host_costs_get(sc, &h);
+  double s = moe ? (backward ? MCORE_MOE_BWD_S : MCORE_MOE_FWD_S) : (backward ? MCORE_DENSE_BWD_S : MCORE_DENSE_FWD_S);
+  return s * h.cpu_scale;
 }
