@@ -20,7 +20,12 @@ Layer kinds: dense (FFN 512), and MoE with 1, 4 and 16 local experts (top-k min(
 load balancing at 1e-3 as the Megatron-MoE model zoo's Qwen3 configs): the slope over E is SequentialMLP's
 per-expert Python cost, the intercept the layer's fixed cost (attention, router, dispatcher, norms).
 
-Usage: megatron-host-time.py OUT.json
+With `deepseek` after OUT.json the MoE cases take DeepSeek-V3's MoE block instead (the sigmoid router with expert bias
+and group-limited routing, the sequence auxiliary loss and a shared expert), beside the dense layer and the plain
+top-2 MoE layer on the same instance; no large shapes.  Its attention stays GQA: Multi-head Latent Attention needs
+Transformer Engine's attention module (the local DotProductAttention takes no separate key width).
+
+Usage: megatron-host-time.py OUT.json [deepseek]
 """
 import json
 import os
@@ -45,7 +50,7 @@ def init():
     model_parallel_cuda_manual_seed(123)
 
 
-def build(experts, hidden=256, heads=4, groups=2, ffn=512, moe_ffn=128, topk=8):
+def build(experts, hidden=256, heads=4, groups=2, ffn=512, moe_ffn=128, topk=8, deepseek=False):
     from megatron.core.models.gpt.gpt_layer_specs import get_gpt_layer_local_spec
     from megatron.core.transformer.transformer_config import TransformerConfig
     from megatron.core.transformer.transformer_layer import TransformerLayer
@@ -58,6 +63,13 @@ def build(experts, hidden=256, heads=4, groups=2, ffn=512, moe_ffn=128, topk=8):
                   moe_router_pre_softmax=min(topk, experts) == 1,
                   moe_token_dispatcher_type="alltoall", moe_router_load_balancing_type="aux_loss",
                   moe_aux_loss_coeff=1e-3, moe_grouped_gemm=False)
+    if deepseek and experts:  # DeepSeek-V3's MoE block, scaled down: the sigmoid router with expert bias, group-limited
+        # routing, the sequence aux loss and a shared expert (its config.json); its attention stays GQA, as MLA needs
+        # Transformer Engine's attention (the local DotProductAttention has no separate key width)
+        kw.update(moe_router_score_function="sigmoid", moe_router_enable_expert_bias=True,
+                  moe_router_num_groups=2, moe_router_group_topk=2, moe_router_topk_scaling_factor=2.5,
+                  moe_router_load_balancing_type="seq_aux_loss", moe_aux_loss_coeff=1e-4,
+                  moe_shared_expert_intermediate_size=moe_ffn)
     cfg = TransformerConfig(**kw)
     spec = get_gpt_layer_local_spec(num_experts=experts or None, moe_grouped_gemm=False, qk_layernorm=True,
                                     normalization="RMSNorm")
@@ -77,8 +89,8 @@ def rotary(cfg, seq):
         return None
 
 
-def measure(experts, seq=128, mbs=1, n=20, topk=8, **shape):
-    cfg, layer = build(experts, topk=topk, **shape)
+def measure(experts, seq=128, mbs=1, n=20, topk=8, deepseek=False, **shape):
+    cfg, layer = build(experts, topk=topk, deepseek=deepseek, **shape)
     emb = rotary(cfg, seq)
     x = torch.randn(seq, mbs, cfg.hidden_size, device="cuda", dtype=torch.bfloat16, requires_grad=True)
     g = torch.randn(seq, mbs, cfg.hidden_size, device="cuda", dtype=torch.bfloat16)
@@ -122,7 +134,7 @@ def measure(experts, seq=128, mbs=1, n=20, topk=8, **shape):
                 out = None
     except Exception:  # noqa: BLE001
         traceback.print_exc()
-    return {"experts": experts, "topk": min(topk, experts) if experts else 0, "seq": seq, "mbs": mbs,
+    return {"experts": experts, "topk": min(topk, experts) if experts else 0, "deepseek": deepseek, "seq": seq, "mbs": mbs,
             "hidden": cfg.hidden_size, "ffn": cfg.ffn_hidden_size, "moe_ffn": cfg.moe_ffn_hidden_size,
             "heads": cfg.num_attention_heads, "query_groups": cfg.num_query_groups, "rotary": emb is not None, "passes": n,
             "fwd_s": fwd, "bwd_s": bwd, "fwd_runs_s": [r[0] for r in runs], "bwd_runs_s": [r[1] for r in runs],
@@ -143,11 +155,15 @@ def main():
         # tiny shapes (host-bound), three interleaved rounds: dense, and MoE with the top-k held at 2 while the
         # local experts go 2 -> 8 (SequentialMLP's per-expert cost), then Qwen3's top 8 of 16
         tiny = [dict(experts=0), dict(experts=2, topk=2), dict(experts=8, topk=2), dict(experts=16, topk=8)]
+        if "deepseek" in sys.argv[2:]:  # DeepSeek-V3's MoE block beside the dense and the plain MoE layer
+            tiny = [dict(experts=0), dict(experts=2, topk=2), dict(experts=2, topk=2, deepseek=True),
+                    dict(experts=8, topk=2, deepseek=True)]
         cases = [dict(c, n=40, round=r) for r in range(3) for c in tiny]
         # shapes where the GPU's work is of the order of the host's: is the pass host-bound?
-        cases += [dict(experts=0, seq=4096, hidden=4096, heads=32, groups=8, ffn=14336, n=10),
-                  dict(experts=16, seq=1024, hidden=4096, heads=16, groups=4, moe_ffn=1536, n=10),
-                  dict(experts=16, seq=4096, hidden=4096, heads=16, groups=4, moe_ffn=1536, n=10)]
+        if "deepseek" not in sys.argv[2:]:
+            cases += [dict(experts=0, seq=4096, hidden=4096, heads=32, groups=8, ffn=14336, n=10),
+                      dict(experts=16, seq=1024, hidden=4096, heads=16, groups=4, moe_ffn=1536, n=10),
+                      dict(experts=16, seq=4096, hidden=4096, heads=16, groups=4, moe_ffn=1536, n=10)]
         for c in cases:
             try:
                 r = measure(**{k: v for k, v in c.items() if k != "round"})
@@ -159,6 +175,8 @@ def main():
                 doc["errors"].append(f"{c}: " + traceback.format_exc())
                 print(doc["errors"][-1], file=sys.stderr, flush=True)
         try:  # where the dense pass's host time goes, by function
+            if "deepseek" in sys.argv[2:]:
+                raise StopIteration
             import cProfile
             import io
             import pstats
@@ -178,6 +196,8 @@ def main():
             pstats.Stats(pr, stream=buf).sort_stats("tottime").print_stats(40)
             doc["cprofile_dense_10_passes"] = buf.getvalue()
             print(buf.getvalue()[:6000])
+        except StopIteration:
+            pass
         except Exception:  # noqa: BLE001
             doc["errors"].append("cprofile: " + traceback.format_exc())
     with open(out, "w") as f:

@@ -192,6 +192,7 @@ int pf_step_add(pf_step *s, const pf_kernel_env *env, const pf_kernel *k) {
   s->hbm_util_s += n * t * c.u_hbm;
   s->kernels += n;
   s->ops += n * k->host_ops;
+  s->python_s += n * k->host_s;
   return 0;
 }
 
@@ -219,6 +220,7 @@ static void step_axpy(pf_step *a, double f, const pf_step *b, const pf_step *c) 
   a->hbm_util_s += f * (b->hbm_util_s - c->hbm_util_s);
   a->kernels += f * (b->kernels - c->kernels);
   a->ops += f * (b->ops - c->ops);
+  a->python_s += f * (b->python_s - c->python_s);
 }
 
 int pf_step_run(pf_step *s, const pf_kernel_env *env, const pf_kernel_list *l, int repeat) {
@@ -251,6 +253,7 @@ void pf_step_append(pf_step *a, const pf_step *b) {
   a->hbm_util_s += b->hbm_util_s;
   a->kernels += b->kernels;
   a->ops += b->ops;
+  a->python_s += b->python_s;
 }
 
 void pf_step_scale(pf_step *s, double f) {
@@ -268,4 +271,5 @@ void pf_step_scale(pf_step *s, double f) {
   s->hbm_util_s *= f;
   s->kernels *= f;
   s->ops *= f;
+  s->python_s *= f;
 }

@@ -92,6 +92,7 @@ typedef struct pf_step {
                                        tagged fp8: casts, transposes, amax; compute/fp8.c) */
   double tensor_util_s, vector_util_s, hbm_util_s; /* sum of time x utilisation */
   double kernels, ops;
+  double python_s;      /* host time besides the operators' dispatch (host_s: framework Python of layers, optimizer) */
 } pf_step;
 
 /* Advance the timeline by k (count launches).  Returns 0 or the error of

@@ -214,6 +214,7 @@ cJSON *pf_report_prediction_json(const pf_scenario *sc, const pf_prediction *p) 
   cJSON_AddNumberToObject(x, "host_bound", r6(xs->host_bound));
   cJSON_AddNumberToObject(x, "host_op_s", r6(xs->host_op_s * 1e6) / 1e6);
   cJSON_AddNumberToObject(x, "operators", r6(xs->ops));
+  cJSON_AddNumberToObject(x, "host_python", r6(xs->host_python));
   if (xs->fp8_math + xs->fp8_scaling > 0) { /* fp8 only: what of the busy time runs in FP8 (compute/fp8.c) */
     cJSON_AddNumberToObject(x, "fp8_math", r6(xs->fp8_math));
     cJSON_AddNumberToObject(x, "fp8_scaling", r6(xs->fp8_scaling));
@@ -360,8 +361,14 @@ void pf_report_prediction_table(FILE *f, const pf_scenario *sc, const pf_predict
     human_time(xs->memory_bound, m, sizeof m);
     human_time(xs->launch, l, sizeof l);
     human_time(xs->host_bound, h, sizeof h);
-    fprintf(f, "compute     compute-bound %s, memory-bound %s, launch %s, host-bound %s (%.4g operators at %.3g us)\n",
-            a, m, l, h, xs->ops, xs->host_op_s * 1e6);
+    char py[64] = "";
+    if (xs->host_python > 0) { /* the framework's own Python per layer (compute/hostqueue.c) */
+      char pt[32];
+      human_time(xs->host_python, pt, sizeof pt);
+      snprintf(py, sizeof py, ", framework Python %s", pt);
+    }
+    fprintf(f, "compute     compute-bound %s, memory-bound %s, launch %s, host-bound %s (%.4g operators at %.3g us%s)\n",
+            a, m, l, h, xs->ops, xs->host_op_s * 1e6, py);
   }
   if (xs->fp8_math + xs->fp8_scaling > 0) {
     char a[32], s8[32], n[32];

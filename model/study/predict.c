@@ -334,6 +334,7 @@ static void compute_split(const pf_scenario *sc, const pf_stage_work *crit, pf_p
   cs->host_bound = M * (pf_step_host_bound_s(f) + pf_step_host_bound_s(b));
   cs->host_op_s = pf_host_op_s(sc);
   cs->ops = M * (f->ops + b->ops);
+  cs->host_python = M * (f->python_s + b->python_s);
   cs->fp8_math = M * (f->fp8_math_s + b->fp8_math_s);
   cs->fp8_scaling = M * (f->fp8_scaling_s + b->fp8_scaling_s);
   const pf_moe_split *x = &crit->moe;

@@ -21,6 +21,8 @@
  * dispatch cost per framework operator the prediction used. */
 typedef struct pf_compute_split {
   double compute_bound, memory_bound, launch, host_bound, host_op_s, ops;
+  double host_python;           /* host time of the framework's own Python per layer (compute/hostqueue.c), of the
+                                   forward and backward passes; part of the host's work, not of host_bound */
   double fp8_math, fp8_scaling; /* of the busy time: FP8 products, FP8 scaling passes (compute/fp8.c); 0 unless fp8 */
   pf_moe_split moe;             /* of the busy time: the MoE layers' kernels (compute/moelayer.c); 0 unless MoE */
 } pf_compute_split;

@@ -79,7 +79,7 @@ void pf_tune_memory_terms(const pf_memory *m, const char *dev, char *buf, size_t
   }
 }
 
-/* "; the best EP 1 plan (screened), OPTIONS: T s (+x % time vs the best), M GiB per GPU": the EP 1 plan that
+/* "; the best EP 1 plan (screened), OPTIONS: T s (+x % time vs the best, screened), M GiB per GPU": the EP 1 plan that
  * screens best, exact as the best sharded plan is (tune.c prices EP 1 plans while their bound is not above it) */
 static void fastest_text(const pf_tune_result *r, pf_objective o, char *buf, size_t n) {
   const pf_tune_ep1 *e = &r->ep1;
@@ -89,8 +89,8 @@ static void fastest_text(const pf_tune_result *r, pf_objective o, char *buf, siz
   }
   char txt[192 + PF_PP_LAYOUT_MAX], vs[48] = "";
   pf_tune_plan_text(&e->fastest.plan, txt, sizeof txt);
-  if (r->nfinal > 0 && r->final[0].score > 0)
-    snprintf(vs, sizeof vs, " (%+.1f %% %s vs the best)", 100 * (e->fastest.screen / r->final[0].score - 1),
+  if (r->nfinal > 0 && r->final[0].screen > 0) /* screened against screened: the finalists' simulation differs */
+    snprintf(vs, sizeof vs, " (%+.1f %% %s vs the best, screened)", 100 * (e->fastest.screen / r->final[0].screen - 1),
              pf_objective_name(o));
   snprintf(buf, n, "; the best EP 1 plan (screened), %s: %.4g s%s, %.1f GiB per GPU", txt,
            e->fastest.t_iter_s, vs, e->fastest.memory_GiB);

@@ -5,7 +5,8 @@
 # the GPU time as it was; at sequence 4096 and micro-batch 8 doubling it from the default (12 -> 24 us)
 # moves the step by less than 2 % (the step's Python per parameter tensor, serial after the host's sync,
 # is what moves);
-# a bad results.host value is refused naming the file and the field; DataParallel's step kernels (the
+# a bad results.host value is refused naming the file and the field; Megatron-Core's own Python per layer
+# (layer-python) is charged where it runs; DataParallel's step kernels (the
 # replicate broadcast and the gradient reduction onto the first GPU) replace the DP all-reduce.
 source "$PF_SRC/tests/cli/lib.bash"
 P=$PREFLIGHT
@@ -67,6 +68,36 @@ for fw, want, not_want in (("megatron", "adam (fused)", "adamw (foreach)"), ("py
     total = sum(r["total_s"] for r in step.values())
     opt = p["breakdown_s"]["optimizer"]
     assert abs(total - opt) <= 0.02 * opt, (fw, total, opt)
+PY
+# Megatron-Core's own Python per layer (layer-python, hostqueue.c): a host-only entry before each Megatron layer,
+# forward and backward, none for PyTorch or under CUDA graphs; a tiny layer is host-bound by about the measured
+# constants (1.69 + 1.14 ms a dense layer pass), a doubled eager cost (a calibration) doubles them, and a layer
+# with real work (hidden 4096, sequence 4096) hides them
+G=(--machine mn5-acc --gpus 1 --layers 4 --hidden 256 --heads 4 --vocab 1024 --seq 128 --mbs 1 --gbs 1 --flash-attn)
+expect_exit 0 $P kernels "${G[@]}" --framework megatron --format json; cp "$T/out" "$T/kl-meg.json"
+expect_exit 0 $P kernels "${G[@]}" --framework pytorch --format json; cp "$T/out" "$T/kl-pt.json"
+expect_exit 0 $P kernels "${G[@]}" --framework megatron --host-overhead graphs --format json; cp "$T/out" "$T/kl-gr.json"
+expect_exit 0 $P predict "${G[@]}" --framework megatron --format json; cp "$T/out" "$T/pl-12.json"
+expect_exit 0 $P predict "${G[@]}" --framework megatron --calibration "$T/h24e-6.json" --force-calibration --format json
+cp "$T/out" "$T/pl-24.json"
+expect_exit 0 $P predict --machine mn5-acc --gpus 1 --layers 4 --hidden 4096 --heads 32 --vocab 1024 --seq 4096 \
+  --mbs 1 --gbs 1 --flash-attn --framework megatron --format json
+cp "$T/out" "$T/pl-big.json"
+python3 - "$T" <<'PY' && ok || bad "layer-python: Megatron only, eager only, about the measured cost, hidden by real work"
+import json, sys
+t = sys.argv[1]
+ld = lambda f: json.load(open(f"{t}/{f}"))
+rows = lambda f: {(r["phase"], r["name"]): r for r in ld(f)["kernels"]}
+m = rows("kl-meg.json")
+assert m[("forward", "layer-python")]["launches"] == 4 and m[("backward", "layer-python")]["launches"] == 4, m
+assert all(name != "layer-python" for _, name in rows("kl-pt.json")), "pytorch"
+assert all(name != "layer-python" for _, name in rows("kl-gr.json")), "graphs"
+hb = lambda f: ld(f)["compute_split_s"]["host_bound"]
+assert 0.9 * 4 * (1.69e-3 + 1.14e-3) <= hb("pl-12.json") <= 1.5 * 4 * (1.69e-3 + 1.14e-3), hb("pl-12.json")
+r = hb("pl-24.json") / hb("pl-12.json")
+assert 1.8 <= r <= 2.1, r
+big = ld("pl-big.json")
+assert big["compute_split_s"]["host_bound"] < 0.05 * big["iteration_time_s"], big["compute_split_s"]
 PY
 # calibrate --host: with no back-end and no PyTorch with a GPU it measures nothing and says so (exit 3);
 # with a PyTorch probe (a stub python printing what the probe prints) it writes results.host, which predict

@@ -30,9 +30,11 @@ expect_grep '"pp_layout":[[:space:]]*"Et\|\(t\*2\|\)\*62,tL"' "$T/out"
 expect_exit 0 $P predict $J --pipeline-model-parallel-layout "Et*2|(t*2|)*15,t|(t*2|)*13,t|tL" --format json
 expect_grep '"schedule":[[:space:]]*"interleaved:2"' "$T/out"
 
-# bubble and compute against a list schedule of the same order (fast links: no communication)
+# bubble and compute against a list schedule of the same order (fast links: no communication; CUDA graphs: the
+# GPU's forward and backward alone, in their 1 : 2 ratio, with no host time in between)
 F="--machine $FAST --hidden 4096 --heads 32 --seq 2048 --vocab 1024 --gpus 32 --tp 1 --mbs 1 --grad-accum 32
-   --recompute full --no-flash-attn --dist-opt --no-overlap-grad-reduce --no-overlap-param-gather --format json"
+   --recompute full --no-flash-attn --dist-opt --no-overlap-grad-reduce --no-overlap-param-gather
+   --host-overhead graphs --format json"
 i=0
 while read -r args; do
   i=$((i+1))

@@ -24,6 +24,8 @@ static int build(pf_scenario *sc, const char *machine) {
   sc->plan.tp = 2;
   sc->plan.pp = 2;
   sc->plan.gbs = 16;
+  sc->host_mode = PF_HOST_GRAPHS; /* the GPU's time alone: the cap below must bind (Megatron's Python per layer
+                                     would leave this small TP 2 job host-bound, under it) */
   return 0;
 }
 
