@@ -56,9 +56,9 @@
  * bookkeeping.  Measured on a real GPU node (one H200, its VM's 16-core Xeon,
  * PyTorch 2.11, Megatron-Core NVIDIA/Megatron-LM@d98e8a6, its local spec;
  * scripts/megatron-host-time.py, calibrate/results/vm-h200-141-2026-11-26-
- * torch-megatron-host.json): one layer at tiny shapes, so that the wall time between
- * synchronisations is the host's, medians of three rounds of 40 passes, with
- * the kernels each pass launched counted by torch.profiler.  What a pass costs
+ * torch-megatron-host.json): one layer at tiny shapes, so that the wall time
+ * between synchronisations is the host's, medians of three rounds of 40
+ * passes, with the kernels each pass launched counted by torch.profiler.  What a pass costs
  * the host beyond dispatching its launches at the same node's eager cost (the
  * `calibrate --host` probe there, median of six runs on three instances of
  * the VM: 11.4 us a forward operator, 17.0 us a backward node):
@@ -72,9 +72,9 @@
  * experts stay one operator each, moelayer.c).  At a shape where the GPU works
  * (hidden 4096, sequence 4096) the same dense pass took 10.7 / 15.8 ms against
  * 10.0 / 15.3 ms of kernels, the host hidden; a Qwen3-235B-like MoE layer at
- * 1,024 tokens (16 local experts, top 8) took 9.6 / 12.1 ms against 1.6 / 3.3
- * ms of kernels: host-bound, as Megatron-Core's MoE guide says of small
- * micro-batches.  Transformer Engine was not installed there: its modules'
+ * 1,024 tokens (16 local experts, top 8, SequentialMLP's loop among them) took
+ * 9.6 / 12.1 ms against 1.6 / 3.3 ms of kernels: host-bound, as Megatron-Core's
+ * MoE guide says of small micro-batches.  Transformer Engine was not installed there: its modules'
  * Python is heavier than PyTorch's (one TE Linear forward 90-100 us of CPU
  * against 33-37 us for torch's on the same Grace host, TransformerEngine#2053),
  * so for TE runs these figures are a floor.  Scaled by the node's eager cost
