@@ -11,14 +11,16 @@ Method.  One TransformerLayer built from Megatron-Core's own local spec (`get_gp
 ColumnParallelLinear / RowParallelLinear, local core attention, WrappedTorchNorm RMSNorm, the MoE layer's
 TopKRouter, the alltoall token dispatcher and SequentialMLP experts; Transformer Engine is not installed on the
 measuring machine), bf16 weights, one rank (TP = PP = EP = 1: no collective is issued), rotary embeddings, QK
-RMSNorm (its weights cast to bf16 so that torch's fused RMSNorm kernel runs), SwiGLU, no bias.  The shapes are tiny (hidden 256, sequence 128, micro-batch 1), so each kernel takes
-a few microseconds and the wall time of a pass between two synchronisations is the host's.  For each layer
-kind: 3 warm-up passes, then 20 timed passes (forward; backward), the median reported; then one pass under
-torch.profiler counts the GPU kernels (and memcpy/memset) it launched, so host time per launch follows.
+RMSNorm (its weights cast to bf16 so that torch's fused RMSNorm kernel runs), SwiGLU, no bias.  The shapes are
+tiny (hidden 256, sequence 128, micro-batch 1), so each kernel takes a few microseconds and the wall time of a
+pass between two synchronisations is the host's.  For each layer kind, in three interleaved rounds: 3 warm-up
+passes, then 40 timed passes (forward; backward), the median reported; then one pass under torch.profiler counts
+the GPU kernels (and memcpy/memset) it launched, so host time per launch follows.
 
-Layer kinds: dense (FFN 512), and MoE with 1, 4 and 16 local experts (top-k min(8, E), expert FFN 128, aux-loss
-load balancing at 1e-3 as the Megatron-MoE model zoo's Qwen3 configs): the slope over E is SequentialMLP's
-per-expert Python cost, the intercept the layer's fixed cost (attention, router, dispatcher, norms).
+Layer kinds: dense (FFN 512), and MoE with 2 and 8 local experts at top 2 and 16 at top 8 (expert FFN 128,
+aux-loss load balancing at 1e-3 as the Megatron-MoE model zoo's Qwen3 configs): the slope over 2 -> 8 experts is
+SequentialMLP's per-expert Python cost, the intercept the layer's fixed cost (attention, router, dispatcher,
+norms).  Then the same layers at shapes where the GPU works, and a cProfile of the dense pass.
 
 With `deepseek` after OUT.json the MoE cases take DeepSeek-V3's MoE block instead (the sigmoid router with expert bias
 and group-limited routing, the sequence auxiliary loss and a shared expert), beside the dense layer and the plain
@@ -141,8 +143,35 @@ def measure(experts, seq=128, mbs=1, n=20, topk=8, deepseek=False, **shape):
             "kernels": kernels}
 
 
+def profile_dense(doc):
+    """Where the dense pass's host time goes, by function: cProfile over 10 passes."""
+    try:
+        import cProfile
+        import io
+        import pstats
+        cfg, layer = build(0)
+        x = torch.randn(128, 1, cfg.hidden_size, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+        emb = rotary(cfg, 128)
+        for _ in range(3):
+            layer(hidden_states=x, attention_mask=None, rotary_pos_emb=emb)[0].sum().backward()
+        torch.cuda.synchronize()
+        pr = cProfile.Profile()
+        pr.enable()
+        for _ in range(10):
+            layer(hidden_states=x, attention_mask=None, rotary_pos_emb=emb)[0].sum().backward()
+        torch.cuda.synchronize()
+        pr.disable()
+        buf = io.StringIO()
+        pstats.Stats(pr, stream=buf).sort_stats("tottime").print_stats(40)
+        doc["cprofile_dense_10_passes"] = buf.getvalue()
+        print(buf.getvalue()[:6000])
+    except Exception:  # noqa: BLE001
+        doc["errors"].append("cprofile: " + traceback.format_exc())
+
+
 def main():
     out = sys.argv[1]
+    deepseek = "deepseek" in sys.argv[2:]
     doc = {"gpu": torch.cuda.get_device_name(0), "torch": torch.__version__, "layers": [], "errors": []}
     try:
         import megatron.core
@@ -155,12 +184,12 @@ def main():
         # tiny shapes (host-bound), three interleaved rounds: dense, and MoE with the top-k held at 2 while the
         # local experts go 2 -> 8 (SequentialMLP's per-expert cost), then Qwen3's top 8 of 16
         tiny = [dict(experts=0), dict(experts=2, topk=2), dict(experts=8, topk=2), dict(experts=16, topk=8)]
-        if "deepseek" in sys.argv[2:]:  # DeepSeek-V3's MoE block beside the dense and the plain MoE layer
+        if deepseek:  # DeepSeek-V3's MoE block beside the dense and the plain MoE layer
             tiny = [dict(experts=0), dict(experts=2, topk=2), dict(experts=2, topk=2, deepseek=True),
                     dict(experts=8, topk=2, deepseek=True)]
         cases = [dict(c, n=40, round=r) for r in range(3) for c in tiny]
         # shapes where the GPU's work is of the order of the host's: is the pass host-bound?
-        if "deepseek" not in sys.argv[2:]:
+        if not deepseek:
             cases += [dict(experts=0, seq=4096, hidden=4096, heads=32, groups=8, ffn=14336, n=10),
                       dict(experts=16, seq=1024, hidden=4096, heads=16, groups=4, moe_ffn=1536, n=10),
                       dict(experts=16, seq=4096, hidden=4096, heads=16, groups=4, moe_ffn=1536, n=10)]
@@ -174,32 +203,8 @@ def main():
             except Exception:  # noqa: BLE001
                 doc["errors"].append(f"{c}: " + traceback.format_exc())
                 print(doc["errors"][-1], file=sys.stderr, flush=True)
-        try:  # where the dense pass's host time goes, by function
-            if "deepseek" in sys.argv[2:]:
-                raise StopIteration
-            import cProfile
-            import io
-            import pstats
-            cfg, layer = build(0)
-            x = torch.randn(128, 1, cfg.hidden_size, device="cuda", dtype=torch.bfloat16, requires_grad=True)
-            emb = rotary(cfg, 128)
-            for _ in range(3):
-                layer(hidden_states=x, attention_mask=None, rotary_pos_emb=emb)[0].sum().backward()
-            torch.cuda.synchronize()
-            pr = cProfile.Profile()
-            pr.enable()
-            for _ in range(10):
-                layer(hidden_states=x, attention_mask=None, rotary_pos_emb=emb)[0].sum().backward()
-            torch.cuda.synchronize()
-            pr.disable()
-            buf = io.StringIO()
-            pstats.Stats(pr, stream=buf).sort_stats("tottime").print_stats(40)
-            doc["cprofile_dense_10_passes"] = buf.getvalue()
-            print(buf.getvalue()[:6000])
-        except StopIteration:
-            pass
-        except Exception:  # noqa: BLE001
-            doc["errors"].append("cprofile: " + traceback.format_exc())
+        if not deepseek:
+            profile_dense(doc)
     with open(out, "w") as f:
         json.dump(doc, f, indent=1)
 

@@ -55,6 +55,7 @@ typedef struct pf_host_costs {
   double cpu_scale;              /* the node's eager host cost over the default (1; a calibration's ratio; 0 under
                                     graphs): scales host work that is not one operator per kernel */
   double replicas;               /* GPUs whose operators one host thread issues in turn (1: one process per GPU) */
+  bool eager;                    /* operators dispatched one by one from Python (not graphs, compiled or TF graph mode) */
 } pf_host_costs;
 void pf_host_costs_get(const pf_scenario *sc, pf_host_costs *h);
 /* The device-to-host copy of a few bytes the host then waits for (a MoE layer's tokens per expert). */

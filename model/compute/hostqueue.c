@@ -124,6 +124,7 @@ void pf_host_costs_get(const pf_scenario *sc, pf_host_costs *h) {
   h->bwd_op_s = b * h->replicas;
   h->opt_op_s = f;
   h->cpu_scale = eager ? f / HOST_EAGER_S : sc->host_mode == PF_HOST_GRAPHS ? 0.0 : 1.0;
+  h->eager = eager;
 }
 
 double pf_host_op_s(const pf_scenario *sc) {
@@ -133,10 +134,9 @@ double pf_host_op_s(const pf_scenario *sc) {
 }
 
 double pf_host_layer_python_s(const pf_scenario *sc, bool moe, bool backward) {
-  bool eager = sc->host_mode == PF_HOST_EAGER || sc->host_mode == PF_HOST_AUTO;
-  if (!eager || pf_scenario_framework(sc) != PF_FW_MEGATRON) return 0;
   pf_host_costs h;
   pf_host_costs_get(sc, &h);
+  if (!h.eager || pf_scenario_framework(sc) != PF_FW_MEGATRON) return 0;
   double s = moe ? (backward ? MCORE_MOE_BWD_S : MCORE_MOE_FWD_S) : (backward ? MCORE_DENSE_BWD_S : MCORE_DENSE_FWD_S);
   return s * h.cpu_scale;
 }

@@ -87,11 +87,9 @@ static void fastest_text(const pf_tune_result *r, pf_objective o, char *buf, siz
     snprintf(buf, n, "; none could be priced");
     return;
   }
-  char txt[192 + PF_PP_LAYOUT_MAX], vs[48] = "";
+  char txt[192 + PF_PP_LAYOUT_MAX], vs[48];
   pf_tune_plan_text(&e->fastest.plan, txt, sizeof txt);
-  if (r->nfinal > 0 && r->final[0].screen > 0) /* screened against screened: the finalists' simulation differs */
-    snprintf(vs, sizeof vs, " (%+.1f %% %s vs the best, screened)", 100 * (e->fastest.screen / r->final[0].screen - 1),
-             pf_objective_name(o));
+  pf_tune_vs_best_text(r, o, e->fastest.screen, vs, sizeof vs);
   snprintf(buf, n, "; the best EP 1 plan (screened), %s: %.4g s%s, %.1f GiB per GPU", txt,
            e->fastest.t_iter_s, vs, e->fastest.memory_GiB);
 }

@@ -36,6 +36,13 @@ double pf_tune_score(const pf_scenario *sc, const pf_prediction *p, pf_objective
   return pf_tune_score_of(sc, p->iteration_time_s, p->energy.facility_J, o);
 }
 
+void pf_tune_vs_best_text(const pf_tune_result *r, pf_objective o, double screen, char *buf, size_t n) {
+  buf[0] = '\0';
+  if (r->nfinal > 0 && r->final[0].screen > 0)
+    snprintf(buf, n, " (%+.1f %% %s vs the best, screened)", 100 * (screen / r->final[0].screen - 1),
+             pf_objective_name(o));
+}
+
 void pf_tune_plan_text(const pf_plan *p, char *buf, size_t n) {
   char sched[24];
   if (p->schedule == PF_SCHED_INTERLEAVED) snprintf(sched, sizeof sched, "interleaved:%d", p->vstages);

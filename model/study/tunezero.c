@@ -58,11 +58,9 @@ void pf_tune_sharded_text(const pf_tune_result *r, pf_objective o, char *buf, si
   buf[0] = '\0';
   if (!r->has_sharded) return;
   const pf_tune_cand *c = &r->sharded;
-  char txt[192], vs[48] = "";
+  char txt[192], vs[48];
   pf_tune_plan_text(&c->plan, txt, sizeof txt);
-  if (r->nfinal > 0 && r->final[0].screen > 0) /* screened against screened: the finalists' simulation differs */
-    snprintf(vs, sizeof vs, " (%+.1f %% %s vs the best, screened)", 100 * (c->screen / r->final[0].screen - 1),
-             pf_objective_name(o));
+  pf_tune_vs_best_text(r, o, c->screen, vs, sizeof vs);
   snprintf(buf, n, "best sharded plan (ZeRO-%d%s, screened): %.4g s%s, %.1f GiB per GPU: %s", pf_plan_zero(&c->plan),
            c->plan.shard_group == PF_SHARD_NODE ? " hybrid" : "", c->t_iter_s, vs, c->memory_GiB, txt);
 }
