@@ -37,7 +37,7 @@ static const char *kind_names[] = {"", "conv2d", "conv_transpose2d", "linear", "
                                    "upsample", "concat", "activation", "embedding"};
 /* keys each kind takes besides the common ones */
 static const char *kind_keys[] = {"", "out kernel stride bias", "out kernel stride bias", "out bias", "heads rel_pos",
-                                  "kind", "kernel", "factor mode out", "channels", "fn", "vocab out"};
+                                  "kind bias", "kernel", "factor mode out", "channels", "fn", "vocab out"};
 static const char *common_keys = "type name net h w c repeat span ops frozen saved_input";
 
 typedef struct {

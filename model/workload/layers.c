@@ -245,7 +245,7 @@ static int expand_layer(const pf_workload *wl, int i, const pf_layer *L, expand_
     rc = expand_attention(wl, i, L, x, ops, *h * *w, *c, &p0);
     break;
   case PF_LY_NORM:
-    p0 = 2 * *c;
+    p0 = L->no_bias ? 0 : 2 * *c; /* no_bias: no affine scale and centre */
     if (L->batch_stats) x->nontrainable += 2 * *c * x->mult;
     rc = memk(x, L->batch_stats ? "batch-norm" : "norm", 3 * el * E, 4 * el * E, ops);
     if (!L->batch_stats) x->half_in = false; /* layer and group norm run in fp32 under autocast */

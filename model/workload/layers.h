@@ -49,7 +49,7 @@ typedef struct pf_layer {
   int heads;          /* attention */
   int rel_pos;        /* attention: relative positions (DeBERTa: 2 x position buckets), 0 = none */
   int vocab;          /* embedding rows */
-  bool no_bias;       /* conv / linear without bias */
+  bool no_bias;       /* conv / linear without bias; norm without its affine scale and centre */
   bool batch_stats;   /* norm: batch norm (running mean and variance, non-trainable) */
   bool subpixel;      /* upsample: depth to space */
   bool frozen;        /* no weight gradient (and no optimizer) for this layer's parameters */

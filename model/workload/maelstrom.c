@@ -8,14 +8,13 @@
 #include "layers.h"
 
 #define CONV(o) {.kind = PF_LY_CONV2D, .out = (o)}
-#define CONVS(o, s) {.kind = PF_LY_CONV2D, .out = (o), .stride = (s)}
 #define BN {.kind = PF_LY_NORM, .batch_stats = true}
 #define LN {.kind = PF_LY_NORM}
 #define ACT {.kind = PF_LY_ACT}
 #define POOL {.kind = PF_LY_POOL}
 #define CAT(o) {.kind = PF_LY_CONCAT, .out = (o)}
-#define BLOCK(o) CONV(o), BN, ACT, CONV(o), BN, ACT
 #define END {.kind = PF_LY_END}
+#define BLOCK(o) CONV(o), BN, ACT, CONV(o), BN, ACT
 
 /* AP1 U-Net (001:586-589, 600-606): input 256 x 256 x 17, 1 314 019 trainable
  * parameters, batch normalisation in each level (001:582), quantile loss at
@@ -78,43 +77,48 @@ const pf_layer pf_maelstrom_ap2_deberta[] = {
     {.kind = PF_LY_LINEAR, .out = 2}, ACT,                     /* classifier, cross-entropy */
     END};
 
-/* AP5 WGAN for downscaling (001:1284-1322): a U-Net generator and a critic,
- * 9 332 299 trainable and 5 280 non-trainable parameters, input 96 x 120 x 15,
- * Swish activations, sub-pixel upsampling in the decoder (001:1289).  The
- * 5 280 batch-norm statistics fix the generator's normalised channels at
- * 2 640 = 2 x 22 x 60: a 3-level U-Net with a bridge, 60 channels doubling
- * per level, two 3x3 convolution + batch norm + Swish per block, 2x2
- * convolutions to 4C channels then depth-to-space up, 1x1 output (the 2 m
- * temperature): 8 592 961 parameters.  The critic (no batch norm: it is
- * trained with a gradient penalty) takes the 15 predictors and the target,
- * three 3x3 stride-2 convolutions of 64, 128, 256 channels, dense 8, dense 1:
- * 746 961.  Together 9 339 922 (+0.08 %), 5 280 statistics (exact).
- * A step updates the critic 5 times per generator update (001:1309); each
- * critic update runs the generator forward, the critic on real, generated and
- * interpolated samples, the gradient penalty's input gradient and its double
- * backward; the generator update runs both networks forward and backward
- * through the critic into the generator.  TensorFlow 2.6 with Keras (001:1285),
- * Horovod for several GPUs (001:1309). */
+/* AP5 WGAN for downscaling (001:1284-1322): a U-Net generator and a critic, 9 332 299 trainable and 5 280
+ * non-trainable parameters, input 96 x 120 x 15, Swish activations, sub-pixel upsampling in the decoder
+ * (001:1289), TensorFlow 2.6 with Keras (001:1285), Horovod for several GPUs (001:1309).  The networks are the
+ * application's own code, mlangguth89/downscaling_benchmark (the MAELSTROM AP5 repository, MIT), branch develop
+ * at 3712347a (2024-01-28, the weeks the report's runs were made: 001:1289 cites an e-mail of 9 February) with
+ * the benchmark settings of its JUBE file (downscaling_ap5/jube/downscaling_benchmark.yaml,
+ * config_wgan_benchmark.json: d_steps 5, z_branch true; config_ds_tier2.json: batch 32):
+ *  - generator, models/unet_model.py UNet_Sha with its defaults (channels_start 56, swish, batch norm, average
+ *    pooling, l_subpixel, z_branch): encoder two conv blocks of 56 then one of 112 and one of 224, each pooled,
+ *    a bridge block of 448; each decoder level a sub-pixel block (a 3x3 convolution to 4 C channels, Swish,
+ *    depth to space: subpixel_block), the skip concatenated, two conv blocks of C; two 1x1 outputs (the
+ *    temperature and the surface height of the z branch).  A conv block is a 3x3 convolution, batch norm and
+ *    Swish (conv_block).  7 747 658 trainable parameters, 1 680 normalised channels.
+ *  - critic, models/wgan_model.py Critic_Simple with its defaults (num_conv 4, channels_start 64, 3x3 stride 2,
+ *    batch norm, swish) on the dynamic predictand alone (one channel): four conv blocks of 64, 128, 256, 512,
+ *    global average pooling, dense 64 with Swish, dense 1.  1 584 641 trainable parameters, 960 normalised
+ *    channels.
+ * Together 9 332 299 trainable and 5 280 non-trainable parameters, both exactly the report's.
+ * A step (WGAN_Model.train_step) updates the critic 5 times, each on its own slice of the 192-sample batch:
+ * the generator forward, the critic on generated, real and interpolated samples, the gradient penalty's input
+ * gradient and its double backward; then the generator on the last slice, forward and backward through the
+ * critic into the generator. */
 const pf_net pf_maelstrom_ap5_nets[] = {
     {.name = "generator", .h = 96, .w = 120, .c = 15, .fwd = 6, .dgrad = 1, .wgrad = 1, .opt = 1},
-    {.name = "critic", .h = 96, .w = 120, .c = 16, .fwd = 16, .dgrad = 21, .wgrad = 15, .opt = 5},
+    {.name = "critic", .h = 96, .w = 120, .c = 1, .fwd = 16, .dgrad = 21, .wgrad = 15, .opt = 5},
     {.name = 0}};
-#define SUBPIXEL(o) {.kind = PF_LY_CONV2D, .out = 4 * (o), .kernel = 2}, \
-                    {.kind = PF_LY_UPSAMPLE, .subpixel = true}
 /* Swish in TensorFlow 2.6 is x * sigmoid(x): two element-wise operators (tf.nn.silu) */
 #define SWISH {.kind = PF_LY_ACT, .ops = 2}
-#define SBLOCK(o) CONV(o), BN, SWISH, CONV(o), BN, SWISH
+#define SCONV(o) CONV(o), BN, SWISH
+#define SUBPIXEL(o) CONV(4 * (o)), SWISH, {.kind = PF_LY_UPSAMPLE, .subpixel = true}
+#define CRITIC(o) {.kind = PF_LY_CONV2D, .net = 1, .out = (o), .stride = 2}, {.kind = PF_LY_NORM, .net = 1, \
+    .batch_stats = true}, {.kind = PF_LY_ACT, .net = 1, .ops = 2}
 const pf_layer pf_maelstrom_ap5_wgan[] = {
-    SBLOCK(60), POOL, SBLOCK(120), POOL, SBLOCK(240), POOL,
-    SBLOCK(480),
-    SUBPIXEL(240), CAT(240), SBLOCK(240),
-    SUBPIXEL(120), CAT(120), SBLOCK(120),
-    SUBPIXEL(60), CAT(60), SBLOCK(60),
-    {.kind = PF_LY_CONV2D, .out = 1, .kernel = 1},
+    SCONV(56), SCONV(56), POOL, SCONV(112), POOL, SCONV(224), POOL,
+    SCONV(448),
+    SUBPIXEL(224), CAT(224), SCONV(224), SCONV(224),
+    SUBPIXEL(112), CAT(112), SCONV(112), SCONV(112),
+    SUBPIXEL(56), CAT(56), SCONV(56), SCONV(56),
+    {.kind = PF_LY_CONV2D, .out = 2, .kernel = 1}, /* the temperature and z-branch outputs, 1x1 each */
     ACT, /* L1 + adversarial loss */
-    {.kind = PF_LY_CONV2D, .net = 1, .out = 64, .stride = 2}, {.kind = PF_LY_ACT, .net = 1, .ops = 2},
-    {.kind = PF_LY_CONV2D, .net = 1, .out = 128, .stride = 2}, {.kind = PF_LY_ACT, .net = 1, .ops = 2},
-    {.kind = PF_LY_CONV2D, .net = 1, .out = 256, .stride = 2}, {.kind = PF_LY_ACT, .net = 1, .ops = 2},
-    {.kind = PF_LY_LINEAR, .net = 1, .h = 1, .w = 1, .c = 12 * 15 * 256, .out = 8}, {.kind = PF_LY_ACT, .net = 1},
+    CRITIC(64), CRITIC(128), CRITIC(256), CRITIC(512),
+    {.kind = PF_LY_POOL, .net = 1, .kernel = 8}, /* global average pooling of 6 x 8 */
+    {.kind = PF_LY_LINEAR, .net = 1, .out = 64}, {.kind = PF_LY_ACT, .net = 1, .ops = 2},
     {.kind = PF_LY_LINEAR, .net = 1, .out = 1}, {.kind = PF_LY_ACT, .net = 1}, /* Wasserstein loss */
     END};

@@ -83,8 +83,9 @@ static const pf_workload builtins[] = {
       * of 721 kB.  So one sample of the batch brings 6 samples of the training set with it. */
      .sample_bytes = 6 * 69.43e9 / 96296,
      .source = "MAELSTROM D3.7, 001_dfe9b61861599094.txt:1284-1322 (WGAN, 9332299 parameters, 5 critic updates per "
-               "generator update, each on its own slice of the data, TensorFlow 2.6 + Horovod); layers reconstructed "
-               "(model/workload/maelstrom.c)"},
+               "generator update, each on its own slice of the data, TensorFlow 2.6 + Horovod); layers: the "
+               "application's own networks, mlangguth89/downscaling_benchmark@3712347a (U-Net generator of 56 channels "
+               "with sub-pixel decoder, 4-block critic: 9332299 and 5280 parameters exactly; model/workload/maelstrom.c)"},
 };
 
 #define NBUILTIN ((int)(sizeof builtins / sizeof builtins[0]))
