@@ -238,6 +238,15 @@ cJSON *pf_report_prediction_json(const pf_scenario *sc, const pf_prediction *p) 
   cJSON_AddStringToObject(c, "dp_protocol", cs->dp_protocol);
   cJSON_AddNumberToObject(c, "dp_busbw_GBps", r6(cs->dp_busbw_Bps / 1e9));
   cJSON_AddStringToObject(c, "placement", cs->placement);
+  double need = pf_input_need_Bps(sc, p->iteration_time_s - p->breakdown_s.input);
+  if (need > 0) { /* the input the step consumes (input_line) */
+    cJSON *in = cJSON_AddObjectToObject(j, "input");
+    cJSON_AddNumberToObject(in, "sample_bytes", r6(pf_sample_bytes(sc)));
+    cJSON_AddNumberToObject(in, "needed_Bps_per_node", r6(need));
+    cJSON_AddBoolToObject(in, "priced", sc->input_rate_Bps > 0 || sc->input_sample_s > 0);
+    cJSON_AddNumberToObject(in, "pipeline_s", r6(pf_input_time(sc)));
+    cJSON_AddNumberToObject(in, "wait_s", r6(p->breakdown_s.input));
+  }
   memory_json(j, &p->memory, &sc->plan);
   cJSON_AddBoolToObject(j, "fits", p->fits);
   cJSON *e = cJSON_AddObjectToObject(j, "energy");
@@ -332,6 +341,22 @@ static void memory_line(FILE *f, const pf_memory *m, bool fits) {
           m->activations_B / GiB, m->overhead_B / GiB, fits ? "" : "  DOES NOT FIT");
 }
 
+/* The input the step consumes (workloads with sample bytes): the rate a node's data pipeline must deliver at the
+ * step's pace, and either what the priced pipeline costs or that it is not priced (study/predict.c). */
+static void input_line(FILE *f, const pf_scenario *sc, const pf_prediction *p) {
+  double need = pf_input_need_Bps(sc, p->iteration_time_s - p->breakdown_s.input);
+  if (!(need > 0)) return;
+  fprintf(f, "input       %.3g MB a sample: %.3g GB/s a node keeps the step fed", pf_sample_bytes(sc) / 1e6, need / 1e9);
+  if (sc->input_rate_Bps > 0 || sc->input_sample_s > 0) {
+    char r[32], w[32];
+    human_time(pf_input_time(sc), r, sizeof r);
+    human_time(p->breakdown_s.input, w, sizeof w);
+    fprintf(f, "; the data pipeline takes %s an iteration, %s of it waited\n", r, w);
+  } else {
+    fprintf(f, "; the data pipeline is not priced (--input-rate, --input-sample-time): a slower one binds the step\n");
+  }
+}
+
 void pf_report_nofit_table(FILE *f, const pf_scenario *sc, const pf_prediction *p, const char *reason) {
   plan_line(f, sc);
   fprintf(f, "fits        no: %s\n", reason ? reason : "");
@@ -388,6 +413,7 @@ void pf_report_prediction_table(FILE *f, const pf_scenario *sc, const pf_predict
     fprintf(f, "comm/GPU    exposed %s, hidden %s; kernels %s in the node, %s across nodes; %.3g GB over the fabric, "
                "%.3g GB through the NIC\n", e, h, in, x, cs->fabric_bytes / 1e9, cs->nic_bytes / 1e9);
   }
+  input_line(f, sc, p);
   memory_line(f, &p->memory, p->fits);
   const pf_energy *en = &p->energy;
   fprintf(f, "energy      %.4g kJ per iteration (facility), %.0f W per node, %.0f W per GPU\n",

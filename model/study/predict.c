@@ -271,21 +271,6 @@ static void rates_and_energy(const pf_scenario *sc, const work_set *ws, double p
   pf_energy_range(&out->energy, 1.0, 1.0, 1.0, 1.0); /* no range until the commands' intervals (pf_interval_energy) */
 }
 
-/* Input pipeline per iteration (off unless --input-rate or --input-sample-time is given): a node's loaders
- * read the samples of its GPUs at input_rate_Bps, and each GPU's loader prepares its replica's samples at
- * input_sample_s each; prefetching overlaps it with the step, so the step waits only for what is longer
- * (tf.data / DataLoader with prefetch: the consumer blocks only when the queue is empty). */
-double pf_input_time(const pf_scenario *sc) {
-  const pf_plan *p = &sc->plan;
-  if (!(sc->input_rate_Bps > 0) && !(sc->input_sample_s > 0)) return 0;
-  double bytes = sc->sample_bytes > 0 ? sc->sample_bytes : sc->workload.sample_bytes;
-  double gpn = sc->gpus < sc->machine.gpus_per_node ? sc->gpus : sc->machine.gpus_per_node;
-  double per_node = (double)p->gbs * gpn / sc->gpus; /* samples a node's GPUs consume per iteration */
-  double read = sc->input_rate_Bps > 0 && bytes > 0 ? per_node * bytes / sc->input_rate_Bps : 0;
-  double prep = sc->input_sample_s * p->gbs / ((double)p->dp * p->cp);
-  return read > prep ? read : prep;
-}
-
 /* The critical stage: the one with the largest busy time.  Under DualPipe a rank runs half the microbatches
  * through stage s and half through stage P - 1 - s (engine/pipeline.c): the critical rank's two stages, the
  * busier first, *mate the other (-1 for the other schedules). */

@@ -72,6 +72,26 @@ expect_exit 0 $P predict --machine jureca-dc-a100 --model maelstrom-ap1-unet --g
 expect_grep "input [0-9.]+ ms" "$T/out"
 expect_exit 2 $P predict --machine jureca-dc-a100 --model maelstrom-ap1-unet --gpus 4 --mbs 8 --gbs 32 --input-rate fast
 expect_grep "input-rate" "$T/err"
+# the input a step consumes: without a rate the line says what a node's pipeline must deliver and that it is not
+# priced; with one, the pipeline's time and the wait (the breakdown's input); none for a model without sample bytes
+expect_exit 0 $P predict --machine jureca-dc-a100 --model maelstrom-ap1-unet --gpus 4 --mbs 8 --gbs 32 --precision fp32 --format json
+cp "$T/out" "$T/in0.json"
+expect_exit 0 $P predict --machine jureca-dc-a100 --model maelstrom-ap1-unet --gpus 4 --mbs 8 --gbs 32 --precision fp32 --input-rate "0.5 GB/s" --format json
+python3 - "$T/in0.json" "$T/out" <<'PY' && ok || bad "input: the rate a node's pipeline must deliver, priced or not"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+ia, ib = a["input"], b["input"]
+assert not ia["priced"] and ia["pipeline_s"] == 0 and ia["wait_s"] == 0
+# 4 GPUs of one node take the global batch of 32 samples of 3.70 MB per compute step
+assert abs(ia["needed_Bps_per_node"] * a["iteration_time_s"] / (32 * ia["sample_bytes"]) - 1) < 1e-4
+assert ib["priced"] and abs(ib["pipeline_s"] - 32 * ib["sample_bytes"] / 0.5e9) < 1e-5
+assert abs(ib["wait_s"] - b["breakdown_s"]["input"]) < 1e-9 and ib["wait_s"] > 0
+assert abs(ib["needed_Bps_per_node"] - ia["needed_Bps_per_node"]) / ia["needed_Bps_per_node"] < 1e-4
+PY
+expect_exit 0 $P predict --machine jureca-dc-a100 --model maelstrom-ap1-unet --gpus 4 --mbs 8 --gbs 32 --precision fp32
+expect_grep "^input .* GB/s a node keeps the step fed; the data pipeline is not priced" "$T/out"
+expect_exit 0 $P predict --machine jureca-dc-a100 --model gpt3-1.3b --gpus 4 --gbs 8 --format json
+python3 -c 'import json, sys; assert "input" not in json.load(open(sys.argv[1]))' "$T/out" && ok || bad "no input object without sample bytes"
 
 # the exporter's writer without torch: records -> libconfig -> preflight reads it
 python3 - "$PF_SRC/scripts" "$T/exp.cfg" <<'PY' && ok || bad "export-layers writer"
