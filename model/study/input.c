@@ -5,10 +5,6 @@
 
 #include "job/job.h"
 
-/* Input pipeline per iteration (off unless --input-rate or --input-sample-time is given): a node's loaders
- * read the samples of its GPUs at input_rate_Bps, and each GPU's loader prepares its replica's samples at
- * input_sample_s each; prefetching overlaps it with the step, so the step waits only for what is longer
- * (tf.data / DataLoader with prefetch: the consumer blocks only when the queue is empty). */
 double pf_sample_bytes(const pf_scenario *sc) {
   return sc->sample_bytes > 0 ? sc->sample_bytes : sc->workload.sample_bytes;
 }
@@ -19,6 +15,10 @@ static double node_samples(const pf_scenario *sc) {
   return (double)sc->plan.gbs * gpn / sc->gpus;
 }
 
+/* Input pipeline per iteration (off unless --input-rate or --input-sample-time is given): a node's loaders
+ * read the samples of its GPUs at input_rate_Bps, and each GPU's loader prepares its replica's samples at
+ * input_sample_s each; prefetching overlaps it with the step, so the step waits only for what is longer
+ * (tf.data / DataLoader with prefetch: the consumer blocks only when the queue is empty). */
 double pf_input_time(const pf_scenario *sc) {
   const pf_plan *p = &sc->plan;
   if (!(sc->input_rate_Bps > 0) && !(sc->input_sample_s > 0)) return 0;
@@ -28,6 +28,7 @@ double pf_input_time(const pf_scenario *sc) {
   return read > prep ? read : prep;
 }
 
+/* what the node's GPUs consume per second at a step of step_s, whatever delivers it */
 double pf_input_need_Bps(const pf_scenario *sc, double step_s) {
   double bytes = pf_sample_bytes(sc);
   return bytes > 0 && step_s > 0 ? node_samples(sc) * bytes / step_s : 0;

@@ -2,8 +2,8 @@
  * (layers.h), from the report's descriptions (seed text
  * 001_dfe9b61861599094.txt, cited as 001:LINE).  Where the report gives only
  * the parameter count, the architecture is a standard one of the kind it
- * names with its widths chosen to reproduce that count; how close each comes
- * is written at its list.
+ * names with its widths chosen to reproduce that count (AP1); AP5 is the
+ * application's own code.  How close each comes is written at its list.
  */
 #include "layers.h"
 
@@ -13,8 +13,8 @@
 #define ACT {.kind = PF_LY_ACT}
 #define POOL {.kind = PF_LY_POOL}
 #define CAT(o) {.kind = PF_LY_CONCAT, .out = (o)}
-#define END {.kind = PF_LY_END}
 #define BLOCK(o) CONV(o), BN, ACT, CONV(o), BN, ACT
+#define END {.kind = PF_LY_END}
 
 /* AP1 U-Net (001:586-589, 600-606): input 256 x 256 x 17, 1 314 019 trainable
  * parameters, batch normalisation in each level (001:582), quantile loss at
@@ -81,7 +81,7 @@ const pf_layer pf_maelstrom_ap2_deberta[] = {
  * non-trainable parameters, input 96 x 120 x 15, Swish activations, sub-pixel upsampling in the decoder
  * (001:1289), TensorFlow 2.6 with Keras (001:1285), Horovod for several GPUs (001:1309).  The networks are the
  * application's own code, mlangguth89/downscaling_benchmark (the MAELSTROM AP5 repository, MIT), branch develop
- * at 3712347a (2024-01-28, the weeks the report's runs were made: 001:1289 cites an e-mail of 9 February) with
+ * at 3712347a (2024-01-28; the report, written in the weeks after, cites an e-mail of 9 February, 001:1289), with
  * the benchmark settings of its JUBE file (downscaling_ap5/jube/downscaling_benchmark.yaml,
  * config_wgan_benchmark.json: d_steps 5, z_branch true; config_ds_tier2.json: batch 32):
  *  - generator, models/unet_model.py UNet_Sha with its defaults (channels_start 56, swish, batch norm, average
