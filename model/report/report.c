@@ -243,7 +243,7 @@ cJSON *pf_report_prediction_json(const pf_scenario *sc, const pf_prediction *p) 
     cJSON *in = cJSON_AddObjectToObject(j, "input");
     cJSON_AddNumberToObject(in, "sample_bytes", r6(pf_sample_bytes(sc)));
     cJSON_AddNumberToObject(in, "needed_Bps_per_node", r6(need));
-    cJSON_AddBoolToObject(in, "priced", sc->input_rate_Bps > 0 || sc->input_sample_s > 0);
+    cJSON_AddBoolToObject(in, "priced", pf_input_priced(sc));
     cJSON_AddNumberToObject(in, "pipeline_s", r6(pf_input_time(sc)));
     cJSON_AddNumberToObject(in, "wait_s", r6(p->breakdown_s.input));
   }
@@ -347,7 +347,7 @@ static void input_line(FILE *f, const pf_scenario *sc, const pf_prediction *p) {
   double need = pf_input_need_Bps(sc, p->iteration_time_s - p->breakdown_s.input);
   if (!(need > 0)) return;
   fprintf(f, "input       %.3g MB a sample: %.3g GB/s a node keeps the step fed", pf_sample_bytes(sc) / 1e6, need / 1e9);
-  if (sc->input_rate_Bps > 0 || sc->input_sample_s > 0) {
+  if (pf_input_priced(sc)) {
     char r[32], w[32];
     human_time(pf_input_time(sc), r, sizeof r);
     human_time(p->breakdown_s.input, w, sizeof w);

@@ -19,9 +19,11 @@ static double node_samples(const pf_scenario *sc) {
  * read the samples of its GPUs at input_rate_Bps, and each GPU's loader prepares its replica's samples at
  * input_sample_s each; prefetching overlaps it with the step, so the step waits only for what is longer
  * (tf.data / DataLoader with prefetch: the consumer blocks only when the queue is empty). */
+bool pf_input_priced(const pf_scenario *sc) { return sc->input_rate_Bps > 0 || sc->input_sample_s > 0; }
+
 double pf_input_time(const pf_scenario *sc) {
   const pf_plan *p = &sc->plan;
-  if (!(sc->input_rate_Bps > 0) && !(sc->input_sample_s > 0)) return 0;
+  if (!pf_input_priced(sc)) return 0;
   double bytes = pf_sample_bytes(sc);
   double read = sc->input_rate_Bps > 0 && bytes > 0 ? node_samples(sc) * bytes / sc->input_rate_Bps : 0;
   double prep = sc->input_sample_s * p->gbs / ((double)p->dp * p->cp);

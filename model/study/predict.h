@@ -30,6 +30,8 @@ typedef struct pf_compute_split {
 /* Input pipeline time per iteration (0 when off), the longer of the node's read and a GPU's loader work. */
 struct pf_scenario;
 double pf_input_time(const struct pf_scenario *sc);
+/* Whether the scenario prices its input pipeline (--input-rate, --input-sample-time or a fit's rate). */
+bool pf_input_priced(const struct pf_scenario *sc);
 /* Bytes of one sample: --sample-bytes, else the workload's (0: the workload reads nothing the model knows). */
 double pf_sample_bytes(const struct pf_scenario *sc);
 /* The rate one node's GPUs consume input at when each step takes step_s (B/s; 0 without sample bytes): what a
