@@ -17,6 +17,9 @@ every 0.1 s over the metered window.  Points:
   copy         device-to-device copy of 2 GiB of random bytes (HBM-bound)
   gemm         bf16 8192^3 matmul on random operands (the full-load point; the clock shows what the power
                cap costs)
+  gemm-fp32    fp32 8192^3 matmul with TF32 off (cuBLAS SGEMM on the FP32 pipes: what the device file's
+               `vector` coefficient prices)
+  gemm-tf32    the same matmul with TF32 on (the tensor cores at the TF32 rate)
   duty50       that matmul, synchronize, then the host sleeps as long as the matmul took (half busy): is the
                mean power the time-weighted mean of the gemm and wait points, as the model assumes?
   dense4       4 dense bf16 transformer layers, hidden 8192, sequence 4096, micro-batch 2, forward and
@@ -87,6 +90,17 @@ class Meter:
             "sm_clock_MHz_min": c[0],
             "clock_event_reasons_mask": self.reasons,
         }
+
+
+def set_tf32(on):
+    """fp32 convolutions and matmuls at the TF32 tensor-core rate (on) or the IEEE FP32 one (off)."""
+    mode = "tf32" if on else "ieee"
+    try:
+        torch.backends.cudnn.conv.fp32_precision = mode
+        torch.backends.cuda.matmul.fp32_precision = mode
+    except AttributeError:  # PyTorch before 2.9
+        torch.backends.cudnn.allow_tf32 = on
+        torch.backends.cuda.matmul.allow_tf32 = on
 
 
 def run_point(h, name, step, warm, meter, flops_per_step=None, bytes_per_step=None):
@@ -257,6 +271,16 @@ def main():
                 time.sleep(busy)
             pts.append(run_point(h, "duty50", duty_step, a.warm, a.meter, flops_per_step=2.0 * n ** 3))
         del x, y
+
+    for name, tf32 in (("gemm-fp32", False), ("gemm-tf32", True)):
+        if want(name):
+            set_tf32(tf32)
+            n = 8192
+            x = torch.randn(n, n, device=dev)
+            y = torch.randn(n, n, device=dev)
+            pts.append(run_point(h, name, lambda: torch.mm(x, y), a.warm, a.meter, flops_per_step=2.0 * n ** 3))
+            del x, y
+            set_tf32(False)
 
     if want("dense4"):
         hid, seq, mbs, heads, nl = 8192, 4096, 2, 64, 4

@@ -313,6 +313,9 @@ const pf_opt pf_scenario_opts[] = {
      .type = PF_OPT_CALLBACK, .at = SC(host_mode), .parse = parse_host_mode, .group = PF_SCG_RUN},
     {"framework", "F", "training framework: auto|megatron|pytorch|tensorflow (default auto)",
      .type = PF_OPT_CALLBACK, .at = SC(framework), .parse = parse_framework, .group = PF_SCG_RUN},
+    {"nchw-copies", NULL, "convolutions on NCHW tensors: price cuDNN's NCHW <-> NHWC copies around each tensor-core "
+     "convolution on NVIDIA (PyTorch's default memory format; TensorFlow's fp32 graph; default off: NHWC, channels_last)",
+     .type = PF_OPT_FLAG, .at = SC(nchw_copies), .group = PF_SCG_RUN},
     {"input-rate", "RATE", "input pipeline: what one node's storage and loaders deliver, e.g. \"2 GB/s\" (default off)",
      .type = PF_OPT_QTY, .at = SC(input_rate_Bps), .unit = PF_UNIT_BANDWIDTH, .hi = 1e16, .group = PF_SCG_RUN},
     {"input-sample-time", "TIME", "input pipeline: one GPU's loader time per sample (decode, augment), e.g. \"2 ms\" (default off)",

@@ -20,6 +20,20 @@ static void math_precisions(const pf_scenario *sc, pf_precision *gemm_p, pf_prec
   if (fw == PF_FW_TENSORFLOW || sc->workload.tf32_matmul) *gemm_p = PF_TF32;
 }
 
+/* --nchw-copies: the convolutions run on NVIDIA tensor cores over NCHW tensors and pay cuDNN's layout copies
+ * (layers.c layout_copies).  Tensor cores: TF32, FP16 or BF16 convolutions on an NVIDIA device; not on AMD or
+ * Intel devices, where no measurement of MIOpen's or oneDNN's layout handling is behind the model.  Who runs
+ * NCHW: PyTorch by default (torch.contiguous_format; channels_last is opt-in, PyTorch's "Channels Last Memory
+ * Format" tutorial), and TensorFlow's fp32 training graph, which grappler's layout optimizer rewrites to NCHW on
+ * a GPU unless half of its convolutions are fp16 or bf16 (tensorflow/core/grappler/optimizers/
+ * generic_layout_optimizer.cc, GetSrcAndDstDataFormats).  It is an option, off by default, because turning it on
+ * for those frameworks moves the MAELSTROM rows through AP1's reconstructed network, which is heavier than the
+ * application's own (docs/model.md, "Convolution layout copies"). */
+static bool nchw_copies(const pf_scenario *sc, pf_precision conv_p) {
+  if (!sc->nchw_copies || strcmp(sc->machine.dev.vendor, "nvidia") != 0) return false;
+  return conv_p == PF_TF32 || conv_p == PF_FP16 || conv_p == PF_BF16;
+}
+
 /* fp16 and bf16 in PyTorch are automatic mixed precision (torch.autocast, the Hugging Face Trainer's
  * fp16/bf16, torchvision's --amp): fp32 parameters cast per forward (layers.c) */
 static bool autocast(const pf_scenario *sc) {
@@ -53,7 +67,7 @@ int pf_layers_kernel_lists(const pf_scenario *sc, pf_kernel_list *lists, double 
   memset(lists, 0, 3 * PF_LAYERS_MAX_NETS * sizeof *lists);
   pf_layers_totals t;
   int rc = pf_layers_walk(w, sc->plan.mbs, pf_precision_bytes(sc->precision), sc->machine.dev.units, gp, cp,
-                          autocast(sc), lists, &t, NULL);
+                          autocast(sc), nchw_copies(sc, cp), lists, &t, NULL);
   for (int i = 0; i < nn; i++) {
     times[3 * i] = nets[i].fwd;
     times[3 * i + 1] = nets[i].dgrad;
@@ -76,7 +90,7 @@ int pf_layers_work(const pf_scenario *sc, const pf_kernel_env *env, pf_stage_wor
   pf_layers_totals t;
   double pn[PF_LAYERS_MAX_NETS] = {0};
   int rc = pf_layers_walk(w, sc->plan.mbs, pf_precision_bytes(sc->precision), sc->machine.dev.units, gp, cp,
-                          autocast(sc), lists, &t, pn);
+                          autocast(sc), nchw_copies(sc, cp), lists, &t, pn);
   for (int i = 0; i < 3 * nn && rc == 0 && sc->host_mode == PF_HOST_COMPILED; i++) /* torch.compile fuses */
     rc = pf_fuse_elementwise(&lists[i]);
   pf_step fs, bs, es;

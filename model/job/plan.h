@@ -159,6 +159,7 @@ typedef struct pf_scenario {
   pf_placement placement;       /* --placement (the scattered draw uses seed) */
   pf_host_mode host_mode;       /* --host-overhead */
   pf_framework framework;       /* --framework */
+  bool nchw_copies;             /* --nchw-copies: tensor-core convolutions pay cuDNN's NCHW <-> NHWC copies */
   unsigned long seed;
   char calibration[PF_PATH_MAX];/* overlay file, "" if none (applied by pf_scenario_apply_calibration) */
   bool calibration_force;       /* apply it even to another machine or device */

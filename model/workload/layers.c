@@ -81,6 +81,7 @@ typedef struct {
   pf_kernel_list *fwd, *dg, *wg; /* NULL: count only */
   double params, nontrainable, flops_f, flops_b, act, ops, mult;
   bool frozen, amp;
+  bool nchw_copies; /* tensor-core convolutions on NCHW tensors: cuDNN's layout copies around each (header) */
   bool half_in; /* autocast: the layer's input is already fp16/bf16 (a product's output), in and out */
 } expand_ctx;
 
@@ -158,6 +159,24 @@ static int memk(expand_ctx *x, const char *name, double fwd_bytes, double bwd_by
   return rc;
 }
 
+/* cuDNN's tensor-core convolution kernels read and write NHWC; given NCHW tensors it transposes the
+ * operands in and the result out with kernels of its own (cuDNN developer guide, "Tensor Transformations:
+ * Conversion Between NCHW and NHWC"; the nchwToNhwcKernel / nhwcToNchwKernel launches of a profiled step).
+ * Each pass moves two tensors through HBM once each way: forward the input in and the output out, the data
+ * gradient dY in and dX out, the weight gradient X and dY in; E and Eo are the input's and output's elements.
+ * Measured on an H100 (scripts/conv-shapes-torch.py, docs/model.md "Convolution layout copies"): the
+ * difference between NCHW and channels-last TF32 convolutions of AP5's shapes is this traffic at stream rate. */
+static int layout_copies(expand_ctx *x, double E, double Eo) {
+  pf_kernel f = {.kind = PF_KERNEL_MEMORY, .name = "nchw-nhwc-copies", .pass = PF_PASS_FWD,
+                 .bytes = x->el * (E + Eo), .count = 2};
+  pf_kernel d = f, g = f;
+  d.pass = g.pass = PF_PASS_BWD;
+  int rc = add(x->fwd, &f, x->mult);
+  if (rc == 0) rc = add(x->dg, &d, x->mult);
+  if (rc == 0 && !x->frozen) rc = add(x->wg, &g, x->mult);
+  return rc;
+}
+
 static int shape_err(const pf_workload *w, int i, const pf_layer *L, const char *what) {
   char where[64] = "";
   if (L->line > 0) snprintf(where, sizeof where, " (line %d)", L->line);
@@ -225,10 +244,11 @@ static int expand_layer(const pf_workload *wl, int i, const pf_layer *L, expand_
     rc = product_a(x, PF_KERNEL_CONV, L->kind == PF_LY_CONV2D ? "conv" : "conv-transpose", B * ho * wo, L->out, k,
                    1, true, ops, E);
     if (rc == 0) rc = weight_casts(x, E, p0, L->no_bias ? 1 : 2, false);
+    double Eo = B * ho * wo * L->out;
+    if (rc == 0 && x->nchw_copies) rc = layout_copies(x, E, Eo);
     x->half_in = true;
     /* the bias is its own element-wise pass after cuDNN's convolution (TensorFlow's BiasAdd, PyTorch's add after
      * cudnn_convolution), and its gradient a reduction over the output */
-    double Eo = B * ho * wo * L->out;
     if (rc == 0 && !L->no_bias) rc = memk(x, "bias-add", 2 * el * Eo, el * Eo, 1);
     *h = ho, *w = wo, *c = L->out;
     break;
@@ -305,7 +325,7 @@ static int tensor_check(const pf_workload *w, int i, const pf_layer *L, const ch
 /* Walk the list: shapes, totals, and the kernels of each network when lists is non-NULL
  * (lists[3 n + 0..2]: forward, data gradient, weight gradient of network n). */
 int pf_layers_walk(const pf_workload *w, double B, double el, int units, pf_precision gp, pf_precision cp, bool amp,
-                pf_kernel_list *lists, pf_layers_totals *t, double *params_net) {
+                   bool nchw_copies, pf_kernel_list *lists, pf_layers_totals *t, double *params_net) {
   int nn;
   const pf_net *nets = pf_layers_nets(w, &nn);
   memset(t, 0, sizeof *t);
@@ -328,7 +348,7 @@ int pf_layers_walk(const pf_workload *w, double B, double el, int units, pf_prec
       if (M->kind == PF_LY_END || (j > 0 && (M->net != L->net || M->repeat > 1)))
         return shape_err(w, i, L, "span runs past the end of its network or into another repeated block");
       expand_ctx x = {.B = B, .el = el, .units = units, .gemm_p = gp, .conv_p = cp, .mult = R, .frozen = M->frozen,
-                      .amp = amp, .half_in = half};
+                      .amp = amp, .nchw_copies = nchw_copies, .half_in = half};
       if (lists) x.fwd = &lists[3 * L->net], x.dg = &lists[3 * L->net + 1], x.wg = &lists[3 * L->net + 2];
       int rc = tensor_check(w, i + j, M, "input", h, wd, c);
       if (rc == 0) rc = expand_layer(w, i + j, M, &x, &h, &wd, &c);
@@ -356,8 +376,8 @@ int pf_layers_walk(const pf_workload *w, double B, double el, int units, pf_prec
  * (DeBERTa's relative-position projections) is not counted as a sample's */
 int pf_layers_summary(const pf_workload *w, pf_layers_totals *t) {
   pf_layers_totals t2;
-  int rc = pf_layers_walk(w, 1.0, 4.0, 0, PF_FP32, PF_FP32, false, NULL, t, NULL);
-  if (rc == 0) rc = pf_layers_walk(w, 2.0, 4.0, 0, PF_FP32, PF_FP32, false, NULL, &t2, NULL);
+  int rc = pf_layers_walk(w, 1.0, 4.0, 0, PF_FP32, PF_FP32, false, false, NULL, t, NULL);
+  if (rc == 0) rc = pf_layers_walk(w, 2.0, 4.0, 0, PF_FP32, PF_FP32, false, false, NULL, &t2, NULL);
   if (rc < 0) return rc;
   if (2 * t2.fwd_flops - t->fwd_flops > 0) t->fwd_flops = 2 * t2.fwd_flops - t->fwd_flops;
   if (2 * t2.step_flops - t->step_flops > 0) t->step_flops = 2 * t2.step_flops - t->step_flops;

@@ -101,9 +101,10 @@ const pf_net *pf_layers_nets(const pf_workload *w, int *n);
  * 0..2]: forward, data gradient, weight gradient of network n; units are the
  * device's SMs/CUs for split-K, gp and cp the math precisions of products and
  * convolutions; amp: PyTorch autocast, whose casts each product with a weight
- * adds: layers.c).  Returns 0 or PF_EINVAL naming the layer. */
+ * adds: layers.c; nchw_copies: convolutions pay cuDNN's NCHW <-> NHWC copies, layers.c layout_copies).
+ * Returns 0 or PF_EINVAL naming the layer. */
 int pf_layers_walk(const pf_workload *w, double B, double el, int units, pf_precision gp, pf_precision cp, bool amp,
-                   pf_kernel_list *lists, pf_layers_totals *t, double *params_net);
+                   bool nchw_copies, pf_kernel_list *lists, pf_layers_totals *t, double *params_net);
 
 /* Built-in MAELSTROM layer lists (maelstrom.c); static. */
 extern const pf_layer pf_maelstrom_ap1_unet[];
