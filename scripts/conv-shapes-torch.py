@@ -1,22 +1,29 @@
 #!/usr/bin/env python3
 """conv-shapes-torch.py - every convolution of MAELSTROM AP5's WGAN timed alone on a real GPU, pass by pass.
 
-Runs only on a machine with an NVIDIA GPU and PyTorch; no test calls it.  Where maelstrom-ap5-torch.py times the
-whole step, this times each distinct convolution shape of the step (batch 32; the shapes of
+Runs only on a machine with an NVIDIA GPU, PyTorch and nvidia-ml-py; no test calls it. Where maelstrom-ap5-torch.py
+times the whole step, this times each distinct convolution shape of the step (batch 32; the shapes of
 model/workload/maelstrom.c) in its three passes, forward, data gradient (dgrad) and weight gradient (wgrad), as
 cuDNN runs them after autotuning (torch.backends.cudnn.benchmark), in TF32 and IEEE FP32 with NCHW tensors and in
 TF32 with channels-last (NHWC) tensors; and the batch norm (training forward and backward) and Swish of each
-activation shape (there the column gflop_or_mb holds the megabytes of one activation).  The output is a CSV (one row per shape, pass and variant: mean GPU seconds by CUDA events),
-against which `preflight kernels` prices the same implicit GEMMs (docs/model.md, "Convolution layout
-copies" and "AP5's step measured whole").
+activation shape (there the column gflop_or_mb holds the megabytes of one activation). The output is a CSV (one row
+per shape, pass and variant: mean GPU seconds by CUDA events), against which `preflight kernels` prices the same
+implicit GEMMs (docs/model.md, "Convolution layout copies" and "AP5's step measured whole").
 
 Usage: conv-shapes-torch.py OUT.csv [--reps N]
 """
 import argparse
+import importlib.util
+import os
 import sys
 
 import torch
 import torch.nn.functional as F
+
+_here = os.path.dirname(os.path.abspath(__file__))
+_spec = importlib.util.spec_from_file_location("gpu_power_points", os.path.join(_here, "gpu-power-points.py"))
+gpp = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(gpp)
 
 N = 32
 # (layer, cin, cout, h, w, kernel, stride): the generator's convolutions (sub-pixel ones produce 4 C), then the
@@ -34,27 +41,6 @@ CONVS = [
 ACTS = [(56, 96, 120), (112, 48, 60), (224, 24, 30), (448, 12, 15), (64, 48, 60), (512, 6, 8)]
 
 
-def set_tf32(on):
-    mode = "tf32" if on else "ieee"
-    try:
-        torch.backends.cudnn.conv.fp32_precision = mode
-    except AttributeError:
-        torch.backends.cudnn.allow_tf32 = on
-
-
-def timed(fn, reps):
-    for _ in range(3):
-        fn()
-    e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    torch.cuda.synchronize()
-    e0.record()
-    for _ in range(reps):
-        fn()
-    e1.record()
-    torch.cuda.synchronize()
-    return e0.elapsed_time(e1) / 1000.0 / reps
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
@@ -66,7 +52,7 @@ def main():
     rows = ["layer,pass,variant,cin,cout,h,w,kernel,stride,m,n,k,gflop_or_mb,time_s,tflops"]
     for variant, tf32, fmt in (("tf32-nchw", True, torch.contiguous_format), ("fp32-nchw", False, torch.contiguous_format),
                                ("tf32-nhwc", True, torch.channels_last)):
-        set_tf32(tf32)
+        gpp.set_tf32(tf32)
         for name, cin, cout, h, w, kk, s in CONVS:
             pad = kk // 2
             x = torch.randn(N, cin, h, w, device=dev).contiguous(memory_format=fmt)
@@ -86,7 +72,7 @@ def main():
             )
             for pname, fn in passes:
                 try:
-                    t = timed(fn, a.reps)
+                    t = gpp.timed(fn, a.reps)
                     rows.append(f"{name},{pname},{variant},{cin},{cout},{h},{w},{kk},{s},{m},{n},{k},{gflop:.4f},"
                                 f"{t:.4e},{gflop / t / 1e3:.2f}")
                 except Exception as e:  # one failing shape is reported, the others still run
@@ -103,7 +89,7 @@ def main():
                 y = bn(x)
                 torch.autograd.grad(y, (x,) + tuple(bn.parameters()), gy)
             for pname, fn in (("bn-fwd", lambda: bn(x)), ("bn-fwd-bwd", bn_fb), ("silu-fwd", lambda: F.silu(x))):
-                t = timed(fn, a.reps)
+                t = gpp.timed(fn, a.reps)
                 rows.append(f"bn{c}x{h}x{w},{pname},{variant},{c},{c},{h},{w},0,1,0,0,0,{mb:.3f},{t:.4e},0")
                 print(rows[-1], flush=True)
     with open(a.out, "w") as f:

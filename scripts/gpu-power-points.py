@@ -103,6 +103,21 @@ def set_tf32(on):
         torch.backends.cuda.matmul.allow_tf32 = on
 
 
+def timed(fn, reps, warm=3):
+    """Mean GPU seconds of fn over reps back-to-back calls, by CUDA events, after warm calls (a call shorter
+    than its host dispatch measures the host's issue rate, not the GPU)."""
+    for _ in range(warm):
+        fn()
+    e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    torch.cuda.synchronize()
+    e0.record()
+    for _ in range(reps):
+        fn()
+    e1.record()
+    torch.cuda.synchronize()
+    return e0.elapsed_time(e1) / 1000.0 / reps
+
+
 def run_point(h, name, step, warm, meter, flops_per_step=None, bytes_per_step=None):
     """Run step() back to back: warm seconds unmetered, then meter seconds metered."""
     t_end = time.perf_counter() + warm

@@ -170,20 +170,6 @@ class Step:
         self.generator_update()
 
 
-def timed(fn, reps):
-    """Mean GPU time of fn over reps calls, by CUDA events, after two warm calls."""
-    for _ in range(2):
-        fn()
-    e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    torch.cuda.synchronize()
-    e0.record()
-    for _ in range(reps):
-        fn()
-    e1.record()
-    torch.cuda.synchronize()
-    return e0.elapsed_time(e1) / 1000.0 / reps
-
-
 def profile(step, path):
     """Every kernel of one step: name, calls, total GPU seconds, sorted by time."""
     from torch.profiler import ProfilerActivity, profile as tprof
@@ -240,10 +226,10 @@ def main():
             pts.append(gpp.run_point(h, "ap5-" + name, step, a.warm, a.meter))
             if layout == torch.contiguous_format:
                 parts[name] = {
-                    "critic_update_s": timed(lambda: step.critic_update(0), 20),
-                    "critic_update_no_gp_s": timed(lambda: step.critic_update(0, gp=False), 20),
-                    "generator_update_s": timed(step.generator_update, 20),
-                    "step_s": timed(step, 5),
+                    "critic_update_s": gpp.timed(lambda: step.critic_update(0), 20),
+                    "critic_update_no_gp_s": gpp.timed(lambda: step.critic_update(0, gp=False), 20),
+                    "generator_update_s": gpp.timed(step.generator_update, 20),
+                    "step_s": gpp.timed(step, 5),
                 }
                 kt, kn = profile(step, os.path.splitext(a.out)[0] + f"-{name}-kernels.json")
                 parts[name]["kernel_s_sum"] = kt

@@ -81,7 +81,7 @@ typedef struct {
   pf_kernel_list *fwd, *dg, *wg; /* NULL: count only */
   double params, nontrainable, flops_f, flops_b, act, ops, mult;
   bool frozen, amp;
-  bool nchw_copies; /* tensor-core convolutions on NCHW tensors: cuDNN's layout copies around each (header) */
+  bool nchw_copies; /* tensor-core convolutions on NCHW tensors: cuDNN's layout copies around each (layout_copies) */
   bool half_in; /* autocast: the layer's input is already fp16/bf16 (a product's output), in and out */
 } expand_ctx;
 
