@@ -26,7 +26,9 @@ Data are random tensors already on the GPU: the input pipeline is not part of wh
 Each variant (TF32 or FP32 convolutions, NCHW or channels-last layout) runs WARM seconds, then METER seconds
 metered by NVML's energy counter (the Meter of gpu-power-points.py).  Then, in TF32 and NCHW, the parts are
 timed apart with CUDA events (one critic update with and without the gradient penalty, one generator update),
-and one step is profiled: every kernel's name, count and GPU time, so that the kernels can be set against the
+the critic update's pieces (generator forward, critic forward, the penalty's input gradient and its double
+backward), also with the critic's batch norm removed and with ReLU for Swish (which part the penalty's cost
+sits in), and one step is profiled: every kernel's name, count and GPU time, so that the kernels can be set against the
 layer list's kernels (`preflight kernels --model maelstrom-ap5-wgan ...`; docs/model.md, "AP5's step
 measured whole").
 
@@ -56,8 +58,9 @@ BATCH, D_STEPS, H, W, C_IN = 32, 5, 96, 120, 15
 class ConvBlock(nn.Sequential):
     """conv_block: 3x3 convolution ('same'), batch norm, Swish."""
 
-    def __init__(self, cin, cout, stride=1):
-        super().__init__(nn.Conv2d(cin, cout, 3, stride=stride, padding=1), nn.BatchNorm2d(cout), nn.SiLU())
+    def __init__(self, cin, cout, stride=1, norm=True, act=nn.SiLU):
+        super().__init__(nn.Conv2d(cin, cout, 3, stride=stride, padding=1),
+                         nn.BatchNorm2d(cout) if norm else nn.Identity(), act())
 
 
 class SubPixel(nn.Module):
@@ -108,10 +111,11 @@ class Generator(nn.Module):
 class Critic(nn.Module):
     """Critic_Simple: four stride-2 conv blocks from 64 channels, global average pooling, dense 64 Swish, dense 1."""
 
-    def __init__(self, c=64):
+    def __init__(self, c=64, norm=True, act=nn.SiLU):
         super().__init__()
-        self.convs = nn.Sequential(ConvBlock(1, c, 2), ConvBlock(c, 2 * c, 2), ConvBlock(2 * c, 4 * c, 2),
-                                   ConvBlock(4 * c, 8 * c, 2))
+        kw = {"norm": norm, "act": act}
+        self.convs = nn.Sequential(ConvBlock(1, c, 2, **kw), ConvBlock(c, 2 * c, 2, **kw),
+                                   ConvBlock(2 * c, 4 * c, 2, **kw), ConvBlock(4 * c, 8 * c, 2, **kw))
         self.fc1 = nn.Linear(8 * c, c)
         self.fc2 = nn.Linear(c, 1)
 
@@ -128,9 +132,9 @@ def counts(m):
 class Step:
     """WGAN_Model.train_step on one 192-sample batch."""
 
-    def __init__(self, dev, layout):
+    def __init__(self, dev, layout, critic=None):
         self.gen = Generator().to(dev).to(memory_format=layout).train()
-        self.crit = Critic().to(dev).to(memory_format=layout).train()
+        self.crit = (critic or Critic()).to(dev).to(memory_format=layout).train()
         self.gparams = list(self.gen.parameters())
         self.opt_c = torch.optim.Adam(self.crit.parameters(), lr=1e-6)
         self.opt_g = torch.optim.Adam(self.gparams, lr=1e-5)
@@ -168,6 +172,34 @@ class Step:
         for i in range(D_STEPS):
             self.critic_update(i)
         self.generator_update()
+
+
+def pieces(step):
+    """The critic update taken apart (CUDA-event means): the generator's forward without gradients, the critic's
+    forward alone, the gradient penalty's input gradient (create_graph), and that gradient's double backward with
+    the interpolated forward's backward (the penalty term's whole backward)."""
+    real, x = step.y[0:BATCH, 0:1], step.x[0:BATCH]
+    with torch.no_grad():
+        fake = step.gen(x)[:, 0:1]
+    alpha = torch.randn(BATCH, 1, 1, 1, device=step.dev)
+
+    def gen_fwd():
+        with torch.no_grad():
+            step.gen(x)
+
+    def crit_fwd():
+        with torch.no_grad():
+            step.crit(real)
+
+    def gp_grad():
+        mix = (real + alpha * (fake - real)).requires_grad_(True)
+        return torch.autograd.grad(step.crit(mix).sum(), mix, create_graph=True)[0]
+
+    def gp_whole():
+        g = gp_grad()
+        (g.square().mean(dim=(1, 2, 3)).sqrt() - 1.0).square().mean().backward()
+    return {"gen_fwd_nograd_s": gpp.timed(gen_fwd, 20), "critic_fwd_nograd_s": gpp.timed(crit_fwd, 20),
+            "gp_input_grad_s": gpp.timed(gp_grad, 20), "gp_whole_s": gpp.timed(gp_whole, 20)}
 
 
 def profile(step, path):
@@ -231,6 +263,13 @@ def main():
                     "generator_update_s": gpp.timed(step.generator_update, 20),
                     "step_s": gpp.timed(step, 5),
                 }
+                parts[name].update(pieces(step))
+                for ab, crit in (("no-bn", Critic(norm=False)), ("relu", Critic(act=nn.ReLU))):
+                    st = Step(dev, layout, crit)
+                    parts[name][ab] = {"critic_update_s": gpp.timed(lambda: st.critic_update(0), 20),
+                                       "critic_update_no_gp_s": gpp.timed(lambda: st.critic_update(0, gp=False), 20)}
+                    parts[name][ab].update(pieces(st))
+                    st = None
                 kt, kn = profile(step, os.path.splitext(a.out)[0] + f"-{name}-kernels.json")
                 parts[name]["kernel_s_sum"] = kt
                 parts[name]["kernels"] = kn
