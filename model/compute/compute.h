@@ -106,9 +106,10 @@ int pf_stage_work_at(const pf_scenario *sc, double clock_ratio, int stage, pf_st
  * (layerwork.c). */
 int pf_layers_work(const pf_scenario *sc, const pf_kernel_env *env, pf_stage_work *out);
 
-/* The kernel lists of a layer-list workload's step (layerwork.c): lists[3 n
- * + 0..2] forward, data and weight gradient of network n, each run times[]
- * per step; *n lists (3 x networks).  The caller frees each list. */
+/* The kernel lists of a layer-list workload's step (layerwork.c): lists[4 n
+ * + 0..3] forward, data gradient, weight gradient and second order of network
+ * n (PF_LAYERS_PASSES), each run times[] per step; *n lists (4 x networks).
+ * The caller frees each list. */
 int pf_layers_kernel_lists(const pf_scenario *sc, pf_kernel_list *lists, double *times, int *n);
 
 /* Every kernel of one iteration on one GPU of pipeline stage `stage`

@@ -83,15 +83,15 @@ static int host_wait(pf_kernel_rows *R, const char *phase, double s) {
 }
 
 static int layer_rows(const pf_scenario *sc, const pf_kernel_env *env, double M, pf_kernel_rows *R) {
-  pf_kernel_list lists[3 * PF_LAYERS_MAX_NETS];
-  double times[3 * PF_LAYERS_MAX_NETS];
+  pf_kernel_list lists[PF_LAYERS_PASSES * PF_LAYERS_MAX_NETS];
+  double times[PF_LAYERS_PASSES * PF_LAYERS_MAX_NETS];
   int n = 0, rc = pf_layers_kernel_lists(sc, lists, times, &n);
   pf_kernel_list in = {0};
   if (rc == 0) rc = pf_step_input_kernels(sc, &in);
   if (rc == 0 && n > 0) rc = add_list(R, env, &in, times[0] * M, "forward");
   pf_kernel_list_free(&in);
-  for (int i = 0; i < n && rc == 0; i++) rc = add_list(R, env, &lists[i], times[i] * M, i % 3 ? "backward" : "forward");
-  for (int i = 0; i < 3 * PF_LAYERS_MAX_NETS; i++) pf_kernel_list_free(&lists[i]);
+  for (int i = 0; i < n && rc == 0; i++) rc = add_list(R, env, &lists[i], times[i] * M, i % PF_LAYERS_PASSES ? "backward" : "forward");
+  for (int i = 0; i < PF_LAYERS_PASSES * PF_LAYERS_MAX_NETS; i++) pf_kernel_list_free(&lists[i]);
   return rc;
 }
 

@@ -64,18 +64,19 @@ int pf_layers_kernel_lists(const pf_scenario *sc, pf_kernel_list *lists, double 
   const pf_net *nets = pf_layers_nets(w, &nn);
   pf_precision gp, cp;
   math_precisions(sc, &gp, &cp);
-  memset(lists, 0, 3 * PF_LAYERS_MAX_NETS * sizeof *lists);
+  memset(lists, 0, PF_LAYERS_PASSES * PF_LAYERS_MAX_NETS * sizeof *lists);
   pf_layers_totals t;
   int rc = pf_layers_walk(w, sc->plan.mbs, pf_precision_bytes(sc->precision), sc->machine.dev.units, gp, cp,
                           autocast(sc), nchw_copies(sc, cp), lists, &t, NULL);
   for (int i = 0; i < nn; i++) {
-    times[3 * i] = nets[i].fwd;
-    times[3 * i + 1] = nets[i].dgrad;
-    times[3 * i + 2] = nets[i].wgrad;
+    times[PF_LAYERS_PASSES * i] = nets[i].fwd;
+    times[PF_LAYERS_PASSES * i + 1] = nets[i].dgrad;
+    times[PF_LAYERS_PASSES * i + 2] = nets[i].wgrad;
+    times[PF_LAYERS_PASSES * i + 3] = nets[i].ggrad;
   }
-  *n = 3 * nn;
+  *n = PF_LAYERS_PASSES * nn;
   if (rc < 0)
-    for (int i = 0; i < 3 * PF_LAYERS_MAX_NETS; i++) pf_kernel_list_free(&lists[i]);
+    for (int i = 0; i < PF_LAYERS_PASSES * PF_LAYERS_MAX_NETS; i++) pf_kernel_list_free(&lists[i]);
   return rc < 0 ? rc : 0;
 }
 
@@ -85,13 +86,13 @@ int pf_layers_work(const pf_scenario *sc, const pf_kernel_env *env, pf_stage_wor
   const pf_net *nets = pf_layers_nets(w, &nn);
   pf_precision gp, cp;
   math_precisions(sc, &gp, &cp);
-  pf_kernel_list lists[3 * PF_LAYERS_MAX_NETS];
+  pf_kernel_list lists[PF_LAYERS_PASSES * PF_LAYERS_MAX_NETS];
   memset(lists, 0, sizeof lists);
   pf_layers_totals t;
   double pn[PF_LAYERS_MAX_NETS] = {0};
   int rc = pf_layers_walk(w, sc->plan.mbs, pf_precision_bytes(sc->precision), sc->machine.dev.units, gp, cp,
                           autocast(sc), nchw_copies(sc, cp), lists, &t, pn);
-  for (int i = 0; i < 3 * nn && rc == 0 && sc->host_mode == PF_HOST_COMPILED; i++) /* torch.compile fuses */
+  for (int i = 0; i < PF_LAYERS_PASSES * nn && rc == 0 && sc->host_mode == PF_HOST_COMPILED; i++) /* torch.compile fuses */
     rc = pf_fuse_elementwise(&lists[i]);
   pf_step fs, bs, es;
   memset(&fs, 0, sizeof fs);
@@ -105,14 +106,16 @@ int pf_layers_work(const pf_scenario *sc, const pf_kernel_env *env, pf_stage_wor
   if (rc == 0) rc = run(&es, env, &in, nn > 0 && nets[0].fwd > 0 ? 1 : 0);
   pf_kernel_list_free(&in);
   for (int n = 0; n < nn && rc == 0; n++) { /* forward passes, then data and weight gradients */
-    rc = run(&fs, env, &lists[3 * n], nets[n].fwd);
-    if (rc == 0) rc = run(&bs, &benv, &lists[3 * n + 1], nets[n].dgrad);
-    if (rc == 0) rc = run(&bs, &benv, &lists[3 * n + 2], nets[n].wgrad);
+    const pf_kernel_list *l = &lists[PF_LAYERS_PASSES * n];
+    rc = run(&fs, env, &l[0], nets[n].fwd);
+    if (rc == 0) rc = run(&bs, &benv, &l[1], nets[n].dgrad);
+    if (rc == 0) rc = run(&bs, &benv, &l[2], nets[n].wgrad);
+    if (rc == 0) rc = run(&bs, &benv, &l[3], nets[n].ggrad);
     out->opt_params += pn[n] * nets[n].opt;
   }
   for (int n = 0; n < nn && rc == 0; n++) /* evaluation: each network forward once */
-    rc = run(&es, env, &lists[3 * n], nets[n].fwd > 0 ? 1 : 0);
-  for (int i = 0; i < 3 * PF_LAYERS_MAX_NETS; i++) pf_kernel_list_free(&lists[i]);
+    rc = run(&es, env, &lists[PF_LAYERS_PASSES * n], nets[n].fwd > 0 ? 1 : 0);
+  for (int i = 0; i < PF_LAYERS_PASSES * PF_LAYERS_MAX_NETS; i++) pf_kernel_list_free(&lists[i]);
   if (rc < 0) return rc;
   out->fwd_s = pf_step_time(&fs);
   out->bwd_s = pf_step_time(&bs);

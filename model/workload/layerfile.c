@@ -225,19 +225,19 @@ static int read_model(const char *path, const config_setting_t *m, pf_workload *
     if (ns && (rc = get_str(&x, g, "name", &s)) <= 0) { if (rc == 0) rc = err_at(&x, g, "name", "missing"); goto fail; }
     if (ns) N->name = keep(strdup(s));
     if ((rc = read_shape(&x, g, "input", &N->h, &N->w, &N->c)) < 0) goto fail;
-    int passes[4] = {1, 1, 1, 1};
-    static const char *pk[] = {"forward", "dgrad", "wgrad", "optimizer"};
-    for (int j = 0; ns && j < 4; j++)
+    int passes[5] = {1, 1, 1, 1, 0};
+    static const char *pk[] = {"forward", "dgrad", "wgrad", "optimizer", "second_order"};
+    for (int j = 0; ns && j < 5; j++)
       if ((rc = get_int(&x, g, pk[j], 0, 1000, &passes[j])) < 0) goto fail;
     for (int j = 0; ns && j < config_setting_length(g); j++) {
       const char *k = config_setting_name(config_setting_get_elem(g, (unsigned)j));
-      if (!has_word("name input forward dgrad wgrad optimizer", k)) {
+      if (!has_word("name input forward dgrad wgrad optimizer second_order", k)) {
         rc = err_at(&x, config_setting_get_elem(g, (unsigned)j), k, "unknown key (valid: name input forward dgrad "
-                    "wgrad optimizer)");
+                    "wgrad optimizer second_order)");
         goto fail;
       }
     }
-    N->fwd = passes[0], N->dgrad = passes[1], N->wgrad = passes[2], N->opt = passes[3];
+    N->fwd = passes[0], N->dgrad = passes[1], N->wgrad = passes[2], N->opt = passes[3], N->ggrad = passes[4];
     names[i] = N->name;
   }
   snprintf(x.where, sizeof x.where, "model");

@@ -78,7 +78,7 @@ typedef struct {
   double B, el;              /* samples on the GPU, bytes per activation element */
   int units;                 /* SMs / CUs (split-K of weight gradients) */
   pf_precision gemm_p, conv_p;
-  pf_kernel_list *fwd, *dg, *wg; /* NULL: count only */
+  pf_kernel_list *fwd, *dg, *wg, *gg; /* NULL: count only; gg: the second-order pass (second_order) */
   double params, nontrainable, flops_f, flops_b, act, ops, mult;
   bool frozen, amp;
   bool nchw_copies; /* tensor-core convolutions on NCHW tensors: cuDNN's layout copies around each (layout_copies) */
@@ -142,6 +142,12 @@ static int product_a(expand_ctx *x, pf_kernel_kind kind, const char *name, doubl
   int rc = add(x->fwd, &f, x->mult);
   if (rc == 0) rc = add(x->dg, &d, x->mult);
   if (rc == 0 && !(weight && x->frozen)) rc = add(weight ? x->wg : x->dg, &g, x->mult);
+  /* second order: the data gradient dA = dC B^T is bilinear in dC and B, so its own gradients are a product of
+   * the forward's shape (ggC = ggA B) and one of the weight gradient's (ggA^T dC) */
+  pf_kernel f2 = f;
+  f2.pass = PF_PASS_BWD;
+  if (rc == 0) rc = add(x->gg, &f2, x->mult);
+  if (rc == 0 && !(weight && x->frozen)) rc = add(x->gg, &g, x->mult);
   return rc;
 }
 
@@ -150,13 +156,41 @@ static int product(expand_ctx *x, pf_kernel_kind kind, const char *name, double 
   return product_a(x, kind, name, m, n, k, batch, weight, host_ops, 0);
 }
 
-static int memk(expand_ctx *x, const char *name, double fwd_bytes, double bwd_bytes, double host_ops) {
+/* Second order (a gradient penalty's double backward: WGAN-GP, Gulrajani et al. 2017): the gradient of a data
+ * gradient.  A normalisation's data gradient is no single kernel there: TensorFlow differentiates it as the
+ * composite of python/ops/nn_grad.py (_FusedBatchNormGradGrad runs _BatchNormGrad, then tf.gradients of it):
+ * _BatchNormGrad in training holds 13 operators over the whole tensor (six reductions: the means of grad_y and
+ * x, the variance, the mean of grad_y x_offset, its sum for grad_scale, the sum of grad_y; seven element-wise:
+ * the squared difference, grad_y - mean, x - mean, grad_y x_offset, the rescaled x_offset, their difference,
+ * the final scaling), reading 15 and writing 7 tensors of E elements; the gradient of that graph is taken here
+ * as two operators for each of the 13 (the gradients of a product with respect to both factors, a reduction's
+ * broadcast back; 26 operators reading two tensors and writing one, 78 E): 39 kernels and 100 E moved.
+ * PyTorch's batchnorm_double_backward is a composite too.  Measured on an H100 in PyTorch
+ * (scripts/maelstrom-ap5-torch.py, AP5's critic): batch norm is half the gradient penalty's time, 5.7 of
+ * 11.5 ms a critic update (docs/model.md, "AP5's step measured whole"). */
+#define NORM_GG_OPS 39.0
+#define NORM_GG_ELEMS 100.0
+
+/* A memory-bound operator's forward and data-gradient kernels, and its second-order kernels: gg_n launches
+ * moving gg_bytes in all (second_order), each one framework operator. */
+static int memk2(expand_ctx *x, const char *name, double fwd_bytes, double bwd_bytes, double host_ops, double gg_bytes,
+                 double gg_n) {
   pf_kernel f = {.kind = PF_KERNEL_MEMORY, .name = name, .pass = PF_PASS_FWD, .bytes = fwd_bytes, .host_ops = host_ops};
-  pf_kernel b = f;
+  pf_kernel b = f, g = f;
   b.pass = PF_PASS_BWD, b.bytes = bwd_bytes;
+  g.pass = PF_PASS_BWD, g.bytes = gg_n > 0 ? gg_bytes / gg_n : 0, g.count = gg_n, g.host_ops = 1;
   int rc = add(x->fwd, &f, x->mult);
   if (rc == 0 && bwd_bytes > 0) rc = add(x->dg, &b, x->mult);
+  if (rc == 0 && gg_n > 0 && gg_bytes > 0) rc = add(x->gg, &g, x->mult);
   return rc;
+}
+
+/* The operators that are linear in their input (bias add, pooling, up-sampling, concatenation, gathers):
+ * their data gradient is linear in the incoming gradient, so its gradient is the forward map again.  (An
+ * attention layer's softmax goes through here too: a second order through attention is priced by its products
+ * and this rule only.) */
+static int memk(expand_ctx *x, const char *name, double fwd_bytes, double bwd_bytes, double host_ops) {
+  return memk2(x, name, fwd_bytes, bwd_bytes, host_ops, fwd_bytes, host_ops > 0 ? host_ops : 1);
 }
 
 /* cuDNN's tensor-core convolution kernels read and write NHWC; given NCHW tensors it transposes the
@@ -174,6 +208,7 @@ static int layout_copies(expand_ctx *x, double E, double Eo) {
   int rc = add(x->fwd, &f, x->mult);
   if (rc == 0) rc = add(x->dg, &d, x->mult);
   if (rc == 0 && !x->frozen) rc = add(x->wg, &g, x->mult);
+  if (rc == 0) rc = add(x->gg, &g, x->mult); /* the second order (product_a) takes its operands the same way */
   return rc;
 }
 
@@ -267,11 +302,13 @@ static int expand_layer(const pf_workload *wl, int i, const pf_layer *L, expand_
   case PF_LY_NORM:
     p0 = L->no_bias ? 0 : 2 * *c; /* no_bias: no affine scale and centre */
     if (L->batch_stats) x->nontrainable += 2 * *c * x->mult;
-    rc = memk(x, L->batch_stats ? "batch-norm" : "norm", 3 * el * E, 4 * el * E, ops);
+    rc = memk2(x, L->batch_stats ? "batch-norm" : "norm", 3 * el * E, 4 * el * E, ops, NORM_GG_ELEMS * el * E,
+               NORM_GG_OPS);
     if (!L->batch_stats) x->half_in = false; /* layer and group norm run in fp32 under autocast */
     break;
   case PF_LY_ACT: /* each further unfused operator (Swish = sigmoid, multiply) reads two tensors, writes one */
-    rc = memk(x, "activation", el * E * (2 + 3 * (ops - 1)), 1.5 * el * E * (2 + 3 * (ops - 1)), ops);
+    rc = memk2(x, "activation", el * E * (2 + 3 * (ops - 1)), 1.5 * el * E * (2 + 3 * (ops - 1)), ops,
+               2 * 1.5 * el * E * (2 + 3 * (ops - 1)), 2 * ops); /* its derivative's derivative: twice the first */
     break;
   case PF_LY_POOL:
     *h = ceil(*h / kk), *w = ceil(*w / kk);
@@ -323,7 +360,7 @@ static int tensor_check(const pf_workload *w, int i, const pf_layer *L, const ch
 }
 
 /* Walk the list: shapes, totals, and the kernels of each network when lists is non-NULL
- * (lists[3 n + 0..2]: forward, data gradient, weight gradient of network n). */
+ * (lists[4 n + 0..3]: forward, data gradient, weight gradient, second order of network n). */
 int pf_layers_walk(const pf_workload *w, double B, double el, int units, pf_precision gp, pf_precision cp, bool amp,
                    bool nchw_copies, pf_kernel_list *lists, pf_layers_totals *t, double *params_net) {
   int nn;
@@ -349,7 +386,10 @@ int pf_layers_walk(const pf_workload *w, double B, double el, int units, pf_prec
         return shape_err(w, i, L, "span runs past the end of its network or into another repeated block");
       expand_ctx x = {.B = B, .el = el, .units = units, .gemm_p = gp, .conv_p = cp, .mult = R, .frozen = M->frozen,
                       .amp = amp, .nchw_copies = nchw_copies, .half_in = half};
-      if (lists) x.fwd = &lists[3 * L->net], x.dg = &lists[3 * L->net + 1], x.wg = &lists[3 * L->net + 2];
+      if (lists) {
+        pf_kernel_list *l = &lists[PF_LAYERS_PASSES * L->net];
+        x.fwd = &l[0], x.dg = &l[1], x.wg = &l[2], x.gg = &l[3];
+      }
       int rc = tensor_check(w, i + j, M, "input", h, wd, c);
       if (rc == 0) rc = expand_layer(w, i + j, M, &x, &h, &wd, &c);
       if (rc == 0) rc = tensor_check(w, i + j, M, "output", h, wd, c);
@@ -360,7 +400,8 @@ int pf_layers_walk(const pf_workload *w, double B, double el, int units, pf_prec
       if (params_net && !M->frozen) params_net[L->net] += x.params;
       t->nontrainable += x.nontrainable + (M->frozen ? x.params : 0);
       t->fwd_flops += x.flops_f / B;
-      t->step_flops += (N->fwd * x.flops_f + N->dgrad * x.flops_f + N->wgrad * (x.flops_b - x.flops_f)) / B;
+      t->step_flops += (N->fwd * x.flops_f + N->dgrad * x.flops_f + N->wgrad * (x.flops_b - x.flops_f) +
+                        N->ggrad * x.flops_b) / B;
       t->act_bytes += x.act;
       t->fwd_ops += x.ops;
       t->layers += R;

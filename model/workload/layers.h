@@ -66,7 +66,11 @@ typedef struct pf_net {
   const char *name;
   int h, w, c;        /* input per sample */
   double fwd, dgrad, wgrad, opt; /* forward passes, data-gradient passes, weight-gradient passes, optimizer steps */
+  double ggrad;       /* second-order passes: a gradient penalty's double backward through the net (layers.c) */
 } pf_net;
+
+/* Kernel lists per network: forward, data gradient, weight gradient, second order. */
+#define PF_LAYERS_PASSES 4
 
 /* Totals of a layer list for one sample (pf_layers_summary). */
 typedef struct pf_layers_totals {
@@ -97,8 +101,8 @@ const pf_net *pf_layers_nets(const pf_workload *w, int *n);
 
 /* Walk w's list at B samples per GPU and el bytes per activation element:
  * shapes, totals (*t), trainable parameters per network (params_net, may be
- * NULL) and, when lists is non-NULL, the kernels of each network (lists[3 n +
- * 0..2]: forward, data gradient, weight gradient of network n; units are the
+ * NULL) and, when lists is non-NULL, the kernels of each network (lists[4 n +
+ * 0..3]: forward, data gradient, weight gradient, second order of network n; units are the
  * device's SMs/CUs for split-K, gp and cp the math precisions of products and
  * convolutions; amp: PyTorch autocast, whose casts each product with a weight
  * adds: layers.c; nchw_copies: convolutions pay cuDNN's NCHW <-> NHWC copies, layers.c layout_copies).

@@ -98,7 +98,12 @@ const pf_layer pf_maelstrom_ap2_deberta[] = {
  * A step (WGAN_Model.train_step) updates the critic 5 times, each on its own slice of the 192-sample batch:
  * the generator forward, the critic on generated, real and interpolated samples, the gradient penalty's input
  * gradient and its double backward; then the generator on the last slice, forward and backward through the
- * critic into the generator. */
+ * critic into the generator.  Passes through the critic: forward 5 x 3 + 1; data gradients 5 x 4 + 1 (the
+ * penalty's input gradient, the backward of the generated, real and interpolated forwards, and the generator
+ * update's way through the critic); weight gradients 5 x 3.  The penalty's double backward (5 second-order
+ * passes, the gradient of its input gradient: layers.c second order) is not counted yet: with it MAELSTROM's
+ * median goes 15.8 -> 13.9 % and node_gpus_job 20.1 -> 17.0 %, but the leave-one-group-out time coverage falls
+ * below its 70 % bar through AP1's input-bound rows (docs/model.md, "Second-order passes"). */
 const pf_net pf_maelstrom_ap5_nets[] = {
     {.name = "generator", .h = 96, .w = 120, .c = 15, .fwd = 6, .dgrad = 1, .wgrad = 1, .opt = 1},
     {.name = "critic", .h = 96, .w = 120, .c = 1, .fwd = 16, .dgrad = 21, .wgrad = 15, .opt = 5},

@@ -196,4 +196,36 @@ if grep -q copies "$T/out"; then bad "layout copies priced without --nchw-copies
 expect_exit 0 $P kernels --machine jureca-dc-mi250 $C1 --precision fp16 --nchw-copies
 if grep -q copies "$T/out"; then bad "layout copies priced on an AMD device"; else ok; fi
 
+# second_order: a net's passes that differentiate its data gradient again (a gradient penalty's double
+# backward, layers.c): a convolution adds two products (the forward's shape and the weight gradient's), a batch
+# norm TensorFlow's 39-operator composite, and the step's FLOPs grow by the convolution's forward and weight
+# gradient; a negative count is refused with the file and key
+for so in 0 1; do
+cat > "$T/gg$so.cfg" <<CFG
+model = { id = "gg"; name = "second order"; source = "test"; framework = "tensorflow";
+  nets = ( { name = "critic"; input = [48, 60, 64]; forward = 1; dgrad = 1; wgrad = 1; optimizer = 1;
+             second_order = $so; } );
+  layers = ( { type = "conv2d"; out = 64; }, { type = "norm"; kind = "batch"; } ); };
+CFG
+expect_exit 0 $P kernels --machine jureca-dc-a100 --model "$T/gg$so.cfg" --gpus 1 --mbs 32 --gbs 32 --precision fp32 --format csv
+cp "$T/out" "$T/k$so.csv"
+expect_exit 0 $P models show "$T/gg$so.cfg" --format json
+cp "$T/out" "$T/m$so.json"
+done
+python3 - "$T" <<'PY' && ok || bad "second-order passes: kernels and FLOPs"
+import csv, json, sys
+t = sys.argv[1]
+def launches(n):
+    return {(r["phase"], r["kernel"]): int(r["launches"]) for r in csv.DictReader(open(f"{t}/k{n}.csv"))}
+a, b = launches(0), launches(1)
+assert b[("backward", "conv")] == a[("backward", "conv")] + 2, (a, b)
+assert b[("backward", "batch-norm")] == a[("backward", "batch-norm")] + 39, (a, b)
+f0, f1 = (json.load(open(f"{t}/m{n}.json")) for n in (0, 1))
+fwd = f0["forward_flops_per_sample"]
+assert abs(f1["flops_per_sample"] - f0["flops_per_sample"] - 2 * fwd) < 1e-6 * fwd, (f0, f1)
+PY
+sed 's/second_order = 1;/second_order = -1;/' "$T/gg1.cfg" > "$T/ggbad.cfg"
+expect_exit 2 $P predict --machine jureca-dc-a100 --model "$T/ggbad.cfg" --gpus 1 --mbs 32 --gbs 32
+expect_grep 'ggbad.cfg:[0-9]+: .*second_order' "$T/err"
+
 finish

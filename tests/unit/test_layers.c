@@ -42,8 +42,8 @@ static double casts_of(pf_precision p, pf_framework fw, double *ops) {
       pf_workload_builtin("maelstrom-ap2-deberta-v3-small", &sc.workload) != 0)
     return -1;
   sc.precision = p, sc.framework = fw, sc.plan.mbs = 32, sc.plan.dp = 1;
-  pf_kernel_list lists[3 * PF_LAYERS_MAX_NETS];
-  double times[3 * PF_LAYERS_MAX_NETS];
+  pf_kernel_list lists[PF_LAYERS_PASSES * PF_LAYERS_MAX_NETS];
+  double times[PF_LAYERS_PASSES * PF_LAYERS_MAX_NETS];
   int n = 0;
   if (pf_layers_kernel_lists(&sc, lists, times, &n) != 0) return -1;
   double c = 0;
