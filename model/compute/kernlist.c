@@ -90,7 +90,8 @@ static int layer_rows(const pf_scenario *sc, const pf_kernel_env *env, double M,
   if (rc == 0) rc = pf_step_input_kernels(sc, &in);
   if (rc == 0 && n > 0) rc = add_list(R, env, &in, times[0] * M, "forward");
   pf_kernel_list_free(&in);
-  for (int i = 0; i < n && rc == 0; i++) rc = add_list(R, env, &lists[i], times[i] * M, i % PF_LAYERS_PASSES ? "backward" : "forward");
+  for (int i = 0; i < n && rc == 0; i++)
+    rc = add_list(R, env, &lists[i], times[i] * M, i % PF_LAYERS_PASSES ? "backward" : "forward");
   for (int i = 0; i < PF_LAYERS_PASSES * PF_LAYERS_MAX_NETS; i++) pf_kernel_list_free(&lists[i]);
   return rc;
 }

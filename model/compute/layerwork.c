@@ -92,7 +92,7 @@ int pf_layers_work(const pf_scenario *sc, const pf_kernel_env *env, pf_stage_wor
   double pn[PF_LAYERS_MAX_NETS] = {0};
   int rc = pf_layers_walk(w, sc->plan.mbs, pf_precision_bytes(sc->precision), sc->machine.dev.units, gp, cp,
                           autocast(sc), nchw_copies(sc, cp), lists, &t, pn);
-  for (int i = 0; i < PF_LAYERS_PASSES * nn && rc == 0 && sc->host_mode == PF_HOST_COMPILED; i++) /* torch.compile fuses */
+  for (int i = 0; i < PF_LAYERS_PASSES * nn && rc == 0 && sc->host_mode == PF_HOST_COMPILED; i++) /* compile fuses */
     rc = pf_fuse_elementwise(&lists[i]);
   pf_step fs, bs, es;
   memset(&fs, 0, sizeof fs);
