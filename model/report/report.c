@@ -342,7 +342,7 @@ static void memory_line(FILE *f, const pf_memory *m, bool fits) {
 }
 
 /* The input the step consumes (workloads with sample bytes): the rate a node's data pipeline must deliver at the
- * step's pace, and either what the priced pipeline costs or that it is not priced (study/predict.c). */
+ * step's pace, and either what the priced pipeline costs or that it is not priced (study/input.c). */
 static void input_line(FILE *f, const pf_scenario *sc, const pf_prediction *p) {
   double need = pf_input_need_Bps(sc, p->iteration_time_s - p->breakdown_s.input);
   if (!(need > 0)) return;

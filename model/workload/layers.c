@@ -388,7 +388,8 @@ int pf_layers_walk(const pf_workload *w, double B, double el, int units, pf_prec
                       .amp = amp, .nchw_copies = nchw_copies, .half_in = half};
       if (lists) {
         pf_kernel_list *l = &lists[PF_LAYERS_PASSES * L->net];
-        x.fwd = &l[0], x.dg = &l[1], x.wg = &l[2], x.gg = &l[3];
+        x.fwd = &l[0], x.dg = &l[1], x.wg = &l[2];
+        x.gg = nets[L->net].ggrad > 0 ? &l[3] : NULL; /* no second-order kernels for a net that runs none */
       }
       int rc = tensor_check(w, i + j, M, "input", h, wd, c);
       if (rc == 0) rc = expand_layer(w, i + j, M, &x, &h, &wd, &c);
