@@ -18,7 +18,7 @@ cites (its `source` column: 001_...txt:LINE (Table T col C)) in the seed text:
               samples, in passes of the row's global batch;
   iterations  the training steps in that job: epochs x steps per epoch, with epochs = round(total training
               time / epoch time) and steps per epoch the `iterations` of the column's epoch-time row where
-              there is one (AP1 tables 6-11, AP5 table 39: 89208 / 32 for AP1); for AP2 (the tables with an
+              there is one (AP1 tables 6-11, AP5 table 39: 89208 / (32 x GPUs) for AP1); for AP2 (the tables with an
               evaluation time) the report's 148k training samples over the global batch, 32 a GPU (001:746):
               its epoch time over its per-batch time counts 6336-9144 steps for the same one-GPU epoch on
               different machines, the timer leaving part of each step out (docs/validation.md); else epoch

@@ -36,6 +36,7 @@ PF_PARSE_CALLBACK(parse_placement, pf_placement_parse, pf_placement)
 PF_PARSE_CALLBACK(parse_rank_order, pf_rank_order_parse, pf_rank_order)
 PF_PARSE_CALLBACK(parse_host_mode, pf_host_mode_parse, pf_host_mode)
 PF_PARSE_CALLBACK(parse_framework, pf_framework_parse, pf_framework)
+PF_PARSE_CALLBACK(parse_conv_layout, pf_conv_layout_parse, pf_conv_layout)
 PF_PARSE_CALLBACK(parse_recompute_modules, pf_recompute_modules_parse, unsigned)
 PF_PARSE_CALLBACK(parse_dispatcher, pf_moe_dispatcher_parse, int)
 
@@ -313,9 +314,9 @@ const pf_opt pf_scenario_opts[] = {
      .type = PF_OPT_CALLBACK, .at = SC(host_mode), .parse = parse_host_mode, .group = PF_SCG_RUN},
     {"framework", "F", "training framework: auto|megatron|pytorch|tensorflow (default auto)",
      .type = PF_OPT_CALLBACK, .at = SC(framework), .parse = parse_framework, .group = PF_SCG_RUN},
-    {"nchw-copies", NULL, "convolutions on NCHW tensors: price cuDNN's NCHW <-> NHWC copies around each tensor-core "
-     "convolution on NVIDIA (PyTorch's default memory format; TensorFlow's fp32 graph; default off: NHWC, channels_last)",
-     .type = PF_OPT_FLAG, .at = SC(nchw_copies), .group = PF_SCG_RUN},
+    {"conv-layout", "L", "convolutions' tensor layout: auto|nchw|nhwc (default auto: PyTorch's NCHW, TensorFlow's NCHW "
+     "fp32 graph and NHWC half-precision one); on NVIDIA, NCHW tensor-core convolutions pay cuDNN's layout copies",
+     .type = PF_OPT_CALLBACK, .at = SC(conv_layout), .parse = parse_conv_layout, .group = PF_SCG_RUN},
     {"input-rate", "RATE", "input pipeline: what one node's storage and loaders deliver, e.g. \"2 GB/s\" (default off)",
      .type = PF_OPT_QTY, .at = SC(input_rate_Bps), .unit = PF_UNIT_BANDWIDTH, .hi = 1e16, .group = PF_SCG_RUN},
     {"input-sample-time", "TIME", "input pipeline: one GPU's loader time per sample (decode, augment), e.g. \"2 ms\" (default off)",

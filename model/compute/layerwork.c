@@ -20,18 +20,19 @@ static void math_precisions(const pf_scenario *sc, pf_precision *gemm_p, pf_prec
   if (fw == PF_FW_TENSORFLOW || sc->workload.tf32_matmul) *gemm_p = PF_TF32;
 }
 
-/* --nchw-copies: the convolutions run on NVIDIA tensor cores over NCHW tensors and pay cuDNN's layout copies
- * (layers.c layout_copies).  Tensor cores: TF32, FP16 or BF16 convolutions on an NVIDIA device; not on AMD or
- * Intel devices, where no measurement of MIOpen's or oneDNN's layout handling is behind the model.  Who runs
- * NCHW: PyTorch by default (torch.contiguous_format; channels_last is opt-in, PyTorch's "Channels Last Memory
- * Format" tutorial), and TensorFlow's fp32 training graph, which grappler's layout optimizer rewrites to NCHW on
- * a GPU unless half of its convolutions are fp16 or bf16 (tensorflow/core/grappler/optimizers/
- * generic_layout_optimizer.cc, GetSrcAndDstDataFormats).  It is an option, off by default, because turning it on
- * for those frameworks moves the MAELSTROM rows through AP1's reconstructed network, which is heavier than the
- * application's own (docs/model.md, "Convolution layout copies"). */
+/* --conv-layout: whether the convolutions run on NVIDIA tensor cores over NCHW tensors and so pay cuDNN's layout
+ * copies (layers.c layout_copies; measured on an H100: docs/model.md, "Convolution layout copies").  Tensor
+ * cores: TF32, FP16 or BF16 convolutions on an NVIDIA device; not on AMD or Intel devices, where no measurement
+ * of MIOpen's or oneDNN's layout handling is behind the model.  Who runs NCHW (auto): PyTorch by default
+ * (torch.contiguous_format; channels_last is opt-in, PyTorch's "Channels Last Memory Format" tutorial; Megatron
+ * is PyTorch), and TensorFlow's fp32 training graph, which grappler's layout optimizer rewrites to NCHW on a GPU
+ * unless half of its convolutions are fp16 or bf16, when it keeps NHWC (tensorflow/core/grappler/optimizers/
+ * generic_layout_optimizer.cc, GetSrcAndDstDataFormats). */
 static bool nchw_copies(const pf_scenario *sc, pf_precision conv_p) {
-  if (!sc->nchw_copies || strcmp(sc->machine.dev.vendor, "nvidia") != 0) return false;
-  return conv_p == PF_TF32 || conv_p == PF_FP16 || conv_p == PF_BF16;
+  if (strcmp(sc->machine.dev.vendor, "nvidia") != 0) return false;
+  if (conv_p != PF_TF32 && conv_p != PF_FP16 && conv_p != PF_BF16) return false;
+  if (sc->conv_layout != PF_LAYOUT_AUTO) return sc->conv_layout == PF_LAYOUT_NCHW;
+  return pf_scenario_framework(sc) != PF_FW_TENSORFLOW || conv_p == PF_TF32;
 }
 
 /* fp16 and bf16 in PyTorch are automatic mixed precision (torch.autocast, the Hugging Face Trainer's

@@ -101,6 +101,16 @@ int pf_framework_parse(const char *s, pf_framework *out) {
   return pf_error_set(PF_EINVAL, "--framework \"%s\": valid: auto, megatron, pytorch, tensorflow", s);
 }
 
+static const char *layout_names[] = {"auto", "nchw", "nhwc"};
+
+const char *pf_conv_layout_name(pf_conv_layout l) { return l <= PF_LAYOUT_NHWC ? layout_names[l] : "?"; }
+
+int pf_conv_layout_parse(const char *s, pf_conv_layout *out) {
+  int i = pf_name_index(s, layout_names, PF_LAYOUT_NHWC + 1, false);
+  if (i >= 0) { *out = (pf_conv_layout)i; return 0; }
+  return pf_error_set(PF_EINVAL, "--conv-layout \"%s\": valid: auto (the framework's), nchw, nhwc", s);
+}
+
 int pf_plan_rank(const pf_plan *p, int tp_r, int cp_r, int dp_r, int pp_r) {
   if (p->rank_order == PF_ORDER_TP_CP_PP_DP) return tp_r + p->tp * (cp_r + p->cp * (pp_r + p->pp * dp_r));
   return tp_r + p->tp * (cp_r + p->cp * (dp_r + p->dp * pp_r));

@@ -35,6 +35,8 @@ typedef enum { PF_ORDER_TP_CP_DP_PP, PF_ORDER_TP_CP_PP_DP } pf_rank_order;
  * graph mode for TensorFlow); graphs: CUDA/HIP graphs replay a captured step;
  * compiled: torch.compile / XLA fuse element-wise kernels and launch fewer. */
 typedef enum { PF_HOST_AUTO, PF_HOST_EAGER, PF_HOST_GRAPHS, PF_HOST_COMPILED } pf_host_mode;
+/* --conv-layout: the tensor layout convolutions run on (auto: the framework's, layerwork.c conv_nchw) */
+typedef enum { PF_LAYOUT_AUTO, PF_LAYOUT_NCHW, PF_LAYOUT_NHWC } pf_conv_layout;
 
 /* FP8 scaling recipe (Transformer Engine, --fp8-recipe; compute/fp8.c prices each):
  * delayed: per-tensor scales from an amax history, the amax taken inside the cast (TE DelayedScaling, the
@@ -159,7 +161,7 @@ typedef struct pf_scenario {
   pf_placement placement;       /* --placement (the scattered draw uses seed) */
   pf_host_mode host_mode;       /* --host-overhead */
   pf_framework framework;       /* --framework */
-  bool nchw_copies;             /* --nchw-copies: tensor-core convolutions pay cuDNN's NCHW <-> NHWC copies */
+  pf_conv_layout conv_layout;   /* --conv-layout: NCHW tensor-core convolutions pay cuDNN's NCHW <-> NHWC copies */
   unsigned long seed;
   char calibration[PF_PATH_MAX];/* overlay file, "" if none (applied by pf_scenario_apply_calibration) */
   bool calibration_force;       /* apply it even to another machine or device */
@@ -223,6 +225,8 @@ const char *pf_host_mode_name(pf_host_mode m);
 const char *pf_framework_name(pf_framework f);
 int pf_host_mode_parse(const char *s, pf_host_mode *out);
 int pf_framework_parse(const char *s, pf_framework *out);
+int pf_conv_layout_parse(const char *s, pf_conv_layout *out);
+const char *pf_conv_layout_name(pf_conv_layout l);
 
 /* Global rank of (tp, cp, dp, pp) coordinates (in the plan's rank order) and
  * the node that holds it; pf_plan_coords is the inverse. */

@@ -20,13 +20,16 @@
 
 /* The ladder: the features each level keeps, narrowest first.  Size goes first (the model's per-layer
  * kernels are the same at every size of a family), then the architecture (the vendor's software stack
- * stays), then the scale (the share of communication), then the vendor; the last level is every run. */
+ * stays), then the scale (the share of communication), then the vendor, then the split between dense and
+ * mixture-of-experts transformers (a transformer of the other kind shares its attention, norms and dense GEMMs,
+ * which a CNN does not); the last level is every run. */
 static const unsigned ladder[] = {
     PF_RK_KIND | PF_RK_VENDOR | PF_RK_ARCH | PF_RK_SIZE | PF_RK_SCALE,
     PF_RK_KIND | PF_RK_VENDOR | PF_RK_ARCH | PF_RK_SCALE,
     PF_RK_KIND | PF_RK_VENDOR | PF_RK_SCALE,
     PF_RK_KIND | PF_RK_VENDOR,
     PF_RK_KIND,
+    PF_RK_FAMILY,
     0};
 
 /* Is the row's measurement one the error distribution can take: an exact value or a range (a one-sided

@@ -7,7 +7,8 @@
 #include "interval.h"
 
 /* The features of a regime (interval.h): bits of a mask say which ones a level of the ladder keeps. */
-enum { PF_RK_KIND = 1, PF_RK_VENDOR = 2, PF_RK_ARCH = 4, PF_RK_SIZE = 8, PF_RK_SCALE = 16 };
+/* PF_RK_FAMILY: dense and mixture-of-experts transformers as one (the ladder's rung before every run) */
+enum { PF_RK_KIND = 1, PF_RK_VENDOR = 2, PF_RK_ARCH = 4, PF_RK_SIZE = 8, PF_RK_SCALE = 16, PF_RK_FAMILY = 32 };
 /* The classes of rows: time and throughput, scaling efficiency and batch ratios, energy and mean power
  * (measured over a job's measured duration: the time held, docs/energy.md "Ranges"). */
 enum { PF_ICLASS_TIME = 0, PF_ICLASS_EFF = 1, PF_ICLASS_POWER = 2 };

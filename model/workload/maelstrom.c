@@ -1,9 +1,7 @@
 /* maelstrom.c - the MAELSTROM D3.7 applications as built-in layer lists
- * (layers.h), from the report's descriptions (seed text
- * 001_dfe9b61861599094.txt, cited as 001:LINE).  Where the report gives only
- * the parameter count, the architecture is a standard one of the kind it
- * names with its widths chosen to reproduce that count (AP1); AP5 is the
- * application's own code.  How close each comes is written at its list.
+ * (layers.h): the report's descriptions (seed text 001_dfe9b61861599094.txt,
+ * cited as 001:LINE) and the applications' own code (AP1, AP5; AP2 from its
+ * published architecture).  How close each comes is written at its list.
  */
 #include "layers.h"
 
@@ -13,28 +11,32 @@
 #define ACT {.kind = PF_LY_ACT}
 #define POOL {.kind = PF_LY_POOL}
 #define CAT(o) {.kind = PF_LY_CONCAT, .out = (o)}
-#define BLOCK(o) CONV(o), BN, ACT, CONV(o), BN, ACT
 #define END {.kind = PF_LY_END}
 
-/* AP1 U-Net (001:586-589, 600-606): input 256 x 256 x 17, 1 314 019 trainable
- * parameters, batch normalisation in each level (001:582), quantile loss at
- * 10/50/90 % (three outputs).  Reconstructed as a 3-level U-Net with a bridge,
- * two 3x3 convolution + batch norm + activation per block, 25 channels doubling
- * per level, 3x3 stride-2 transposed convolutions up, 1x1 output to 3
- * channels: 1 312 378 trainable parameters (-0.12 %).  (Its 2 200 batch-norm
- * statistics differ from the 6 016 non-trainable parameters stated: the
- * report's network has more normalised channels than this reconstruction.)
- * Framework: TensorFlow assumed (the report does not name it for AP1); one
- * process per GPU (Table 6: 4 MPI tasks for 4 GPUs, 001:1704). */
+/* AP1 U-Net (001:586-593): input 256 x 256 x 17, 1 314 019 trainable and 6 016 non-trainable parameters,
+ * batch normalisation in each level (001:582), quantile loss at 10/50/90 % (three outputs).  The network is the
+ * application's own: metno/maelstrom-train@c87b656 (2024-02-13) benchmark/benchmark.py, the script its
+ * jube/d3-7.yaml runs for the D3.7 tables, builds Unet(input_shape, 3, layers=6) with its defaults: features 16
+ * doubling over 6 levels, conv_size 1 on a (lead time 1, y, x) input, so every Conv3D is pointwise (kernel
+ * [1, 1, 1]: a 1x1 convolution); a conv block is two of them, each followed by batch norm without scale and
+ * centre (scale=False, center=False) and ReLU; max pooling [1, 2, 2]; each decoder level a 1x1 convolution with
+ * ReLU, nearest upsampling, a [1, 2, 2] convolution with ReLU ("learnable bilinear interpolation"), the skip
+ * concatenated and a conv block; a dense 3 on every pixel.  1 314 019 trainable and 6 016 non-trainable
+ * parameters, both exactly the report's.  TensorFlow 2 with Horovod, one process per GPU (Table 6: 4 MPI tasks
+ * for 4 GPUs, 001:1704), each reading batches of 32 (benchmark.py: Ap1Loader's batch_size per process; the
+ * rows' per-GPU batch, docs/validation.md). */
 const pf_net pf_maelstrom_ap1_nets[] = {{.name = "unet", .h = 256, .w = 256, .c = 17, .fwd = 1, .dgrad = 1, .wgrad = 1,
                                          .opt = 1}, {.name = 0}};
+#define PW(o) {.kind = PF_LY_CONV2D, .out = (o), .kernel = 1}
+#define BN0 {.kind = PF_LY_NORM, .batch_stats = true, .no_bias = true}
+#define PW_BLOCK(o) PW(o), BN0, ACT, PW(o), BN0, ACT
+#define UP_LEVEL(o) PW(o), ACT, {.kind = PF_LY_UPSAMPLE}, {.kind = PF_LY_CONV2D, .out = (o), .kernel = 2}, ACT, CAT(o), \
+    PW_BLOCK(o)
 const pf_layer pf_maelstrom_ap1_unet[] = {
-    BLOCK(25), POOL, BLOCK(50), POOL, BLOCK(100), POOL,
-    BLOCK(200),
-    {.kind = PF_LY_CONVT2D, .out = 100}, CAT(100), BLOCK(100),
-    {.kind = PF_LY_CONVT2D, .out = 50}, CAT(50), BLOCK(50),
-    {.kind = PF_LY_CONVT2D, .out = 25}, CAT(25), BLOCK(25),
-    {.kind = PF_LY_CONV2D, .out = 3, .kernel = 1},
+    PW_BLOCK(16), POOL, PW_BLOCK(32), POOL, PW_BLOCK(64), POOL, PW_BLOCK(128), POOL, PW_BLOCK(256), POOL,
+    PW_BLOCK(512),
+    UP_LEVEL(256), UP_LEVEL(128), UP_LEVEL(64), UP_LEVEL(32), UP_LEVEL(16),
+    {.kind = PF_LY_LINEAR, .out = 3},
     ACT, /* quantile loss */
     END};
 
@@ -100,13 +102,12 @@ const pf_layer pf_maelstrom_ap2_deberta[] = {
  * gradient and its double backward; then the generator on the last slice, forward and backward through the
  * critic into the generator.  Passes through the critic: forward 5 x 3 + 1; data gradients 5 x 4 + 1 (the
  * penalty's input gradient, the backward of the generated, real and interpolated forwards, and the generator
- * update's way through the critic); weight gradients 5 x 3.  The penalty's double backward (5 second-order
- * passes, the gradient of its input gradient: layers.c second order) is not counted yet: with it MAELSTROM's
- * median goes 15.8 -> 13.9 % and node_gpus_job 20.1 -> 17.0 %, but the leave-one-group-out time coverage falls
- * below its 70 % bar through AP1's input-bound rows (docs/model.md, "Second-order passes"). */
+ * update's way through the critic); weight gradients 5 x 3; second order 5 (the penalty's double backward, the
+ * gradient of its input gradient through the critic: layers.c second order; measured on an H100, it is about
+ * half of a critic update, docs/model.md "AP5's step measured whole"). */
 const pf_net pf_maelstrom_ap5_nets[] = {
     {.name = "generator", .h = 96, .w = 120, .c = 15, .fwd = 6, .dgrad = 1, .wgrad = 1, .opt = 1},
-    {.name = "critic", .h = 96, .w = 120, .c = 1, .fwd = 16, .dgrad = 21, .wgrad = 15, .opt = 5},
+    {.name = "critic", .h = 96, .w = 120, .c = 1, .fwd = 16, .dgrad = 21, .wgrad = 15, .opt = 5, .ggrad = 5},
     {.name = 0}};
 /* Swish in TensorFlow 2.6 is x * sigmoid(x): two element-wise operators (tf.nn.silu) */
 #define SWISH {.kind = PF_LY_ACT, .ops = 2}

@@ -67,7 +67,8 @@ static const pf_workload builtins[] = {
      .ly = pf_maelstrom_ap1_unet, .nets = pf_maelstrom_ap1_nets, .framework = PF_FW_TENSORFLOW,
      .sample_bytes = 329.83e9 / 89208,
      .source = "MAELSTROM D3.7, 001_dfe9b61861599094.txt:582-593 (U-Net, 1314019 parameters, input 256x256x17, "
-               "329.83 GB for 89208 samples); layers reconstructed (model/workload/maelstrom.c)"},
+               "329.83 GB for 89208 samples); the application's own network, metno/maelstrom-train@c87b656 "
+               "benchmark/benchmark.py (model/workload/maelstrom.c)"},
     {.id = "maelstrom-ap2-deberta-v3-small", .name = "MAELSTROM AP2 DeBERTa-v3-small classifier", .kind = PF_WL_LAYERS,
      .ly = pf_maelstrom_ap2_deberta, .nets = pf_maelstrom_ap2_nets, .framework = PF_FW_PYTORCH,
      .dp_impl = PF_DPIMPL_DATAPARALLEL, .tf32_matmul = true,

@@ -173,17 +173,19 @@ for k in ("jureca-dc-a100", "jureca-dc-h100", "jureca-dc-mi250", "e4-gh200"):
     assert m[k]["median_abs_pct_error"] <= 12, (k, m[k])
 assert m["e4-a2"]["max_abs_pct_error"] <= 21, m["e4-a2"]
 PY
-# --nchw-copies: cuDNN's NCHW <-> NHWC copies around tensor-core convolutions on NVIDIA (layers.c layout_copies):
+# --conv-layout: cuDNN's NCHW <-> NHWC copies around tensor-core convolutions on NVIDIA (layers.c layout_copies):
 # a 3x3 convolution of 224 to 112 channels on 48 x 60 at batch 32 moves its input and output (4 B each) in and
 # out once per pass: 4 (32 48 60 224 + 32 48 60 112) = 124 MB a copy, two copies a pass, forward and both
-# gradients; off by default, and never on an AMD device
+# gradients.  auto is the framework's layout: PyTorch NCHW (copies), TensorFlow NCHW for TF32 graphs and NHWC
+# for half-precision ones (none); nhwc (channels_last) none; never on an AMD device
 cat > "$T/conv1.cfg" <<CFG
 model = { id = "conv1"; name = "one convolution"; source = "test"; framework = "pytorch"; input = [48, 60, 224];
   layers = ( { type = "conv2d"; out = 112; } ); };
 CFG
 C1="--model $T/conv1.cfg --gpus 1 --mbs 32 --gbs 32 --format csv"
-expect_exit 0 $P kernels --machine dgx-h100-superpod $C1 --precision fp32 --nchw-copies
-python3 - "$T/out" <<'PY' && ok || bad "layout copies of one TF32 convolution"
+for how in "" "--framework tensorflow" "--conv-layout nchw --framework tensorflow"; do
+  expect_exit 0 $P kernels --machine dgx-h100-superpod $C1 --precision fp32 $how
+  python3 - "$T/out" <<'PY' && ok || bad "layout copies of one TF32 convolution ($how)"
 import csv, sys
 r = {(x["phase"], x["kernel"]): x for x in csv.DictReader(open(sys.argv[1]))}
 f, b = r[("forward", "nchw-nhwc-copies")], r[("backward", "nchw-nhwc-copies")]
@@ -191,10 +193,15 @@ assert int(f["launches"]) == 2 and int(b["launches"]) == 4, (f, b)
 assert "124 MB" in f["source"] and f["time_s"] == b["time_s"], (f, b)
 assert float(f["time_s"]) > 124e6 / 3.35e12, f  # no faster than the H100's HBM datasheet rate
 PY
-expect_exit 0 $P kernels --machine dgx-h100-superpod $C1 --precision fp32
-if grep -q copies "$T/out"; then bad "layout copies priced without --nchw-copies"; else ok; fi
-expect_exit 0 $P kernels --machine jureca-dc-mi250 $C1 --precision fp16 --nchw-copies
+done
+for how in "--precision fp32 --conv-layout nhwc" "--precision fp16 --framework tensorflow"; do
+  expect_exit 0 $P kernels --machine dgx-h100-superpod $C1 $how
+  if grep -q copies "$T/out"; then bad "layout copies priced with $how"; else ok; fi
+done
+expect_exit 0 $P kernels --machine jureca-dc-mi250 $C1 --precision fp16 --conv-layout nchw
 if grep -q copies "$T/out"; then bad "layout copies priced on an AMD device"; else ok; fi
+expect_exit 2 $P kernels --machine dgx-h100-superpod $C1 --conv-layout chwn
+expect_grep 'conv-layout "chwn": valid: auto' "$T/err"
 
 # second_order: a net's passes that differentiate its data gradient again (a gradient penalty's double
 # backward, layers.c): a convolution adds two products (the forward's shape and the weight gradient's), a batch
