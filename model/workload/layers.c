@@ -280,7 +280,13 @@ static int expand_layer(const pf_workload *wl, int i, const pf_layer *L, expand_
                    1, true, ops, E);
     if (rc == 0) rc = weight_casts(x, E, p0, L->no_bias ? 1 : 2, false);
     double Eo = B * ho * wo * L->out;
-    if (rc == 0 && x->nchw_copies) rc = layout_copies(x, E, Eo);
+    /* a 2-D pointwise convolution (1x1, stride 1) on NCHW is a GEMM over the channels as laid out: cuDNN runs it
+     * as one, with no layout copies (AP1's network in PyTorch on an H100: its 1x1 convolutions ran as GEMM
+     * kernels, only its 2x2 ones had copies).  A Conv3D's (conv3d) are kept: TensorFlow's 3-D path is not
+     * measured, and AP1's GPU-bound A2 rows read -4.7 % with its copies, -25.5 % without (docs/model.md,
+     * "Convolution layout copies") */
+    bool pointwise = kk == 1 && s == 1 && L->kind == PF_LY_CONV2D && !L->conv3d;
+    if (rc == 0 && x->nchw_copies && !pointwise) rc = layout_copies(x, E, Eo);
     x->half_in = true;
     /* the bias is its own element-wise pass after cuDNN's convolution (TensorFlow's BiasAdd, PyTorch's add after
      * cudnn_convolution), and its gradient a reduction over the output */

@@ -52,6 +52,8 @@ typedef struct pf_layer {
   bool no_bias;       /* conv / linear without bias; norm without its affine scale and centre */
   bool batch_stats;   /* norm: batch norm (running mean and variance, non-trainable) */
   bool subpixel;      /* upsample: depth to space */
+  bool conv3d;        /* conv: a Conv3D over a depth-1 volume (Keras, MAELSTROM AP1): the same products, run by
+                         cuDNN's 3-D path, whose pointwise convolutions on NCHW take the layout copies too */
   bool frozen;        /* no weight gradient (and no optimizer) for this layer's parameters */
   bool no_saved_input; /* backward keeps no tensor of its own for this layer: an in-place activation (the
                           output it keeps is the next layer's kept input), a residual add, a shortcut that

@@ -200,6 +200,20 @@ for how in "--precision fp32 --conv-layout nhwc" "--precision fp16 --framework t
 done
 expect_exit 0 $P kernels --machine jureca-dc-mi250 $C1 --precision fp16 --conv-layout nchw
 if grep -q copies "$T/out"; then bad "layout copies priced on an AMD device"; else ok; fi
+# a 1x1 convolution is a GEMM on NCHW: none; AP1's Conv3D (the built-in's conv3d) keeps them, 2 a forward per
+# convolution (32 of them: 12 in the encoder and bridge, 4 a decoder level; the dense 3 is not one)
+cat > "$T/pw.cfg" <<CFG
+model = { id = "pw"; name = "one pointwise convolution"; source = "test"; framework = "pytorch"; input = [48, 60, 224];
+  layers = ( { type = "conv2d"; out = 112; kernel = 1; } ); };
+CFG
+expect_exit 0 $P kernels --machine dgx-h100-superpod --model "$T/pw.cfg" --gpus 1 --mbs 32 --gbs 32 --format csv --precision fp32
+if grep -q copies "$T/out"; then bad "layout copies priced for a pointwise convolution"; else ok; fi
+expect_exit 0 $P kernels --machine dgx-h100-superpod --model maelstrom-ap1-unet --gpus 1 --mbs 32 --gbs 32 --format csv --precision fp32
+python3 - "$T/out" <<'PY' && ok || bad "AP1's Conv3D layout copies"
+import csv, sys
+r = [x for x in csv.DictReader(open(sys.argv[1])) if x["kernel"] == "nchw-nhwc-copies" and x["phase"] == "forward"]
+assert sum(int(x["launches"]) for x in r) == 2 * 32, r
+PY
 expect_exit 2 $P kernels --machine dgx-h100-superpod $C1 --conv-layout chwn
 expect_grep 'conv-layout "chwn": valid: auto' "$T/err"
 
