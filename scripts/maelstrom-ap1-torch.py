@@ -19,8 +19,8 @@ depth-1 input is a 1x1 convolution):
 The parameter counts are printed and checked against the report's 1 314 019 trainable and 6 016 statistics.
 
 Each variant (TF32 or FP32 convolutions, NCHW or channels-last) runs WARM seconds, then METER seconds metered by
-NVML's energy counter (gpu-power-points.py's Meter); in TF32 and NCHW one step is also profiled (every kernel's
-name, count and GPU time: maelstrom-ap5-torch.py's profile).
+NVML's energy counter (gpu-power-points.py's Meter); in TF32 one step of each layout is also profiled (every
+kernel's name, count and GPU time: maelstrom-ap5-torch.py's profile).
 
 Usage: maelstrom-ap1-torch.py OUT.json [--warm S] [--meter S] [--only NAME,...]
 """
@@ -161,7 +161,7 @@ def main():
             pts.append(gpp.run_point(h, "ap1-" + name, step, a.warm, a.meter))
             parts[name] = {"step_s": gpp.timed(step, 10),
                            "max_allocated_GiB": torch.cuda.max_memory_allocated() / 2**30}
-            if name == "tf32-nchw":
+            if name.startswith("tf32"):
                 kt, kn = ap5.profile(step, os.path.splitext(a.out)[0] + f"-{name}-kernels.json")
                 parts[name]["kernel_s_sum"], parts[name]["kernels"] = kt, kn
             print(json.dumps({name: parts[name]}), flush=True)

@@ -171,6 +171,25 @@ static int product(expand_ctx *x, pf_kernel_kind kind, const char *name, double 
 #define NORM_GG_OPS 39.0
 #define NORM_GG_ELEMS 100.0
 
+/* A normalisation's tensors through HBM.  Forward in training: the statistics pass reads x, the normalisation
+ * reads x and writes y (3).  Backward: a batch norm's reduction (the sums of dy and dy x-hat per channel) runs
+ * over the whole batch before dx can be written, so x and dy are read twice and dx written once (5: PyTorch's
+ * backward_reduce and backward_elemt kernels in AP1's step on an H100, calibrate/results/
+ * vm-h100-sxm-80-2026-11-26-torch-ap1-tf32-nhwc-kernels.json); a layer or group norm reduces per row and is
+ * taken at 4 (not measured here). */
+#define NORM_FWD_TENSORS 3.0
+#define BN_BWD_TENSORS 5.0
+#define NORM_BWD_TENSORS 4.0
+
+/* A 2-D pointwise convolution (1x1, stride 1) on NCHW is a GEMM over the channels as laid out: cuDNN runs it as
+ * one, with no layout copies (AP1's network in PyTorch on an H100: its 1x1 convolutions ran as GEMM kernels,
+ * only its 2x2 ones had copies).  A Conv3D's (conv3d) are kept: TensorFlow's 3-D path is not measured, and
+ * AP1's GPU-bound A2 rows read -4.7 % with its copies, -25.5 % without (docs/model.md, "Convolution layout
+ * copies"). */
+static bool pointwise_2d(const pf_layer *L, double kk, double s) {
+  return kk == 1 && s == 1 && L->kind == PF_LY_CONV2D && !L->conv3d;
+}
+
 /* A memory-bound operator's forward and data-gradient kernels, and its second-order kernels: gg_n launches
  * moving gg_bytes in all (second_order), each one framework operator. */
 static int memk2(expand_ctx *x, const char *name, double fwd_bytes, double bwd_bytes, double host_ops, double gg_bytes,
@@ -280,13 +299,7 @@ static int expand_layer(const pf_workload *wl, int i, const pf_layer *L, expand_
                    1, true, ops, E);
     if (rc == 0) rc = weight_casts(x, E, p0, L->no_bias ? 1 : 2, false);
     double Eo = B * ho * wo * L->out;
-    /* a 2-D pointwise convolution (1x1, stride 1) on NCHW is a GEMM over the channels as laid out: cuDNN runs it
-     * as one, with no layout copies (AP1's network in PyTorch on an H100: its 1x1 convolutions ran as GEMM
-     * kernels, only its 2x2 ones had copies).  A Conv3D's (conv3d) are kept: TensorFlow's 3-D path is not
-     * measured, and AP1's GPU-bound A2 rows read -4.7 % with its copies, -25.5 % without (docs/model.md,
-     * "Convolution layout copies") */
-    bool pointwise = kk == 1 && s == 1 && L->kind == PF_LY_CONV2D && !L->conv3d;
-    if (rc == 0 && x->nchw_copies && !pointwise) rc = layout_copies(x, E, Eo);
+    if (rc == 0 && x->nchw_copies && !pointwise_2d(L, kk, s)) rc = layout_copies(x, E, Eo);
     x->half_in = true;
     /* the bias is its own element-wise pass after cuDNN's convolution (TensorFlow's BiasAdd, PyTorch's add after
      * cudnn_convolution), and its gradient a reduction over the output */
@@ -308,8 +321,8 @@ static int expand_layer(const pf_workload *wl, int i, const pf_layer *L, expand_
   case PF_LY_NORM:
     p0 = L->no_bias ? 0 : 2 * *c; /* no_bias: no affine scale and centre */
     if (L->batch_stats) x->nontrainable += 2 * *c * x->mult;
-    rc = memk2(x, L->batch_stats ? "batch-norm" : "norm", 3 * el * E, 4 * el * E, ops, NORM_GG_ELEMS * el * E,
-               NORM_GG_OPS);
+    rc = memk2(x, L->batch_stats ? "batch-norm" : "norm", NORM_FWD_TENSORS * el * E,
+               (L->batch_stats ? BN_BWD_TENSORS : NORM_BWD_TENSORS) * el * E, ops, NORM_GG_ELEMS * el * E, NORM_GG_OPS);
     if (!L->batch_stats) x->half_in = false; /* layer and group norm run in fp32 under autocast */
     break;
   case PF_LY_ACT: /* each further unfused operator (Swish = sigmoid, multiply) reads two tensors, writes one */
