@@ -205,31 +205,55 @@ def deberta_point(h, dev, warm, meter):
     return run_point(h, "deberta-ap2", step, warm, meter)
 
 
-def main():
+def point_args(meter=6.0):
+    """OUT.json [--warm S] [--meter S] [--only NAME,...]: this script's command line and the per-application
+    scripts' (maelstrom-ap1-torch.py, maelstrom-ap5-torch.py); the arguments and the --only names (None: all)."""
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
     ap.add_argument("--warm", type=float, default=2.0)
-    ap.add_argument("--meter", type=float, default=6.0)
+    ap.add_argument("--meter", type=float, default=meter)
     ap.add_argument("--only", default="")
     a = ap.parse_args()
-    only = set(a.only.split(",")) if a.only else None
-    want = lambda n: only is None or n in only
+    return a, (set(a.only.split(",")) if a.only else None)
 
+
+def open_gpu(a, **extra):
+    """Seed 1, NVML on GPU 0 and the run's record (the device, its driver and power limit, the versions, the
+    windows of a, and extra) printed; returns the NVML handle, the torch device and the record."""
     torch.manual_seed(1)
     pynvml.nvmlInit()
     h = pynvml.nvmlDeviceGetHandleByIndex(0)
-    dev = torch.device("cuda:0")
     info = {
         "gpu": pynvml.nvmlDeviceGetName(h),
         "driver": pynvml.nvmlSystemGetDriverVersion(),
         "power_limit_W": pynvml.nvmlDeviceGetEnforcedPowerLimit(h) / 1000.0,
         "max_sm_clock_MHz": pynvml.nvmlDeviceGetMaxClockInfo(h, pynvml.NVML_CLOCK_SM),
         "torch": torch.__version__,
+        "cudnn": torch.backends.cudnn.version(),
         "seed": 1,
         "warm_s": a.warm,
         "meter_s": a.meter,
     }
+    info.update(extra)
     print(json.dumps(info), flush=True)
+    return h, torch.device("cuda:0"), info
+
+
+def save(path, info, pts, parts=None):
+    """TF32 back off, the record, points (and parts) written to path, NVML shut down."""
+    set_tf32(False)
+    doc = {"info": info, "points": pts}
+    if parts is not None:
+        doc["parts"] = parts
+    with open(path, "w") as f:
+        json.dump(doc, f, indent=1)
+    pynvml.nvmlShutdown()
+
+
+def main():
+    a, only = point_args()
+    want = lambda n: only is None or n in only
+    h, dev, info = open_gpu(a)
     pts = []
     ballast = torch.empty(1 << 30, dtype=torch.uint8, device=dev)
     torch.cuda.synchronize()
@@ -333,9 +357,7 @@ def main():
         pts.append(deberta_point(h, dev, a.warm, a.meter))
 
     del ballast
-    with open(a.out, "w") as f:
-        json.dump({"info": info, "points": pts}, f, indent=1)
-    pynvml.nvmlShutdown()
+    save(a.out, info, pts)
 
 
 if __name__ == "__main__":

@@ -24,14 +24,12 @@ kernel's name, count and GPU time: maelstrom-ap5-torch.py's profile).
 
 Usage: maelstrom-ap1-torch.py OUT.json [--warm S] [--meter S] [--only NAME,...]
 """
-import argparse
 import importlib.util
 import json
 import os
 import sys
 import traceback
 
-import pynvml
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -131,25 +129,10 @@ class Step:
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("out")
-    ap.add_argument("--warm", type=float, default=2.0)
-    ap.add_argument("--meter", type=float, default=5.0)
-    ap.add_argument("--only", default="")
-    a = ap.parse_args()
-    only = set(a.only.split(",")) if a.only else None
-
-    torch.manual_seed(1)
+    a, only = gpp.point_args(meter=5.0)
     torch.backends.cudnn.benchmark = True  # TensorFlow autotunes its convolutions by default
-    pynvml.nvmlInit()
-    h = pynvml.nvmlDeviceGetHandleByIndex(0)
-    dev = torch.device("cuda:0")
     n = ap5.counts(Unet())
-    info = {"gpu": pynvml.nvmlDeviceGetName(h), "driver": pynvml.nvmlSystemGetDriverVersion(),
-            "power_limit_W": pynvml.nvmlDeviceGetEnforcedPowerLimit(h) / 1000.0, "torch": torch.__version__,
-            "cudnn": torch.backends.cudnn.version(), "seed": 1, "warm_s": a.warm, "meter_s": a.meter,
-            "batch": BATCH, "trainable": n[0], "statistics": n[1], "report": [1314019, 6016]}
-    print(json.dumps(info), flush=True)
+    h, dev, info = gpp.open_gpu(a, batch=BATCH, trainable=n[0], statistics=n[1], report=[1314019, 6016])
     pts, parts = [], {}
     for name, tf32, layout in (("tf32-nchw", True, torch.contiguous_format), ("fp32-nchw", False, torch.contiguous_format),
                                ("tf32-nhwc", True, torch.channels_last)):
@@ -171,10 +154,7 @@ def main():
         step = None
         torch.cuda.empty_cache()
         torch.cuda.reset_peak_memory_stats()
-    gpp.set_tf32(False)
-    with open(a.out, "w") as f:
-        json.dump({"info": info, "points": pts, "parts": parts}, f, indent=1)
-    pynvml.nvmlShutdown()
+    gpp.save(a.out, info, pts, parts)
 
 
 if __name__ == "__main__":

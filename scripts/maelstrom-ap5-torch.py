@@ -34,15 +34,12 @@ measured whole").
 
 Usage: maelstrom-ap5-torch.py OUT.json [--warm S] [--meter S] [--only NAME,...]
 """
-import argparse
 import importlib.util
 import json
 import os
 import sys
-import time
 import traceback
 
-import pynvml
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -226,27 +223,12 @@ def profile(step, path):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("out")
-    ap.add_argument("--warm", type=float, default=2.0)
-    ap.add_argument("--meter", type=float, default=5.0)
-    ap.add_argument("--only", default="")
-    a = ap.parse_args()
-    only = set(a.only.split(",")) if a.only else None
+    a, only = gpp.point_args(meter=5.0)
     want = lambda n: only is None or n in only
-
-    torch.manual_seed(1)
     torch.backends.cudnn.benchmark = True  # TensorFlow autotunes its convolutions by default
-    pynvml.nvmlInit()
-    h = pynvml.nvmlDeviceGetHandleByIndex(0)
-    dev = torch.device("cuda:0")
     g, c = counts(Generator()), counts(Critic())
-    info = {"gpu": pynvml.nvmlDeviceGetName(h), "driver": pynvml.nvmlSystemGetDriverVersion(),
-            "power_limit_W": pynvml.nvmlDeviceGetEnforcedPowerLimit(h) / 1000.0, "torch": torch.__version__,
-            "cudnn": torch.backends.cudnn.version(), "seed": 1, "warm_s": a.warm, "meter_s": a.meter,
-            "generator_params": g, "critic_params": c,
-            "trainable": g[0] + c[0], "statistics": g[1] + c[1], "report": [9332299, 5280]}
-    print(json.dumps(info), flush=True)
+    h, dev, info = gpp.open_gpu(a, generator_params=g, critic_params=c, trainable=g[0] + c[0],
+                                statistics=g[1] + c[1], report=[9332299, 5280])
     pts, parts = [], {}
     for name, tf32, layout in (("tf32-nchw", True, torch.contiguous_format), ("fp32-nchw", False, torch.contiguous_format),
                                ("tf32-nhwc", True, torch.channels_last), ("fp32-nhwc", False, torch.channels_last)):
@@ -279,10 +261,7 @@ def main():
             pts.append({"name": "ap5-" + name, "error": repr(e)[:300]})
         step = None
         torch.cuda.empty_cache()
-    gpp.set_tf32(False)
-    with open(a.out, "w") as f:
-        json.dump({"info": info, "points": pts, "parts": parts}, f, indent=1)
-    pynvml.nvmlShutdown()
+    gpp.save(a.out, info, pts, parts)
 
 
 if __name__ == "__main__":
