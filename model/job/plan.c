@@ -103,8 +103,6 @@ int pf_framework_parse(const char *s, pf_framework *out) {
 
 static const char *layout_names[] = {"auto", "nchw", "nhwc"};
 
-const char *pf_conv_layout_name(pf_conv_layout l) { return l <= PF_LAYOUT_NHWC ? layout_names[l] : "?"; }
-
 int pf_conv_layout_parse(const char *s, pf_conv_layout *out) {
   int i = pf_name_index(s, layout_names, PF_LAYOUT_NHWC + 1, false);
   if (i >= 0) { *out = (pf_conv_layout)i; return 0; }

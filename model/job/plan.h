@@ -35,7 +35,7 @@ typedef enum { PF_ORDER_TP_CP_DP_PP, PF_ORDER_TP_CP_PP_DP } pf_rank_order;
  * graph mode for TensorFlow); graphs: CUDA/HIP graphs replay a captured step;
  * compiled: torch.compile / XLA fuse element-wise kernels and launch fewer. */
 typedef enum { PF_HOST_AUTO, PF_HOST_EAGER, PF_HOST_GRAPHS, PF_HOST_COMPILED } pf_host_mode;
-/* --conv-layout: the tensor layout convolutions run on (auto: the framework's, layerwork.c conv_nchw) */
+/* --conv-layout: the tensor layout convolutions run on (auto: the framework's, layerwork.c nchw_copies) */
 typedef enum { PF_LAYOUT_AUTO, PF_LAYOUT_NCHW, PF_LAYOUT_NHWC } pf_conv_layout;
 
 /* FP8 scaling recipe (Transformer Engine, --fp8-recipe; compute/fp8.c prices each):
@@ -226,7 +226,6 @@ const char *pf_framework_name(pf_framework f);
 int pf_host_mode_parse(const char *s, pf_host_mode *out);
 int pf_framework_parse(const char *s, pf_framework *out);
 int pf_conv_layout_parse(const char *s, pf_conv_layout *out);
-const char *pf_conv_layout_name(pf_conv_layout l);
 
 /* Global rank of (tp, cp, dp, pp) coordinates (in the plan's rank order) and
  * the node that holds it; pf_plan_coords is the inverse. */

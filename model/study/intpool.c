@@ -58,7 +58,8 @@ static int kind_family(int kind) { return kind == 3 ? 0 : kind; }
 
 bool pf_rkey_match(const pf_rkey *a, const pf_rkey *b, unsigned mask) {
   return (!(mask & PF_RK_KIND) || a->kind == b->kind) &&
-         (!(mask & PF_RK_FAMILY) || kind_family(a->kind) == kind_family(b->kind)) && (!(mask & PF_RK_VENDOR) || !strcmp(a->vendor, b->vendor)) &&
+         (!(mask & PF_RK_FAMILY) || kind_family(a->kind) == kind_family(b->kind)) &&
+         (!(mask & PF_RK_VENDOR) || !strcmp(a->vendor, b->vendor)) &&
          (!(mask & PF_RK_ARCH) || !strcmp(a->arch, b->arch)) && (!(mask & PF_RK_SIZE) || a->size == b->size) &&
          (!(mask & PF_RK_SCALE) || a->scale == b->scale);
 }
@@ -72,7 +73,8 @@ void pf_rkey_describe(const pf_rkey *k, unsigned mask, char *buf, size_t len) {
   buf[0] = '\0';
 #define ADD(...) (w += (size_t)snprintf(buf + (w < len ? w : len), w < len ? len - w : 0, __VA_ARGS__))
   if (mask & PF_RK_KIND) ADD("%s", kinds[k->kind]);
-  else if (mask & PF_RK_FAMILY) ADD("%s", kind_family(k->kind) == 0 ? "transformer, dense or mixture of experts" : kinds[k->kind]);
+  else if (mask & PF_RK_FAMILY)
+    ADD("%s", kind_family(k->kind) == 0 ? "transformer, dense or mixture of experts" : kinds[k->kind]);
   if (mask & PF_RK_VENDOR) {
     const char *v = !strcmp(k->vendor, "nvidia") ? "NVIDIA" : !strcmp(k->vendor, "amd") ? "AMD"
                     : !strcmp(k->vendor, "intel") ? "Intel" : k->vendor;

@@ -17,21 +17,21 @@
  * batch normalisation in each level (001:582), quantile loss at 10/50/90 % (three outputs).  The network is the
  * application's own: metno/maelstrom-train@c87b656 (2024-02-13) benchmark/benchmark.py, the script its
  * jube/d3-7.yaml runs for the D3.7 tables, builds Unet(input_shape, 3, layers=6) with its defaults: features 16
- * doubling over 6 levels, conv_size 1 on a (lead time 1, y, x) input, so every Conv3D is pointwise (kernel
- * [1, 1, 1]: a 1x1 convolution); a conv block is two of them, each followed by batch norm without scale and
- * centre (scale=False, center=False) and ReLU; max pooling [1, 2, 2]; each decoder level a 1x1 convolution with
- * ReLU, nearest upsampling, a [1, 2, 2] convolution with ReLU ("learnable bilinear interpolation"), the skip
- * concatenated and a conv block; a dense 3 on every pixel (Conv3D throughout: `conv3d`, layers.h).  1 314 019 trainable and 6 016 non-trainable
- * parameters, both exactly the report's.  TensorFlow 2 with Horovod, one process per GPU (Table 6: 4 MPI tasks
- * for 4 GPUs, 001:1704), each reading batches of 32 (benchmark.py: Ap1Loader's batch_size per process; the
- * rows' per-GPU batch, docs/validation.md). */
+ * doubling over 6 levels, conv_size 1 on a (lead time 1, y, x) input, so the blocks' Conv3D are pointwise
+ * (kernel [1, 1, 1]: a 1x1 convolution); a conv block is two of them, each followed by batch norm without scale
+ * and centre (scale=False, center=False) and ReLU; max pooling [1, 2, 2]; each decoder level a 1x1 convolution
+ * with ReLU, nearest upsampling, a [1, 2, 2] convolution with ReLU ("learnable bilinear interpolation"), the
+ * skip concatenated and a conv block; a dense 3 on every pixel.  The convolutions are Keras Conv3D (`conv3d`,
+ * layers.h).  1 314 019 trainable and 6 016 non-trainable parameters, both exactly the report's.  TensorFlow 2
+ * with Horovod, one process per GPU (Table 6: 4 MPI tasks for 4 GPUs, 001:1704), each reading batches of 32
+ * (benchmark.py: Ap1Loader's batch_size per process; the rows' per-GPU batch, docs/validation.md). */
 const pf_net pf_maelstrom_ap1_nets[] = {{.name = "unet", .h = 256, .w = 256, .c = 17, .fwd = 1, .dgrad = 1, .wgrad = 1,
                                          .opt = 1}, {.name = 0}};
 #define PW(o) {.kind = PF_LY_CONV2D, .out = (o), .kernel = 1, .conv3d = true}
 #define BN0 {.kind = PF_LY_NORM, .batch_stats = true, .no_bias = true}
 #define PW_BLOCK(o) PW(o), BN0, ACT, PW(o), BN0, ACT
-#define UP_LEVEL(o) PW(o), ACT, {.kind = PF_LY_UPSAMPLE}, {.kind = PF_LY_CONV2D, .out = (o), .kernel = 2, .conv3d = true}, ACT, CAT(o), \
-    PW_BLOCK(o)
+#define CONV2X2(o) {.kind = PF_LY_CONV2D, .out = (o), .kernel = 2, .conv3d = true}
+#define UP_LEVEL(o) PW(o), ACT, {.kind = PF_LY_UPSAMPLE}, CONV2X2(o), ACT, CAT(o), PW_BLOCK(o)
 const pf_layer pf_maelstrom_ap1_unet[] = {
     PW_BLOCK(16), POOL, PW_BLOCK(32), POOL, PW_BLOCK(64), POOL, PW_BLOCK(128), POOL, PW_BLOCK(256), POOL,
     PW_BLOCK(512),
