@@ -69,12 +69,8 @@ int pf_layers_kernel_lists(const pf_scenario *sc, pf_kernel_list *lists, double 
   pf_layers_totals t;
   int rc = pf_layers_walk(w, sc->plan.mbs, pf_precision_bytes(sc->precision), sc->machine.dev.units, gp, cp,
                           autocast(sc), nchw_copies(sc, cp), lists, &t, NULL);
-  for (int i = 0; i < nn; i++) {
-    times[PF_LAYERS_PASSES * i] = nets[i].fwd;
-    times[PF_LAYERS_PASSES * i + 1] = nets[i].dgrad;
-    times[PF_LAYERS_PASSES * i + 2] = nets[i].wgrad;
-    times[PF_LAYERS_PASSES * i + 3] = nets[i].ggrad;
-  }
+  for (int i = 0; i < nn; i++)
+    for (int p = 0; p < PF_LAYERS_PASSES; p++) times[PF_LAYERS_PASSES * i + p] = pf_net_pass_runs(&nets[i], p);
   *n = PF_LAYERS_PASSES * nn;
   if (rc < 0)
     for (int i = 0; i < PF_LAYERS_PASSES * PF_LAYERS_MAX_NETS; i++) pf_kernel_list_free(&lists[i]);
@@ -106,12 +102,9 @@ int pf_layers_work(const pf_scenario *sc, const pf_kernel_env *env, pf_stage_wor
   if (rc == 0) rc = run(&fs, env, &in, nn > 0 ? nets[0].fwd : 0);
   if (rc == 0) rc = run(&es, env, &in, nn > 0 && nets[0].fwd > 0 ? 1 : 0);
   pf_kernel_list_free(&in);
-  for (int n = 0; n < nn && rc == 0; n++) { /* forward passes, then data and weight gradients */
-    const pf_kernel_list *l = &lists[PF_LAYERS_PASSES * n];
-    rc = run(&fs, env, &l[0], nets[n].fwd);
-    if (rc == 0) rc = run(&bs, &benv, &l[1], nets[n].dgrad);
-    if (rc == 0) rc = run(&bs, &benv, &l[2], nets[n].wgrad);
-    if (rc == 0) rc = run(&bs, &benv, &l[3], nets[n].ggrad);
+  for (int n = 0; n < nn && rc == 0; n++) { /* forward passes, then data and weight gradients, second order */
+    for (int p = 0; p < PF_LAYERS_PASSES && rc == 0; p++)
+      rc = run(p ? &bs : &fs, p ? &benv : env, &lists[PF_LAYERS_PASSES * n + p], pf_net_pass_runs(&nets[n], p));
     out->opt_params += pn[n] * nets[n].opt;
   }
   for (int n = 0; n < nn && rc == 0; n++) /* evaluation: each network forward once */

@@ -325,10 +325,11 @@ static int expand_layer(const pf_workload *wl, int i, const pf_layer *L, expand_
                (L->batch_stats ? BN_BWD_TENSORS : NORM_BWD_TENSORS) * el * E, ops, NORM_GG_ELEMS * el * E, NORM_GG_OPS);
     if (!L->batch_stats) x->half_in = false; /* layer and group norm run in fp32 under autocast */
     break;
-  case PF_LY_ACT: /* each further unfused operator (Swish = sigmoid, multiply) reads two tensors, writes one */
-    rc = memk2(x, "activation", el * E * (2 + 3 * (ops - 1)), 1.5 * el * E * (2 + 3 * (ops - 1)), ops,
-               2 * 1.5 * el * E * (2 + 3 * (ops - 1)), 2 * ops); /* its derivative's derivative: twice the first */
+  case PF_LY_ACT: { /* each further unfused operator (Swish = sigmoid, multiply) reads two tensors, writes one */
+    double fwd = el * E * (2 + 3 * (ops - 1)), bwd = 1.5 * fwd;
+    rc = memk2(x, "activation", fwd, bwd, ops, 2 * bwd, 2 * ops); /* its derivative's derivative: twice the first */
     break;
+  }
   case PF_LY_POOL:
     *h = ceil(*h / kk), *w = ceil(*w / kk);
     rc = memk(x, "pool", el * (E + E / (kk * kk)), el * (2 * E + E / (kk * kk)), ops);
@@ -376,6 +377,10 @@ static int tensor_check(const pf_workload *w, int i, const pf_layer *L, const ch
   snprintf(what, sizeof what, "its %s, %g x %g x %g: %s", which, h, wd, c,
            pf_plaus_why(b, h * wd * c, why, sizeof why));
   return shape_err(w, i, L, what);
+}
+
+double pf_net_pass_runs(const pf_net *n, int p) {
+  return p == 0 ? n->fwd : p == 1 ? n->dgrad : p == 2 ? n->wgrad : n->ggrad;
 }
 
 /* Walk the list: shapes, totals, and the kernels of each network when lists is non-NULL

@@ -74,6 +74,10 @@ typedef struct pf_net {
 /* Kernel lists per network: forward, data gradient, weight gradient, second order. */
 #define PF_LAYERS_PASSES 4
 
+/* How often a step runs network n's kernel list of pass p (0 .. PF_LAYERS_PASSES - 1: fwd, dgrad, wgrad,
+ * ggrad). */
+double pf_net_pass_runs(const pf_net *n, int p);
+
 /* Totals of a layer list for one sample (pf_layers_summary). */
 typedef struct pf_layers_totals {
   double params, nontrainable;
