@@ -36,10 +36,10 @@ Usage: gpu-power-points.py OUT.json [--warm S] [--meter S] [--only NAME,...]
 """
 import argparse
 import json
-import math
 import sys
 import threading
 import time
+import traceback
 
 import pynvml
 import torch
@@ -237,6 +237,29 @@ def open_gpu(a, **extra):
     info.update(extra)
     print(json.dumps(info), flush=True)
     return h, torch.device("cuda:0"), info
+
+
+# The per-application scripts' variants: TF32 or plain FP32 convolutions and matmuls, on NCHW (PyTorch's default)
+# or channels-last tensors.
+LAYOUT_VARIANTS = (("tf32-nchw", True, torch.contiguous_format), ("fp32-nchw", False, torch.contiguous_format),
+                   ("tf32-nhwc", True, torch.channels_last), ("fp32-nhwc", False, torch.channels_last))
+
+
+def run_variants(pts, prefix, only, variants, body):
+    """body(name, layout) for each of variants that --only keeps, with TF32 set as the variant says; a variant
+    that fails is printed and recorded in pts ({"name": prefix + name, "error": ...}) and the others still run;
+    the caching allocator is emptied and the peak-memory counter reset after each."""
+    for name, tf32, layout in variants:
+        if only is not None and name not in only:
+            continue
+        set_tf32(tf32)
+        try:
+            body(name, layout)
+        except Exception as e:
+            traceback.print_exc()
+            pts.append({"name": prefix + name, "error": repr(e)[:300]})
+        torch.cuda.empty_cache()
+        torch.cuda.reset_peak_memory_stats()
 
 
 def save(path, info, pts, parts=None):

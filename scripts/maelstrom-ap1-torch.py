@@ -28,7 +28,6 @@ import importlib.util
 import json
 import os
 import sys
-import traceback
 
 import torch
 import torch.nn.functional as F
@@ -134,26 +133,17 @@ def main():
     n = ap5.counts(Unet())
     h, dev, info = gpp.open_gpu(a, batch=BATCH, trainable=n[0], statistics=n[1], report=[1314019, 6016])
     pts, parts = [], {}
-    for name, tf32, layout in (("tf32-nchw", True, torch.contiguous_format), ("fp32-nchw", False, torch.contiguous_format),
-                               ("tf32-nhwc", True, torch.channels_last)):
-        if only is not None and name not in only:
-            continue
-        gpp.set_tf32(tf32)
-        try:
-            step = Step(dev, layout)
-            pts.append(gpp.run_point(h, "ap1-" + name, step, a.warm, a.meter))
-            parts[name] = {"step_s": gpp.timed(step, 10),
-                           "max_allocated_GiB": torch.cuda.max_memory_allocated() / 2**30}
-            if name.startswith("tf32"):
-                kt, kn = ap5.profile(step, os.path.splitext(a.out)[0] + f"-{name}-kernels.json")
-                parts[name]["kernel_s_sum"], parts[name]["kernels"] = kt, kn
-            print(json.dumps({name: parts[name]}), flush=True)
-        except Exception as e:  # a variant that fails is reported; the others still run
-            traceback.print_exc()
-            pts.append({"name": "ap1-" + name, "error": repr(e)[:300]})
-        step = None
-        torch.cuda.empty_cache()
-        torch.cuda.reset_peak_memory_stats()
+
+    def variant(name, layout):
+        step = Step(dev, layout)
+        pts.append(gpp.run_point(h, "ap1-" + name, step, a.warm, a.meter))
+        parts[name] = {"step_s": gpp.timed(step, 10), "max_allocated_GiB": torch.cuda.max_memory_allocated() / 2**30}
+        if name.startswith("tf32"):
+            kt, kn = ap5.profile(step, os.path.splitext(a.out)[0] + f"-{name}-kernels.json")
+            parts[name]["kernel_s_sum"], parts[name]["kernels"] = kt, kn
+        print(json.dumps({name: parts[name]}), flush=True)
+
+    gpp.run_variants(pts, "ap1-", only, gpp.LAYOUT_VARIANTS[:3], variant)
     gpp.save(a.out, info, pts, parts)
 
 

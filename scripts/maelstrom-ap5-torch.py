@@ -38,7 +38,6 @@ import importlib.util
 import json
 import os
 import sys
-import traceback
 
 import torch
 import torch.nn.functional as F
@@ -224,43 +223,36 @@ def profile(step, path):
 
 def main():
     a, only = gpp.point_args(meter=5.0)
-    want = lambda n: only is None or n in only
     torch.backends.cudnn.benchmark = True  # TensorFlow autotunes its convolutions by default
     g, c = counts(Generator()), counts(Critic())
     h, dev, info = gpp.open_gpu(a, generator_params=g, critic_params=c, trainable=g[0] + c[0],
                                 statistics=g[1] + c[1], report=[9332299, 5280])
     pts, parts = [], {}
-    for name, tf32, layout in (("tf32-nchw", True, torch.contiguous_format), ("fp32-nchw", False, torch.contiguous_format),
-                               ("tf32-nhwc", True, torch.channels_last), ("fp32-nhwc", False, torch.channels_last)):
-        if not want(name):
-            continue
-        gpp.set_tf32(tf32)
-        try:
-            step = Step(dev, layout)
-            pts.append(gpp.run_point(h, "ap5-" + name, step, a.warm, a.meter))
-            if layout == torch.contiguous_format:
-                parts[name] = {
-                    "critic_update_s": gpp.timed(lambda: step.critic_update(0), 20),
-                    "critic_update_no_gp_s": gpp.timed(lambda: step.critic_update(0, gp=False), 20),
-                    "generator_update_s": gpp.timed(step.generator_update, 20),
-                    "step_s": gpp.timed(step, 5),
-                }
-                parts[name].update(pieces(step))
-                for ab, crit in (("no-bn", Critic(norm=False)), ("relu", Critic(act=nn.ReLU))):
-                    st = Step(dev, layout, crit)
-                    parts[name][ab] = {"critic_update_s": gpp.timed(lambda: st.critic_update(0), 20),
-                                       "critic_update_no_gp_s": gpp.timed(lambda: st.critic_update(0, gp=False), 20)}
-                    parts[name][ab].update(pieces(st))
-                    st = None
-                kt, kn = profile(step, os.path.splitext(a.out)[0] + f"-{name}-kernels.json")
-                parts[name]["kernel_s_sum"] = kt
-                parts[name]["kernels"] = kn
-                print(json.dumps({name: parts[name]}), flush=True)
-        except Exception as e:  # a variant that fails is reported; the others still run
-            traceback.print_exc()
-            pts.append({"name": "ap5-" + name, "error": repr(e)[:300]})
-        step = None
-        torch.cuda.empty_cache()
+
+    def variant(name, layout):
+        step = Step(dev, layout)
+        pts.append(gpp.run_point(h, "ap5-" + name, step, a.warm, a.meter))
+        if layout != torch.contiguous_format:
+            return
+        parts[name] = {
+            "critic_update_s": gpp.timed(lambda: step.critic_update(0), 20),
+            "critic_update_no_gp_s": gpp.timed(lambda: step.critic_update(0, gp=False), 20),
+            "generator_update_s": gpp.timed(step.generator_update, 20),
+            "step_s": gpp.timed(step, 5),
+        }
+        parts[name].update(pieces(step))
+        for ab, crit in (("no-bn", Critic(norm=False)), ("relu", Critic(act=nn.ReLU))):
+            st = Step(dev, layout, crit)
+            parts[name][ab] = {"critic_update_s": gpp.timed(lambda: st.critic_update(0), 20),
+                               "critic_update_no_gp_s": gpp.timed(lambda: st.critic_update(0, gp=False), 20)}
+            parts[name][ab].update(pieces(st))
+            st = None
+        kt, kn = profile(step, os.path.splitext(a.out)[0] + f"-{name}-kernels.json")
+        parts[name]["kernel_s_sum"] = kt
+        parts[name]["kernels"] = kn
+        print(json.dumps({name: parts[name]}), flush=True)
+
+    gpp.run_variants(pts, "ap5-", only, gpp.LAYOUT_VARIANTS, variant)
     gpp.save(a.out, info, pts, parts)
 
 
