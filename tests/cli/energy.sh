@@ -5,6 +5,8 @@
 # a cap at 60 % of the device's lowers GPU power and GPU energy and lengthens a compute-bound iteration;
 # --power-cap and --train-iters are checked as options.  The unit test test_energy.c checks the rest
 # (launch-bound < GEMM-bound, more utilisation never less power, idle devices at idle, GH200, MI250X).
+# The one power coefficient fitted on MAELSTROM rows (the A2's GDDR6 energy a byte, docs/energy.md "GDDR6") is
+# what scripts/fit-gddr6.py refits from the A2's AP1 rows with the model as built, within 1 W.
 source "$PF_SRC/tests/cli/lib.bash"
 P=$PREFLIGHT
 export PREFLIGHT_PROGRESS=0
@@ -170,4 +172,6 @@ assert abs(r["wall_s"] - 1000 * d["iteration_time_s"]) <= 1e-3 * r["wall_s"]
 PY
 expect_exit 0 $P predict $J --train-iters 1000
 expect_grep "^energy/run  1000 iterations" "$T/out"
+expect_exit 0 python3 "$PF_SRC/scripts/fit-gddr6.py" --preflight "$P" --check
+expect_grep '^fitted on maelstrom-ap1-unet \(e4-a2, gpu_job\): hbm [0-9.]+ W' "$T/out"
 finish
