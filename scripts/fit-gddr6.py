@@ -30,7 +30,7 @@ HBM = re.compile(r'hbm = "([0-9.]+) W";')
 
 
 def scope_rows():
-    """line number -> (model, scope) of every e4-a2 row, read as validate numbers them (1-based file lines)."""
+    """line number -> model of every e4-a2 gpu_job row, numbered as validate numbers them (1-based file lines)."""
     out, hdr = {}, None
     with open(RUNS) as f:
         for n, line in enumerate(f, 1):
@@ -81,6 +81,8 @@ def main():
             else:
                 hi = mid
         fit = 0.5 * (lo + hi)
+        if fit > 199.0:
+            sys.exit("fit-gddr6.py: no hbm up to 200 W brings the A2's AP1 rows to a signed mean of 0")
         means = signed_means(a.preflight, machines, fit, rows)
     with open(os.path.join(ROOT, "machines", "devices", "a2.cfg")) as f:
         shipped = float(HBM.search(f.read()).group(1))
