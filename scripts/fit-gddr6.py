@@ -12,7 +12,8 @@ to each trial value, so it needs a built preflight.  Usage:
 
   scripts/fit-gddr6.py [--preflight build/preflight] [--check]
 
---check exits 1 when the shipped value (machines/devices/a2.cfg) is more than 1 W from the fit.
+--check exits 1 when a GDDR6 file's shipped `hbm` is off the fitted energy a byte by more than 1 W at the A2's
+bandwidth (5 pJ/B): the A2's own and the A40's, which carries the figure per byte (GDDR6_DEVICES).
 """
 import argparse
 import csv
@@ -27,6 +28,15 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RUNS = os.path.join(ROOT, "scenarios", "validation", "maelstrom.csv")
 HBM = re.compile(r'hbm = "([0-9.]+) W";')
+BW = re.compile(r'memory_bw = "([0-9.]+) GB/s";')
+GDDR6_DEVICES = ("a2", "a40")  # the device files whose `hbm` is the fitted energy a byte x their bandwidth
+
+
+def device_power(name):
+    """(hbm W, memory bandwidth B/s) as machines/devices/NAME.cfg ships them."""
+    with open(os.path.join(ROOT, "machines", "devices", name + ".cfg")) as f:
+        text = f.read()
+    return float(HBM.search(text).group(1)), float(BW.search(text).group(1)) * 1e9
 
 
 def scope_rows():
@@ -84,17 +94,20 @@ def main():
         if fit > 199.0:
             sys.exit("fit-gddr6.py: no hbm up to 200 W brings the A2's AP1 rows to a signed mean of 0")
         means = signed_means(a.preflight, machines, fit, rows)
-    with open(os.path.join(ROOT, "machines", "devices", "a2.cfg")) as f:
-        shipped = float(HBM.search(f.read()).group(1))
-    print("fitted on %s (e4-a2, gpu_job): hbm %.2f W = %.0f pJ/B at 200 GB/s (shipped %.1f W)"
-          % (fitted, fit, fit / 200e9 * 1e12, shipped))
+    a2_W, a2_bw = device_power("a2")
+    per_byte = fit / a2_bw
+    print("fitted on %s (e4-a2, gpu_job): hbm %.2f W = %.0f pJ/B at %.0f GB/s (shipped %.1f W)"
+          % (fitted, fit, per_byte * 1e12, a2_bw / 1e9, a2_W))
     for m in sorted(means):
         print("  %-32s signed mean %+6.1f %%%s" % (m, means[m], "  (fitted)" if m == fitted else "  (check)"))
-    if a.check and abs(shipped - fit) > 1.0:
-        print("fit-gddr6.py: machines/devices/a2.cfg has hbm %.1f W, the fit gives %.2f W" % (shipped, fit),
-              file=sys.stderr)
-        return 1
-    return 0
+    bad = 0
+    for name in GDDR6_DEVICES:
+        hbm_W, bw = device_power(name)
+        if a.check and abs(hbm_W / bw - per_byte) * a2_bw > 1.0:
+            print("fit-gddr6.py: machines/devices/%s.cfg has hbm %.1f W, the fit gives %.1f W (%.0f pJ/B x %.0f GB/s)"
+                  % (name, hbm_W, per_byte * bw, per_byte * 1e12, bw / 1e9), file=sys.stderr)
+            bad = 1
+    return bad
 
 
 if __name__ == "__main__":

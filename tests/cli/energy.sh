@@ -6,7 +6,8 @@
 # --power-cap and --train-iters are checked as options.  The unit test test_energy.c checks the rest
 # (launch-bound < GEMM-bound, more utilisation never less power, idle devices at idle, GH200, MI250X).
 # The one power coefficient fitted on MAELSTROM rows (the A2's GDDR6 energy a byte, docs/energy.md "GDDR6") is
-# what scripts/fit-gddr6.py refits from the A2's AP1 rows with the model as built, within 1 W.
+# what scripts/fit-gddr6.py refits from the A2's AP1 rows with the model as built, within 1 W, and the A40 carries
+# the same energy a byte.
 source "$PF_SRC/tests/cli/lib.bash"
 P=$PREFLIGHT
 export PREFLIGHT_PROGRESS=0
