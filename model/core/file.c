@@ -280,6 +280,23 @@ void pf_temp_remove(const char *path) {
   pf_interrupt_remove_file(path);
 }
 
+int pf_write_private(const char *path, const char *buf, size_t len) {
+  char tmp[PF_PATH_MAX], prefix[PF_PATH_MAX];
+  int w = snprintf(prefix, sizeof prefix, "%s.", path), fd;
+  if (w < 0 || (size_t)w >= sizeof prefix) return pf_error_set(PF_EIO, "%s: path too long", path);
+  if (create_registered(prefix, tmp, sizeof tmp, 0600, &fd) < 0)
+    return pf_error_set(PF_EIO, "%s: cannot create a temporary file beside it: %s", path, strerror(errno));
+  int e = pf_write_all(fd, buf, len) == 0 ? 0 : errno;
+  if (close(fd) != 0 && !e) e = errno;
+  if (!e && rename(tmp, path) != 0) e = errno;
+  if (e) {
+    pf_temp_remove(tmp);
+    return pf_error_set(PF_EIO, "%s: write failed: %s", path, strerror(e));
+  }
+  pf_interrupt_remove_file(tmp);
+  return 0;
+}
+
 static int open_tmp(pf_output *o) {
   char dir[PF_PATH_MAX], prefix[PF_PATH_MAX];
   dir_of(o->target, dir, sizeof dir);

@@ -83,6 +83,10 @@ int pf_write_all(int fd, const void *src, size_t n);
 int pf_read_all(int fd, void *dst, size_t n);
 void pf_temp_remove(const char *path);
 
+/* A file of the program's own (a cache entry, never a user's output): len bytes to a private temporary file
+ * beside path (0600, registered with interrupt.c), renamed over path; 0 or PF_EIO.  No test hook and no
+ * owner or mode kept, which pf_output_write does for the user's files. */
+int pf_write_private(const char *path, const char *buf, size_t len);
 /* check + write in one step, for outputs the library writes itself (traces). */
 int pf_write_file_atomic(const char *path, const char *text);
 /* The same for len bytes (figures: PDF and PNG hold zero bytes); `what` names the option in messages. */

@@ -126,7 +126,7 @@ static int per_doubling_spread(pf_ipool *p, const pf_rkey *k, int skip, double *
 
 int pf_interval_time(pf_ipool *p, const pf_rkey *k, int nodes, int skip, double *lo, double *hi, int *n,
                      char *regime, size_t len) {
-  double ref, d10, d90;
+  double ref = 1, d10, d90; /* ref stays 1 when pf_interval_class fails before setting it */
   int rc = pf_interval_class(p, k, PF_ICLASS_TIME, skip, false, lo, hi, n, &ref, regime, len);
   double D = log2(fmax(1.0, nodes / fmax(1.0, ref)));
   if (rc < 0 || D <= 0) return rc;

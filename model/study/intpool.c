@@ -6,6 +6,7 @@
 #include "intpool.h"
 
 #include "collval.h"
+#include "vdisk.h"
 #include "core/core.h"
 
 #include <ctype.h>
@@ -119,6 +120,24 @@ static int group_of(pf_ipool *p, const char *source, const char *family) {
   return p->ngroups++;
 }
 
+/* The rows of one file to or from its disk entry (vdisk.h): load fills and marks done the rows it holds,
+ * store writes every done row. */
+static void disk_rows(pf_ipool *p, int file, bool store) {
+  pf_vrow **rows = malloc(sizeof *rows * (size_t)(p->n ? p->n : 1));
+  bool *done = malloc(sizeof *done * (size_t)(p->n ? p->n : 1));
+  int *at = malloc(sizeof *at * (size_t)(p->n ? p->n : 1)), n = 0;
+  if (rows && done && at) {
+    for (int i = 0; i < p->n; i++)
+      if (p->rows[i].file == file) { at[n] = i; rows[n] = &p->rows[i].r; done[n++] = p->rows[i].done; }
+    if (store) pf_vdisk_store(p->key[file], rows, done, n);
+    else if (pf_vdisk_load(p->key[file], rows, done, n) > 0)
+      for (int i = 0; i < n; i++) p->rows[at[i]].done = done[i];
+  }
+  free(rows);
+  free(done);
+  free(at);
+}
+
 /* The judged time/throughput/efficiency rows of one CSV, keyed. */
 static int add_file(pf_ipool *p, const char *path) {
   pf_vset s;
@@ -162,6 +181,8 @@ static int add_file(pf_ipool *p, const char *path) {
     }
     pf_error_clear();
   }
+  p->cached[file] = pf_vdisk_key(path, &s, p->vo, &p->key[file]);
+  if (p->cached[file]) disk_rows(p, file, false);
   free(sc);
   pf_vset_free(&s);
   return 0;
@@ -223,6 +244,11 @@ int pf_ipool_predict(pf_ipool *p, const int *idx, int n) {
     for (int i = 0; i < s.n && rc == 0; i++) {
       p->rows[which[i]].r = s.rows[i];
       p->rows[which[i]].done = true;
+    }
+    for (int f = 0; f < p->nfiles && rc == 0; f++) { /* keep what was predicted for the next run */
+      bool touched = false;
+      for (int i = 0; i < s.n && !touched; i++) touched = p->rows[which[i]].file == f;
+      if (touched && p->cached[f]) disk_rows(p, f, true);
     }
   }
   free(which);

@@ -6,6 +6,8 @@
 
 #include "interval.h"
 
+#include <stdint.h>
+
 /* The features of a regime (interval.h): bits of a mask say which ones a level of the ladder keeps. */
 /* PF_RK_FAMILY: dense and mixture-of-experts transformers as one (the ladder's rung before every run) */
 enum { PF_RK_KIND = 1, PF_RK_VENDOR = 2, PF_RK_ARCH = 4, PF_RK_SIZE = 8, PF_RK_SCALE = 16, PF_RK_FAMILY = 32 };
@@ -38,6 +40,8 @@ struct pf_ipool {
   pf_irow *rows;                /* owned */
   int nfiles;
   char files[PF_IPOOL_FILES][PF_PATH_MAX]; /* paths, in name order */
+  bool cached[PF_IPOOL_FILES];  /* the file's predictions are kept on disk (vdisk.h), under key */
+  uint64_t key[PF_IPOOL_FILES];
   int ngroups;
   char group_source[PF_ICOVER_MAX][64], group_family[PF_ICOVER_MAX][PF_IFAMILY_MAX];
 };

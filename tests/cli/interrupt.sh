@@ -36,13 +36,15 @@ for sig, want in ((signal.SIGTERM, 143), (signal.SIGINT, 130)):
     out = os.path.join(work, "sweep.json")
     with open(out, "w") as f:
         f.write("the previous output\n")
-    # a sweep long enough to be still running: 4 points of 512 GPUs each simulated whole
-    # (--engine full, about 3.5 s a point on 2 cores), so a worker left alone would outlive
-    # the 1 s allowed
-    # (sweep drops repeated node counts: four points through --vary)
+    # a sweep long enough to be still running: 4 points of 4,096 GCDs each simulated whole
+    # (--engine full, about 4 s a point on 2 cores), so a worker left alone would outlive
+    # the 1 s allowed (sweep drops repeated node counts: four points through --vary).  Its
+    # own points, not the validation rows behind the ranges: those are read from the cache
+    # after a first run (study/vdisk.h)
     env = dict(os.environ, TMPDIR=os.path.join(work, "tmp"), PREFLIGHT_JOBS="2", PREFLIGHT_PROGRESS="0")
-    p = subprocess.Popen([binary, "sweep", "--machine", "leonardo-booster", "--model", "gpt3-1.3b", "--tp", "1",
-                          "--pp", "4", "--gbs", "2048", "--engine", "full", "--nodes", "128", "--vary", "mbs=1,2,4,8", "-o", out], env=env,
+    p = subprocess.Popen([binary, "sweep", "--machine", "lumi-g", "--model", "gpt3-175b", "--nodes", "512", "--tp", "8",
+                          "--pp", "16", "--mbs", "1", "--precision", "fp16", "--sp", "--dist-opt", "--recompute",
+                          "selective", "--engine", "full", "--vary", "gbs=1536,1600,1664,1728", "-o", out], env=env,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     seen = set()
     deadline = time.time() + 20

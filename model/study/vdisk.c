@@ -1,0 +1,314 @@
+/* vdisk.c - validation-row predictions kept on disk between runs (vdisk.h). */
+#define _GNU_SOURCE /* dl_iterate_phdr */
+#include "vdisk.h"
+
+#include "core/core.h"
+#include "machine/machine.h"
+
+#include <dirent.h>
+#include <elf.h>
+#include <errno.h>
+#include <link.h>
+#include <math.h>
+#include <xbt/base.h> /* SG_BEGIN_DECL, which simgrid/version.h needs */
+#include <simgrid/version.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#define FNV_OFFSET 0xcbf29ce484222325ULL
+#define FNV_PRIME 0x100000001b3ULL
+#define VDISK_MAGIC "preflight validation predictions 1"
+#define VDISK_FILE_MAX (64u << 20) /* a machine or validation file read into the key */
+#define VDISK_KEEP 256             /* entries kept in the folder; the oldest beyond are removed */
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n) {
+  const unsigned char *b = p;
+  for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * FNV_PRIME;
+  return h;
+}
+
+static uint64_t fnv_str(uint64_t h, const char *s) { return fnv(h, s, strlen(s) + 1); }
+
+/* ---- the folder ---- */
+
+static int make_dir(const char *d) { return mkdir(d, 0700) == 0 || errno == EEXIST ? 0 : -1; }
+
+/* snprintf that says whether all of it fit. */
+static bool fits(int w, size_t n) { return w >= 0 && (size_t)w < n; }
+
+/* The cache folder, made if missing; false when the cache is off. */
+static bool cache_dir(char *dir, size_t n) {
+  const char *e = getenv("PREFLIGHT_CACHE");
+  if (e && !strcmp(e, "off")) return false;
+  if (e && *e) return fits(snprintf(dir, n, "%s", e), n) && make_dir(dir) == 0;
+  if ((e = getenv("XDG_CACHE_HOME")) && *e == '/')
+    return fits(snprintf(dir, n, "%s/preflight", e), n) && make_dir(dir) == 0;
+  if (!(e = getenv("HOME")) || *e != '/' || !fits(snprintf(dir, n, "%s/.cache", e), n) || make_dir(dir) < 0)
+    return false;
+  size_t w = strlen(dir);
+  return fits(snprintf(dir + w, n - w, "/preflight"), n - w) && make_dir(dir) == 0;
+}
+
+/* ---- the key ---- */
+
+/* The GNU build id of the running program (the main object's PT_NOTE), hashed into *h; 1 when found. */
+static int build_id_cb(struct dl_phdr_info *info, size_t size, void *arg) {
+  (void)size;
+  uint64_t *h = arg;
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    if (ph->p_type != PT_NOTE) continue;
+    const char *p = (const char *)(info->dlpi_addr + ph->p_vaddr), *end = p + ph->p_memsz;
+    while (p + sizeof(ElfW(Nhdr)) <= end) {
+      const ElfW(Nhdr) *nh = (const ElfW(Nhdr) *)p;
+      size_t name = (nh->n_namesz + 3u) & ~3u, desc = (nh->n_descsz + 3u) & ~3u;
+      const char *d = p + sizeof *nh + name;
+      if (d + nh->n_descsz > end) break;
+      if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 && !memcmp(p + sizeof *nh, "GNU", 4)) {
+        *h = fnv(*h, d, nh->n_descsz);
+        return 1;
+      }
+      p = d + desc;
+    }
+  }
+  return 2; /* the main program is the first object: stop after it */
+}
+
+static bool hash_program(uint64_t *h) {
+  if (dl_iterate_phdr(build_id_cb, h) == 1) return true;
+  char *buf = NULL;
+  size_t len = 0;
+  if (pf_read_file("/proc/self/exe", VDISK_FILE_MAX, &buf, &len) < 0) return false;
+  *h = fnv(*h, buf, len);
+  free(buf);
+  return true;
+}
+
+static bool hash_file(uint64_t *h, const char *path) {
+  char *buf = NULL;
+  size_t len = 0;
+  if (pf_read_file(path, VDISK_FILE_MAX, &buf, &len) < 0) return false;
+  *h = fnv(fnv_str(*h, path), buf, len);
+  free(buf);
+  return true;
+}
+
+static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* Every regular file under dir (depth-limited), in name order: names and contents. */
+static bool hash_tree(uint64_t *h, const char *dir, int depth) {
+  DIR *d = opendir(dir);
+  if (!d) return false;
+  char **names = NULL;
+  int n = 0, cap = 0;
+  bool ok = true;
+  struct dirent *e;
+  while (ok && (e = readdir(d))) {
+    if (e->d_name[0] == '.') continue;
+    if (n == cap) {
+      char **g = realloc(names, sizeof *g * (size_t)(cap = cap ? 2 * cap : 64));
+      if (!g) { ok = false; break; }
+      names = g;
+    }
+    if (!(names[n] = strdup(e->d_name))) ok = false;
+    else n++;
+  }
+  closedir(d);
+  if (ok) qsort(names, (size_t)n, sizeof *names, by_name);
+  for (int i = 0; i < n; i++) {
+    char path[PF_PATH_MAX];
+    struct stat st;
+    if (!fits(snprintf(path, sizeof path, "%s/%s", dir, names[i]), sizeof path)) ok = false;
+    if (ok && stat(path, &st) == 0) {
+      if (S_ISDIR(st.st_mode)) ok = depth > 0 && hash_tree(h, path, depth - 1);
+      else if (S_ISREG(st.st_mode)) ok = hash_file(h, path);
+    }
+    free(names[i]);
+  }
+  free(names);
+  return ok;
+}
+
+static bool ends_with(const char *v, size_t n, const char *suffix) {
+  size_t k = strlen(suffix);
+  return n > k && !strcmp(v + n - k, suffix);
+}
+
+static bool names_a_file(const char *v) {
+  size_t n = strlen(v);
+  return strchr(v, '/') || ends_with(v, n, ".cfg") || ends_with(v, n, ".csv") || ends_with(v, n, ".json");
+}
+
+bool pf_vdisk_key(const char *path, const pf_vset *s, const pf_validate_opts *vo, uint64_t *key) {
+  char dir[PF_PATH_MAX];
+  if (!cache_dir(dir, sizeof dir)) return false;
+  /* the engine's test hooks change what a prediction does */
+  if (getenv("PREFLIGHT_TEST_SIMGRID_DEADLOCK") || getenv("PREFLIGHT_TEST_BREAK_ENGINE")) return false;
+  uint64_t h = fnv_str(FNV_OFFSET, VDISK_MAGIC);
+  int v[3] = {0, 0, 0};
+  sg_version_get(&v[0], &v[1], &v[2]);
+  h = fnv(h, v, sizeof v);
+  bool ok = hash_program(&h) && hash_tree(&h, pf_machines_dir(), 3) && hash_file(&h, path);
+  for (int i = 0; ok && i < s->n; i++) { /* files a row names: a machine or model file, a calibration */
+    const pf_vrow *r = &s->rows[i];
+    if (names_a_file(r->machine)) ok = hash_file(&h, r->machine);
+    if (ok && names_a_file(r->model)) ok = hash_file(&h, r->model);
+    for (int j = 0; ok && j < r->nopt; j++)
+      if (names_a_file(r->opt_value[j])) ok = hash_file(&h, r->opt_value[j]);
+  }
+  if (ok && vo) {
+    if (vo->calibration) ok = hash_file(&h, vo->calibration);
+    if (vo->fit) {
+      double f[4] = {vo->fit->compute_eff, vo->fit->comm_eff, vo->fit->step_overhead_s, vo->fit->input_rate_Bps};
+      h = fnv(h, f, sizeof f);
+    }
+    unsigned char flags[2] = {vo->hold_training, vo->build != NULL};
+    h = fnv(h, flags, sizeof flags);
+  }
+  pf_error_clear();
+  *key = h;
+  return ok;
+}
+
+/* ---- an entry ---- */
+
+static void entry_path(uint64_t key, char *path, size_t n) {
+  if (!cache_dir(path, n)) { path[0] = '\0'; return; }
+  size_t w = strlen(path);
+  if (!fits(snprintf(path + w, n - w, "/rows-%016llx.tsv", (unsigned long long)key), n - w)) path[0] = '\0';
+}
+
+/* A reason with tab, newline, carriage return and backslash escaped, and back. */
+static void escape(const char *s, char *out, size_t n) {
+  size_t w = 0;
+  for (; *s && w + 3 < n; s++) {
+    char c = *s == '\t' ? 't' : *s == '\n' ? 'n' : *s == '\r' ? 'r' : *s == '\\' ? '\\' : 0;
+    if (c) { out[w++] = '\\'; out[w++] = c; }
+    else out[w++] = *s;
+  }
+  out[w] = '\0';
+}
+
+static void unescape(const char *s, char *out, size_t n) {
+  size_t w = 0;
+  for (; *s && w + 1 < n; s++) {
+    if (*s == '\\' && s[1]) {
+      s++;
+      out[w++] = *s == 't' ? '\t' : *s == 'n' ? '\n' : *s == 'r' ? '\r' : *s;
+    } else out[w++] = *s;
+  }
+  out[w] = '\0';
+}
+
+int pf_vdisk_load(uint64_t key, pf_vrow *const *rows, bool *done, int n) {
+  char path[PF_PATH_MAX], *buf = NULL;
+  size_t len = 0;
+  entry_path(key, path, sizeof path);
+  if (!path[0] || pf_read_file(path, VDISK_FILE_MAX, &buf, &len) < 0) { pf_error_clear(); return 0; }
+  int filled = 0;
+  char head[64];
+  snprintf(head, sizeof head, VDISK_MAGIC "\t%016llx\n", (unsigned long long)key);
+  char *p = buf + strlen(head);
+  if (len < strlen(head) || strncmp(buf, head, strlen(head))) goto out;
+  /* line \t status \t fail_code \t predicted \t error \t reason; a malformed entry is a miss */
+  char *reason = malloc(PF_VTEXT);
+  bool *seen = calloc((size_t)(n ? n : 1), sizeof *seen);
+  if (!seen || !reason) { free(seen); free(reason); goto out; }
+  bool bad = false;
+  while (*p && !bad) {
+    char *nl = strchr(p, '\n');
+    if (!nl) { bad = true; break; }
+    *nl = '\0';
+    char *f[6], *q = p;
+    int nf = 0;
+    for (; nf < 6; nf++) {
+      f[nf] = q;
+      char *t = strchr(q, '\t');
+      if (!t) { nf++; break; }
+      *t = '\0';
+      q = t + 1;
+    }
+    char *e1, *e2, *e3, *e4, *e5;
+    long line = strtol(f[0], &e1, 10), st = nf == 6 ? strtol(f[1], &e2, 10) : -1;
+    long code = nf == 6 ? strtol(f[2], &e3, 10) : 0;
+    double pred = nf == 6 ? strtod(f[3], &e4) : 0, err = nf == 6 ? strtod(f[4], &e5) : 0;
+    if (nf != 6 || *e1 || *e2 || *e3 || *e4 || *e5 || st < 0 || st > PF_ROW_FAILED) { bad = true; break; }
+    unescape(f[5], reason, PF_VTEXT);
+    for (int i = 0; i < n; i++)
+      if (rows[i]->line == line && !seen[i]) {
+        seen[i] = true;
+        rows[i]->status = (pf_row_status)st;
+        rows[i]->fail_code = (int)code;
+        rows[i]->predicted = pred;
+        rows[i]->error = err;
+        snprintf(rows[i]->reason, sizeof rows[i]->reason, "%s", reason);
+        break;
+      }
+    p = nl + 1;
+  }
+  for (int i = 0; i < n && !bad; i++)
+    if (seen[i]) { done[i] = true; filled++; }
+  free(seen);
+  free(reason);
+out:
+  free(buf);
+  return filled;
+}
+
+/* Keep the folder small: beyond VDISK_KEEP entries, the least recently written go. */
+static void prune(const char *dir) {
+  DIR *d = opendir(dir);
+  if (!d) return;
+  struct ent { time_t t; char name[64]; } *v = NULL;
+  int n = 0, cap = 0;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    struct stat st;
+    char path[PF_PATH_MAX];
+    if (strncmp(e->d_name, "rows-", 5) || strlen(e->d_name) >= 64) continue;
+    if (!fits(snprintf(path, sizeof path, "%s/%s", dir, e->d_name), sizeof path) || stat(path, &st) < 0) continue;
+    if (n == cap) {
+      struct ent *g = realloc(v, sizeof *g * (size_t)(cap = cap ? 2 * cap : 64));
+      if (!g) break;
+      v = g;
+    }
+    v[n].t = st.st_mtime;
+    snprintf(v[n++].name, sizeof v->name, "%s", e->d_name);
+  }
+  closedir(d);
+  while (n > VDISK_KEEP) { /* remove the oldest, one at a time (rare: n is small) */
+    int o = 0;
+    for (int i = 1; i < n; i++)
+      if (v[i].t < v[o].t || (v[i].t == v[o].t && strcmp(v[i].name, v[o].name) < 0)) o = i;
+    char path[PF_PATH_MAX];
+    if (fits(snprintf(path, sizeof path, "%s/%s", dir, v[o].name), sizeof path)) remove(path);
+    v[o] = v[--n];
+  }
+  free(v);
+}
+
+void pf_vdisk_store(uint64_t key, pf_vrow *const *rows, const bool *done, int n) {
+  char path[PF_PATH_MAX];
+  entry_path(key, path, sizeof path);
+  if (!path[0]) return;
+  size_t cap = 256 + (size_t)n * (64 + 2 * PF_VTEXT), w = 0;
+  char *text = malloc(cap), reason[2 * PF_VTEXT];
+  if (!text) return;
+  w += (size_t)snprintf(text, cap, VDISK_MAGIC "\t%016llx\n", (unsigned long long)key);
+  for (int i = 0; i < n && w < cap; i++) {
+    if (!done[i]) continue;
+    escape(rows[i]->reason, reason, sizeof reason);
+    w += (size_t)snprintf(text + w, cap - w, "%d\t%d\t%d\t%a\t%a\t%s\n", rows[i]->line, (int)rows[i]->status,
+                          rows[i]->fail_code, rows[i]->predicted, rows[i]->error, reason);
+  }
+  /* a private temporary file beside the entry, renamed over it: a reader sees the old entry or the new one */
+  if (w < cap && pf_write_private(path, text, w) == 0) {
+    char *slash = strrchr(path, '/');
+    if (slash) { *slash = '\0'; prune(path); }
+  }
+  pf_error_clear();
+  free(text);
+}
