@@ -276,7 +276,7 @@ static void prune(const char *dir) {
       v = g;
     }
     v[n].t = st.st_mtime;
-    snprintf(v[n++].name, sizeof v->name, "%s", e->d_name);
+    memcpy(v[n++].name, e->d_name, strlen(e->d_name) + 1); /* shorter than the field: checked above */
   }
   closedir(d);
   while (n > VDISK_KEEP) { /* remove the oldest, one at a time (rare: n is small) */
