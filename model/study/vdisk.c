@@ -203,57 +203,68 @@ static void unescape(const char *s, char *out, size_t n) {
   out[w] = '\0';
 }
 
+/* One line of an entry: line \t status \t fail_code \t predicted \t error \t reason (escaped); 0 or -1. */
+static int parse_line(char *p, long *line, long *st, long *code, double *pred, double *err, char **reason) {
+  char *f[6], *q = p, *e[5];
+  int nf = 0;
+  for (; nf < 6; nf++) {
+    f[nf] = q;
+    char *t = strchr(q, '\t');
+    if (!t) { nf++; break; }
+    *t = '\0';
+    q = t + 1;
+  }
+  if (nf != 6) return -1;
+  *line = strtol(f[0], &e[0], 10);
+  *st = strtol(f[1], &e[1], 10);
+  *code = strtol(f[2], &e[2], 10);
+  *pred = strtod(f[3], &e[3]);
+  *err = strtod(f[4], &e[4]);
+  for (int k = 0; k < 5; k++)
+    if (e[k] == f[k] || *e[k]) return -1;
+  *reason = f[5];
+  return *st >= 0 && *st <= PF_ROW_FAILED ? 0 : -1;
+}
+
 int pf_vdisk_load(uint64_t key, pf_vrow *const *rows, bool *done, int n) {
-  char path[PF_PATH_MAX], *buf = NULL;
+  char path[PF_PATH_MAX], head[64], *buf = NULL;
   size_t len = 0;
   entry_path(key, path, sizeof path);
   if (!path[0] || pf_read_file(path, VDISK_FILE_MAX, &buf, &len) < 0) { pf_error_clear(); return 0; }
-  int filled = 0;
-  char head[64];
   snprintf(head, sizeof head, VDISK_MAGIC "\t%016llx\n", (unsigned long long)key);
-  char *p = buf + strlen(head);
-  if (len < strlen(head) || strncmp(buf, head, strlen(head))) goto out;
-  /* line \t status \t fail_code \t predicted \t error \t reason; a malformed entry is a miss */
-  char *reason = malloc(PF_VTEXT);
-  bool *seen = calloc((size_t)(n ? n : 1), sizeof *seen);
-  if (!seen || !reason) { free(seen); free(reason); goto out; }
-  bool bad = false;
-  while (*p && !bad) {
-    char *nl = strchr(p, '\n');
+  size_t hl = strlen(head);
+  /* every line is read and checked before any row takes a value: a malformed entry is a miss, whole */
+  int *at = malloc(sizeof *at * (size_t)(n ? n : 1)), filled = 0;
+  struct got { long st, code; double pred, err; char *reason; } *g = calloc((size_t)(n ? n : 1), sizeof *g);
+  bool bad = !at || !g || len < hl || strncmp(buf, head, hl);
+  for (int i = 0; i < n && !bad; i++) at[i] = -1;
+  for (char *p = buf + (bad ? 0 : hl); !bad && *p;) {
+    char *nl = strchr(p, '\n'), *reason;
+    long line, st, code;
+    double pred, err;
     if (!nl) { bad = true; break; }
     *nl = '\0';
-    char *f[6], *q = p;
-    int nf = 0;
-    for (; nf < 6; nf++) {
-      f[nf] = q;
-      char *t = strchr(q, '\t');
-      if (!t) { nf++; break; }
-      *t = '\0';
-      q = t + 1;
-    }
-    char *e1, *e2, *e3, *e4, *e5;
-    long line = strtol(f[0], &e1, 10), st = nf == 6 ? strtol(f[1], &e2, 10) : -1;
-    long code = nf == 6 ? strtol(f[2], &e3, 10) : 0;
-    double pred = nf == 6 ? strtod(f[3], &e4) : 0, err = nf == 6 ? strtod(f[4], &e5) : 0;
-    if (nf != 6 || *e1 || *e2 || *e3 || *e4 || *e5 || st < 0 || st > PF_ROW_FAILED) { bad = true; break; }
-    unescape(f[5], reason, PF_VTEXT);
+    if (parse_line(p, &line, &st, &code, &pred, &err, &reason) < 0) { bad = true; break; }
     for (int i = 0; i < n; i++)
-      if (rows[i]->line == line && !seen[i]) {
-        seen[i] = true;
-        rows[i]->status = (pf_row_status)st;
-        rows[i]->fail_code = (int)code;
-        rows[i]->predicted = pred;
-        rows[i]->error = err;
-        snprintf(rows[i]->reason, sizeof rows[i]->reason, "%s", reason);
+      if (rows[i]->line == line && at[i] < 0) {
+        at[i] = i;
+        g[i] = (struct got){st, code, pred, err, reason};
         break;
       }
     p = nl + 1;
   }
-  for (int i = 0; i < n && !bad; i++)
-    if (seen[i]) { done[i] = true; filled++; }
-  free(seen);
-  free(reason);
-out:
+  for (int i = 0; i < n && !bad; i++) {
+    if (at[i] < 0) continue;
+    rows[i]->status = (pf_row_status)g[i].st;
+    rows[i]->fail_code = (int)g[i].code;
+    rows[i]->predicted = g[i].pred;
+    rows[i]->error = g[i].err;
+    unescape(g[i].reason, rows[i]->reason, sizeof rows[i]->reason);
+    done[i] = true;
+    filled++;
+  }
+  free(at);
+  free(g);
   free(buf);
   return filled;
 }
