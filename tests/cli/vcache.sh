@@ -37,7 +37,10 @@ cmp -s "$T/first.json" "$T/cut.json" && ok || bad "a truncated entry changed the
 # a folder that cannot be made: the same output, no message
 PREFLIGHT_CACHE=/proc/preflight-cache $P $A >"$T/nodir.json" 2>"$T/err" && ok || bad "an unusable folder failed"
 cmp -s "$T/first.json" "$T/nodir.json" && ok || bad "an unusable folder changed the output"
-[ ! -s "$T/err" ] && ok || bad "an unusable folder printed: $(head -2 "$T/err")"
+# (under AddressSanitizer SimGrid's context switches make ASan print a three-line warning of its own: not ours)
+grep -v -e 'ASan is ignoring requested __asan_handle_no_return' -e '^False positive error reports may follow' \
+  -e '^For details see https://github.com/google/sanitizers/issues/189' "$T/err" >"$T/err.ours"
+[ ! -s "$T/err.ours" ] && ok || bad "an unusable folder printed: $(head -2 "$T/err.ours")"
 
 # an edited machine file is a new key: the rows are predicted again, with the new file
 cp -r "$PF_SRC/machines" "$T/mx"
