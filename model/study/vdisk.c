@@ -40,7 +40,7 @@ static int make_dir(const char *d) { return mkdir(d, 0700) == 0 || errno == EEXI
 static bool fits(int w, size_t n) { return w >= 0 && (size_t)w < n; }
 
 /* The cache folder, made if missing; false when the cache is off. */
-static bool cache_dir(char *dir, size_t n) {
+static bool find_dir(char *dir, size_t n) {
   const char *e = getenv("PREFLIGHT_CACHE");
   if (e && !strcmp(e, "off")) return false;
   if (e && *e) return fits(snprintf(dir, n, "%s", e), n) && make_dir(dir) == 0;
@@ -50,6 +50,14 @@ static bool cache_dir(char *dir, size_t n) {
     return false;
   size_t w = strlen(dir);
   return fits(snprintf(dir + w, n - w, "/preflight"), n - w) && make_dir(dir) == 0;
+}
+
+/* The folder, found once a process (every key, load and store asks); NULL when the cache is off. */
+static const char *cache_dir(void) {
+  static char dir[PF_PATH_MAX];
+  static int state; /* 0: not looked for, 1: found, -1: off */
+  if (!state) state = find_dir(dir, sizeof dir) ? 1 : -1;
+  return state > 0 ? dir : NULL;
 }
 
 /* ---- the key ---- */
@@ -142,16 +150,29 @@ static bool names_a_file(const char *v) {
   return strchr(v, '/') || ends_with(v, n, ".cfg") || ends_with(v, n, ".csv") || ends_with(v, n, ".json");
 }
 
+/* What every file's key starts from: the format, SimGrid's version, the program and the machine folder, hashed
+ * once a process (the pool asks once per validation file). */
+static bool base_key(uint64_t *key) {
+  static uint64_t h;
+  static int state; /* 0: not computed, 1: done, -1: something could not be read */
+  if (!state) {
+    h = fnv_str(FNV_OFFSET, VDISK_MAGIC);
+    int v[3] = {0, 0, 0};
+    sg_version_get(&v[0], &v[1], &v[2]);
+    h = fnv(h, v, sizeof v);
+    state = hash_program(&h) && hash_tree(&h, pf_machines_dir(), 3) ? 1 : -1;
+    pf_error_clear();
+  }
+  *key = h;
+  return state > 0;
+}
+
 bool pf_vdisk_key(const char *path, const pf_vset *s, const pf_validate_opts *vo, uint64_t *key) {
-  char dir[PF_PATH_MAX];
-  if (!cache_dir(dir, sizeof dir)) return false;
+  if (!cache_dir()) return false;
   /* the engine's test hooks change what a prediction does */
   if (getenv("PREFLIGHT_TEST_SIMGRID_DEADLOCK") || getenv("PREFLIGHT_TEST_BREAK_ENGINE")) return false;
-  uint64_t h = fnv_str(FNV_OFFSET, VDISK_MAGIC);
-  int v[3] = {0, 0, 0};
-  sg_version_get(&v[0], &v[1], &v[2]);
-  h = fnv(h, v, sizeof v);
-  bool ok = hash_program(&h) && hash_tree(&h, pf_machines_dir(), 3) && hash_file(&h, path);
+  uint64_t h;
+  bool ok = base_key(&h) && hash_file(&h, path);
   for (int i = 0; ok && i < s->n; i++) { /* files a row names: a machine or model file, a calibration */
     const pf_vrow *r = &s->rows[i];
     if (names_a_file(r->machine)) ok = hash_file(&h, r->machine);
@@ -176,9 +197,8 @@ bool pf_vdisk_key(const char *path, const pf_vset *s, const pf_validate_opts *vo
 /* ---- an entry ---- */
 
 static void entry_path(uint64_t key, char *path, size_t n) {
-  if (!cache_dir(path, n)) { path[0] = '\0'; return; }
-  size_t w = strlen(path);
-  if (!fits(snprintf(path + w, n - w, "/rows-%016llx.tsv", (unsigned long long)key), n - w)) path[0] = '\0';
+  const char *dir = cache_dir();
+  if (!dir || !fits(snprintf(path, n, "%s/rows-%016llx.tsv", dir, (unsigned long long)key), n)) path[0] = '\0';
 }
 
 /* A reason with tab, newline, carriage return and backslash escaped, and back. */
