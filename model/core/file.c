@@ -13,6 +13,7 @@
 #include "error.h"
 #include "interrupt.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -295,6 +296,42 @@ int pf_write_private(const char *path, const char *buf, size_t len) {
   }
   pf_interrupt_remove_file(tmp);
   return 0;
+}
+
+static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+int pf_dir_names(const char *dir, char ***names, int *n) {
+  *names = NULL;
+  *n = 0;
+  DIR *d = opendir(dir);
+  if (!d) return pf_error_set(PF_ENOENT, "%s: cannot open the folder: %s", dir, strerror(errno));
+  int cap = 0;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    if (e->d_name[0] == '.') continue;
+    if (*n == cap) {
+      char **g = realloc(*names, sizeof *g * (size_t)(cap = cap ? 2 * cap : 64));
+      if (!g) break;
+      *names = g;
+    }
+    if (!((*names)[*n] = strdup(e->d_name))) break;
+    (*n)++;
+  }
+  bool short_of_memory = e != NULL;
+  closedir(d);
+  if (short_of_memory) {
+    pf_dir_names_free(*names, *n);
+    *names = NULL;
+    *n = 0;
+    return pf_error_set(PF_ENOMEM, "out of memory");
+  }
+  if (*n > 1) qsort(*names, (size_t)*n, sizeof **names, by_name);
+  return 0;
+}
+
+void pf_dir_names_free(char **names, int n) {
+  for (int i = 0; i < n; i++) free(names[i]);
+  free(names);
 }
 
 static int open_tmp(pf_output *o) {

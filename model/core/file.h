@@ -83,6 +83,11 @@ int pf_write_all(int fd, const void *src, size_t n);
 int pf_read_all(int fd, void *dst, size_t n);
 void pf_temp_remove(const char *path);
 
+/* The names in folder dir, those starting with '.' left out, in strcmp order (a folder read the same way
+ * whatever order the file system lists it in); free with pf_dir_names_free.  0, PF_ENOENT naming dir, or
+ * PF_ENOMEM. */
+int pf_dir_names(const char *dir, char ***names, int *n);
+void pf_dir_names_free(char **names, int n);
 /* A file of the program's own (a cache entry, never a user's output): len bytes to a private temporary file
  * beside path (0600, registered with interrupt.c), renamed over path; 0 or PF_EIO.  No test hook and no
  * owner or mode kept, which pf_output_write does for the user's files. */

@@ -10,7 +10,6 @@
 #include "core/core.h"
 
 #include <ctype.h>
-#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -188,27 +187,20 @@ static int add_file(pf_ipool *p, const char *path) {
   return 0;
 }
 
-static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
-
 static int add_dir(pf_ipool *p, const char *dir) {
-  DIR *d = opendir(dir);
-  if (!d) return pf_error_set(PF_ENOENT, "%s: cannot open the validation folder", dir);
-  char *names[PF_IPOOL_FILES];
-  int nn = 0, rc = 0;
-  struct dirent *e;
-  while ((e = readdir(d)) && nn < PF_IPOOL_FILES) {
-    size_t l = strlen(e->d_name);
-    if (l > 4 && !strcmp(e->d_name + l - 4, ".csv") && !(names[nn++] = strdup(e->d_name))) nn--;
-  }
-  closedir(d);
-  qsort(names, (size_t)nn, sizeof *names, by_name); /* deterministic order */
-  for (int i = 0; i < nn; i++) {
+  char **names;
+  int nn, rc = pf_dir_names(dir, &names, &nn); /* name order: deterministic */
+  if (rc < 0) return rc == PF_ENOENT ? pf_error_set(PF_ENOENT, "%s: cannot open the validation folder", dir) : rc;
+  for (int i = 0, files = 0; i < nn && rc == 0 && files < PF_IPOOL_FILES; i++) {
+    size_t l = strlen(names[i]);
+    if (l <= 4 || strcmp(names[i] + l - 4, ".csv")) continue;
+    files++;
     char path[PF_PATH_MAX];
     snprintf(path, sizeof path, "%s/%s", dir, names[i]);
     /* files of measured collectives (collval.h) measure one collective, not a training step */
-    if (rc == 0 && pf_collval_kind(path) == 0) rc = add_file(p, path);
-    free(names[i]);
+    if (pf_collval_kind(path) == 0) rc = add_file(p, path);
   }
+  pf_dir_names_free(names, nn);
   return rc;
 }
 

@@ -5,7 +5,6 @@
 #include "core/core.h"
 #include "machine/machine.h"
 
-#include <dirent.h>
 #include <elf.h>
 #include <errno.h>
 #include <link.h>
@@ -104,39 +103,21 @@ static bool hash_file(uint64_t *h, const char *path) {
   return true;
 }
 
-static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
-
 /* Every regular file under dir (depth-limited), in name order: names and contents. */
 static bool hash_tree(uint64_t *h, const char *dir, int depth) {
-  DIR *d = opendir(dir);
-  if (!d) return false;
-  char **names = NULL;
-  int n = 0, cap = 0;
-  bool ok = true;
-  struct dirent *e;
-  while (ok && (e = readdir(d))) {
-    if (e->d_name[0] == '.') continue;
-    if (n == cap) {
-      char **g = realloc(names, sizeof *g * (size_t)(cap = cap ? 2 * cap : 64));
-      if (!g) { ok = false; break; }
-      names = g;
-    }
-    if (!(names[n] = strdup(e->d_name))) ok = false;
-    else n++;
-  }
-  closedir(d);
-  if (ok) qsort(names, (size_t)n, sizeof *names, by_name);
-  for (int i = 0; i < n; i++) {
+  char **names;
+  int n;
+  bool ok = pf_dir_names(dir, &names, &n) == 0;
+  for (int i = 0; ok && i < n; i++) {
     char path[PF_PATH_MAX];
     struct stat st;
     if (!fits(snprintf(path, sizeof path, "%s/%s", dir, names[i]), sizeof path)) ok = false;
-    if (ok && stat(path, &st) == 0) {
+    else if (stat(path, &st) == 0) {
       if (S_ISDIR(st.st_mode)) ok = depth > 0 && hash_tree(h, path, depth - 1);
       else if (S_ISREG(st.st_mode)) ok = hash_file(h, path);
     }
-    free(names[i]);
   }
-  free(names);
+  pf_dir_names_free(names, n);
   return ok;
 }
 
@@ -291,34 +272,35 @@ int pf_vdisk_load(uint64_t key, pf_vrow *const *rows, bool *done, int n) {
 
 /* Keep the folder small: beyond VDISK_KEEP entries, the least recently written go. */
 static void prune(const char *dir) {
-  DIR *d = opendir(dir);
-  if (!d) return;
-  struct ent { time_t t; char name[64]; } *v = NULL;
-  int n = 0, cap = 0;
-  struct dirent *e;
-  while ((e = readdir(d))) {
+  char **names;
+  int n;
+  if (pf_dir_names(dir, &names, &n) < 0) { pf_error_clear(); return; }
+  time_t *t = malloc(sizeof *t * (size_t)(n ? n : 1));
+  int m = 0; /* the entries (and temporary files beside them), compacted to the front of names */
+  for (int i = 0; t && i < n; i++) {
+    char path[PF_PATH_MAX];
     struct stat st;
-    char path[PF_PATH_MAX];
-    if (strncmp(e->d_name, "rows-", 5) || strlen(e->d_name) >= 64) continue;
-    if (!fits(snprintf(path, sizeof path, "%s/%s", dir, e->d_name), sizeof path) || stat(path, &st) < 0) continue;
-    if (n == cap) {
-      struct ent *g = realloc(v, sizeof *g * (size_t)(cap = cap ? 2 * cap : 64));
-      if (!g) break;
-      v = g;
+    if (!strncmp(names[i], "rows-", 5) && fits(snprintf(path, sizeof path, "%s/%s", dir, names[i]), sizeof path) &&
+        stat(path, &st) == 0) {
+      char *keep = names[i];
+      names[i] = names[m];
+      names[m] = keep;
+      t[m++] = st.st_mtime;
     }
-    v[n].t = st.st_mtime;
-    memcpy(v[n++].name, e->d_name, strlen(e->d_name) + 1); /* shorter than the field: checked above */
   }
-  closedir(d);
-  while (n > VDISK_KEEP) { /* remove the oldest, one at a time (rare: n is small) */
+  while (t && m > VDISK_KEEP) { /* remove the oldest, one at a time (rare: m is small) */
     int o = 0;
-    for (int i = 1; i < n; i++)
-      if (v[i].t < v[o].t || (v[i].t == v[o].t && strcmp(v[i].name, v[o].name) < 0)) o = i;
+    for (int i = 1; i < m; i++)
+      if (t[i] < t[o] || (t[i] == t[o] && strcmp(names[i], names[o]) < 0)) o = i;
     char path[PF_PATH_MAX];
-    if (fits(snprintf(path, sizeof path, "%s/%s", dir, v[o].name), sizeof path)) remove(path);
-    v[o] = v[--n];
+    if (fits(snprintf(path, sizeof path, "%s/%s", dir, names[o]), sizeof path)) remove(path);
+    m--;
+    char *gone = names[o];
+    names[o] = names[m], t[o] = t[m];
+    names[m] = gone;
   }
-  free(v);
+  free(t);
+  pf_dir_names_free(names, n);
 }
 
 void pf_vdisk_store(uint64_t key, pf_vrow *const *rows, const bool *done, int n) {

@@ -56,4 +56,13 @@ grep -q ',iteration_time_s,2.84,s,' "$T/val/megatron.csv" && ok || bad "the row 
 PREFLIGHT_VALIDATION=$T/val PREFLIGHT_CACHE=$C $P $A >"$T/val-cached.json" && ok || bad "predict (edited row) failed"
 PREFLIGHT_VALIDATION=$T/val PREFLIGHT_CACHE=off $P $A >"$T/val-off.json" && ok || bad "predict (edited row, off) failed"
 cmp -s "$T/val-cached.json" "$T/val-off.json" && ok || bad "an edited row read an old entry"
+# the folder keeps the 256 newest entries: 300 old ones and a run that writes its own leave 256, its own among them
+P2=$T/prune
+mkdir -p "$P2"
+for ((i = 1; i <= 300; i++)); do printf 'x\n' >"$P2/rows-old$i.tsv"; done
+touch -d '2020-01-01' "$P2"/rows-old*.tsv
+PREFLIGHT_CACHE=$P2 $P $A >"$T/prune.json" && ok || bad "predict with a full cache folder failed"
+cmp -s "$T/first.json" "$T/prune.json" && ok || bad "pruning changed the output"
+[ "$(ls "$P2" | grep -c '^rows-')" = 256 ] && ok || bad "pruning left $(ls "$P2" | grep -c '^rows-') entries, not 256"
+[ "$(ls "$P2" | grep -c '^rows-[0-9a-f]\{16\}\.tsv$')" -ge 1 ] && ok || bad "pruning removed the entries just written"
 finish
