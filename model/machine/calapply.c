@@ -135,13 +135,14 @@ static int apply_gemm(const pf_calibration *c, pf_device *d) {
   uint64_t h = 0xcbf29ce484222325ull;
   for (int i = 0; i < c->gemm_n; i++) h = pf_cal_fnv1a((const char *)&c->gemm[i], sizeof c->gemm[i]) ^ (h * 31);
   char key[PF_PATH_MAX + 256];
-  double overhead = c->gemm_overhead_s > 0 ? c->gemm_overhead_s : d->kernel_launch_s;
+  double overhead = c->gemm_overhead_s > 0 ? c->gemm_overhead_s : d->kernel_launch_s, per_class[PF_NPREC];
+  for (int p = 0; p < PF_NPREC; p++) per_class[p] = overhead;
   snprintf(key, sizeof key, "calibration|%016llx|%s|%.17g|%d|%.17g|%.17g|%.17g", (unsigned long long)h, d->id,
            overhead, d->units, d->peak_flops[PF_BF16], d->peak_flops[PF_FP8], d->peak_flops[PF_TF32]);
   const pf_gemm_table *t = pf_gemm_table_find(key);
   if (!t) {
     pf_gemm_table *nt;
-    int rc = pf_gemm_table_build(c->path, c->gemm, c->gemm_n, overhead, d->peak_flops, d->units, NULL, &nt);
+    int rc = pf_gemm_table_build(c->path, c->gemm, c->gemm_n, per_class, d->peak_flops, d->units, NULL, &nt);
     if (rc < 0) return rc;
     if (!(t = pf_gemm_table_intern(key, nt))) return PF_ENOMEM;
   }

@@ -65,52 +65,101 @@ static int read_rate_keys(const reader *r, pf_device *d) {
   return 0;
 }
 
+/* The path of the gemm_table file named at key, relative to the device file at path. */
+static int gemm_path(const reader *r, const char *path, const char *key, char *full, size_t fullsz) {
+  char file[PF_PATH_MAX];
+  TRY(get_str(r, key, file, sizeof file, 1));
+  const char *slash = strrchr(path, '/');
+  if (file[0] == '/' || !slash) snprintf(full, fullsz, "%s", file);
+  else snprintf(full, fullsz, "%.*s/%s", (int)(slash - path), path, file);
+  return 0;
+}
+
+/* The samples of the gemm_table file `full` (named at key) appended to *s, *n; only: the one precision class
+ * every row must be (PF_NPREC: any). */
+static int read_gemm_file(const reader *r, const char *path, const char *key, const char *full, pf_precision only,
+                          pf_gemm_sample **s, int *n) {
+  char why[1024];
+  pf_gemm_sample *x;
+  int nx, rc = pf_gemm_samples_read(full, &x, &nx);
+  if (rc < 0) {
+    snprintf(why, sizeof why, "%s", pf_error_detail());
+    return pf_error_set(rc, "%s:%d: device.%s: %s", path, line_of(lookup(r, key)), key, why);
+  }
+  for (int i = 0; i < nx && only != PF_NPREC; i++)
+    if (pf_gemm_class(x[i].prec) != only) {
+      rc = pf_error_set(PF_EPARSE, "%s:%d: device.%s: %s: row %d is %s; this file holds %s rows only", path,
+                        line_of(lookup(r, key)), key, full, i + 1, pf_precision_name(x[i].prec),
+                        pf_precision_name(only));
+      free(x);
+      return rc;
+    }
+  pf_gemm_sample *all = realloc(*s, (size_t)(*n + nx) * sizeof *all);
+  if (!all) {
+    free(x);
+    return pf_error_set(PF_ENOMEM, "out of memory");
+  }
+  memcpy(all + *n, x, (size_t)nx * sizeof *x);
+  free(x);
+  *s = all;
+  *n += nx;
+  return 0;
+}
+
 /* gemm_table = { file = "tables/x.csv"; units = 132; peak = "989.4 TFLOPS";
- * reference_eff = 0.803; overhead = "22.4 us"; }: a measured GEMM table
- * (gemm.h).  file is relative to the device file; units, peak (dense 16-bit)
- * and reference_eff (large-GEMM efficiency) describe the part it was measured
- * on, so one table serves every part it transfers to (docs/model.md);
- * overhead is the per-call time its timings include (host dispatch and
- * launch), removed to get kernel rates. */
+ * reference_eff = 0.803; overhead = "22.4 us";
+ * fp8 = { file = "tables/y.csv"; peak = "1978.9 TFLOPS"; reference_eff = 0.709; overhead = "25.0 us"; }; }:
+ * a measured GEMM table (gemm.h).  Files are relative to the device file; units, peak (dense 16-bit) and
+ * reference_eff (large-GEMM efficiency) describe the part it was measured on, so one table serves every part
+ * it transfers to (docs/model.md); overhead is the per-call time its timings include (host dispatch and
+ * launch), removed to get kernel rates.  The optional fp8 group adds FP8 rows measured on the same part with
+ * their own peak, large-GEMM efficiency and per-call time (an FP8 product's eager call dispatches longer). */
 static int read_gemm_table(const reader *r, const char *path, pf_device *d) {
   if (!lookup(r, "gemm_table")) return 0;
-  char file[PF_PATH_MAX], full[2 * PF_PATH_MAX + 2];
-  double overhead = 0, ref = 0, peak = 0;
+  char full[2 * PF_PATH_MAX + 2], full8[2 * PF_PATH_MAX + 2] = "";
+  double overhead = 0, ref = 0, peak = 0, overhead8 = 0, ref8 = 0, peak8 = 0;
   int units = 0;
-  TRY(get_str(r, "gemm_table.file", file, sizeof file, 1));
+  bool fp8 = lookup(r, "gemm_table.fp8") != NULL;
+  TRY(gemm_path(r, path, "gemm_table.file", full, sizeof full));
+  if (fp8) TRY(gemm_path(r, path, "gemm_table.fp8.file", full8, sizeof full8));
+  if (fp8) { /* the fp8 group first, each group's required peak last: a missing key is the one error */
+    TRY(get_qty(r, "gemm_table.fp8.overhead", PF_UNIT_TIME, &overhead8, 0));
+    TRY(get_num_b(r, "gemm_table.fp8.reference_eff", PF_PLAUS_EFFICIENCY, &ref8, 1));
+    TRY(get_qty(r, "gemm_table.fp8.peak", PF_UNIT_FLOPS, &peak8, 1));
+  }
   TRY(get_qty(r, "gemm_table.overhead", PF_UNIT_TIME, &overhead, 0));
-  TRY(get_qty(r, "gemm_table.peak", PF_UNIT_FLOPS, &peak, 1));
   TRY(get_int(r, "gemm_table.units", &units, 0, 1));
   TRY(get_num_b(r, "gemm_table.reference_eff", PF_PLAUS_EFFICIENCY, &ref, 1));
-  if (peak <= 0)
-    return pf_error_set(PF_EPARSE, "%s:%d: device.gemm_table.peak: must be positive", path,
-                        line_of(lookup(r, "gemm_table.peak")));
-  const char *slash = strrchr(path, '/');
-  if (file[0] == '/' || !slash) snprintf(full, sizeof full, "%s", file);
-  else snprintf(full, sizeof full, "%.*s/%s", (int)(slash - path), path, file);
-  char key[3 * PF_PATH_MAX];
-  snprintf(key, sizeof key, "%s|%.17g|%d|%.17g|%.17g", full, overhead, units, ref, peak);
+  TRY(get_qty(r, "gemm_table.peak", PF_UNIT_FLOPS, &peak, 1));
+  static const char *pk[] = {"gemm_table.peak", "gemm_table.fp8.peak"};
+  for (int i = 0; i < 1 + fp8; i++)
+    if ((i ? peak8 : peak) <= 0)
+      return pf_error_set(PF_EPARSE, "%s:%d: device.%s: must be positive", path, line_of(lookup(r, pk[i])), pk[i]);
+  char key[6 * PF_PATH_MAX];
+  snprintf(key, sizeof key, "%s|%.17g|%d|%.17g|%.17g|%s|%.17g|%.17g|%.17g", full, overhead, units, ref, peak, full8,
+           overhead8, ref8, peak8);
   const pf_gemm_table *t = pf_gemm_table_find(key);
   if (!t) {
-    pf_gemm_sample *s;
-    int n;
-    int rc = pf_gemm_samples_read(full, &s, &n);
-    if (rc < 0) {
-      char why[1024];
-      snprintf(why, sizeof why, "%s", pf_error_detail());
-      return pf_error_set(rc, "%s:%d: device.gemm_table.file: %s", path, line_of(lookup(r, "gemm_table.file")), why);
-    }
-    double refs[PF_NPREC] = {0}, peaks[PF_NPREC] = {0};
+    pf_gemm_sample *s = NULL;
+    int n = 0, rc = read_gemm_file(r, path, "gemm_table.file", full, PF_NPREC, &s, &n);
+    if (rc == 0 && fp8) rc = read_gemm_file(r, path, "gemm_table.fp8.file", full8, PF_FP8, &s, &n);
+    double refs[PF_NPREC] = {0}, peaks[PF_NPREC] = {0}, over[PF_NPREC];
+    for (int p = 0; p < PF_NPREC; p++) over[p] = overhead;
     refs[PF_BF16] = ref;
     peaks[PF_BF16] = peaks[PF_FP16] = peak;
-    pf_gemm_table *nt;
-    rc = pf_gemm_table_build(full, s, n, overhead, peaks, units, refs, &nt);
-    free(s);
-    if (rc < 0) {
+    if (fp8) {
+      refs[PF_FP8] = ref8;
+      peaks[PF_FP8] = peak8;
+      over[PF_FP8] = overhead8;
+    }
+    pf_gemm_table *nt = NULL;
+    if (rc == 0 && (rc = pf_gemm_table_build(full, s, n, over, peaks, units, refs, &nt)) < 0) {
       char why[1024];
       snprintf(why, sizeof why, "%s", pf_error_detail());
-      return pf_error_set(rc, "%s:%d: device.gemm_table: %s", path, line_of(lookup(r, "gemm_table")), why);
+      rc = pf_error_set(rc, "%s:%d: device.gemm_table: %s", path, line_of(lookup(r, "gemm_table")), why);
     }
+    free(s);
+    if (rc < 0) return rc;
     if (!(t = pf_gemm_table_intern(key, nt))) return PF_ENOMEM;
   }
   d->gemm_table = t;

@@ -107,7 +107,7 @@ void pf_gemm_table_free(pf_gemm_table *t) {
   free(t);
 }
 
-int pf_gemm_table_build(const char *name, const pf_gemm_sample *s, int n, double overhead_s,
+int pf_gemm_table_build(const char *name, const pf_gemm_sample *s, int n, const double overhead_s[PF_NPREC],
                         const double peak[PF_NPREC], int units, const double ref_eff[PF_NPREC],
                         pf_gemm_table **out) {
   *out = NULL;
@@ -122,7 +122,7 @@ int pf_gemm_table_build(const char *name, const pf_gemm_sample *s, int n, double
   snprintf(t->name, sizeof t->name, "%s", name);
   t->n = n;
   t->units = units;
-  t->overhead_s = overhead_s;
+  memcpy(t->overhead_s, overhead_s, sizeof t->overhead_s);
   for (int i = 0; i < n; i++) {
     const pf_gemm_sample *x = &s[i];
     pf_precision c = pf_gemm_class(x->prec);
@@ -139,7 +139,7 @@ int pf_gemm_table_build(const char *name, const pf_gemm_sample *s, int n, double
                           pf_precision_name(x->prec));
     }
     double flops = 2.0 * x->m * x->n * x->k;
-    double body = x->time_s - overhead_s;
+    double body = x->time_s - overhead_s[c];
     if (body < flops / pk) body = flops / pk; /* never above the dense peak */
     pf_gemm_row *r = &t->row[i];
     r->m = x->m;
@@ -243,7 +243,7 @@ int pf_gemm_table_corrected(const char *name, const pf_gemm_table *base, const p
   }
   snprintf(t->name, sizeof t->name, "%s", name);
   t->units = base->units;
-  t->overhead_s = base->overhead_s;
+  memcpy(t->overhead_s, base->overhead_s, sizeof t->overhead_s);
   double ref[PF_NPREC];
   for (int c = 0; c < PF_NPREC; c++) {
     ref[c] = base->top[c] > 0 ? base->ref_eff[c] : meas->ref_eff[c];

@@ -50,7 +50,7 @@ typedef struct pf_gemm_sample {
   double m, n, k;
   pf_gemm_layout layout;
   pf_precision prec;
-  double time_s; /* one call as measured (may include host_overhead_s, see pf_gemm_table_build) */
+  double time_s; /* one call as measured (may include a per-call overhead, see pf_gemm_table_build) */
 } pf_gemm_sample;
 
 typedef struct pf_gemm_row {
@@ -74,7 +74,8 @@ typedef struct pf_gemm_table {
   int ncorr;                 /* measured corrections (pf_gemm_table_corrected), 0 = none */
   pf_gemm_row *corr;         /* owned: their shapes, r = ln(measured / the base table's prediction) */
   double corr_med[PF_NPREC]; /* per class: the median r, what a shape far from every correction moves by */
-  double overhead_s;         /* per-call time removed from each measured time (host dispatch + launch floor) */
+  double overhead_s[PF_NPREC]; /* per class: the per-call time removed from each measured time (host dispatch +
+                                 * launch floor; an FP8 product's eager call dispatches longer than a BF16 one) */
   struct pf_gemm_memo *memo; /* owned: residuals already interpolated */
 } pf_gemm_table;
 
@@ -91,13 +92,13 @@ double pf_gemm_shape(int units, pf_precision p, double m, double n, double k, do
 double pf_gemm_top(const pf_device *d, pf_precision p);
 
 /* Build a table from samples.  Each sample's kernel time is
- * time_s - overhead_s (the host dispatch and launch floor its timing
- * includes), clamped at the dense peak; peak[] are the measured part's dense
+ * time_s - overhead_s[its class] (the host dispatch and launch floor its
+ * timing includes), clamped at the dense peak; peak[] are the measured part's dense
  * peaks, units its SM/CU count, ref_eff[] its large-GEMM efficiencies (0 =
  * the class's largest measured efficiency).  Rows of a precision with no peak
  * are an error (PF_EINVAL naming the sample).  On success *out is owned by
  * the caller (pf_gemm_table_free) unless handed to pf_gemm_table_intern. */
-int pf_gemm_table_build(const char *name, const pf_gemm_sample *s, int n, double overhead_s,
+int pf_gemm_table_build(const char *name, const pf_gemm_sample *s, int n, const double overhead_s[PF_NPREC],
                         const double peak[PF_NPREC], int units, const double ref_eff[PF_NPREC],
                         pf_gemm_table **out);
 void pf_gemm_table_free(pf_gemm_table *t);
