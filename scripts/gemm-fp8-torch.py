@@ -15,6 +15,9 @@ and why (docs/model.md, "GEMM: a measured table over a physical curve"):
   experts  one product per expert (Transformer Engine's GroupedLinear: one cuBLAS GEMM per expert) at the
            SwiGLU expert shapes of six built-in MoE models, tokens per expert 64-4096, BF16 and FP8, forward,
            data and weight gradient; and torch._grouped_mm (one CUTLASS launch for all experts) beside the loop.
+  graph    the per-expert products again, 16-1024 rows, each timed as 20 calls captured in one CUDA graph (no host
+           dispatch between them: the kernel alone, also where it is shorter than a call's dispatch), with the
+           names of the kernels cuBLASLt picked (torch.profiler): what a small-row product really runs.
   power    8192^3 at full load for --meter seconds after --warm: BF16, FP8 fast accumulation, FP8 split
            accumulator (NVML energy, SM clock, clock-event reasons: the power cap).
 
@@ -23,32 +26,26 @@ with the GPU idle before it (so a time holds one eager call's host dispatch and 
 (`time_s`); also `loop_s`, the mean of 20 back-to-back calls (the kernel, where it is longer than a dispatch).
 Random operands (seed 1): constant data run faster and cooler (calibrate/results/README.md).
 
-Usage: gemm-fp8-torch.py OUT.json [--warm S] [--meter S] [--only table,experts,power]
-       (writes OUT.json and OUT-table.csv, OUT-experts.csv beside it)
+Usage: gemm-fp8-torch.py OUT.json [--warm S] [--meter S] [--only table,experts,graph,power]
+       (writes OUT.json and OUT-table.csv, OUT-experts.csv, OUT-graph.csv beside it)
 """
 import csv
-import importlib.util
+import importlib
 import json
 import os
 import statistics
+import sys
 import time
 import traceback
 
 import torch
+from torch.profiler import ProfilerActivity, profile
 
 _here = os.path.dirname(os.path.abspath(__file__))
 # The shapes: $PF_GEMM_SHAPES, else the shared data beside the checkout.
 SHAPES = os.environ.get("PF_GEMM_SHAPES") or os.path.join(_here, "..", "..", "shared", "data", "h100-gemm-bf16.csv")
-
-
-def _load(name, file):
-    spec = importlib.util.spec_from_file_location(name, os.path.join(_here, file))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-gpp = _load("gpu_power_points", "gpu-power-points.py")
+sys.path.insert(0, _here)
+gpp = importlib.import_module("gpu-power-points")  # its point arguments, NVML record, timer and save
 
 E4M3, E5M2 = torch.float8_e4m3fn, torch.float8_e5m2
 # SwiGLU experts (hidden, moe_ffn_hidden_size) of built-in models (model/workload built-ins and their configs).
@@ -146,6 +143,13 @@ def grouped(w, model, h, f, groups, tokens, dev):
         w.writerow([tokens, 2 * f, h, "NN", "bf16-grouped", "", "", "", "", model, "fc1", groups, repr(e)[:200]])
 
 
+def expert_gemms(m, h, fe):
+    """(shape, layout, which GEMM) of one expert's SwiGLU MLP over m rows: fc1 is [h -> 2 f_e], fc2 [f_e -> h];
+    forward, data gradient, weight gradient."""
+    return (((m, 2 * fe, h), "NN", "fc1"), ((m, h, fe), "NN", "fc2"), ((m, h, 2 * fe), "NT", "fc1"),
+            ((m, fe, h), "NT", "fc2"), ((2 * fe, h, m), "TN", "fc1"), ((h, fe, m), "TN", "fc2"))
+
+
 def experts(out, dev):
     with open(out, "w", newline="") as f:
         w = csv.writer(f)
@@ -155,10 +159,7 @@ def experts(out, dev):
         for model, h, fe in EXPERTS:
             for m in TOKENS:
                 for dtype in ("bf16", "fp8"):
-                    # (shape, layout, which GEMM): SwiGLU fc1 is [h -> 2 f_e], fc2 [f_e -> h]
-                    for (mm, nn, kk), lay, g in (((m, 2 * fe, h), "NN", "fc1"), ((m, h, fe), "NN", "fc2"),
-                                                 ((m, h, 2 * fe), "NT", "fc1"), ((m, fe, h), "NT", "fc2"),
-                                                 ((2 * fe, h, m), "TN", "fc1"), ((h, fe, m), "TN", "fc2")):
+                    for (mm, nn, kk), lay, g in expert_gemms(m, h, fe):
                         measure(w, mm, nn, kk, lay, dtype, dev, [model, g, 1])
                 f.flush()
         for model, h, fe in EXPERTS[:2]:
@@ -168,6 +169,57 @@ def experts(out, dev):
             f.flush()
         print("experts in %.1f s" % (time.perf_counter() - t0), flush=True)
     return {"models": [e[0] for e in EXPERTS], "tokens_per_expert": list(TOKENS)}
+
+
+def graph_s(fn, calls=20):
+    """Seconds a call of fn takes inside a CUDA graph of `calls` calls (median of 5 replays): the kernels alone."""
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        for _ in range(calls):
+            fn()
+    g.replay()
+    torch.cuda.synchronize()
+    ts = []
+    for _ in range(5):
+        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        e0.record()
+        g.replay()
+        e1.record()
+        torch.cuda.synchronize()
+        ts.append(e0.elapsed_time(e1) / 1000.0 / calls)
+    return statistics.median(ts)
+
+
+def kernel_names(fn):
+    """The GPU kernels one call of fn launches (the library's pick: tile shape, split-K)."""
+    with profile(activities=[ProfilerActivity.CUDA]) as p:
+        fn()
+        torch.cuda.synchronize()
+    return ";".join(e.name.split("(")[0][:80] for e in p.events() if e.device_type == torch.autograd.DeviceType.CUDA)
+
+
+def graph(out, dev):
+    with open(out, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["m", "n", "k", "layout", "dtype", "graph_s", "tflops", "model", "gemm", "kernels"])
+        t0 = time.perf_counter()
+        for model, h, fe in EXPERTS:
+            for m in (16, 32, 64, 128, 256, 512, 1024):
+                for dtype in ("bf16", "fp8"):
+                    for (mm, nn, kk), lay, g in expert_gemms(m, h, fe):
+                        try:
+                            fn = operands(mm, nn, kk, dtype, lay, dev)
+                            t = graph_s(fn)
+                            w.writerow([mm, nn, kk, lay, dtype, "%.9f" % t, "%.1f" % (2 * mm * nn * kk / t / 1e12),
+                                        model, g, kernel_names(fn)])
+                        except Exception as e:
+                            w.writerow([mm, nn, kk, lay, dtype, "", "", model, g, repr(e)[:200]])
+            f.flush()
+        print("graph in %.1f s" % (time.perf_counter() - t0), flush=True)
+    return {"calls_per_graph": 20, "replays": 5}
 
 
 def power(h, dev, warm, meter):
@@ -187,6 +239,7 @@ def main():
     pts, parts = [], {}
     for name, body in (("table", lambda: table(base + "-table.csv", dev)),
                        ("experts", lambda: experts(base + "-experts.csv", dev)),
+                       ("graph", lambda: graph(base + "-graph.csv", dev)),
                        ("power", lambda: pts.extend(power(h, dev, a.warm, a.meter)))):
         if only is not None and name not in only:
             continue

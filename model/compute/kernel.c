@@ -94,6 +94,21 @@ double pf_attention_eff(const pf_device *d, pf_precision p, pf_pass pass, double
   return eff < cap ? eff : cap;
 }
 
+/* HBM bytes a product must move at least when its list gives none: each operand read once and the result
+ * written once, per product of the batch (A m x k and B k x n in the math's type, C m x n in bf16 after an fp8
+ * product, else in the math's type).  A product whose weight is large and whose rows are few (an expert's
+ * 16-256 tokens, a small micro-batch) takes at least that long: measured on an H100 (docs/model.md, "The FP8
+ * table"), DeepSeek-V3's expert fc1 (4096 x 7168, bf16) takes 25-28 us from 16 to 128 rows, the 59 MB weight
+ * read at HBM speed, where its FLOPs alone are 1-11 us.  Only the time takes this floor: a GEMM's own
+ * traffic is inside the power model's tensor coefficient, fitted on library GEMMs (power/pm_util.c). */
+static double gemm_floor_bytes(const pf_kernel *k, double batch) {
+  if (k->kind != PF_KERNEL_GEMM || k->bytes > 0 || k->flops > 0) return 0.0;
+  static const double el[PF_NPREC] = {[PF_FP64] = 8, [PF_FP32] = 4, [PF_TF32] = 4, [PF_FP16] = 2, [PF_BF16] = 2,
+                                      [PF_FP8] = 1};
+  double in = k->prec >= 0 && k->prec < PF_NPREC ? el[k->prec] : 2.0, out = k->prec == PF_FP8 ? 2.0 : in;
+  return batch * ((k->m * k->k + k->k * k->n) * in + k->m * k->n * out);
+}
+
 int pf_kernel_cost_eval(const pf_kernel_env *env, const pf_kernel *k, pf_kernel_cost *c) {
   const pf_device *d = env->dev;
   double scale = env->eff_scale > 0 ? env->eff_scale : 1.0;
@@ -133,6 +148,7 @@ int pf_kernel_cost_eval(const pf_kernel_env *env, const pf_kernel *k, pf_kernel_
     return pf_error_set(PF_EINVAL, "invalid kernel kind");
   }
   if (k->bytes > 0) c->memory_s = pf_mem_time(d, k->bytes) / scale;
+  else if (k->kind == PF_KERNEL_GEMM) c->memory_s = pf_mem_time(d, gemm_floor_bytes(k, batch)) / scale;
   double body = fmax(c->compute_s, c->memory_s);
   c->time_s = body + c->floor_s;
   c->limit = body <= 0 ? PF_LIMIT_FLOOR : c->compute_s >= c->memory_s ? PF_LIMIT_COMPUTE : PF_LIMIT_MEMORY;

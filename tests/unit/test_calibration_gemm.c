@@ -66,6 +66,7 @@ int main(void) {
   a.plan.gbs = 8;
   a.precision = PF_BF16;
   a.host_mode = PF_HOST_GRAPHS; /* the GEMMs' time alone: eager, Megatron's Python per layer hides part of it */
+  a.plan.flash_attn = true;      /* the linear layers' GEMMs: unfused attention products are bound by their bytes */
   b = a;
   snprintf(b.calibration, sizeof b.calibration, "%s", cal);
   CHECK_INT(pf_scenario_apply_calibration(&b), 0);
