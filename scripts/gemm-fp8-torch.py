@@ -5,8 +5,8 @@ BF16 table, at the per-expert shapes of the built-in mixtures of experts, and at
 Runs only on a machine with an NVIDIA Hopper GPU, PyTorch and nvidia-ml-py; no test calls it.  What it measures
 and why (docs/model.md, "GEMM: a measured table over a physical curve"):
 
-  table    every shape of shared/data/h100-gemm-bf16.csv ($PF_GEMM_SHAPES names another copy) in BF16 again, as PyTorch's
-           autograd runs it (forward X W^T, data gradient dY W, weight gradient dY^T X), and in FP8 through
+  table    every shape of shared/data/h100-gemm-bf16.csv ($PF_GEMM_SHAPES names another copy) in BF16 again,
+           as PyTorch's autograd runs it (forward X W^T, data gradient dY W, weight gradient dY^T X), and in FP8 through
            torch._scaled_mm (cuBLASLt, per-tensor scales, bf16 output), the kernel Transformer Engine calls on
            Hopper: both operands K-major (TE casts and transposes them first, priced in compute/fp8.c), forward
            E4M3 x E4M3 with fast accumulation, data and weight gradient E5M2 x E4M3 with the split accumulator

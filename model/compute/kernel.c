@@ -97,8 +97,8 @@ double pf_attention_eff(const pf_device *d, pf_precision p, pf_pass pass, double
 /* HBM bytes a product must move at least when its list gives none: each operand read once and the result
  * written once, per product of the batch (A m x k and B k x n in the math's type, C m x n in bf16 after an fp8
  * product, else in the math's type).  A product whose weight is large and whose rows are few (an expert's
- * 16-256 tokens, a small micro-batch) takes at least that long: measured on an H100 (docs/model.md, "The FP8
- * table"), DeepSeek-V3's expert fc1 (4096 x 7168, bf16) takes 25-28 us from 16 to 128 rows, the 59 MB weight
+ * 16-256 tokens, a small micro-batch) takes at least that long: measured on an H100 (docs/model.md, "The
+ * operands' floor"), DeepSeek-V3's expert fc1 (4096 x 7168, bf16) takes 25-28 us from 16 to 128 rows, the 59 MB weight
  * read at HBM speed, where its FLOPs alone are 1-11 us.  Only the time takes this floor: a GEMM's own
  * traffic is inside the power model's tensor coefficient, fitted on library GEMMs (power/pm_util.c). */
 static double gemm_floor_bytes(const pf_kernel *k, double batch) {

@@ -122,15 +122,16 @@ static int read_gemm_table(const reader *r, const char *path, pf_device *d) {
   bool fp8 = lookup(r, "gemm_table.fp8") != NULL;
   TRY(gemm_path(r, path, "gemm_table.file", full, sizeof full));
   if (fp8) TRY(gemm_path(r, path, "gemm_table.fp8.file", full8, sizeof full8));
-  if (fp8) { /* the fp8 group first, each group's required peak last: a missing key is the one error */
-    TRY(get_qty(r, "gemm_table.fp8.overhead", PF_UNIT_TIME, &overhead8, 0));
-    TRY(get_num_b(r, "gemm_table.fp8.reference_eff", PF_PLAUS_EFFICIENCY, &ref8, 1));
-    TRY(get_qty(r, "gemm_table.fp8.peak", PF_UNIT_FLOPS, &peak8, 1));
-  }
+  /* the group's other keys before the required peaks, so a missing peak does not leave them unread */
   TRY(get_qty(r, "gemm_table.overhead", PF_UNIT_TIME, &overhead, 0));
   TRY(get_int(r, "gemm_table.units", &units, 0, 1));
   TRY(get_num_b(r, "gemm_table.reference_eff", PF_PLAUS_EFFICIENCY, &ref, 1));
+  if (fp8) {
+    TRY(get_qty(r, "gemm_table.fp8.overhead", PF_UNIT_TIME, &overhead8, 0));
+    TRY(get_num_b(r, "gemm_table.fp8.reference_eff", PF_PLAUS_EFFICIENCY, &ref8, 1));
+  }
   TRY(get_qty(r, "gemm_table.peak", PF_UNIT_FLOPS, &peak, 1));
+  if (fp8) TRY(get_qty(r, "gemm_table.fp8.peak", PF_UNIT_FLOPS, &peak8, 1));
   static const char *pk[] = {"gemm_table.peak", "gemm_table.fp8.peak"};
   for (int i = 0; i < 1 + fp8; i++)
     if ((i ? peak8 : peak) <= 0)
