@@ -234,7 +234,8 @@ def power(h, dev, warm, meter):
 
 def main():
     a, only = gpp.point_args(meter=4.0)
-    h, dev, info = gpp.open_gpu(a, cuda=torch.version.cuda, sms=torch.cuda.get_device_properties(0).multi_processor_count)
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    h, dev, info = gpp.open_gpu(a, cuda=torch.version.cuda, sms=sms)
     base = a.out[:-5] if a.out.endswith(".json") else a.out
     pts, parts = [], {}
     for name, body in (("table", lambda: table(base + "-table.csv", dev)),
