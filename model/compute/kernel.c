@@ -103,9 +103,7 @@ double pf_attention_eff(const pf_device *d, pf_precision p, pf_pass pass, double
  * traffic is inside the power model's tensor coefficient, fitted on library GEMMs (power/pm_util.c). */
 static double gemm_floor_bytes(const pf_kernel *k, double batch) {
   if (k->kind != PF_KERNEL_GEMM || k->bytes > 0 || k->flops > 0) return 0.0;
-  static const double el[PF_NPREC] = {[PF_FP64] = 8, [PF_FP32] = 4, [PF_TF32] = 4, [PF_FP16] = 2, [PF_BF16] = 2,
-                                      [PF_FP8] = 1};
-  double in = k->prec >= 0 && k->prec < PF_NPREC ? el[k->prec] : 2.0, out = k->prec == PF_FP8 ? 2.0 : in;
+  double out = pf_precision_bytes(k->prec), in = k->prec == PF_FP8 ? 1.0 : out; /* fp8: bf16 out */
   return batch * ((k->m * k->k + k->k * k->n) * in + k->m * k->n * out);
 }
 
