@@ -137,12 +137,14 @@ static int apply_gemm(const pf_calibration *c, pf_device *d) {
   char key[PF_PATH_MAX + 256];
   double overhead = c->gemm_overhead_s > 0 ? c->gemm_overhead_s : d->kernel_launch_s, per_class[PF_NPREC];
   for (int p = 0; p < PF_NPREC; p++) per_class[p] = overhead;
-  snprintf(key, sizeof key, "calibration|%016llx|%s|%.17g|%d|%.17g|%.17g|%.17g", (unsigned long long)h, d->id,
-           overhead, d->units, d->peak_flops[PF_BF16], d->peak_flops[PF_FP8], d->peak_flops[PF_TF32]);
+  snprintf(key, sizeof key, "calibration|%016llx|%s|%.17g|%d|%.17g|%.17g|%.17g|%.17g", (unsigned long long)h,
+           d->id, overhead, d->units, d->gemm_half_dim, d->peak_flops[PF_BF16], d->peak_flops[PF_FP8],
+           d->peak_flops[PF_TF32]);
   const pf_gemm_table *t = pf_gemm_table_find(key);
   if (!t) {
     pf_gemm_table *nt;
-    int rc = pf_gemm_table_build(c->path, c->gemm, c->gemm_n, per_class, d->peak_flops, d->units, NULL, &nt);
+    int rc = pf_gemm_table_build(c->path, c->gemm, c->gemm_n, per_class, d->peak_flops, d->units, d->gemm_half_dim,
+                                  NULL, &nt);
     if (rc < 0) return rc;
     if (!(t = pf_gemm_table_intern(key, nt))) return PF_ENOMEM;
   }

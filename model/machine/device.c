@@ -137,8 +137,8 @@ static int read_gemm_table(const reader *r, const char *path, pf_device *d) {
     if ((i ? peak8 : peak) <= 0)
       return pf_error_set(PF_EPARSE, "%s:%d: device.%s: must be positive", path, line_of(lookup(r, pk[i])), pk[i]);
   char key[6 * PF_PATH_MAX];
-  snprintf(key, sizeof key, "%s|%.17g|%d|%.17g|%.17g|%s|%.17g|%.17g|%.17g", full, overhead, units, ref, peak, full8,
-           overhead8, ref8, peak8);
+  snprintf(key, sizeof key, "%s|%.17g|%d|%.17g|%.17g|%.17g|%s|%.17g|%.17g|%.17g", full, overhead, units,
+           d->gemm_half_dim, ref, peak, full8, overhead8, ref8, peak8);
   const pf_gemm_table *t = pf_gemm_table_find(key);
   if (!t) {
     pf_gemm_sample *s = NULL;
@@ -154,7 +154,7 @@ static int read_gemm_table(const reader *r, const char *path, pf_device *d) {
       over[PF_FP8] = overhead8;
     }
     pf_gemm_table *nt = NULL;
-    if (rc == 0 && (rc = pf_gemm_table_build(full, s, n, over, peaks, units, refs, &nt)) < 0) {
+    if (rc == 0 && (rc = pf_gemm_table_build(full, s, n, over, peaks, units, d->gemm_half_dim, refs, &nt)) < 0) {
       char why[1024];
       snprintf(why, sizeof why, "%s", pf_error_detail());
       rc = pf_error_set(rc, "%s:%d: device.gemm_table: %s", path, line_of(lookup(r, "gemm_table")), why);

@@ -47,11 +47,11 @@ double pf_gemm_top(const pf_device *d, pf_precision p) {
 
 /* ---- the curve ---- */
 
-double pf_gemm_shape(int units, pf_precision p, double m, double n, double k, double batch) {
+double pf_gemm_shape(int units, double k_half, pf_precision p, double m, double n, double k, double batch) {
   static const double tiles[][2] = {{128, 256}, {256, 128}, {128, 128}, {64, 128}, {128, 64}};
   if (!(m > 0 && n > 0 && k > 0)) return 0.0;
   if (!(batch > 0)) batch = 1.0;
-  double kh = PF_GEMM_K_HALF * (p == PF_FP8 ? 2.0 : 1.0);
+  double kh = (k_half > 0 ? k_half : PF_GEMM_K_HALF) * (p == PF_FP8 ? 2.0 : 1.0);
   double best = 0.0;
   for (size_t i = 0; i < sizeof tiles / sizeof tiles[0]; i++) {
     double tm = tiles[i][0], tn = tiles[i][1];
@@ -108,7 +108,7 @@ void pf_gemm_table_free(pf_gemm_table *t) {
 }
 
 int pf_gemm_table_build(const char *name, const pf_gemm_sample *s, int n, const double overhead_s[PF_NPREC],
-                        const double peak[PF_NPREC], int units, const double ref_eff[PF_NPREC],
+                        const double peak[PF_NPREC], int units, double k_half, const double ref_eff[PF_NPREC],
                         pf_gemm_table **out) {
   *out = NULL;
   if (n <= 0) return pf_error_set(PF_EINVAL, "%s: GEMM table has no rows", name);
@@ -122,6 +122,7 @@ int pf_gemm_table_build(const char *name, const pf_gemm_sample *s, int n, const 
   snprintf(t->name, sizeof t->name, "%s", name);
   t->n = n;
   t->units = units;
+  t->k_half = k_half;
   memcpy(t->overhead_s, overhead_s, sizeof t->overhead_s);
   for (int i = 0; i < n; i++) {
     const pf_gemm_sample *x = &s[i];
@@ -162,13 +163,14 @@ int pf_gemm_table_build(const char *name, const pf_gemm_sample *s, int n, const 
  * row).  ratio: scratch of t->n doubles. */
 static void fit_classes(pf_gemm_table *t, double *ratio, const double ref_eff[PF_NPREC]) {
   int n = t->n, units = t->units;
+  double kh = t->k_half;
   for (int c = 0; c < PF_NPREC; c++) {
     int m = 0;
     double best = 0;
     for (int i = 0; i < n; i++) {
       pf_gemm_row *r = &t->row[i];
       if (r->prec != (pf_precision)c) continue;
-      ratio[m++] = r->eff / pf_gemm_shape(units, r->prec, r->m, r->n, r->k, 1);
+      ratio[m++] = r->eff / pf_gemm_shape(units, kh, r->prec, r->m, r->n, r->k, 1);
       if (r->eff > best) best = r->eff;
     }
     if (m == 0) continue;
@@ -177,7 +179,7 @@ static void fit_classes(pf_gemm_table *t, double *ratio, const double ref_eff[PF
     for (int i = 0; i < n; i++) {
       pf_gemm_row *r = &t->row[i];
       if (r->prec != (pf_precision)c) continue;
-      r->r = log(r->eff / (t->top[c] * pf_gemm_shape(units, r->prec, r->m, r->n, r->k, 1)));
+      r->r = log(r->eff / (t->top[c] * pf_gemm_shape(units, kh, r->prec, r->m, r->n, r->k, 1)));
     }
   }
 }
@@ -243,6 +245,7 @@ int pf_gemm_table_corrected(const char *name, const pf_gemm_table *base, const p
   }
   snprintf(t->name, sizeof t->name, "%s", name);
   t->units = base->units;
+  t->k_half = base->k_half;
   memcpy(t->overhead_s, base->overhead_s, sizeof t->overhead_s);
   double ref[PF_NPREC];
   for (int c = 0; c < PF_NPREC; c++) {
@@ -315,7 +318,7 @@ double pf_gemm_eff_batched(const pf_device *d, pf_precision p, pf_gemm_layout la
    * the k-loop's fixed prologue and epilogue weigh r times less: the curve's k ramp shrinks by r */
   double r = d->peak_flops[PF_BF16] > 0 && (p == PF_FP32 || p == PF_FP64) ? pf_device_peak(d, p) / d->peak_flops[PF_BF16]
                                                                           : 1.0;
-  double shape = pf_gemm_shape(d->units, p, m, n, r > 0 && r < 1 ? k / r : k, batch);
+  double shape = pf_gemm_shape(d->units, d->gemm_half_dim, p, m, n, r > 0 && r < 1 ? k / r : k, batch);
   double top = pf_gemm_top(d, p), eff;
   const pf_gemm_table *t = d->gemm_table;
   if (t && t->top[c] > 0 && t->ref_eff[c] > 0)

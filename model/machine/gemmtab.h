@@ -17,7 +17,10 @@
  * PF_GEMM_SHAPE_TOP, the share of that best-shape figure that transformer
  * shapes reach at size.  Both constants (0.889, k_half 101) were fitted to the
  * 470 shipped rows of data/h100-gemm-bf16.csv (the held-out families were not
- * used); the fit found no extra m or n term beyond util.
+ * used); the fit found no extra m or n term beyond util.  k_half is the
+ * device's (efficiency.gemm_half_dim, default 101): the ramp scales with one
+ * SM's tensor rate, so Blackwell parts take 202 (docs/model.md, "k_half per
+ * device").
  *
  * A table holds measured rows.  Each row's residual against the curve,
  *   r_i = ln(eff_i / (top_table x util_i x k_i/(k_i + k_half))),
@@ -69,6 +72,7 @@ typedef struct pf_gemm_table {
   int n;
   pf_gemm_row *row;          /* owned */
   int units;                 /* SMs/CUs of the part that was measured (0 = unknown: no wave term) */
+  double k_half;             /* the curve's 16-bit k_half the residuals were fitted against */
   double top[PF_NPREC];      /* median of eff / shape over the class's rows; 0 = no rows */
   double ref_eff[PF_NPREC];  /* large-GEMM efficiency of the measured part (transfer reference) */
   int ncorr;                 /* measured corrections (pf_gemm_table_corrected), 0 = none */
@@ -84,8 +88,9 @@ typedef struct pf_gemm_table {
 pf_precision pf_gemm_class(pf_precision p);
 
 /* The curve's shape factor util x k/(k + k_half) for `batch` products of
- * m x n x k on a device with `units` SMs/CUs (0: no wave quantization). */
-double pf_gemm_shape(int units, pf_precision p, double m, double n, double k, double batch);
+ * m x n x k on a device with `units` SMs/CUs (0: no wave quantization);
+ * k_half is the device's 16-bit efficiency.gemm_half_dim (fp8: twice it). */
+double pf_gemm_shape(int units, double k_half, pf_precision p, double m, double n, double k, double batch);
 
 /* Large-GEMM efficiency of d for precision p (efficiency.gemm, or
  * efficiency.gemm_fp8 for fp8 when given). */
@@ -94,12 +99,13 @@ double pf_gemm_top(const pf_device *d, pf_precision p);
 /* Build a table from samples.  Each sample's kernel time is
  * time_s - overhead_s[its class] (the host dispatch and launch floor its
  * timing includes), clamped at the dense peak; peak[] are the measured part's dense
- * peaks, units its SM/CU count, ref_eff[] its large-GEMM efficiencies (0 =
+ * peaks, units its SM/CU count, k_half its curve's (efficiency.gemm_half_dim),
+ * ref_eff[] its large-GEMM efficiencies (0 =
  * the class's largest measured efficiency).  Rows of a precision with no peak
  * are an error (PF_EINVAL naming the sample).  On success *out is owned by
  * the caller (pf_gemm_table_free) unless handed to pf_gemm_table_intern. */
 int pf_gemm_table_build(const char *name, const pf_gemm_sample *s, int n, const double overhead_s[PF_NPREC],
-                        const double peak[PF_NPREC], int units, const double ref_eff[PF_NPREC],
+                        const double peak[PF_NPREC], int units, double k_half, const double ref_eff[PF_NPREC],
                         pf_gemm_table **out);
 void pf_gemm_table_free(pf_gemm_table *t);
 

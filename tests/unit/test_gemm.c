@@ -118,18 +118,30 @@ int main(void) {
   CHECK(pcie.gemm_table == h100.gemm_table);
   CHECK_NEAR(bigp / big, pcie.gemm_eff / h100.gemm_eff, 0.03); /* wave quantization differs a little */
   /* 132 tiles of 128x256 fill the SXM part in one wave; on 114 SMs the best is 528 tiles of 64x128 in 5 waves */
-  double w_sxm = pf_gemm_shape(132, PF_BF16, 128 * 12, 256 * 11, 8192, 1);
-  double w_pcie = pf_gemm_shape(114, PF_BF16, 128 * 12, 256 * 11, 8192, 1);
+  double w_sxm = pf_gemm_shape(132, PF_GEMM_K_HALF, PF_BF16, 128 * 12, 256 * 11, 8192, 1);
+  double w_pcie = pf_gemm_shape(114, PF_GEMM_K_HALF, PF_BF16, 128 * 12, 256 * 11, 8192, 1);
   CHECK_NEAR(w_pcie / w_sxm, 528.0 / 570.0, 1e-9);
 
   /* split-K: one 128x256 output tile over a long reduction (a classifier head, 8 x 8 x 46080) splits k over
    * the SMs instead of running on one of 132; the exact figure: the smallest tile (64x128), 132 slices of
    * k/132 in one wave */
   double kc = 46080.0 / 132;
-  CHECK_NEAR(pf_gemm_shape(132, PF_BF16, 8, 8, 46080, 1),
+  CHECK_NEAR(pf_gemm_shape(132, PF_GEMM_K_HALF, PF_BF16, 8, 8, 46080, 1),
              8.0 * 8 * 132 / (132.0 * 64 * 128) * kc / (kc + PF_GEMM_K_HALF), 1e-12);
   /* enough tiles for a wave: no split, the curve as fitted */
-  CHECK_NEAR(pf_gemm_shape(132, PF_BF16, 128 * 12, 256 * 11, 8192, 1), 1.0 * 8192 / (8192 + PF_GEMM_K_HALF), 1e-12);
+  CHECK_NEAR(pf_gemm_shape(132, PF_GEMM_K_HALF, PF_BF16, 128 * 12, 256 * 11, 8192, 1),
+             1.0 * 8192 / (8192 + PF_GEMM_K_HALF), 1e-12);
+  /* the device's k_half is the curve's: a B200 (k_half 202, twice a Hopper SM's tensor rate) against the same
+   * part at the H100's 101, on a shape that fills its waves (no split-K) with a short reduction; fp8 twice it */
+  pf_device b200;
+  CHECK_INT(pf_device_load("b200-180", &b200), 0);
+  CHECK_NEAR(b200.gemm_half_dim, 202, 0);
+  double e202 = pf_gemm_eff(&b200, PF_BF16, PF_GEMM_NN, 8192, 8192, 512);
+  double f202 = pf_gemm_eff(&b200, PF_FP8, PF_GEMM_NN, 8192, 8192, 512);
+  pf_device b101 = b200;
+  b101.gemm_half_dim = 101;
+  CHECK_NEAR(e202 / pf_gemm_eff(&b101, PF_BF16, PF_GEMM_NN, 8192, 8192, 512), (512.0 / 714) / (512.0 / 613), 1e-9);
+  CHECK_NEAR(f202 / pf_gemm_eff(&b101, PF_FP8, PF_GEMM_NN, 8192, 8192, 512), (512.0 / 916) / (512.0 / 714), 1e-9);
 
   /* fp8: its own efficiency, on the datasheet dense fp8 peak; a large GEMM 1.3-1.9x faster than bf16 */
   pf_kernel g = {.kind = PF_KERNEL_GEMM, .prec = PF_BF16, .m = 16384, .n = 16384, .k = 16384};
