@@ -21,7 +21,6 @@
  */
 #include "calibration.h"
 
-#include "calibration_int.h"
 #include "core/core.h"
 
 #include <ctype.h>
@@ -132,8 +131,8 @@ static int measured_eff(const pf_calibration *c, const pf_device *d, const char 
  * each table row moves by the measured/predicted ratio of the calibration rows near its shape
  * (pf_gemm_table_corrected), so a table-backed prediction moves by no more than what was measured. */
 static int apply_gemm(const pf_calibration *c, pf_device *d) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (int i = 0; i < c->gemm_n; i++) h = pf_cal_fnv1a((const char *)&c->gemm[i], sizeof c->gemm[i]) ^ (h * 31);
+  uint64_t h = PF_FNV1A_OFFSET;
+  for (int i = 0; i < c->gemm_n; i++) h = pf_fnv1a(PF_FNV1A_OFFSET, &c->gemm[i], sizeof c->gemm[i]) ^ (h * 31);
   char key[PF_PATH_MAX + 256];
   double overhead = c->gemm_overhead_s > 0 ? c->gemm_overhead_s : d->kernel_launch_s, per_class[PF_NPREC];
   for (int p = 0; p < PF_NPREC; p++) per_class[p] = overhead;

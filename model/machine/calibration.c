@@ -10,7 +10,6 @@
  */
 #include "calibration.h"
 
-#include "calibration_int.h"
 #include "core/core.h"
 #include "io/io.h"
 
@@ -408,7 +407,7 @@ int pf_calibration_load(const char *path, pf_calibration *out) {
     else if (memchr(buf, '\0', len))
       rc = pf_error_set(PF_EPARSE, "%s: binary data, expected calibration JSON", path);
     else {
-      uint64_t h = pf_cal_fnv1a(buf, len);
+      uint64_t h = pf_fnv1a(PF_FNV1A_OFFSET, buf, len);
       int hit = -1;
       for (int i = 0; i < CAL_CACHE && hit < 0; i++)
         if (cal_cache[i].len == len && cal_cache[i].hash == h) hit = i;

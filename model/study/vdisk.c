@@ -17,19 +17,11 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#define FNV_OFFSET 0xcbf29ce484222325ULL
-#define FNV_PRIME 0x100000001b3ULL
 #define VDISK_MAGIC "preflight validation predictions 1"
 #define VDISK_FILE_MAX (64u << 20) /* a machine or validation file read into the key */
 #define VDISK_KEEP 256             /* entries kept in the folder; the oldest beyond are removed */
 
-static uint64_t fnv(uint64_t h, const void *p, size_t n) {
-  const unsigned char *b = p;
-  for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * FNV_PRIME;
-  return h;
-}
-
-static uint64_t fnv_str(uint64_t h, const char *s) { return fnv(h, s, strlen(s) + 1); }
+static uint64_t fnv_str(uint64_t h, const char *s) { return pf_fnv1a(h, s, strlen(s) + 1); }
 
 /* ---- the folder ---- */
 
@@ -75,7 +67,7 @@ static int build_id_cb(struct dl_phdr_info *info, size_t size, void *arg) {
       const char *d = p + sizeof *nh + name;
       if (d + nh->n_descsz > end) break;
       if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 && !memcmp(p + sizeof *nh, "GNU", 4)) {
-        *h = fnv(*h, d, nh->n_descsz);
+        *h = pf_fnv1a(*h, d, nh->n_descsz);
         return 1;
       }
       p = d + desc;
@@ -89,7 +81,7 @@ static bool hash_program(uint64_t *h) {
   char *buf = NULL;
   size_t len = 0;
   if (pf_read_file("/proc/self/exe", VDISK_FILE_MAX, &buf, &len) < 0) return false;
-  *h = fnv(*h, buf, len);
+  *h = pf_fnv1a(*h, buf, len);
   free(buf);
   return true;
 }
@@ -98,7 +90,7 @@ static bool hash_file(uint64_t *h, const char *path) {
   char *buf = NULL;
   size_t len = 0;
   if (pf_read_file(path, VDISK_FILE_MAX, &buf, &len) < 0) return false;
-  *h = fnv(fnv_str(*h, path), buf, len);
+  *h = pf_fnv1a(fnv_str(*h, path), buf, len);
   free(buf);
   return true;
 }
@@ -137,10 +129,10 @@ static bool base_key(uint64_t *key) {
   static uint64_t h;
   static int state; /* 0: not computed, 1: done, -1: something could not be read */
   if (!state) {
-    h = fnv_str(FNV_OFFSET, VDISK_MAGIC);
+    h = fnv_str(PF_FNV1A_OFFSET, VDISK_MAGIC);
     int v[3] = {0, 0, 0};
     sg_version_get(&v[0], &v[1], &v[2]);
-    h = fnv(h, v, sizeof v);
+    h = pf_fnv1a(h, v, sizeof v);
     state = hash_program(&h) && hash_tree(&h, pf_machines_dir(), 3) ? 1 : -1;
     pf_error_clear();
   }
@@ -165,10 +157,10 @@ bool pf_vdisk_key(const char *path, const pf_vset *s, const pf_validate_opts *vo
     if (vo->calibration) ok = hash_file(&h, vo->calibration);
     if (vo->fit) {
       double f[4] = {vo->fit->compute_eff, vo->fit->comm_eff, vo->fit->step_overhead_s, vo->fit->input_rate_Bps};
-      h = fnv(h, f, sizeof f);
+      h = pf_fnv1a(h, f, sizeof f);
     }
     unsigned char flags[2] = {vo->hold_training, vo->build != NULL};
-    h = fnv(h, flags, sizeof flags);
+    h = pf_fnv1a(h, flags, sizeof flags);
   }
   pf_error_clear();
   *key = h;
