@@ -10,7 +10,6 @@
 #include "hardware.h"
 
 #include <ctype.h>
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,38 +36,32 @@ static const char *base_name(const char *path, char *buf, size_t n) {
   return buf;
 }
 
+/* The ids of dir's machine or device files (the .cfg names less the suffix, dot-files left out), in id order. */
 static int list_cfg(const char *dir, char ***ids, int *n) {
-  DIR *d = opendir(dir);
-  *ids = NULL;
-  *n = 0;
-  if (!d) return pf_error_set(PF_ENOENT, "%s: cannot open machine directory (set PREFLIGHT_MACHINES)", dir);
-  int cap = 0;
-  struct dirent *e;
-  while ((e = readdir(d)) != NULL) {
-    size_t len = strlen(e->d_name);
-    if (len <= 4 || strcmp(e->d_name + len - 4, ".cfg") != 0 || e->d_name[0] == '.') continue;
-    if (*n == cap) {
-      cap = cap ? 2 * cap : 32;
-      char **grown = realloc(*ids, (size_t)cap * sizeof **ids);
-      if (!grown) { closedir(d); pf_strlist_free(*ids, *n); return pf_error_set(PF_ENOMEM, "out of memory"); }
-      *ids = grown;
+  int rc = pf_dir_names(dir, ids, n);
+  if (rc == PF_ENOENT)
+    return pf_error_set(PF_ENOENT, "%s: cannot open machine directory (set PREFLIGHT_MACHINES)", dir);
+  if (rc < 0) return rc;
+  int kept = 0;
+  for (int i = 0; i < *n; i++) {
+    char *name = (*ids)[i];
+    size_t len = strlen(name);
+    if (len > 4 && strcmp(name + len - 4, ".cfg") == 0) {
+      name[len - 4] = '\0';
+      (*ids)[kept++] = name;
+    } else {
+      free(name);
     }
-    (*ids)[*n] = strndup(e->d_name, len - 4);
-    if (!(*ids)[*n]) { closedir(d); pf_strlist_free(*ids, *n); return pf_error_set(PF_ENOMEM, "out of memory"); }
-    (*n)++;
   }
-  closedir(d);
-  for (int i = 1; i < *n; i++) /* insertion sort: tens of entries */
+  *n = kept;
+  for (int i = 1; i < *n; i++) /* by id, not by file name ("a" before "a-b", whose file sorts first) */
     for (int j = i; j > 0 && strcmp((*ids)[j - 1], (*ids)[j]) > 0; j--) {
       char *t = (*ids)[j]; (*ids)[j] = (*ids)[j - 1]; (*ids)[j - 1] = t;
     }
   return 0;
 }
 
-void pf_strlist_free(char **ids, int n) {
-  for (int i = 0; i < n; i++) free(ids[i]);
-  free(ids);
-}
+void pf_strlist_free(char **ids, int n) { pf_dir_names_free(ids, n); }
 
 int pf_machine_list(char ***ids, int *n) { return list_cfg(pf_machines_dir(), ids, n); }
 
