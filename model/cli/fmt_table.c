@@ -200,11 +200,11 @@ static void tune(FILE *out, const cJSON *ctx, const pf_tune_result *r, const pf_
     fprintf(out, "%4d %5d%s %11.4g %12.4g %10.1f %8.1f%s %10.1f  %-40s %s\n", i + 1, c->plan.dp, ep, c->t_iter_s,
             c->tokens_per_s, c->tflops_per_gpu, c->memory_GiB, a2a, c->energy_J / 1e3, why, txt);
   }
-  char sh[320];
+  char sh[512 + PF_PP_LAYOUT_MAX];
   pf_tune_sharded_text(r, o->objective, sh, sizeof sh);
   if (sh[0]) fprintf(out, "%s\n", sh);
   const cJSON *dev = cJSON_GetObjectItemCaseSensitive(ctx, "device");
-  char ep1[1024 + PF_PP_LAYOUT_MAX];
+  char ep1[1536 + 2 * PF_PP_LAYOUT_MAX];
   pf_tune_ep1_text(r, o->objective, cJSON_IsString(dev) ? dev->valuestring : "the device", ep1, sizeof ep1);
   if (ep1[0]) fprintf(out, "%s\n", ep1);
 }

@@ -26,7 +26,8 @@
  * on either side; 0 for the other schedules); the interleaved schedule divides the fill by V (exact for 1F1B
  * with free transfers, also with uneven
  * stages; an upper bound of the DES's bubble for uneven interleaved chunks, docs/model.md "Uneven pipeline
- * stages").  Each chunk of an interleaved stage runs its own share (pf_pipeline_chunk_times).
+ * stages").  Each chunk of an interleaved stage runs its own share (pf_pipeline_chunk_times).  Each stage's end
+ * (where its DP collectives start, dpsync.c) follows the cooldown's gradient chain (cooldown_ends), as in the DES.
  *
  * DualPipe (--schedule dualpipe; DeepSeek-V3, arXiv 2412.19437 section 3.2.1 and Table 2; deepseek-ai/DualPipe)
  * is priced in closed form in every engine, not as an event schedule: rank d holds stage d and stage
@@ -141,6 +142,35 @@ static void dualpipe(const pf_stage_work *w, int P, int M, double hop, pf_pipeli
   r->makespan_s = M * worst + bubble + hop;
 }
 
+/* Each stage's end and its last microbatch's first backward, from the cooldown: stage 0 ends at the makespan
+ * and every stage s ends one backward (of chunk 0) and one hop of boundary s before stage s - 1 does, the
+ * gradient chain of the last microbatch (exact for equal stages; the DES finds the same when no stage waits on
+ * another in the cooldown).  Under the interleaved schedule the last P V backward chunks of a stage are chunk V - 1
+ * of the last P microbatches, then chunk V - 2 of them, ... chunk 0 (Megatron's order of virtual microbatches),
+ * so the last microbatch's first backward (chunk V - 1, the P-th of them) starts (V - 1) P + 1 chunk backwards
+ * before the end.  DualPipe: each rank ends at the makespan. */
+static void cooldown_ends(const pf_scenario *sc, const pf_stage_work *w, const pf_pipe_net *net,
+                          pf_pipeline_result *r) {
+  const pf_plan *p = &sc->plan;
+  int P = p->pp, V = p->schedule == PF_SCHED_INTERLEAVED ? p->vstages : 1;
+  double end = r->makespan_s, tf[64], tb[64], prev = 0; /* prev: stage s - 1's chunk 0 backward */
+  for (int s = 0; s < P; s++) {
+    double b = w[s].bwd_s + w[s].bwd_tp_s;
+    if (p->schedule == PF_SCHED_DUALPIPE) {
+      r->stage_end_s[s] = r->makespan_s;
+      r->stage_first_bwd_s[s] = r->makespan_s - b;
+      continue;
+    }
+    pf_pipeline_chunk_times(sc, &w[s], s, tf, tb);
+    if (s > 0) end -= prev + pf_pipe_net_time(net, s - 1, w[s - 1].p2p_bytes) + net->recv_s;
+    prev = tb[0];
+    double tail = 0;
+    for (int c = 0; c < V; c++) tail += (c == V - 1 ? 1 : P) * tb[c];
+    r->stage_end_s[s] = fmax(end, 0.0);
+    r->stage_first_bwd_s[s] = fmax(end - (V > 1 ? tail : b), 0.0);
+  }
+}
+
 static void run_analytic(const pf_scenario *sc, const pf_stage_work *w, const pf_pipe_net *net,
                          pf_pipeline_result *r) {
   const pf_plan *p = &sc->plan;
@@ -168,10 +198,7 @@ static void run_analytic(const pf_scenario *sc, const pf_stage_work *w, const pf
   if (p->schedule == PF_SCHED_INTERLEAVED) fill /= p->vstages;
   r->makespan_s = M * worst + fill;
   if (p->schedule == PF_SCHED_DUALPIPE) dualpipe(w, P, M, hop, r);
-  for (int s = 0; s < P; s++) {
-    r->stage_end_s[s] = r->makespan_s;
-    r->stage_first_bwd_s[s] = r->makespan_s - (w[s].bwd_s + w[s].bwd_tp_s);
-  }
+  cooldown_ends(sc, w, net, r);
   r->events = 0;
 }
 

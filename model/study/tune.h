@@ -129,9 +129,11 @@ int pf_tune_refuse(const pf_scenario *base, long enumerated, long pruned, const 
 
 /* "--tp 4 --pp 8 ..." for a plan. */
 void pf_tune_plan_text(const pf_plan *p, char *buf, size_t n);
-/* " (+x % time vs the best, screened)" for a plan that screened at `screen`, against the best plan's screening
- * (the finalists' simulation is another engine's figure); "" without finalists. */
-void pf_tune_vs_best_text(const pf_tune_result *r, pf_objective o, double screen, char *buf, size_t n);
+/* " (+x % time vs the best, screened)" for plan p that screened at `screen`, against the best plan's screening
+ * (the finalists' simulation is another engine's figure); where p is itself a finalist, its simulation too:
+ * " (+x % time vs the best, screened; simulated: T s, +y %, rank k)"; "" without finalists. */
+void pf_tune_vs_best_text(const pf_tune_result *r, pf_objective o, const pf_plan *p, double screen, char *buf,
+                          size_t n);
 
 /* JSON of a (possibly sharded) result: counters and the finalists with every
  * plan field, enough for pf_tune_merge.  Caller frees. */

@@ -87,9 +87,9 @@ static void fastest_text(const pf_tune_result *r, pf_objective o, char *buf, siz
     snprintf(buf, n, "; none could be priced");
     return;
   }
-  char txt[192 + PF_PP_LAYOUT_MAX], vs[48];
+  char txt[192 + PF_PP_LAYOUT_MAX], vs[160];
   pf_tune_plan_text(&e->fastest.plan, txt, sizeof txt);
-  pf_tune_vs_best_text(r, o, e->fastest.screen, vs, sizeof vs);
+  pf_tune_vs_best_text(r, o, &e->fastest.plan, e->fastest.screen, vs, sizeof vs);
   snprintf(buf, n, "; the best EP 1 plan (screened), %s: %.4g s%s, %.1f GiB per GPU", txt,
            e->fastest.t_iter_s, vs, e->fastest.memory_GiB);
 }
@@ -98,7 +98,7 @@ void pf_tune_ep1_text(const pf_tune_result *r, pf_objective o, const char *dev, 
   const pf_tune_ep1 *e = &r->ep1;
   buf[0] = '\0';
   if (!e->has) return;
-  char txt[192 + PF_PP_LAYOUT_MAX], terms[320], fast[320 + PF_PP_LAYOUT_MAX];
+  char txt[192 + PF_PP_LAYOUT_MAX], terms[320], fast[512 + PF_PP_LAYOUT_MAX];
   pf_tune_plan_text(&e->plan, txt, sizeof txt);
   pf_tune_memory_terms(&e->m, dev, terms, sizeof terms);
   if (e->fits) {

@@ -26,7 +26,7 @@ void pf_tune_sharded_json(cJSON *d, const pf_tune_result *r) {
   if (!r->has_sharded) return;
   cJSON *o = cJSON_AddObjectToObject(d, "best_sharded");
   const pf_tune_cand *c = &r->sharded;
-  char txt[192];
+  char txt[192 + PF_PP_LAYOUT_MAX];
   pf_tune_plan_text(&c->plan, txt, sizeof txt);
   pf_plan_json_fields(o, &c->plan, PF_PLAN_FORM_TUNE);
   cJSON_AddStringToObject(o, "options", txt);
@@ -58,9 +58,9 @@ void pf_tune_sharded_text(const pf_tune_result *r, pf_objective o, char *buf, si
   buf[0] = '\0';
   if (!r->has_sharded) return;
   const pf_tune_cand *c = &r->sharded;
-  char txt[192], vs[48];
+  char txt[192 + PF_PP_LAYOUT_MAX], vs[160];
   pf_tune_plan_text(&c->plan, txt, sizeof txt);
-  pf_tune_vs_best_text(r, o, c->screen, vs, sizeof vs);
+  pf_tune_vs_best_text(r, o, &c->plan, c->screen, vs, sizeof vs);
   snprintf(buf, n, "best sharded plan (ZeRO-%d%s, screened): %.4g s%s, %.1f GiB per GPU: %s", pf_plan_zero(&c->plan),
            c->plan.shard_group == PF_SHARD_NODE ? " hybrid" : "", c->t_iter_s, vs, c->memory_GiB, txt);
 }

@@ -3,7 +3,8 @@
  *   1F1B and GPipe: (M + P - 1)(t_f + t_b)
  *   interleaved with V chunks: M (t_f + t_b) + (P - 1)(t_f + t_b) / V
  * (Narayanan et al. SC21, section 2.2), and the closed-form engine; and Megatron's blocking 1F1B P2P,
- * whose exchanges stay in the steady-state cycle (test_blocking_p2p). */
+ * whose exchanges stay in the steady-state cycle (test_blocking_p2p); and the closed form's stage ends (the
+ * cooldown's gradient chain, where the DP collectives start) against the DES's (test_stage_ends). */
 #include "check.h"
 
 #include "engine/engine.h"
@@ -126,9 +127,42 @@ static void test_blocking_p2p(void) {
   free(r);
 }
 
+/* Equal stages: the closed form ends stage s one chunk-0 backward and one hop before stage s - 1, and starts
+ * the last microbatch's backward (V - 1) P + 1 chunk backwards before the stage's end under the interleaved
+ * schedule (Megatron's order of virtual microbatches), one backward under 1F1B: as the DES, to its ns events,
+ * each counted back from the engine's own makespan (with blocking hops the closed form's fill is 3 ms longer here).
+ * Were every stage to end at the makespan (the closed form before), stage P - 1 would be off by (P - 1) t_b. */
+static void test_stage_ends(void) {
+  pf_scenario sc;
+  pf_stage_work w[8];
+  pf_pipe_net *net = malloc(sizeof *net);
+  pf_pipeline_result *des = malloc(sizeof *des), *cf = malloc(sizeof *cf);
+  struct { pf_schedule sched; int V; double h; } k[] = {{PF_SCHED_1F1B, 1, 0.001}, {PF_SCHED_1F1B, 1, 0},
+                                                       {PF_SCHED_INTERLEAVED, 2, 0}, {PF_SCHED_INTERLEAVED, 4, 0}};
+  int P = 8, M = 32;
+  for (int i = 0; i < (int)(sizeof k / sizeof *k); i++) {
+    setup(&sc, P, M, k[i].sched, k[i].V, w, net, 0.010, 0.020);
+    for (int s = 0; s < P; s++) net->lat_s[s] = k[i].h;
+    sc.engine = PF_ENGINE_DES;
+    CHECK(pf_pipeline_run(&sc, w, net, 0, des) == 0);
+    sc.engine = PF_ENGINE_ANALYTIC;
+    CHECK(pf_pipeline_run(&sc, w, net, 0, cf) == 0);
+    if (k[i].h == 0) CHECK_NEAR(cf->makespan_s, des->makespan_s, 1e-6); /* with hops the fill differs a little */
+    for (int s = 0; s < P; s++) { /* from each engine's own makespan */
+      CHECK_NEAR(cf->makespan_s - cf->stage_end_s[s], des->makespan_s - des->stage_end_s[s], 1e-6);
+      CHECK_NEAR(cf->makespan_s - cf->stage_first_bwd_s[s], des->makespan_s - des->stage_first_bwd_s[s], 1e-6);
+    }
+    CHECK(des->stage_end_s[P - 1] < des->stage_end_s[0] - (P - 1) * 0.020 / k[i].V + 1e-6);
+  }
+  free(net);
+  free(des);
+  free(cf);
+}
+
 int main(void) {
   test_schedules();
   test_des();
   test_blocking_p2p();
+  test_stage_ends();
   return pf_check_done();
 }
