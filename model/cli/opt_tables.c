@@ -39,6 +39,7 @@ PF_PARSE_CALLBACK(parse_framework, pf_framework_parse, pf_framework)
 PF_PARSE_CALLBACK(parse_conv_layout, pf_conv_layout_parse, pf_conv_layout)
 PF_PARSE_CALLBACK(parse_recompute_modules, pf_recompute_modules_parse, unsigned)
 PF_PARSE_CALLBACK(parse_dispatcher, pf_moe_dispatcher_parse, int)
+PF_PARSE_CALLBACK(parse_flex_backend, pf_flex_backend_parse, int)
 
 /* --schedule 1f1b|interleaved:V|gpipe|dualpipe: the schedule and V of the plan (dest: the pf_plan). */
 static int parse_schedule(const pf_opt *o, const char *text, void *dest, char *why, size_t len) {
@@ -269,6 +270,12 @@ const pf_opt pf_scenario_opts[] = {
     {"moe-deepep-num-sms", "N", "with the flex dispatcher: SMs DeepEP's kernels take (default 20, Megatron's and "
      "DeepSeek-V3's)",
      .type = PF_OPT_INT, .at = SC(plan.deepep_sms), .lo = 1, .hi = 1 << 16, .group = PF_SCG_RUN},
+    {"moe-flex-dispatcher-backend", "B", "the flex dispatcher's library: deepep (default) or hybridep (NVIDIA's "
+     "HybridEP, TMA copies inside the NVLink domain at its measured rates)",
+     .type = PF_OPT_CALLBACK, .at = SC(plan.flex_backend), .parse = parse_flex_backend, .group = PF_SCG_RUN},
+    {"moe-hybridep-num-sms", "N", "with --moe-flex-dispatcher-backend hybridep: SMs its kernels take (default 16, "
+     "Megatron's)",
+     .type = PF_OPT_INT, .at = SC(plan.hybridep_sms), .lo = 1, .hi = 1 << 16, .group = PF_SCG_RUN},
     {"overlap-moe-expert-parallel-comm", NULL, "hide the EP all-to-alls behind another microbatch's compute "
      "(Megatron's combined 1F1B, DualPipe-like), at the SMs the communication takes",
      .type = PF_OPT_FLAG, .at = SC(plan.ep_overlap), .group = PF_SCG_RUN},

@@ -41,6 +41,12 @@
  *   as 1).  These shares scale the topology's link rates, interpolated in
  *   log2 of the node count.
  *
+ *   HybridEP (NVIDIA's, in DeepEP; Megatron-Core --moe-flex-dispatcher-backend
+ *   hybridep): the same flows and deduplicated rows, its TMA copies inside the
+ *   NVLink domain at its own measured rates by call, ranks and SMs
+ *   (pf_a2a_hybridep_share), across it DeepEP's RDMA shares (its H100 table,
+ *   46-68 GB/s of a 50 GB/s NIC at 16-64 ranks kernel-only, is the line rate).
+ *
  * Both libraries: a GPU's traffic leaves through one NIC, however many the
  * node bonds per GPU (nccl-tests#267: "Alltoall cannot aggregate the
  * bandwidth of multiple NICs"; collective.h nic_share), and across nodes
@@ -55,15 +61,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *lib_names[] = {[PF_A2A_NCCL] = "nccl", [PF_A2A_DEEPEP] = "deepep"};
+static const char *lib_names[] = {[PF_A2A_NCCL] = "nccl", [PF_A2A_DEEPEP] = "deepep", [PF_A2A_HYBRIDEP] = "hybridep"};
 
-const char *pf_a2a_lib_name(pf_a2a_lib l) { return lib_names[l == PF_A2A_DEEPEP]; }
+const char *pf_a2a_lib_name(pf_a2a_lib l) { return lib_names[l <= PF_A2A_HYBRIDEP ? l : PF_A2A_NCCL]; }
 
 int pf_a2a_lib_parse(const char *s, pf_a2a_lib *out) {
-  int i = pf_name_index(s, lib_names, 2, false);
+  int i = pf_name_index(s, lib_names, 3, false);
   if (i >= 0) { *out = (pf_a2a_lib)i; return 0; }
   return pf_error_set(PF_EINVAL, "all-to-all library \"%s\": valid: nccl (the library's all-to-all), deepep (DeepEP's "
-                      "normal kernels, NVLink and RDMA forwarding)", s);
+                      "normal kernels, NVLink and RDMA forwarding), hybridep (NVIDIA's HybridEP in DeepEP)", s);
 }
 
 double pf_a2a_remote_nodes(int nodes, int topk, int max_nodes) {
@@ -84,11 +90,49 @@ static double deepep_share(int net, int nodes) {
   return y[i] + (y[i + 1] - y[i]) * (l - x[i]) / (x[i + 1] - x[i]);
 }
 
+/* HybridEP's kernel-only rates inside one NVLink domain (DeepEP Hybrid-EP_Implementation.md, "GB200 Platform":
+ * 4096 tokens a rank, hidden 7168, top-8, uniform random routing, 8 local experts, GB/s of the received rows as
+ * its test counts them, tests/test_hybrid_ep.py: dispatched_hidden, one row per token and rank, the FP8 rows with
+ * their scales) at 8, 16, 24, 32 and 36 ranks and 16 and 32 SMs, over what NVLink 5 achieves in the topology
+ * (EFF_NVLINK 0.80 x 900 GB/s, topology.c), as DeepEP's intranode share is over H800's: a share of the fabric.
+ * Between the measured ranks and SMs linear; fewer ranks than 8 take 8's, more than 36 take 36's (an EP 64 domain
+ * is not measured: optimistic); above 32 SMs 32's; below 16 in proportion to the SMs (at 16 the FP8 dispatch is
+ * SM-bound: 287 GB/s at 32 ranks, 539 at 32 SMs).  The "Torch API" columns (the same calls with the copy out of
+ * the buffer, which Megatron's flex dispatcher replaces with its permute, priced apart) are 15-30 % lower. */
+static const double hyb_ranks[] = {8, 16, 24, 32, 36};
+static const double hyb_gbs[3][2][5] = { /* [call][16 SMs, 32 SMs][ranks] */
+    [PF_A2A_DISPATCH_BF16] = {{750.15, 661.93, 637.80, 629.79, 612.85}, {764.03, 706.95, 665.97, 642.23, 632.31}},
+    [PF_A2A_DISPATCH_FP8] = {{620.98, 577.17, 360.12, 286.93, 260.53}, {713.98, 650.48, 577.96, 538.86, 489.27}},
+    [PF_A2A_COMBINE] = {{684.27, 600.75, 565.53, 547.25, 543.27}, {737.13, 666.26, 639.80, 605.15, 596.99}},
+};
+#define HYBRIDEP_SMS_DEFAULT 16 /* Megatron-Core's --moe-hybridep-num-sms */
+
+static double hyb_at(const double *y, double ranks) {
+  if (ranks <= hyb_ranks[0]) return y[0];
+  for (int i = 1; i < 5; i++)
+    if (ranks <= hyb_ranks[i])
+      return y[i - 1] + (y[i] - y[i - 1]) * (ranks - hyb_ranks[i - 1]) / (hyb_ranks[i] - hyb_ranks[i - 1]);
+  return y[4];
+}
+
+double pf_a2a_hybridep_share(pf_a2a_call call, int ranks, int sms) {
+  int c = call <= PF_A2A_COMBINE ? call : PF_A2A_DISPATCH_BF16;
+  double s = sms > 0 ? sms : HYBRIDEP_SMS_DEFAULT;
+  double lo = hyb_at(hyb_gbs[c][0], ranks), hi = hyb_at(hyb_gbs[c][1], ranks);
+  double gbs = s >= 32 ? hi : s >= 16 ? lo + (hi - lo) * (s - 16) / 16 : lo * s / 16;
+  return gbs / (0.80 * 900.0);
+}
+
+/* The library's share of what the node's fabric achieves (header). */
+static double fabric_share(const pf_a2a_req *rq, int members) {
+  return rq->lib == PF_A2A_HYBRIDEP ? pf_a2a_hybridep_share(rq->call, members, rq->sms) : deepep_share(0, 1);
+}
+
 /* DeepEP's copies over the node fabric as a share of every top-k copy (header): the GPUs a token reaches,
  * p (1 - C(E - E/p, k) / C(E, k)), over k; 1 when the experts are not known or not a multiple of p. */
 static double rank_dedup(const pf_a2a_req *rq) {
   int p = rq->p, k = rq->topk > 0 ? rq->topk : 1, E = rq->experts;
-  if (rq->lib != PF_A2A_DEEPEP || E < p || E % p != 0 || k > E) return 1.0;
+  if (rq->lib == PF_A2A_NCCL || E < p || E % p != 0 || k > E) return 1.0;
   double miss = 1.0; /* a given GPU holds none of the token's k experts */
   for (int i = 0; i < k; i++) miss *= (double)(E - E / p - i) / (E - i);
   double f = p * (1.0 - miss) / k;
@@ -130,9 +174,9 @@ static void positions(const pf_topology *t, const int *M, int p, int *pos, int *
  * GPUs and, for DeepEP, the forwarded copies), 2 the network part, 3 both; scaled by the library's shares.
  * DeepEP's crossing goes to the member at the same position on the other node (the same local GPU index when
  * groups fill nodes alike). */
-static int build(const pf_topology *t, const pf_a2a_req *rq, int what, int nodes, pf_coll_step *st) {
-  int p = rq->p, dedup = rq->lib == PF_A2A_DEEPEP, rc = 0;
-  double S = rq->bytes, fab = dedup ? rank_dedup(rq) / deepep_share(0, nodes) : 1;
+static int build(const pf_topology *t, const pf_a2a_req *rq, int what, int nodes, int members, pf_coll_step *st) {
+  int p = rq->p, dedup = rq->lib != PF_A2A_NCCL, rc = 0;
+  double S = rq->bytes, fab = dedup ? rank_dedup(rq) / fabric_share(rq, members) : 1;
   double net = dedup ? 1 / deepep_share(1, nodes) : 1;
   double per_node = dedup && nodes > 1 ? S / (rq->topk > 0 ? rq->topk : 1) *
                                              pf_a2a_remote_nodes(nodes, rq->topk, rq->max_nodes) / (nodes - 1)
@@ -162,7 +206,7 @@ static int build(const pf_topology *t, const pf_a2a_req *rq, int what, int nodes
   return rc;
 }
 
-static int cost(const pf_topology *t, const pf_a2a_req *rq, int what, int nodes, pf_coll_result *res) {
+static int cost(const pf_topology *t, const pf_a2a_req *rq, int what, int nodes, int members, pf_coll_result *res) {
   pf_coll_pattern pat;
   /* the header of an all-to-all (library, tuner, NIC share), no steps: bytes 0 */
   int rc = pf_coll_pattern_build(t, PF_ALLTOALL, PF_COLL_DIRECT, 0, rq->groups, rq->ngroups, rq->p, &pat);
@@ -170,7 +214,7 @@ static int cost(const pf_topology *t, const pf_a2a_req *rq, int what, int nodes,
   pat.bytes = rq->bytes;
   pat.lib_factor = pf_ccl_lib_factor(t, rq->p, rq->bytes); /* the machine's measured rows, at the call's size */
   pf_coll_step *st = pf_coll_step_add(&pat, 1, 1.0, nodes > 1 ? 0.0 : 1.0, nodes > 1 ? 1.0 : 0.0);
-  if (!st || build(t, rq, what, nodes, st) < 0) {
+  if (!st || build(t, rq, what, nodes, members, st) < 0) {
     pf_coll_pattern_free(&pat);
     return pf_error_set(PF_ENOMEM, "out of memory building an all-to-all");
   }
@@ -194,7 +238,7 @@ static int cost(const pf_topology *t, const pf_a2a_req *rq, int what, int nodes,
 
 typedef struct {
   unsigned long long key;
-  int p, ngroups, topk, max_nodes, lib, experts;
+  int p, ngroups, topk, max_nodes, lib, experts, call, sms;
   double bytes;
   int *groups;
   pf_a2a_result res;
@@ -246,6 +290,7 @@ static memo_entry *memo_find(unsigned long long key, const pf_a2a_req *rq) {
     memo_entry *e = &memo[i];
     if (e->groups && e->key == key && e->p == rq->p && e->ngroups == rq->ngroups && e->topk == rq->topk &&
         e->max_nodes == rq->max_nodes && e->lib == (int)rq->lib && e->experts == rq->experts && e->bytes == rq->bytes &&
+        e->call == (int)rq->call && e->sms == rq->sms &&
         memcmp(e->groups, rq->groups, (size_t)rq->p * rq->ngroups * sizeof *rq->groups) == 0)
       return e;
   }
@@ -261,7 +306,8 @@ static void memo_keep(unsigned long long key, const pf_a2a_req *rq, const pf_a2a
   memo_next = (memo_next + 1) % MEMO_N;
   free(e->groups);
   *e = (memo_entry){.key = key, .p = rq->p, .ngroups = rq->ngroups, .topk = rq->topk, .max_nodes = rq->max_nodes,
-                    .lib = (int)rq->lib, .experts = rq->experts, .bytes = rq->bytes, .groups = g, .res = *res};
+                    .lib = (int)rq->lib, .experts = rq->experts, .call = (int)rq->call, .sms = rq->sms,
+                    .bytes = rq->bytes, .groups = g, .res = *res};
 }
 
 static int alltoall_priced(const pf_comm *c, const pf_a2a_req *rq, pf_a2a_result *res);
@@ -280,6 +326,8 @@ int pf_comm_alltoall(const pf_comm *c, const pf_a2a_req *rq, pf_a2a_result *res)
 static int alltoall_priced(const pf_comm *c, const pf_a2a_req *rq, pf_a2a_result *res) {
   memset(res, 0, sizeof *res);
   const pf_topology *t = &c->topo;
+  if ((unsigned)rq->lib > PF_A2A_HYBRIDEP || (unsigned)rq->call > PF_A2A_COMBINE || rq->sms < 0)
+    return pf_error_set(PF_EINVAL, "all-to-all: library %d, call %d, %d SMs", (int)rq->lib, (int)rq->call, rq->sms);
   if (!rq->groups || rq->p < 1 || rq->ngroups < 1 || !(rq->bytes >= 0) || rq->topk < 0 || rq->max_nodes < 0)
     return pf_error_set(PF_EINVAL, "all-to-all: %d groups of %d ranks, %g bytes, top-k %d, max nodes %d", rq->ngroups,
                         rq->p, rq->bytes, rq->topk, rq->max_nodes);
@@ -297,7 +345,7 @@ static int alltoall_priced(const pf_comm *c, const pf_a2a_req *rq, pf_a2a_result
   if (rq->p < 2 || rq->bytes <= 0) return 0;
   res->peers_remote = (double)(rq->p - k) / (rq->p - 1);
   int topk = rq->topk > 0 ? rq->topk : 1;
-  if (rq->lib == PF_A2A_DEEPEP) {
+  if (rq->lib != PF_A2A_NCCL) {
     double er = pf_a2a_remote_nodes(nodes, rq->topk, rq->max_nodes);
     res->nic_bytes = rq->bytes / topk * er;
     res->fabric_bytes = rq->bytes / rq->p * (k - 1) * nodes * rank_dedup(rq);
@@ -308,14 +356,14 @@ static int alltoall_priced(const pf_comm *c, const pf_a2a_req *rq, pf_a2a_result
   res->remote_fraction = res->nic_bytes / rq->bytes;
   pf_coll_result all, part;
   int rc;
-  if ((rc = cost(t, rq, 3, nodes, &all)) < 0) return rc;
+  if ((rc = cost(t, rq, 3, nodes, k, &all)) < 0) return rc;
   res->time_s = all.time_s;
   res->lat_s = all.lat_s;
   res->bw_s = all.bw_s;
-  if ((rc = cost(t, rq, 1, nodes, &part)) < 0) return rc;
+  if ((rc = cost(t, rq, 1, nodes, k, &part)) < 0) return rc;
   res->fabric_s = part.bw_s;
   if (nodes > 1) {
-    if ((rc = cost(t, rq, 2, nodes, &part)) < 0) return rc;
+    if ((rc = cost(t, rq, 2, nodes, k, &part)) < 0) return rc;
     res->nic_s = part.bw_s;
   }
   return 0;

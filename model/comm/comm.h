@@ -165,11 +165,15 @@ void pf_coll_bench_free(pf_coll_bench *b);
 
 /* The expert-parallel all-to-all (MoE dispatch or combine; alltoall.c,
  * docs/communication.md "All-to-all for expert parallelism").  The library
- * that moves the tokens: NCCL's all-to-all (every token copy its own send) or
+ * that moves the tokens: NCCL's all-to-all (every token copy its own send),
  * DeepEP-style kernels (a token crosses to each node once over RDMA, then
- * NVLink forwarding), each at its measured, sourced rates. */
-typedef enum { PF_A2A_NCCL, PF_A2A_DEEPEP } pf_a2a_lib;
-const char *pf_a2a_lib_name(pf_a2a_lib l);           /* "nccl", "deepep" */
+ * NVLink forwarding) or NVIDIA's HybridEP (the same flows, TMA copies inside the
+ * NVLink domain), each at its measured, sourced rates. */
+typedef enum { PF_A2A_NCCL, PF_A2A_DEEPEP, PF_A2A_HYBRIDEP } pf_a2a_lib;
+/* Which call (HybridEP's rates differ by call): the dispatch in bf16, the dispatch in FP8 (1 byte and a 4-byte
+ * scale per 128 elements), the combine (bf16). */
+typedef enum { PF_A2A_DISPATCH_BF16, PF_A2A_DISPATCH_FP8, PF_A2A_COMBINE } pf_a2a_call;
+const char *pf_a2a_lib_name(pf_a2a_lib l);           /* "nccl", "deepep", "hybridep" */
 int pf_a2a_lib_parse(const char *s, pf_a2a_lib *out); /* PF_EINVAL naming the valid ones */
 
 typedef struct pf_a2a_req {
@@ -182,6 +186,8 @@ typedef struct pf_a2a_req {
   pf_a2a_lib lib;
   int experts;        /* routed experts over the group (DeepEP: a token goes once to each rank holding any of its
                        * experts, alltoall.c; 0: unknown, every copy sent) */
+  pf_a2a_call call;   /* HybridEP: which call's rates */
+  int sms;            /* HybridEP: SMs its kernels hold (0: its default, 16) */
 } pf_a2a_req;
 
 typedef struct pf_a2a_result {
@@ -208,6 +214,9 @@ void pf_coll_memo_keep(unsigned long long topo, const pf_coll_req *rq, const pf_
  * topk copies spread evenly over `nodes` nodes, at most max_nodes of them
  * (0: no limit): T (1 - (1 - 1/T)^topk) (nodes - 1) / nodes, T = min(max_nodes, nodes). */
 double pf_a2a_remote_nodes(int nodes, int topk, int max_nodes);
+/* HybridEP's measured share of what the NVLink fabric achieves for a call over `ranks` GPUs of one NVLink domain
+ * with `sms` SMs (0: its default 16); alltoall.c holds the source's table. */
+double pf_a2a_hybridep_share(pf_a2a_call call, int ranks, int sms);
 
 /* Share of the compute units a collective kernel occupies while it runs
  * (its CTAs over the device's SMs / CUs, pf_device.units;

@@ -19,7 +19,10 @@
  *            node-limited routing lowers the network bytes (alltoall.c), and under FP8 the dispatch in FP8
  *            with one fp32 scale per 128 elements (DeepEP README: "FP8 dispatching and BF16 combining";
  *            DeepSeek-V3 arXiv 2412.19437 section 3.3.3 quantizes the activations before the MoE
- *            up-projections to FP8 for the dispatch, 1 x 128 tiles), the combine in bf16.
+ *            up-projections to FP8 for the dispatch, 1 x 128 tiles), the combine in bf16;
+ *            --moe-flex-dispatcher-backend hybridep runs NVIDIA's HybridEP instead: the same flows at its own
+ *            measured rates, which differ by call (FP8 dispatch, bf16 dispatch, combine), ranks and SMs
+ *            (--moe-hybridep-num-sms), so the backward's bf16 dispatch is priced as itself (alltoall.c).
  * Node-limited routing: with --moe-router-num-groups G and --moe-router-group-topk K the experts are G groups of
  * consecutive experts, laid on the EP ranks in order, so when the group's N nodes hold whole groups (G a multiple
  * of N) a token reaches at most K nodes, and when a group spans N / G nodes, at most K N / G (Megatron-Core's
@@ -32,7 +35,8 @@
  * 3.2.1, Figure 4).  So a microbatch's all-to-alls A (forward and backward) hide behind the compute C of its
  * stage's MoE layers (their share of the stage's layers), at the price of the SMs the communication kernels
  * hold while they run, a share s of the device's (DeepEP: --moe-deepep-num-sms of them, 20 by default, the 20
- * of 132 DeepSeek-V3 gives them; NCCL: its 16 channels, comm.c): while the all-to-all runs compute proceeds at
+ * of 132 DeepSeek-V3 gives them; HybridEP: --moe-hybridep-num-sms, 16 by default; NCCL: its 16 channels,
+ * comm.c): while the all-to-all runs compute proceeds at
  * 1 - s, so h = min(A, C / (1 - s)) is hidden, the step pays A - h exposed plus h s of slower compute.  Every
  * microbatch is taken as paired (the steady state; the warm-up forwards and cool-down backwards of 1F1B have no
  * partner, a bound on the error of (P - 1) / M of the hidden time; DualPipe pairs them too). */
@@ -116,7 +120,7 @@ static void overlap(const pf_comm *c, int nmoe, int layers, pf_stage_work *w, pf
   double A = w->fwd_ep_s + w->bwd_ep_s;
   double C = (w->fwd_s - w->ends_fwd_s + w->bwd_s - w->ends_bwd_s) * nmoe / (layers > nmoe ? layers : nmoe);
   const pf_plan *p = &c->sc->plan;
-  double s = p->dispatcher == PF_MOE_DISPATCH_FLEX ? pf_comm_sm_share_of(&c->sc->machine, pf_plan_deepep_sms(p))
+  double s = p->dispatcher == PF_MOE_DISPATCH_FLEX ? pf_comm_sm_share_of(&c->sc->machine, pf_plan_flex_sms(p))
                                                    : c->sm_share;
   if (!(A > 0) || !(C > 0) || s >= 1) return;
   double h = fmin(A, C / (1 - s)), left = A - h + h * s;
@@ -145,9 +149,11 @@ int pf_comm_stage_ep(const pf_comm *c, int stage, pf_stage_work *w, pf_stage_com
   double el2 = fmax(2.0, pf_precision_bytes(sc->precision));
   double el = flex && sc->precision == PF_FP8 ? 1.0 + 4.0 / 128.0 : el2;
   double rows = p->mbs * (double)wl->seq / p->cp * pf_plan_etp(p) / p->tp * wl->topk * busiest_rank_load(wl, ep);
+  pf_a2a_lib lib = !flex ? PF_A2A_NCCL : p->flex_backend == PF_FLEX_HYBRIDEP ? PF_A2A_HYBRIDEP : PF_A2A_DEEPEP;
   pf_a2a_req rq = {.groups = g, .ngroups = ng, .p = ep, .bytes = rows * wl->hidden * el, .topk = wl->topk,
-                   .lib = flex ? PF_A2A_DEEPEP : PF_A2A_NCCL, .experts = wl->experts};
-  pf_a2a_result disp, comb;
+                   .lib = lib, .experts = wl->experts, .sms = lib == PF_A2A_HYBRIDEP ? pf_plan_flex_sms(p) : 0,
+                   .call = el < 2.0 ? PF_A2A_DISPATCH_FP8 : PF_A2A_DISPATCH_BF16};
+  pf_a2a_result disp, comb, dispb; /* dispb: the backward's dispatch of the combine's gradient, bf16 */
   int nodes = 0;
   for (int i = 0; i < ep; i++) { /* the nodes one group spans (the groups of a stage are alike) */
     int n = pf_topology_node_of(&c->topo, g[i]), seen = 0;
@@ -157,15 +163,22 @@ int pf_comm_stage_ep(const pf_comm *c, int stage, pf_stage_work *w, pf_stage_com
   rq.max_nodes = max_nodes(wl, nodes);
   if ((rc = pf_comm_alltoall(c, &rq, &disp)) == 0) {
     rq.bytes = rows * wl->hidden * el2;
+    rq.call = PF_A2A_COMBINE;
     rc = pf_comm_alltoall(c, &rq, &comb);
+  }
+  dispb = comb; /* NCCL and DeepEP move the same bf16 rows at one rate either way; HybridEP's differ by call */
+  if (rc == 0 && lib == PF_A2A_HYBRIDEP) {
+    rq.call = PF_A2A_DISPATCH_BF16;
+    rc = pf_comm_alltoall(c, &rq, &dispb);
   }
   free(g);
   if (rc < 0) return rc;
   double re = p->recompute == PF_RECOMPUTE_FULL ? 1.0 : 0.0; /* the recomputed forward's calls */
   w->fwd_ep_s = nmoe * (disp.time_s + comb.time_s);
-  w->bwd_ep_s = nmoe * (2.0 * comb.time_s + re * (disp.time_s + comb.time_s));
+  w->bwd_ep_s = nmoe * (comb.time_s + dispb.time_s + re * (disp.time_s + comb.time_s));
   add(o, &disp, nmoe * (1.0 + re));
-  add(o, &comb, nmoe * (3.0 + re));
+  add(o, &comb, nmoe * (2.0 + re));
+  add(o, &dispb, nmoe);
   if (p->ep_overlap) overlap(c, nmoe, lps, w, o);
   w->fwd_tp_s += w->fwd_ep_s; /* on the critical path with the TP/CP collectives (the engines add them) */
   w->bwd_tp_s += w->bwd_ep_s;

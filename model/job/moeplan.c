@@ -18,6 +18,7 @@
 #include <string.h>
 
 #define DEEPEP_SMS_DEFAULT 20 /* Megatron-Core transformer_config.py moe_deepep_num_sms; DeepSeek-V3's 20 SMs */
+#define HYBRIDEP_SMS_DEFAULT 16 /* Megatron-Core's moe_hybridep_num_sms ("default 16", its MoE performance guide) */
 
 static const struct {
   const char *name;
@@ -76,6 +77,22 @@ int pf_moe_dispatcher_parse(const char *s, int *out) {
 
 int pf_plan_deepep_sms(const pf_plan *p) { return p->deepep_sms > 0 ? p->deepep_sms : DEEPEP_SMS_DEFAULT; }
 
+int pf_plan_flex_sms(const pf_plan *p) {
+  if (p->flex_backend != PF_FLEX_HYBRIDEP) return pf_plan_deepep_sms(p);
+  return p->hybridep_sms > 0 ? p->hybridep_sms : HYBRIDEP_SMS_DEFAULT;
+}
+
+static const char *backend_names[] = {[PF_FLEX_DEEPEP] = "deepep", [PF_FLEX_HYBRIDEP] = "hybridep"};
+
+const char *pf_flex_backend_name(int b) { return backend_names[b == PF_FLEX_HYBRIDEP]; }
+
+int pf_flex_backend_parse(const char *s, int *out) {
+  int i = pf_name_index(s, backend_names, 2, false);
+  if (i >= 0) { *out = i; return 0; }
+  return pf_error_set(PF_EINVAL, "--moe-flex-dispatcher-backend \"%s\": valid: deepep (DeepEP's normal kernels), "
+                      "hybridep (NVIDIA's HybridEP)", s);
+}
+
 int pf_plan_check_moe(const pf_scenario *sc) {
   const pf_plan *p = &sc->plan;
   const pf_workload *w = &sc->workload;
@@ -103,6 +120,11 @@ int pf_plan_check_moe(const pf_scenario *sc) {
   if (p->deepep_sms > 0 && units > 0 && p->deepep_sms >= units)
     return pf_error_set(PF_EINVAL, "--moe-deepep-num-sms %d: the device (%s) has %d SMs; leave some for compute",
                         p->deepep_sms, sc->machine.dev.id, units);
+  if (p->hybridep_sms > 0 && units > 0 && p->hybridep_sms >= units)
+    return pf_error_set(PF_EINVAL, "--moe-hybridep-num-sms %d: the device (%s) has %d SMs; leave some for compute",
+                        p->hybridep_sms, sc->machine.dev.id, units);
+  if (p->flex_backend == PF_FLEX_HYBRIDEP && p->dispatcher != PF_MOE_DISPATCH_FLEX)
+    return pf_error_set(PF_EINVAL, "--moe-flex-dispatcher-backend hybridep applies to --moe-token-dispatcher-type flex");
   if (p->recompute_modules && p->recompute != PF_RECOMPUTE_SELECTIVE)
     return pf_error_set(PF_EINVAL, "--recompute-modules applies with --recompute selective (Megatron's "
                         "--recompute-granularity selective)");

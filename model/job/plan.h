@@ -98,13 +98,17 @@ typedef struct pf_plan {
    * compute of another microbatch (Megatron-Core's --overlap-moe-expert-parallel-comm, its combined-1F1B
    * schedule; DeepSeek-V3's DualPipe pairs chunks the same way); dispatcher the token dispatcher
    * (--moe-token-dispatcher-type: PF_MOE_DISPATCH_ALLTOALL, NCCL's all-to-all, or _FLEX, DeepEP's kernels);
-   * deepep_sms the SMs DeepEP's kernels hold (--moe-deepep-num-sms, 0: Megatron's default 20);
+   * deepep_sms the SMs DeepEP's kernels hold (--moe-deepep-num-sms, 0: Megatron's default 20); flex_backend the
+   * flex dispatcher's library (--moe-flex-dispatcher-backend: PF_FLEX_DEEPEP or PF_FLEX_HYBRIDEP, NVIDIA's
+   * HybridEP) and hybridep_sms the SMs HybridEP's kernels hold (--moe-hybridep-num-sms, 0: Megatron's default 16);
    * recompute_modules the PF_RECOMPUTE_MOD_* bits of --recompute-modules (0: core_attn, Megatron's default)
    * with --recompute selective; fp8_act_cache DeepSeek-V3's FP8 activation caching (SwiGLU input, attention
    * output: arXiv 2412.19437 section 3.3.3; no Megatron flag). */
   bool ep_overlap;
   int dispatcher;
   int deepep_sms;
+  int flex_backend;
+  int hybridep_sms;
   unsigned recompute_modules;
   bool fp8_act_cache;
   /* Memory of the weights and the optimizer (memory.c): fp8_param_gather keeps the FP8-cast weights of the FP8
@@ -116,6 +120,7 @@ typedef struct pf_plan {
 } pf_plan;
 
 typedef enum { PF_MOE_DISPATCH_ALLTOALL, PF_MOE_DISPATCH_FLEX } pf_moe_dispatcher;
+typedef enum { PF_FLEX_DEEPEP, PF_FLEX_HYBRIDEP } pf_flex_backend;
 /* --recompute-modules (Megatron-Core's names, megatron/core/transformer/moe/README.md "Checkpointing") */
 enum {
   PF_RECOMPUTE_MOD_CORE_ATTN = 1 << 0,   /* core_attn: the attention core (checkpointed) */
@@ -250,6 +255,11 @@ int pf_plan_check_sharding(pf_scenario *sc);
 /* SMs DeepEP's kernels hold while they run beside compute (--moe-deepep-num-sms, default Megatron's 20); comm
  * turns them into a share of the device's units as it does NCCL's channels (pf_comm_sm_share_of). */
 int pf_plan_deepep_sms(const pf_plan *p);
+/* The SMs the flex dispatcher's library holds: DeepEP's (above) or HybridEP's (--moe-hybridep-num-sms, default
+ * Megatron's 16). */
+int pf_plan_flex_sms(const pf_plan *p);
+const char *pf_flex_backend_name(int b);
+int pf_flex_backend_parse(const char *s, int *out);
 /* the MoE options against the model and the plan (pf_plan_check) */
 int pf_plan_check_moe(const pf_scenario *sc);
 const char *pf_shard_group_name(int g);

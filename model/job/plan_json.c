@@ -39,6 +39,9 @@ static void moe_fields(cJSON *o, const pf_plan *pl) {
   if (pl->dispatcher != PF_MOE_DISPATCH_ALLTOALL)
     cJSON_AddStringToObject(o, "moe_token_dispatcher_type", pf_moe_dispatcher_name(pl->dispatcher));
   if (pl->deepep_sms > 0) cJSON_AddNumberToObject(o, "moe_deepep_num_sms", pl->deepep_sms);
+  if (pl->flex_backend != PF_FLEX_DEEPEP)
+    cJSON_AddStringToObject(o, "moe_flex_dispatcher_backend", pf_flex_backend_name(pl->flex_backend));
+  if (pl->hybridep_sms > 0) cJSON_AddNumberToObject(o, "moe_hybridep_num_sms", pl->hybridep_sms);
   if (pl->ep_overlap) cJSON_AddBoolToObject(o, "overlap_moe_expert_parallel_comm", true);
   if (pl->fp8_act_cache) cJSON_AddBoolToObject(o, "fp8_activation_cache", true);
 }
@@ -118,6 +121,10 @@ static void moe_read(const cJSON *o, pf_plan *p) {
   if (cJSON_IsString(m) && pf_recompute_modules_parse(m->valuestring, &p->recompute_modules) < 0) p->recompute_modules = 0;
   if (cJSON_IsString(d) && pf_moe_dispatcher_parse(d->valuestring, &p->dispatcher) < 0) p->dispatcher = 0;
   if (cJSON_IsNumber(n) && n->valuedouble >= 1 && n->valuedouble <= 65536) p->deepep_sms = (int)n->valuedouble;
+  const cJSON *b = cJSON_GetObjectItemCaseSensitive(o, "moe_flex_dispatcher_backend");
+  const cJSON *h = cJSON_GetObjectItemCaseSensitive(o, "moe_hybridep_num_sms");
+  if (cJSON_IsString(b) && pf_flex_backend_parse(b->valuestring, &p->flex_backend) < 0) p->flex_backend = 0;
+  if (cJSON_IsNumber(h) && h->valuedouble >= 1 && h->valuedouble <= 65536) p->hybridep_sms = (int)h->valuedouble;
   p->ep_overlap = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "overlap_moe_expert_parallel_comm"));
   p->fp8_act_cache = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "fp8_activation_cache"));
 }

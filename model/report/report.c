@@ -180,6 +180,10 @@ static void moe_json(cJSON *j, const pf_scenario *sc, const pf_prediction *p) {
   if (pf_plan_ep(pl) < 2) return;
   cJSON *a = cJSON_AddObjectToObject(o, "ep_a2a");
   cJSON_AddStringToObject(a, "dispatcher", pf_moe_dispatcher_name(pl->dispatcher));
+  if (pl->dispatcher == PF_MOE_DISPATCH_FLEX) {
+    cJSON_AddStringToObject(a, "flex_backend", pf_flex_backend_name(pl->flex_backend));
+    cJSON_AddNumberToObject(a, "sms", pf_plan_flex_sms(pl));
+  }
   cJSON_AddBoolToObject(a, "overlap", pl->ep_overlap);
   cJSON_AddNumberToObject(a, "exposed_s", r6(fmax(0.0, p->breakdown_s.ep_a2a - p->comm.ep_sm_s)));
   cJSON_AddNumberToObject(a, "hidden_s", r6(p->comm.ep_hidden_s));
@@ -291,8 +295,11 @@ static void moe_table(FILE *f, const pf_scenario *sc, const pf_prediction *p) {
   char e[3][32];
   double u[3] = {fmax(0.0, p->breakdown_s.ep_a2a - p->comm.ep_sm_s), p->comm.ep_hidden_s, p->comm.ep_sm_s};
   for (int i = 0; i < 3; i++) human_time(u[i], e[i], sizeof e[i]);
-  fprintf(f, "all-to-all  %s dispatcher%s: exposed %s, hidden %s, SM cost %s; %.4g GPU-hours per 1e12 tokens\n",
-          pf_moe_dispatcher_name(sc->plan.dispatcher), sc->plan.ep_overlap ? ", overlapped" : "", e[0], e[1], e[2],
+  char lib[48] = "";
+  if (sc->plan.dispatcher == PF_MOE_DISPATCH_FLEX)
+    snprintf(lib, sizeof lib, " (%s, %d SMs)", pf_flex_backend_name(sc->plan.flex_backend), pf_plan_flex_sms(&sc->plan));
+  fprintf(f, "all-to-all  %s dispatcher%s%s: exposed %s, hidden %s, SM cost %s; %.4g GPU-hours per 1e12 tokens\n",
+          pf_moe_dispatcher_name(sc->plan.dispatcher), lib, sc->plan.ep_overlap ? ", overlapped" : "", e[0], e[1], e[2],
           p->tokens_per_s > 0 ? 1e12 / p->tokens_per_s * sc->gpus / 3600.0 : 0.0);
 }
 

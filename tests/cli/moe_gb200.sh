@@ -54,6 +54,26 @@ assert abs(m[1]["optimizer"] / m[0]["optimizer"] - 8 / 12) < 0.01, (m[0], m[1])
 assert m[2]["weights"] < 0.75 * m[0]["weights"] and m[2]["optimizer"] == m[0]["optimizer"], (m[0], m[2])
 PY
 
+# --moe-flex-dispatcher-backend hybridep: HybridEP's GB200 rates (docs/communication.md section 12) at EP 32 inside
+# a rack: the FP8 dispatch at 539 GB/s (32 SMs) and 287 (16, its default) against DeepEP's 688, so the all-to-all
+# takes longer than DeepEP's and longer still at 16 SMs; JSON names the backend and its SMs; refusals
+HY=("${DS[@]}" --mtp-layers 0 --bf16-moments --fp8-param-gather)
+$P "${HY[@]}" --moe-flex-dispatcher-backend hybridep --moe-hybridep-num-sms 32 >"$T/h32.json" 2>"$T/err" &&
+  $P "${HY[@]}" --moe-flex-dispatcher-backend hybridep >"$T/h16.json" 2>"$T/err" || bad "hybridep: $(head -c 300 "$T/err")"
+python3 - "$T" <<'PY' && ok || bad "hybridep rates (see above)"
+import json, sys
+d = {n: json.load(open(f"{sys.argv[1]}/{n}.json")) for n in ("both", "h32", "h16")}
+a = {n: x["moe"]["ep_a2a"] for n, x in d.items()}
+assert a["h32"]["flex_backend"] == "hybridep" and a["h32"]["sms"] == 32 and a["h16"]["sms"] == 16, a
+assert a["both"]["flex_backend"] == "deepep" and a["both"]["sms"] == 20, a["both"]
+assert a["both"]["exposed_s"] < a["h32"]["exposed_s"] < a["h16"]["exposed_s"], {n: x["exposed_s"] for n, x in a.items()}
+PY
+$P "${HY[@]}" --moe-flex-dispatcher-backend nvshmem >/dev/null 2>"$T/err"; rc=$?
+[ $rc -ne 0 ] && grep -q "moe-flex-dispatcher-backend" "$T/err" && ok || bad "an unknown backend is refused (rc $rc)"
+$P predict --machine gb200-nvl72 --model deepseek-v2-lite --gpus 8 --ep 8 --mbs 1 --gbs 64 \
+  --moe-flex-dispatcher-backend hybridep >/dev/null 2>"$T/err"; rc=$?
+[ $rc -ne 0 ] && grep -q "flex" "$T/err" && ok || bad "hybridep without the flex dispatcher is refused (rc $rc)"
+
 # moe.csv: every row predicted; the median |error| is what docs/validation.md reports (29.5 % over 8 rows when the
 # GB200 rows were added), bounded at 35 % so that a change that makes the MoE rows much worse fails here
 $P validate "$PF_SRC/scenarios/validation/moe.csv" --format json >"$T/v.json" 2>"$T/err" || bad "validate moe.csv: $(head -c 300 "$T/err")"

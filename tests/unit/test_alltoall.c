@@ -5,8 +5,8 @@
  *    DeepEP-style dispatch, and leaves NCCL's all-to-all as it is (every copy its own send);
  *  - an all-to-all drives one NIC per GPU, however many the node bonds (nccl-tests#267);
  *  - DeepEP inside a node runs at its published share of the NVLink rate, over one copy per destination GPU
- *    that holds any of the token's experts (not one per expert) when the experts are known; bad input is
- *    refused. */
+ *    that holds any of the token's experts (not one per expert) when the experts are known; HybridEP inside an
+ *    NVLink domain at its published rates by call, ranks and SMs; bad input is refused. */
 #include "check.h"
 
 #include "comm/comm.h"
@@ -48,7 +48,7 @@ static void test_ep8_vs_ep16(void) {
   const pf_topology *t = &c->topo;
   int *g = f.g;
   double S = 256 * MiB; /* DeepSeek-V3 dispatch: 4096 tokens x 8 copies x 7168 x 1 byte (FP8) = 224 MiB */
-  pf_a2a_req rq = {g, 1, 8, S, 8, 0, PF_A2A_NCCL, 0};
+  pf_a2a_req rq = {g, 1, 8, S, 8, 0, PF_A2A_NCCL, 0, PF_A2A_DISPATCH_BF16, 0};
   pf_a2a_result r8, r16;
   CHECK_INT(pf_comm_alltoall(c, &rq, &r8), 0);
   rq.p = 16;
@@ -104,10 +104,10 @@ static void test_member_order(void) {
   fix_open(&f, "deepseek-h800", 2, 16);
   int alt[16];
   for (int i = 0; i < 16; i++) alt[i] = i % 2 ? 8 + i / 2 : i / 2;
-  for (int lib = PF_A2A_NCCL; lib <= PF_A2A_DEEPEP; lib++) {
+  for (int lib = PF_A2A_NCCL; lib <= PF_A2A_HYBRIDEP; lib++) {
     pf_a2a_result r0, r1;
-    CHECK_INT(pf_comm_alltoall(&f.c, &(pf_a2a_req){f.g, 1, 16, 64 * MiB, 8, 0, lib, 0}, &r0), 0);
-    CHECK_INT(pf_comm_alltoall(&f.c, &(pf_a2a_req){alt, 1, 16, 64 * MiB, 8, 0, lib, 0}, &r1), 0);
+    CHECK_INT(pf_comm_alltoall(&f.c, &(pf_a2a_req){f.g, 1, 16, 64 * MiB, 8, 0, lib, 0, PF_A2A_DISPATCH_BF16, 0}, &r0), 0);
+    CHECK_INT(pf_comm_alltoall(&f.c, &(pf_a2a_req){alt, 1, 16, 64 * MiB, 8, 0, lib, 0, PF_A2A_DISPATCH_BF16, 0}, &r1), 0);
     CHECK_NEAR(r1.time_s, r0.time_s, r0.time_s * 1e-9);
     CHECK_NEAR(r1.nic_bytes, r0.nic_bytes, 1);
   }
@@ -120,7 +120,7 @@ static void test_deepep_intranode(void) {
   fix_open(&f, "deepseek-h800", 1, 8);
   double S = 224 * MiB, port = f.c.topo.links[f.c.topo.b_pu].bw_Bps;
   pf_a2a_result r;
-  CHECK_INT(pf_comm_alltoall(&f.c, &(pf_a2a_req){f.g, 1, 8, S, 8, 4, PF_A2A_DEEPEP, 0}, &r), 0);
+  CHECK_INT(pf_comm_alltoall(&f.c, &(pf_a2a_req){f.g, 1, 8, S, 8, 4, PF_A2A_DEEPEP, 0, PF_A2A_DISPATCH_BF16, 0}, &r), 0);
   CHECK_NEAR(r.fabric_bytes, S * 7 / 8, 1);
   CHECK_NEAR(r.bw_s, S * 7 / 8 / (port * 153 / 160), 1e-9);
   CHECK_NEAR(r.nic_bytes, 0, 0);
@@ -131,14 +131,42 @@ static void test_deepep_intranode(void) {
   double share = 8 * (1 - miss) / 8;
   CHECK(share > 0.65 && share < 0.67);
   pf_a2a_result d;
-  CHECK_INT(pf_comm_alltoall(&f.c, &(pf_a2a_req){f.g, 1, 8, S, 8, 4, PF_A2A_DEEPEP, 128}, &d), 0);
+  CHECK_INT(pf_comm_alltoall(&f.c, &(pf_a2a_req){f.g, 1, 8, S, 8, 4, PF_A2A_DEEPEP, 128, PF_A2A_DISPATCH_BF16, 0}, &d), 0);
   CHECK_NEAR(d.fabric_bytes, S * 7 / 8 * share, 1);
   CHECK_NEAR(d.bw_s, S * 7 / 8 * share / (port * 153 / 160), 1e-9);
   /* NCCL's all-to-all sends every copy: the experts change nothing */
   pf_a2a_result n0, n1;
-  CHECK_INT(pf_comm_alltoall(&f.c, &(pf_a2a_req){f.g, 1, 8, S, 8, 0, PF_A2A_NCCL, 0}, &n0), 0);
-  CHECK_INT(pf_comm_alltoall(&f.c, &(pf_a2a_req){f.g, 1, 8, S, 8, 0, PF_A2A_NCCL, 128}, &n1), 0);
+  CHECK_INT(pf_comm_alltoall(&f.c, &(pf_a2a_req){f.g, 1, 8, S, 8, 0, PF_A2A_NCCL, 0, PF_A2A_DISPATCH_BF16, 0}, &n0), 0);
+  CHECK_INT(pf_comm_alltoall(&f.c, &(pf_a2a_req){f.g, 1, 8, S, 8, 0, PF_A2A_NCCL, 128, PF_A2A_DISPATCH_BF16, 0}, &n1), 0);
   CHECK_NEAR(n1.time_s, n0.time_s, 0);
+  fix_close(&f);
+}
+
+/* HybridEP inside one NVLink domain (an NVL72 rack): its measured kernel rates on the deduplicated rows, by call,
+ * ranks and SMs (DeepEP Hybrid-EP_Implementation.md, GB200: 32 ranks, 32 SMs, FP8 dispatch 538.86 GB/s, combine
+ * 605.15; 16 SMs 286.93 and 547.25), over NVLink 5's 720 GB/s achieved; between the measured ranks linear, below
+ * 16 SMs in proportion. */
+static void test_hybridep(void) {
+  fixture f;
+  fix_open(&f, "gb200-nvl72", 1, 32);
+  double S = 224 * MiB, port = f.c.topo.links[f.c.topo.b_pu].bw_Bps;
+  CHECK_NEAR(port, 720e9, 1e3);
+  struct { pf_a2a_call call; int sms; double gbs; } k[] = {{PF_A2A_DISPATCH_FP8, 32, 538.86},
+      {PF_A2A_COMBINE, 32, 605.15}, {PF_A2A_DISPATCH_FP8, 16, 286.93}, {PF_A2A_COMBINE, 0, 547.25},
+      {PF_A2A_DISPATCH_BF16, 24, (629.79 + 642.23) / 2}, {PF_A2A_DISPATCH_FP8, 8, 286.93 / 2}};
+  pf_a2a_result r, dp;
+  for (int i = 0; i < (int)(sizeof k / sizeof *k); i++) {
+    CHECK_INT(pf_comm_alltoall(&f.c, &(pf_a2a_req){f.g, 1, 32, S, 8, 0, PF_A2A_HYBRIDEP, 256, k[i].call, k[i].sms},
+                               &r), 0);
+    CHECK_NEAR(r.fabric_bytes / r.bw_s / 1e9, k[i].gbs, k[i].gbs * 1e-9);
+  }
+  /* the same rows as DeepEP's (one per GPU holding any of the token's experts), at DeepEP's 0.956 share */
+  CHECK_INT(pf_comm_alltoall(&f.c, &(pf_a2a_req){f.g, 1, 32, S, 8, 0, PF_A2A_DEEPEP, 256, PF_A2A_COMBINE, 32}, &dp), 0);
+  CHECK_NEAR(dp.fabric_bytes, r.fabric_bytes, 1);
+  CHECK_NEAR(dp.fabric_bytes / dp.bw_s, port * 153 / 160, port * 1e-9);
+  CHECK_NEAR(pf_a2a_hybridep_share(PF_A2A_COMBINE, 20, 32), (666.26 + 639.80) / 2 / 720, 1e-12);
+  CHECK_NEAR(pf_a2a_hybridep_share(PF_A2A_COMBINE, 4, 32), 737.13 / 720, 1e-12);   /* below 8 ranks: 8's */
+  CHECK_NEAR(pf_a2a_hybridep_share(PF_A2A_COMBINE, 64, 48), 596.99 / 720, 1e-12);  /* above 36 and 32 SMs */
   fix_close(&f);
 }
 
@@ -168,7 +196,7 @@ static void test_bad_input(void) {
   fix_open(&f, "deepseek-h800", 1, 1);
   const pf_comm *c = &f.c;
   int g[2] = {0, 8}; /* GPU 8 is not in a one-node job */
-  pf_a2a_req rq = {g, 1, 2, MiB, 1, 0, PF_A2A_NCCL, 0};
+  pf_a2a_req rq = {g, 1, 2, MiB, 1, 0, PF_A2A_NCCL, 0, PF_A2A_DISPATCH_BF16, 0};
   pf_a2a_result r;
   CHECK_INT(pf_comm_alltoall(c, &rq, &r), PF_EINVAL);
   rq.groups = NULL;
@@ -176,7 +204,12 @@ static void test_bad_input(void) {
   pf_a2a_lib l;
   CHECK_INT(pf_a2a_lib_parse("deepep", &l), 0);
   CHECK_INT(l, PF_A2A_DEEPEP);
+  CHECK_INT(pf_a2a_lib_parse("hybridep", &l), 0);
+  CHECK_INT(l, PF_A2A_HYBRIDEP);
   CHECK_INT(pf_a2a_lib_parse("mpi", &l), PF_EINVAL);
+  rq.groups = (int[2]){0, 1};
+  rq.call = (pf_a2a_call)7;
+  CHECK_INT(pf_comm_alltoall(c, &rq, &r), PF_EINVAL);
   fix_close(&f);
 }
 
@@ -184,6 +217,7 @@ int main(void) {
   test_ep8_vs_ep16();
   test_node_limited();
   test_deepep_intranode();
+  test_hybridep();
   test_member_order();
   test_one_nic();
   test_bad_input();
