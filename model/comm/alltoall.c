@@ -123,9 +123,48 @@ double pf_a2a_hybridep_share(pf_a2a_call call, int ranks, int sms) {
   return gbs / (0.80 * 900.0);
 }
 
-/* The library's share of what the node's fabric achieves (header). */
-static double fabric_share(const pf_a2a_req *rq, int members) {
-  return rq->lib == PF_A2A_HYBRIDEP ? pf_a2a_hybridep_share(rq->call, members, rq->sms) : deepep_share(0, 1);
+/* DeepEP's kernels move the rows with the SMs they are given, so on a fast fabric the SMs bound them: its
+ * "Torch API" rates on GB200 (the same file's DeepEP table, NVIDIA's NVL72 build of DeepEP's normal kernels,
+ * same test shape) at 8, 16 and 24 ranks and 16, 24 and 32 SMs; above 32 SMs scaled as its B200 rows at 8 ranks
+ * grow (36 to 48 SMs, level from 48), below 16 in proportion, past 24 ranks 24's.  Check: the Megatron-Core GB200
+ * write-up measured DeepEP at EP 32 over multi-node NVLink at 400 GB/s dispatch and 190 GB/s combine (24 SMs),
+ * this table's 24 ranks 351 (FP8) and 164.  On H800's 160 GB/s NVLink (DeepSeek-V3's 20 SMs) the fabric binds
+ * first, as DeepEP's legacy figures (above) measured. */
+static const double dpe_sms[] = {16, 24, 32};
+static const double dpe_gbs[3][3][3] = { /* [call][16, 24, 32 SMs][8, 16, 24 ranks] */
+    [PF_A2A_DISPATCH_BF16] = {{362.01, 328.80, 324.64}, {512.72, 442.47, 450.22}, {615.78, 520.76, 502.84}},
+    [PF_A2A_DISPATCH_FP8] = {{248.86, 242.51, 258.33}, {350.97, 338.87, 351.05}, {447.76, 393.72, 405.04}},
+    [PF_A2A_COMBINE] = {{310.21, 278.34, 126.53}, {425.95, 378.32, 163.62}, {519.57, 442.51, 207.10}},
+};
+static const double dpe_b200[3][5] = { /* B200, 8 ranks, 32 36 40 44 48 SMs (Torch API) */
+    [PF_A2A_DISPATCH_BF16] = {619, 635, 629, 640, 646},
+    [PF_A2A_DISPATCH_FP8] = {443, 482, 519, 544, 554},
+    [PF_A2A_COMBINE] = {524, 549, 570, 577, 586},
+};
+
+static double lin(const double *x, const double *y, int n, double v) { /* clamped at both ends */
+  if (v <= x[0]) return y[0];
+  for (int i = 1; i < n; i++)
+    if (v <= x[i]) return y[i - 1] + (y[i] - y[i - 1]) * (v - x[i - 1]) / (x[i] - x[i - 1]);
+  return y[n - 1];
+}
+
+double pf_a2a_deepep_sm_gbs(pf_a2a_call call, int ranks, int sms) {
+  static const double rk[] = {8, 16, 24}, big[] = {32, 36, 40, 44, 48};
+  int c = call <= PF_A2A_COMBINE ? call : PF_A2A_DISPATCH_BF16;
+  double s = sms > 0 ? sms : 20, at[3];
+  for (int j = 0; j < 3; j++) at[j] = lin(rk, dpe_gbs[c][j], 3, ranks);
+  if (s < 16) return at[0] * s / 16;
+  if (s <= 32) return lin(dpe_sms, at, 3, s);
+  return at[2] * lin(big, dpe_b200[c], 5, s) / dpe_b200[c][0];
+}
+
+/* The library's share of what the node's fabric achieves (header); port: a GPU's fabric port (0: not a switch). */
+static double fabric_share(const pf_a2a_req *rq, int members, double port) {
+  if (rq->lib == PF_A2A_HYBRIDEP) return pf_a2a_hybridep_share(rq->call, members, rq->sms);
+  double s = deepep_share(0, 1);
+  if (port > 0) s = fmin(s, pf_a2a_deepep_sm_gbs(rq->call, members, rq->sms) * 1e9 / port);
+  return s;
 }
 
 /* DeepEP's copies over the node fabric as a share of every top-k copy (header): the GPUs a token reaches,
@@ -176,7 +215,8 @@ static void positions(const pf_topology *t, const int *M, int p, int *pos, int *
  * groups fill nodes alike). */
 static int build(const pf_topology *t, const pf_a2a_req *rq, int what, int nodes, int members, pf_coll_step *st) {
   int p = rq->p, dedup = rq->lib != PF_A2A_NCCL, rc = 0;
-  double S = rq->bytes, fab = dedup ? rank_dedup(rq) / fabric_share(rq, members) : 1;
+  double port = t->mesh || t->b_pu < 0 || t->b_pu >= t->nlinks ? 0 : t->links[t->b_pu].bw_Bps;
+  double S = rq->bytes, fab = dedup ? rank_dedup(rq) / fabric_share(rq, members, port) : 1;
   double net = dedup ? 1 / deepep_share(1, nodes) : 1;
   double per_node = dedup && nodes > 1 ? S / (rq->topk > 0 ? rq->topk : 1) *
                                              pf_a2a_remote_nodes(nodes, rq->topk, rq->max_nodes) / (nodes - 1)

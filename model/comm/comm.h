@@ -186,8 +186,8 @@ typedef struct pf_a2a_req {
   pf_a2a_lib lib;
   int experts;        /* routed experts over the group (DeepEP: a token goes once to each rank holding any of its
                        * experts, alltoall.c; 0: unknown, every copy sent) */
-  pf_a2a_call call;   /* HybridEP: which call's rates */
-  int sms;            /* HybridEP: SMs its kernels hold (0: its default, 16) */
+  pf_a2a_call call;   /* DeepEP, HybridEP: which call's rates */
+  int sms;            /* DeepEP, HybridEP: SMs their kernels hold (0: the default, 20 and 16) */
 } pf_a2a_req;
 
 typedef struct pf_a2a_result {
@@ -217,6 +217,9 @@ double pf_a2a_remote_nodes(int nodes, int topk, int max_nodes);
 /* HybridEP's measured share of what the NVLink fabric achieves for a call over `ranks` GPUs of one NVLink domain
  * with `sms` SMs (0: its default 16); alltoall.c holds the source's table. */
 double pf_a2a_hybridep_share(pf_a2a_call call, int ranks, int sms);
+/* The rate DeepEP's normal kernels reach with `sms` SMs (0: Megatron's 20) over `ranks` GPUs of one NVLink domain,
+ * GB/s of received rows: on a fast fabric the SMs bound it (alltoall.c holds the source's table). */
+double pf_a2a_deepep_sm_gbs(pf_a2a_call call, int ranks, int sms);
 
 /* Share of the compute units a collective kernel occupies while it runs
  * (its CTAs over the device's SMs / CUs, pf_device.units;

@@ -151,7 +151,7 @@ int pf_comm_stage_ep(const pf_comm *c, int stage, pf_stage_work *w, pf_stage_com
   double rows = p->mbs * (double)wl->seq / p->cp * pf_plan_etp(p) / p->tp * wl->topk * busiest_rank_load(wl, ep);
   pf_a2a_lib lib = !flex ? PF_A2A_NCCL : p->flex_backend == PF_FLEX_HYBRIDEP ? PF_A2A_HYBRIDEP : PF_A2A_DEEPEP;
   pf_a2a_req rq = {.groups = g, .ngroups = ng, .p = ep, .bytes = rows * wl->hidden * el, .topk = wl->topk,
-                   .lib = lib, .experts = wl->experts, .sms = lib == PF_A2A_HYBRIDEP ? pf_plan_flex_sms(p) : 0,
+                   .lib = lib, .experts = wl->experts, .sms = lib != PF_A2A_NCCL ? pf_plan_flex_sms(p) : 0,
                    .call = el < 2.0 ? PF_A2A_DISPATCH_FP8 : PF_A2A_DISPATCH_BF16};
   pf_a2a_result disp, comb, dispb; /* dispb: the backward's dispatch of the combine's gradient, bf16 */
   int nodes = 0;
