@@ -105,7 +105,6 @@ static const double hyb_gbs[3][2][5] = { /* [call][16 SMs, 32 SMs][ranks] */
     [PF_A2A_DISPATCH_FP8] = {{620.98, 577.17, 360.12, 286.93, 260.53}, {713.98, 650.48, 577.96, 538.86, 489.27}},
     [PF_A2A_COMBINE] = {{684.27, 600.75, 565.53, 547.25, 543.27}, {737.13, 666.26, 639.80, 605.15, 596.99}},
 };
-#define HYBRIDEP_SMS_DEFAULT 16 /* Megatron-Core's --moe-hybridep-num-sms */
 
 static double hyb_at(const double *y, double ranks) {
   if (ranks <= hyb_ranks[0]) return y[0];
@@ -117,7 +116,7 @@ static double hyb_at(const double *y, double ranks) {
 
 double pf_a2a_hybridep_share(pf_a2a_call call, int ranks, int sms) {
   int c = call <= PF_A2A_COMBINE ? call : PF_A2A_DISPATCH_BF16;
-  double s = sms > 0 ? sms : HYBRIDEP_SMS_DEFAULT;
+  double s = sms > 0 ? sms : PF_HYBRIDEP_SMS_DEFAULT;
   double lo = hyb_at(hyb_gbs[c][0], ranks), hi = hyb_at(hyb_gbs[c][1], ranks);
   double gbs = s >= 32 ? hi : s >= 16 ? lo + (hi - lo) * (s - 16) / 16 : lo * s / 16;
   return gbs / (0.80 * 900.0);
@@ -152,7 +151,7 @@ static double lin(const double *x, const double *y, int n, double v) { /* clampe
 double pf_a2a_deepep_sm_gbs(pf_a2a_call call, int ranks, int sms) {
   static const double rk[] = {8, 16, 24}, big[] = {32, 36, 40, 44, 48};
   int c = call <= PF_A2A_COMBINE ? call : PF_A2A_DISPATCH_BF16;
-  double s = sms > 0 ? sms : 20, at[3];
+  double s = sms > 0 ? sms : PF_DEEPEP_SMS_DEFAULT, at[3];
   for (int j = 0; j < 3; j++) at[j] = lin(rk, dpe_gbs[c][j], 3, ranks);
   if (s < 16) return at[0] * s / 16;
   if (s <= 32) return lin(dpe_sms, at, 3, s);

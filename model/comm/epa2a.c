@@ -22,7 +22,8 @@
  *            up-projections to FP8 for the dispatch, 1 x 128 tiles), the combine in bf16;
  *            --moe-flex-dispatcher-backend hybridep runs NVIDIA's HybridEP instead: the same flows at its own
  *            measured rates, which differ by call (FP8 dispatch, bf16 dispatch, combine), ranks and SMs
- *            (--moe-hybridep-num-sms), so the backward's bf16 dispatch is priced as itself (alltoall.c).
+ *            (--moe-hybridep-num-sms), as DeepEP's do where its SMs bind (alltoall.c), so the backward's bf16
+ *            dispatch is priced as itself.
  * Node-limited routing: with --moe-router-num-groups G and --moe-router-group-topk K the experts are G groups of
  * consecutive experts, laid on the EP ranks in order, so when the group's N nodes hold whole groups (G a multiple
  * of N) a token reaches at most K nodes, and when a group spans N / G nodes, at most K N / G (Megatron-Core's
@@ -166,8 +167,8 @@ int pf_comm_stage_ep(const pf_comm *c, int stage, pf_stage_work *w, pf_stage_com
     rq.call = PF_A2A_COMBINE;
     rc = pf_comm_alltoall(c, &rq, &comb);
   }
-  dispb = comb; /* NCCL and DeepEP move the same bf16 rows at one rate either way; HybridEP's differ by call */
-  if (rc == 0 && lib == PF_A2A_HYBRIDEP) {
+  dispb = comb; /* NCCL moves the same bf16 rows at one rate either way; DeepEP's and HybridEP's differ by call */
+  if (rc == 0 && lib != PF_A2A_NCCL) {
     rq.call = PF_A2A_DISPATCH_BF16;
     rc = pf_comm_alltoall(c, &rq, &dispb);
   }

@@ -17,8 +17,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#define DEEPEP_SMS_DEFAULT 20 /* Megatron-Core transformer_config.py moe_deepep_num_sms; DeepSeek-V3's 20 SMs */
-#define HYBRIDEP_SMS_DEFAULT 16 /* Megatron-Core's moe_hybridep_num_sms ("default 16", its MoE performance guide) */
 
 static const struct {
   const char *name;
@@ -75,11 +73,11 @@ int pf_moe_dispatcher_parse(const char *s, int *out) {
                       "(DeepEP's kernels, Megatron's --moe-enable-deepep)", s);
 }
 
-int pf_plan_deepep_sms(const pf_plan *p) { return p->deepep_sms > 0 ? p->deepep_sms : DEEPEP_SMS_DEFAULT; }
+int pf_plan_deepep_sms(const pf_plan *p) { return p->deepep_sms > 0 ? p->deepep_sms : PF_DEEPEP_SMS_DEFAULT; }
 
 int pf_plan_flex_sms(const pf_plan *p) {
   if (p->flex_backend != PF_FLEX_HYBRIDEP) return pf_plan_deepep_sms(p);
-  return p->hybridep_sms > 0 ? p->hybridep_sms : HYBRIDEP_SMS_DEFAULT;
+  return p->hybridep_sms > 0 ? p->hybridep_sms : PF_HYBRIDEP_SMS_DEFAULT;
 }
 
 static const char *backend_names[] = {[PF_FLEX_DEEPEP] = "deepep", [PF_FLEX_HYBRIDEP] = "hybridep"};

@@ -121,6 +121,8 @@ typedef struct pf_plan {
 
 typedef enum { PF_MOE_DISPATCH_ALLTOALL, PF_MOE_DISPATCH_FLEX } pf_moe_dispatcher;
 typedef enum { PF_FLEX_DEEPEP, PF_FLEX_HYBRIDEP } pf_flex_backend;
+#define PF_DEEPEP_SMS_DEFAULT 20   /* Megatron-Core transformer_config.py moe_deepep_num_sms; DeepSeek-V3's 20 SMs */
+#define PF_HYBRIDEP_SMS_DEFAULT 16 /* Megatron-Core's moe_hybridep_num_sms ("default 16", its MoE performance guide) */
 /* --recompute-modules (Megatron-Core's names, megatron/core/transformer/moe/README.md "Checkpointing") */
 enum {
   PF_RECOMPUTE_MOD_CORE_ATTN = 1 << 0,   /* core_attn: the attention core (checkpointed) */
