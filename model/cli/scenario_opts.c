@@ -37,7 +37,14 @@ static int read_value(const pf_optvals *v, const pf_opt *o, void *base) {
     return bad_value(v, o->name, "is a list (a sweep axis); this command takes one value (lists are for `preflight sweep`)");
   char why[256];
   int rc = pf_opt_store(o, s, base, why, sizeof why);
-  if (rc < 0) return why[0] ? bad_value(v, o->name, why) : rc;
+  if (rc < 0 && why[0]) return bad_value(v, o->name, why);
+  if (rc < 0 && strcmp(pf_opts_source(v, o->name), "command line") != 0) {
+    /* a parser's own message names the option as the command line spells it: say where the file gave it */
+    char msg[512];
+    snprintf(msg, sizeof msg, "%s", pf_error_detail());
+    return pf_error_set(PF_EPARSE, "%s: %s: %s", pf_opts_source(v, o->name), o->name, msg);
+  }
+  if (rc < 0) return rc;
   return 1;
 }
 

@@ -101,6 +101,14 @@ tp = "four";
 CFG
 expect_exit 2 $P predict "$T/bad.cfg" --model gpt3-175b --nodes 32
 expect_grep "bad.cfg:2" "$T/err"
+# a value a parser refuses (a named choice, here the precision) is placed at its file and line too
+cat > "$T/badprec.cfg" <<'CFG'
+machine = "mn5-acc";
+model = "gpt3-175b";
+precision = "fp7";
+CFG
+expect_exit 2 $P predict "$T/badprec.cfg" --nodes 32
+expect_grep "badprec.cfg:3: precision" "$T/err"
 # a sweep scenario file serves predict too: its list is refused by name, one --nodes overrides it
 expect_exit 2 $P predict "$PF_SRC/scenarios/epicure-lumi-strong.cfg"
 expect_grep "epicure-lumi-strong.cfg:[0-9]+: nodes .*sweep axis" "$T/err"
