@@ -327,7 +327,8 @@ static void compute_split(const pf_scenario *sc, const pf_stage_work *crit, pf_p
                            .experts = M * x->experts, .unpermute = M * x->unpermute, .shared = M * x->shared};
 }
 
-/* What the prediction warns about the plan: DualPipe's closed form, few microbatches, memory near capacity. */
+/* What the prediction warns about the plan: DualPipe's closed form, few microbatches, memory near capacity, an
+ * NVIDIA all-to-all library on another vendor's machine. */
 static void plan_warnings(const pf_scenario *sc, pf_prediction *out) {
   const pf_plan *p = &sc->plan;
   int P = p->pp;
@@ -338,6 +339,10 @@ static void plan_warnings(const pf_scenario *sc, pf_prediction *out) {
     pf_prediction_warn(out, "only %d microbatches for %d pipeline stages: the bubble dominates", p->grad_accum, P);
   if (out->memory.total_B > 0.92 * out->memory.capacity_B)
     pf_prediction_warn(out, "memory per GPU is within 8 %% of capacity; fragmentation may cause OOM");
+  if (p->dispatcher == PF_MOE_DISPATCH_FLEX && pf_plan_ep(p) > 1 && sc->machine.ccl != PF_CCL_NCCL)
+    pf_prediction_warn(out, "the flex dispatcher's library (%s) is NVIDIA's: on this %s machine its rates measured on "
+                       "NVLink and InfiniBand are applied to a fabric where it was not measured",
+                       pf_flex_backend_name(p->flex_backend), pf_ccl_lib_name(sc->machine.ccl));
 }
 
 static int predict_once(pf_scenario *sc, double clock, pf_prediction *out, pf_trace *trace) {
