@@ -351,7 +351,10 @@ static void memo_keep(unsigned long long key, const pf_a2a_req *rq, const pf_a2a
 
 static int alltoall_priced(const pf_comm *c, const pf_a2a_req *rq, pf_a2a_result *res);
 
-int pf_comm_alltoall(const pf_comm *c, const pf_a2a_req *rq, pf_a2a_result *res) {
+int pf_comm_alltoall(const pf_comm *c, const pf_a2a_req *req, pf_a2a_result *res) {
+  pf_a2a_req q = *req; /* NCCL's all-to-all is the same call whichever MoE call it carries: one key for both */
+  const pf_a2a_req *rq = &q;
+  if (q.lib == PF_A2A_NCCL && q.call <= PF_A2A_COMBINE) q.call = PF_A2A_DISPATCH_BF16, q.sms = 0;
   if (!c->sc || !rq->groups || rq->p < 2 || rq->ngroups < 1 || (double)rq->p * rq->p * rq->ngroups < 4096)
     return alltoall_priced(c, rq, res); /* small calls cost less than their key */
   unsigned long long key = c->topo_key ? c->topo_key : pf_comm_topo_key(c);

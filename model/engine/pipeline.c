@@ -20,27 +20,7 @@
  * SimGrid has one engine per process and cannot unload a platform, so each
  * run happens in a forked worker (workers.c) which writes the result to a pipe.
  *
- * Closed form (engine "analytic"): makespan = M x max_s(t_s + x_s) + sum of the
- * other stages' t_s + 2 (P-1) hop times, with t_s = forward + backward of a
- * microbatch on stage s and x_s its blocking exchanges of a microbatch under 1F1B (the hops of the boundaries
- * on either side; 0 for the other schedules); the interleaved schedule divides the fill by V (exact for 1F1B
- * with free transfers, also with uneven
- * stages; an upper bound of the DES's bubble for uneven interleaved chunks, docs/model.md "Uneven pipeline
- * stages").  Each chunk of an interleaved stage runs its own share (pf_pipeline_chunk_times).  Each stage's end
- * (where its DP collectives start, dpsync.c) follows the cooldown's gradient chain (cooldown_ends), as in the DES.
- *
- * DualPipe (--schedule dualpipe; DeepSeek-V3, arXiv 2412.19437 section 3.2.1 and Table 2; deepseek-ai/DualPipe)
- * is priced in closed form in every engine, not as an event schedule: rank d holds stage d and stage
- * P - 1 - d (examples/example_dualpipe.py: full_modules[rank], full_modules[pp_size - 1 - rank]) and half the
- * M microbatches enter at each end, so rank d runs M/2 microbatches through each of its two stages,
- * t_d = (t_s + t_{P-1-s}) / 2 a microbatch, and the report's Table 2 gives the bubble:
- *     makespan = M max_d t_d + (P/2 - 1)(F&B + B - 3W) + the 1F1B fill's 2 (P-1) hop times
- * with F, B the slowest rank's forward and full backward of a microbatch (their exposed communication
- * included), F&B = F + B (the forward and backward chunks overlapped: their all-to-alls are what
- * --overlap-moe-expert-parallel-comm hides, priced in F and B), and W the weight-gradient part of the
- * backward, W = min(gemm / 3, B / 2) (a layer's forward, input-gradient and weight-gradient GEMMs have the
- * same FLOPs; gemm_s is the compute-bound kernels' time of a microbatch).  The P2P sends are kept as 1F1B's
- * fill though DualPipe hides them too (an upper bound; docs/moe.md).
+ * The closed forms (engine "analytic", and DualPipe in every engine) are pipeform.c's.
  */
 #include "pipeline.h"
 
@@ -124,83 +104,6 @@ void pf_pipeline_chunk_times(const pf_scenario *sc, const pf_stage_work *w, int 
 }
 
 bool pf_pipeline_blocking_p2p(const pf_plan *p) { return p->schedule == PF_SCHED_1F1B && p->pp > 1; }
-
-/* ---------- closed form ---------- */
-
-/* DualPipe (header): rank d's time per microbatch and the Table 2 bubble of the slowest rank. */
-static void dualpipe(const pf_stage_work *w, int P, int M, double hop, pf_pipeline_result *r) {
-  double worst = -1, F = 0, B = 0, W = 0;
-  for (int d = 0; d < P / 2; d++) {
-    const pf_stage_work *a = &w[d], *b = &w[P - 1 - d];
-    double f = 0.5 * (a->fwd_s + a->fwd_tp_s + b->fwd_s + b->fwd_tp_s);
-    double bw = 0.5 * (a->bwd_s + a->bwd_tp_s + b->bwd_s + b->bwd_tp_s);
-    double t = f + bw;
-    r->stage_busy_s[d] = r->stage_busy_s[P - 1 - d] = M * t;
-    if (t > worst) worst = t, F = f, B = bw, W = fmin(0.5 * (a->gemm_s + b->gemm_s) / 3.0, bw / 2.0);
-  }
-  double bubble = fmax(0.0, (P / 2 - 1) * ((F + B) + B - 3.0 * W));
-  r->makespan_s = M * worst + bubble + hop;
-}
-
-/* Each stage's end and its last microbatch's first backward, from the cooldown: stage 0 ends at the makespan
- * and every stage s ends one backward (of chunk 0) and one hop of boundary s before stage s - 1 does, the
- * gradient chain of the last microbatch (exact for equal stages; the DES finds the same when no stage waits on
- * another in the cooldown).  Under the interleaved schedule the last P V backward chunks of a stage are chunk V - 1
- * of the last P microbatches, then chunk V - 2 of them, ... chunk 0 (Megatron's order of virtual microbatches),
- * so the last microbatch's first backward (chunk V - 1, the P-th of them) starts (V - 1) P + 1 chunk backwards
- * before the end.  DualPipe: each rank ends at the makespan. */
-static void cooldown_ends(const pf_scenario *sc, const pf_stage_work *w, const pf_pipe_net *net,
-                          pf_pipeline_result *r) {
-  const pf_plan *p = &sc->plan;
-  int P = p->pp, V = p->schedule == PF_SCHED_INTERLEAVED ? p->vstages : 1;
-  double end = r->makespan_s, tf[64], tb[64], prev = 0; /* prev: stage s - 1's chunk 0 backward */
-  for (int s = 0; s < P; s++) {
-    double b = w[s].bwd_s + w[s].bwd_tp_s;
-    if (p->schedule == PF_SCHED_DUALPIPE) {
-      r->stage_end_s[s] = r->makespan_s;
-      r->stage_first_bwd_s[s] = r->makespan_s - b;
-      continue;
-    }
-    pf_pipeline_chunk_times(sc, &w[s], s, tf, tb);
-    if (s > 0) end -= prev + pf_pipe_net_time(net, s - 1, w[s - 1].p2p_bytes) + net->recv_s;
-    prev = tb[0];
-    double tail = 0;
-    for (int c = 0; c < V; c++) tail += (c == V - 1 ? 1 : P) * tb[c];
-    r->stage_end_s[s] = fmax(end, 0.0);
-    r->stage_first_bwd_s[s] = fmax(end - (V > 1 ? tail : b), 0.0);
-  }
-}
-
-static void run_analytic(const pf_scenario *sc, const pf_stage_work *w, const pf_pipe_net *net,
-                         pf_pipeline_result *r) {
-  const pf_plan *p = &sc->plan;
-  int P = p->pp, M = p->grad_accum;
-  double worst = 0, sum = 0, hop = 0;
-  for (int s = 0; s < P; s++) {
-    double t = w[s].fwd_s + w[s].bwd_s + w[s].fwd_tp_s + w[s].bwd_tp_s;
-    r->stage_busy_s[s] = M * t;
-    sum += t;
-    if (t > worst) worst = t;
-  }
-  for (int s = 0; s + 1 < P; s++) hop += 2 * (pf_pipe_net_time(net, s, w[s].p2p_bytes) + net->recv_s);
-  if (pf_pipeline_blocking_p2p(p)) { /* each stage's cycle holds its exchanges (header) */
-    double cyc = 0, tw = 0;
-    for (int s = 0; s < P; s++) {
-      double t = w[s].fwd_s + w[s].bwd_s + w[s].fwd_tp_s + w[s].bwd_tp_s, x = 0;
-      if (s + 1 < P) x += pf_pipe_net_time(net, s, w[s].p2p_bytes) + net->recv_s;
-      if (s > 0) x += pf_pipe_net_time(net, s - 1, w[s - 1].p2p_bytes) + net->recv_s;
-      if (t + x > cyc) cyc = t + x, tw = t;
-    }
-    worst = cyc;
-    sum += cyc - tw; /* the fill below keeps the other stages' compute */
-  }
-  double fill = (sum - worst) + hop;
-  if (p->schedule == PF_SCHED_INTERLEAVED) fill /= p->vstages;
-  r->makespan_s = M * worst + fill;
-  if (p->schedule == PF_SCHED_DUALPIPE) dualpipe(w, P, M, hop, r);
-  cooldown_ends(sc, w, net, r);
-  r->events = 0;
-}
 
 /* ---------- SimGrid DES ---------- */
 
@@ -443,7 +346,7 @@ int pf_pipeline_run(const pf_scenario *sc, const pf_stage_work *work, const pf_p
   memset(r, 0, sizeof *r);
   if (sc->plan.pp > PF_MAXSTAGE) return pf_error_set(PF_EPLAN, "at most %d pipeline stages", PF_MAXSTAGE);
   if (sc->engine == PF_ENGINE_ANALYTIC || sc->plan.schedule == PF_SCHED_DUALPIPE) { /* DualPipe: closed form */
-    run_analytic(sc, work, net, r);
+    pf_pipeline_closed_form(sc, work, net, r);
     return 0;
   }
   return run_des(sc, work, net, want_trace, r);

@@ -49,6 +49,11 @@ typedef struct pf_sched_op {
  * or GPipe); ops must hold 2 x microbatches x V entries.  Returns the count. */
 int pf_pipeline_schedule(const pf_plan *p, int s, pf_sched_op *ops);
 
+/* The closed forms (pipeform.c): the pipeline of --engine analytic and tune's screening (1F1B and GPipe in closed
+ * form, the interleaved schedule as a list schedule), and DualPipe in every engine; fills r as the DES does. */
+void pf_pipeline_closed_form(const pf_scenario *sc, const pf_stage_work *w, const pf_pipe_net *net,
+                             pf_pipeline_result *r);
+
 /* Whether the schedule's P2P is blocking.  Megatron-Core's non-interleaved 1F1B
  * (schedules.py forward_backward_pipelining_without_interleaving at core_v0.12.0) sends and receives through
  * p2p_communication._communicate with wait_on_reqs=True: after a forward, send_forward_recv_backward posts the

@@ -138,7 +138,8 @@ static void test_stage_ends(void) {
   pf_pipe_net *net = malloc(sizeof *net);
   pf_pipeline_result *des = malloc(sizeof *des), *cf = malloc(sizeof *cf);
   struct { pf_schedule sched; int V; double h; } k[] = {{PF_SCHED_1F1B, 1, 0.001}, {PF_SCHED_1F1B, 1, 0},
-                                                       {PF_SCHED_INTERLEAVED, 2, 0}, {PF_SCHED_INTERLEAVED, 4, 0}};
+                                                       {PF_SCHED_INTERLEAVED, 2, 0}, {PF_SCHED_INTERLEAVED, 4, 0},
+                                                       {PF_SCHED_INTERLEAVED, 2, 0.0005}, {PF_SCHED_INTERLEAVED, 4, 0.001}};
   int P = 8, M = 32;
   for (int i = 0; i < (int)(sizeof k / sizeof *k); i++) {
     setup(&sc, P, M, k[i].sched, k[i].V, w, net, 0.010, 0.020);
@@ -147,7 +148,18 @@ static void test_stage_ends(void) {
     CHECK(pf_pipeline_run(&sc, w, net, 0, des) == 0);
     sc.engine = PF_ENGINE_ANALYTIC;
     CHECK(pf_pipeline_run(&sc, w, net, 0, cf) == 0);
-    if (k[i].h == 0) CHECK_NEAR(cf->makespan_s, des->makespan_s, 1e-6); /* with hops the fill differs a little */
+    /* the interleaved fill crosses all 2 (P V - 1) virtual-stage boundaries (pipeline.c header): exact with hops
+     * shorter than a chunk; blocking 1F1B's fill differs a little with hops */
+    if (k[i].h == 0 || k[i].sched == PF_SCHED_INTERLEAVED) CHECK_NEAR(cf->makespan_s, des->makespan_s, 1e-6);
+    if (k[i].h > 0 && k[i].sched == PF_SCHED_INTERLEAVED) {
+      pf_pipe_net *free_net = calloc(1, sizeof *free_net); /* free transfers: the hops' share */
+      pf_pipeline_result *fr = malloc(sizeof *fr);
+      for (int s = 0; s < P; s++) free_net->bw_Bps[s] = 1e18;
+      CHECK(pf_pipeline_run(&sc, w, free_net, 0, fr) == 0);
+      CHECK_NEAR(des->makespan_s - fr->makespan_s, 2 * (P * k[i].V - 1) * k[i].h, 1e-5); /* SimGrid's ns events */
+      free(free_net);
+      free(fr);
+    }
     for (int s = 0; s < P; s++) { /* from each engine's own makespan */
       CHECK_NEAR(cf->makespan_s - cf->stage_end_s[s], des->makespan_s - des->stage_end_s[s], 1e-6);
       CHECK_NEAR(cf->makespan_s - cf->stage_first_bwd_s[s], des->makespan_s - des->stage_first_bwd_s[s], 1e-6);
