@@ -75,9 +75,9 @@ static void cooldown_ends(const pf_stage_work *w, const pf_pipe_net *net, bool d
  * receive's gather; so the fill's and the drain's hops, and where a stage waits on the ring in the steady state,
  * come out as the DES gives them, less the contention of two sends on one link.  Leaves r as it was when out of
  * memory (the closed form above stands). */
-static void interleaved_list(const pf_scenario *sc, const pf_stage_work *w, const pf_pipe_net *net,
-                             pf_pipeline_result *r) {
-  const pf_plan *p = &sc->plan;
+static bool list_run(const pf_scenario *sc, const pf_plan *p, const pf_stage_work *w, const pf_pipe_net *net,
+                     pf_pipeline_result *r) {
+  bool done = false;
   int P = p->pp, V = p->vstages, M = p->grad_accum, K = P * V, n = 2 * M * V;
   op *ops = malloc((size_t)P * n * sizeof *ops);
   int *cnt = calloc((size_t)P, sizeof *cnt), *next = calloc((size_t)P, sizeof *next);
@@ -127,9 +127,36 @@ static void interleaved_list(const pf_scenario *sc, const pf_stage_work *w, cons
       mk = fmax(mk, free_at[s]);
     }
     r->makespan_s = mk;
+    done = true;
   }
 out:
   free(ops), free(cnt), free(next), free(arr), free(tf), free(free_at), free(first), free(busy);
+  return done;
+}
+
+/* Long schedules as the DES runs them (predict.c run_pipeline): at M1 = 3 P and M2 = M1 + P microbatches and
+ * extended linearly to M, the steady state being periodic in P microbatches; so a plan costs O(P^2 V) operations
+ * whatever its M. */
+static void interleaved_list(const pf_scenario *sc, const pf_stage_work *w, const pf_pipe_net *net,
+                             pf_pipeline_result *r) {
+  pf_plan q = sc->plan;
+  int P = q.pp, M = q.grad_accum, M1 = 3 * P, M2 = M1 + P;
+  if (M <= M2 + P) { list_run(sc, &q, w, net, r); return; }
+  pf_pipeline_result *a = malloc(sizeof *a), *b = malloc(sizeof *b);
+  q.grad_accum = M1;
+  bool ok = a && b && list_run(sc, &q, w, net, a);
+  q.grad_accum = M2;
+  ok = ok && list_run(sc, &q, w, net, b);
+  if (ok) {
+    double k = (double)(M - M1) / (M2 - M1);
+    r->makespan_s = a->makespan_s + k * (b->makespan_s - a->makespan_s);
+    for (int s = 0; s < P; s++) {
+      r->stage_end_s[s] = a->stage_end_s[s] + k * (b->stage_end_s[s] - a->stage_end_s[s]);
+      r->stage_busy_s[s] = a->stage_busy_s[s] + k * (b->stage_busy_s[s] - a->stage_busy_s[s]);
+      r->stage_first_bwd_s[s] = a->stage_first_bwd_s[s] + k * (b->stage_first_bwd_s[s] - a->stage_first_bwd_s[s]);
+    }
+  }
+  free(a), free(b);
 }
 
 void pf_pipeline_closed_form(const pf_scenario *sc, const pf_stage_work *w, const pf_pipe_net *net,
