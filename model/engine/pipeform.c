@@ -73,8 +73,8 @@ static void cooldown_ends(const pf_stage_work *w, const pf_pipe_net *net, bool d
  * (pf_pipeline_schedule), each as soon as the stage is free and its input has arrived, an input arriving one hop
  * after the neighbouring virtual stage finished (its send is eager and detached, as in the DES) and taking the
  * receive's gather; so the fill's and the drain's hops, and where a stage waits on the ring in the steady state,
- * come out as the DES gives them, less the contention of two sends on one link.  Leaves r as it was when out of
- * memory (the closed form above stands). */
+ * come out as the DES gives them, less the contention of two sends on one link.  Returns false, r untouched, when
+ * out of memory or when a schedule could not be placed (the formula's result then stands). */
 static bool list_run(const pf_scenario *sc, const pf_plan *p, const pf_stage_work *w, const pf_pipe_net *net,
                      pf_pipeline_result *r) {
   bool done = false;

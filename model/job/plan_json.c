@@ -158,6 +158,7 @@ int pf_plan_json_read(const cJSON *o, pf_plan *p) {
   if (cJSON_IsString(lay)) snprintf(p->pp_layout, sizeof p->pp_layout, "%s", lay->valuestring);
   int v;
   if (!cJSON_IsString(s) || pf_schedule_parse(s->valuestring, &p->schedule, &v) < 0) bad = 1;
+  if (p->schedule == PF_SCHED_INTERLEAVED && (p->vstages < 2 || p->vstages > 64)) bad = 1; /* as the option allows */
   if (!cJSON_IsString(r) || pf_recompute_parse(r->valuestring, &p->recompute) < 0) bad = 1;
   return bad ? -1 : 0;
 }
