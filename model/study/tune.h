@@ -134,6 +134,10 @@ void pf_tune_plan_text(const pf_plan *p, char *buf, size_t n);
  * " (+x % time vs the best, screened; simulated: T s, +y %, rank k)"; "" without finalists. */
 void pf_tune_vs_best_text(const pf_tune_result *r, pf_objective o, const pf_plan *p, double screen, char *buf,
                           size_t n);
+/* The finalist that is plan p (its index in r->final), -1 if none; and, where there is one, its simulation added
+ * to JSON object o as "simulated": {"rank", "iteration_time_s"} (the table's figures). */
+int pf_tune_final_index(const pf_tune_result *r, const pf_plan *p);
+void pf_tune_simulated_json(cJSON *o, const pf_tune_result *r, const pf_plan *p);
 
 /* JSON of a (possibly sharded) result: counters and the finalists with every
  * plan field, enough for pf_tune_merge.  Caller frees. */

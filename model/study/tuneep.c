@@ -143,6 +143,7 @@ void pf_tune_ep1_json(cJSON *d, const pf_tune_result *r) {
   cJSON_AddNumberToObject(f, "iteration_time_s", e->fastest.t_iter_s);
   cJSON_AddNumberToObject(f, "memory_GiB", e->fastest.memory_GiB);
   cJSON_AddNumberToObject(f, "screen", e->fastest.screen);
+  pf_tune_simulated_json(f, r, &e->fastest.plan);
 }
 
 int pf_tune_ep1_merge(const cJSON *doc, pf_tune_result *r) {

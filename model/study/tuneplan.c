@@ -40,17 +40,31 @@ void pf_tune_vs_best_text(const pf_tune_result *r, pf_objective o, const pf_plan
                           size_t n) {
   buf[0] = '\0';
   if (r->nfinal <= 0 || !(r->final[0].screen > 0)) return;
-  char sim[96] = "", a[192 + PF_PP_LAYOUT_MAX], b[192 + PF_PP_LAYOUT_MAX];
-  pf_tune_plan_text(p, a, sizeof a);
-  for (int k = 0; k < r->nfinal; k++) { /* a finalist: the table's figure beside the screening */
-    pf_tune_plan_text(&r->final[k].plan, b, sizeof b);
-    if (strcmp(a, b) || !(r->final[0].score > 0)) continue;
+  char sim[96] = "";
+  int k = pf_tune_final_index(r, p); /* a finalist: the table's figure beside the screening */
+  if (k >= 0 && r->final[0].score > 0)
     snprintf(sim, sizeof sim, "; simulated: %.4g s, %+.1f %%, rank %d", r->final[k].t_iter_s,
              100 * (r->final[k].score / r->final[0].score - 1), k + 1);
-    break;
-  }
   snprintf(buf, n, " (%+.1f %% %s vs the best, screened%s)", 100 * (screen / r->final[0].screen - 1),
            pf_objective_name(o), sim);
+}
+
+int pf_tune_final_index(const pf_tune_result *r, const pf_plan *p) {
+  char a[192 + PF_PP_LAYOUT_MAX], b[192 + PF_PP_LAYOUT_MAX];
+  pf_tune_plan_text(p, a, sizeof a);
+  for (int k = 0; k < r->nfinal; k++) {
+    pf_tune_plan_text(&r->final[k].plan, b, sizeof b);
+    if (!strcmp(a, b)) return k;
+  }
+  return -1;
+}
+
+void pf_tune_simulated_json(cJSON *o, const pf_tune_result *r, const pf_plan *p) {
+  int k = pf_tune_final_index(r, p);
+  if (k < 0) return;
+  cJSON *s = cJSON_AddObjectToObject(o, "simulated");
+  cJSON_AddNumberToObject(s, "rank", k + 1);
+  cJSON_AddNumberToObject(s, "iteration_time_s", r->final[k].t_iter_s);
 }
 
 void pf_tune_plan_text(const pf_plan *p, char *buf, size_t n) {

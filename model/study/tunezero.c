@@ -34,6 +34,7 @@ void pf_tune_sharded_json(cJSON *d, const pf_tune_result *r) {
   cJSON_AddNumberToObject(o, "tokens_per_s", c->tokens_per_s);
   cJSON_AddNumberToObject(o, "memory_GiB", c->memory_GiB);
   cJSON_AddNumberToObject(o, "screen", c->screen);
+  pf_tune_simulated_json(o, r, &c->plan);
 }
 
 int pf_tune_sharded_merge(const cJSON *doc, pf_tune_result *r) {
