@@ -136,7 +136,8 @@ out:
 
 /* Long schedules as the DES runs them (predict.c run_pipeline): at M1 = 3 P and M2 = M1 + P microbatches and
  * extended linearly to M, the steady state being periodic in P microbatches; so a plan costs O(P^2 V) operations
- * whatever its M. */
+ * whatever its M.  Where the faster stages still run ahead of the busiest at M2 (uneven stages), the extension
+ * would end before the busiest stage could have done its work: then all M are run, as the DES does. */
 static void interleaved_list(const pf_scenario *sc, const pf_stage_work *w, const pf_pipe_net *net,
                              pf_pipeline_result *r) {
   pf_plan q = sc->plan;
@@ -147,6 +148,13 @@ static void interleaved_list(const pf_scenario *sc, const pf_stage_work *w, cons
   bool ok = a && b && list_run(sc, &q, w, net, a);
   q.grad_accum = M2;
   ok = ok && list_run(sc, &q, w, net, b);
+  double busiest = 0; /* as predict.c run_pipeline: extended only at the steady rate, else all M are run */
+  for (int s = 0; ok && s < P; s++) busiest = fmax(busiest, (b->stage_busy_s[s] - a->stage_busy_s[s]) / P);
+  if (ok && (b->makespan_s - a->makespan_s) / P < busiest * (1 - 1e-6)) {
+    free(a), free(b);
+    list_run(sc, &sc->plan, w, net, r);
+    return;
+  }
   if (ok) {
     double k = (double)(M - M1) / (M2 - M1);
     r->makespan_s = a->makespan_s + k * (b->makespan_s - a->makespan_s);

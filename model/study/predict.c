@@ -49,7 +49,11 @@ void pf_prediction_warn(pf_prediction *p, const char *fmt, ...) {
   va_end(ap);
 }
 
-/* Run the pipeline engine, extrapolating long steady-state runs. */
+/* Run the pipeline engine, extrapolating long steady-state runs: at M1 and M2 = M1 + P microbatches, extended
+ * linearly to M.  The extension holds once the pipeline runs at its steady rate, one microbatch per cycle of the
+ * busiest stage at least; where the stages are uneven the faster ones can still be running ahead of it at M2
+ * (the makespan grows more slowly than the busiest stage's work), and the extension would end the iteration
+ * before that stage could have done its work: then all M are simulated. */
 static int run_pipeline(pf_scenario *sc, const pf_stage_work *w, const pf_pipe_net *net, int want_trace,
                         pf_pipeline_result *r) {
   pf_plan *p = &sc->plan;
@@ -71,6 +75,13 @@ static int run_pipeline(pf_scenario *sc, const pf_stage_work *w, const pf_pipe_n
   p->grad_accum = M2;
   if (rc == 0) rc = pf_pipeline_run(sc, w, net, 0, r2);
   p->grad_accum = M;
+  double slope = 0, busiest = 0; /* a microbatch's growth of the makespan and of the busiest stage's work */
+  for (int s = 0; rc == 0 && s < P; s++) busiest = fmax(busiest, (r2->stage_busy_s[s] - r->stage_busy_s[s]) / P);
+  if (rc == 0) slope = (r2->makespan_s - r->makespan_s) / P;
+  if (rc == 0 && slope < busiest * (1 - 1e-6)) { /* not yet at the steady rate (header): simulate all M */
+    free(r2);
+    return pf_pipeline_run(sc, w, net, 0, r);
+  }
   if (rc == 0) {
     double k = (double)(M - M1) / (M2 - M1);
     r->makespan_s += k * (r2->makespan_s - r->makespan_s);

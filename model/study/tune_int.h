@@ -31,6 +31,7 @@ typedef struct pf_tune_lb_shape {
   pf_plan key;            /* the shape bounded (the settings cleared) */
   bool has;
   double sum, cr, tr;     /* its stages' compute, the most of one stage's (stage r), and r's with its all-to-alls */
+  double fill0;           /* interleaved: the chunk-0 compute of the stages before r (tunebound.c) */
   int r;
   int zkey;               /* ZeRO-2/3: the sharding level and group whose per-unit collectives zadd holds (0: none) */
   double zadd;

@@ -5,6 +5,7 @@
 #include "comm/comm.h"
 #include "compute/compute.h"
 #include "core/core.h"
+#include "engine/engine.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -20,29 +21,47 @@ static void shape_of(const pf_plan *p, pf_plan *k) {
   k->given = 0, k->practice = 0;
 }
 
-/* (M - 1/V) max_s t_s + sum_s t_s / V: the closed-form makespan (engine/pipeline.c run_analytic) with the hops
- * left out and t_s bounded below: every stage's compute c_s (compute.c; the middle stages of equal layers
- * priced once, as predict.c's stage_work does), and on the stage r of the most compute its exposed TP, CP and EP
- * collectives too (comm.c, epa2a.c; the ZeRO-3 per-unit collectives, which comm/fsdp.c adds, left out): the
- * other stages' collectives, >= 0, are left out (pricing them costs as much as pricing the plan; r's set the
- * M-fold term, (M - 1/V) max_s t_s >= (M - 1/V) t_r). */
+/* 1F1B and GPipe: (M - 1) max_s t_s + sum_s t_s, the closed-form makespan (engine/pipeform.c) with the hops left
+ * out and t_s bounded below: every stage's compute c_s (compute.c; the middle stages of equal layers priced once,
+ * as predict.c's stage_work does), and on the stage r of the most compute its exposed TP, CP and EP collectives
+ * too (comm.c, epa2a.c; the ZeRO-3 per-unit collectives, which comm/fsdp.c adds, left out): the other stages'
+ * collectives, >= 0, are left out (pricing them costs as much as pricing the plan; r's set the M-fold term).
+ * The interleaved schedule is a list schedule there, which may end below its formula with uneven chunks, so its
+ * bound is what any schedule must take: stage r's M microbatches, M t_r, after the first microbatch's chunk-0
+ * forward has crossed the stages before r and before the last one's chunk-0 backward crosses them back, the
+ * chunk-0 work of those stages (fill0). */
 static int pipeline_bound(pf_tune_lb *b, pf_tune_lb_shape *e, const pf_scenario *sc) {
   pf_stage_work *w = e->w;
-  int P = sc->plan.pp, rc;
-  double sum = 0, mid = -1, cr = -1;
+  int P = sc->plan.pp, rc, V = sc->plan.schedule == PF_SCHED_INTERLEAVED ? sc->plan.vstages : 1;
+  double sum = 0, mid = -1, cr = -1, c0[PF_MAXSTAGE], tf[64], tb[64];
+  pf_stage_work *w1 = V > 1 ? malloc(sizeof *w1) : NULL; /* stage 1's work, for the middle stages' chunks */
+  if (V > 1 && !w1) return pf_error_set(PF_ENOMEM, "out of memory");
   int r = 0;
   for (int s = 0; s < P; s++) {
     double c;
+    const pf_stage_work *ws = w;
     if (s > 1 && s < P - 1 && mid >= 0 && pf_plan_stage_layers(sc, s) == pf_plan_stage_layers(sc, 1)) {
       c = mid;
+      ws = w1;
     } else {
-      if ((rc = pf_stage_work_at(sc, 0, s, w)) < 0) return rc;
+      if ((rc = pf_stage_work_at(sc, 0, s, w)) < 0) { free(w1); return rc; }
       c = w->fwd_s + w->bwd_s;
       if (s == 1) mid = c;
+      if (s == 1 && w1) *w1 = *w;
+    }
+    c0[s] = 0;
+    if (V > 1) { /* its chunk 0, the stage's own split of its layers (pf_pipeline_chunk_times), compute only */
+      pf_stage_work k = *ws;
+      k.fwd_tp_s = k.bwd_tp_s = 0;
+      pf_pipeline_chunk_times(sc, &k, s, tf, tb);
+      c0[s] = tf[0] + tb[0];
     }
     sum += c;
     if (c > cr) cr = c, r = s;
   }
+  free(w1);
+  e->fill0 = 0;
+  for (int s = 0; s < r; s++) e->fill0 += c0[s];
   b->comm->sc = sc;
   memset(b->stage_comm, 0, sizeof *b->stage_comm);
   if ((rc = pf_stage_work_at(sc, 0, r, w)) < 0 || (rc = pf_comm_stage_ep(b->comm, r, w, b->stage_comm)) < 0) return rc;
@@ -112,7 +131,7 @@ int pf_tune_lb_time(pf_tune_lb *b, const pf_scenario *sc, double *t_s) {
   tr += add;
   const pf_plan *p = &sc->plan;
   int M = p->grad_accum, V = p->schedule == PF_SCHED_INTERLEAVED && p->vstages > 1 ? p->vstages : 1;
-  double pipe = (M - 1.0 / V) * tr + (e->sum - e->cr + tr) / V;
+  double pipe = V > 1 ? M * tr + e->fill0 : (M - 1.0) * tr + (e->sum - e->cr + tr);
   /* the iteration: the pipeline, then the DP sync and the optimizer (>= 0), the fitted overhead; never shorter
    * than the input pipeline's time per iteration (predict.c) */
   *t_s = fmax(pipe + sc->step_overhead_s, pf_input_time(sc));
