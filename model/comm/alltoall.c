@@ -81,13 +81,18 @@ double pf_a2a_remote_nodes(int nodes, int topk, int max_nodes) {
 
 /* DeepEP's measured share of the fabric's and the NIC's rate (header): NVLink 153 of ~160 GB/s (EP 8); RDMA
  * 43 of ~50 GB/s at 2 nodes, the line rate at 4 and 8 (58 and 51 GB/s capped at 50). */
+/* y at v, linear between the points x (ascending), clamped at both ends: the shares and rates of the tables below. */
+static double lin(const double *x, const double *y, int n, double v) { /* clamped at both ends */
+  if (v <= x[0]) return y[0];
+  for (int i = 1; i < n; i++)
+    if (v <= x[i]) return y[i - 1] + (y[i] - y[i - 1]) * (v - x[i - 1]) / (x[i] - x[i - 1]);
+  return y[n - 1];
+}
+
 static double deepep_share(int net, int nodes) {
   if (!net) return 153.0 / 160.0;
   static const double x[] = {1, 2, 3}, y[] = {43.0 / 50, 1, 1}; /* log2 nodes: 2, 4, 8 */
-  double l = log2(nodes > 2 ? nodes : 2);
-  if (l >= x[2]) return y[2];
-  int i = l < x[1] ? 0 : 1;
-  return y[i] + (y[i + 1] - y[i]) * (l - x[i]) / (x[i + 1] - x[i]);
+  return lin(x, y, 3, log2(nodes > 2 ? nodes : 2));
 }
 
 /* HybridEP's kernel-only rates inside one NVLink domain (DeepEP Hybrid-EP_Implementation.md, "GB200 Platform":
@@ -106,18 +111,10 @@ static const double hyb_gbs[3][2][5] = { /* [call][16 SMs, 32 SMs][ranks] */
     [PF_A2A_COMBINE] = {{684.27, 600.75, 565.53, 547.25, 543.27}, {737.13, 666.26, 639.80, 605.15, 596.99}},
 };
 
-static double hyb_at(const double *y, double ranks) {
-  if (ranks <= hyb_ranks[0]) return y[0];
-  for (int i = 1; i < 5; i++)
-    if (ranks <= hyb_ranks[i])
-      return y[i - 1] + (y[i] - y[i - 1]) * (ranks - hyb_ranks[i - 1]) / (hyb_ranks[i] - hyb_ranks[i - 1]);
-  return y[4];
-}
-
 double pf_a2a_hybridep_share(pf_a2a_call call, int ranks, int sms) {
   int c = call <= PF_A2A_COMBINE ? call : PF_A2A_DISPATCH_BF16;
   double s = sms > 0 ? sms : PF_HYBRIDEP_SMS_DEFAULT;
-  double lo = hyb_at(hyb_gbs[c][0], ranks), hi = hyb_at(hyb_gbs[c][1], ranks);
+  double lo = lin(hyb_ranks, hyb_gbs[c][0], 5, ranks), hi = lin(hyb_ranks, hyb_gbs[c][1], 5, ranks);
   double gbs = s >= 32 ? hi : s >= 16 ? lo + (hi - lo) * (s - 16) / 16 : lo * s / 16;
   return gbs / (0.80 * 900.0);
 }
@@ -140,13 +137,6 @@ static const double dpe_b200[3][5] = { /* B200, 8 ranks, 32 36 40 44 48 SMs (Tor
     [PF_A2A_DISPATCH_FP8] = {443, 482, 519, 544, 554},
     [PF_A2A_COMBINE] = {524, 549, 570, 577, 586},
 };
-
-static double lin(const double *x, const double *y, int n, double v) { /* clamped at both ends */
-  if (v <= x[0]) return y[0];
-  for (int i = 1; i < n; i++)
-    if (v <= x[i]) return y[i - 1] + (y[i] - y[i - 1]) * (v - x[i - 1]) / (x[i] - x[i - 1]);
-  return y[n - 1];
-}
 
 double pf_a2a_deepep_sm_gbs(pf_a2a_call call, int ranks, int sms) {
   static const double rk[] = {8, 16, 24}, big[] = {32, 36, 40, 44, 48};
