@@ -73,10 +73,12 @@ static void cooldown_ends(const pf_stage_work *w, const pf_pipe_net *net, bool d
  * (pf_pipeline_schedule), each as soon as the stage is free and its input has arrived, an input arriving one hop
  * after the neighbouring virtual stage finished (its send is eager and detached, as in the DES) and taking the
  * receive's gather; so the fill's and the drain's hops, and where a stage waits on the ring in the steady state,
- * come out as the DES gives them, less the contention of two sends on one link.  Returns false, r untouched, when
- * out of memory or when a schedule could not be placed (the formula's result then stands). */
-static bool list_run(const pf_scenario *sc, const pf_plan *p, const pf_stage_work *w, const pf_pipe_net *net,
-                     pf_pipeline_result *r) {
+ * come out as the DES gives them, less the contention of two sends on one link.  Long schedules are run at fewer
+ * microbatches and extended by the caller, as the DES is (predict.c run_pipeline).  Returns false, r untouched,
+ * when out of memory or when a schedule could not be placed (the formula's result then stands). */
+static bool interleaved_list(const pf_scenario *sc, const pf_stage_work *w, const pf_pipe_net *net,
+                             pf_pipeline_result *r) {
+  const pf_plan *p = &sc->plan;
   bool done = false;
   int P = p->pp, V = p->vstages, M = p->grad_accum, K = P * V, n = 2 * M * V;
   op *ops = malloc((size_t)P * n * sizeof *ops);
@@ -132,39 +134,6 @@ static bool list_run(const pf_scenario *sc, const pf_plan *p, const pf_stage_wor
 out:
   free(ops), free(cnt), free(next), free(arr), free(tf), free(free_at), free(first), free(busy);
   return done;
-}
-
-/* Long schedules as the DES runs them (predict.c run_pipeline): at M1 = 3 P and M2 = M1 + P microbatches and
- * extended linearly to M, the steady state being periodic in P microbatches; so a plan costs O(P^2 V) operations
- * whatever its M.  Where the faster stages still run ahead of the busiest at M2 (uneven stages), the extension
- * would end before the busiest stage could have done its work: then all M are run, as the DES does. */
-static void interleaved_list(const pf_scenario *sc, const pf_stage_work *w, const pf_pipe_net *net,
-                             pf_pipeline_result *r) {
-  pf_plan q = sc->plan;
-  int P = q.pp, M = q.grad_accum, M1 = 3 * P, M2 = M1 + P;
-  if (M <= M2 + P) { list_run(sc, &q, w, net, r); return; }
-  pf_pipeline_result *a = malloc(sizeof *a), *b = malloc(sizeof *b);
-  q.grad_accum = M1;
-  bool ok = a && b && list_run(sc, &q, w, net, a);
-  q.grad_accum = M2;
-  ok = ok && list_run(sc, &q, w, net, b);
-  double busiest = 0; /* as predict.c run_pipeline: extended only at the steady rate, else all M are run */
-  for (int s = 0; ok && s < P; s++) busiest = fmax(busiest, (b->stage_busy_s[s] - a->stage_busy_s[s]) / P);
-  if (ok && (b->makespan_s - a->makespan_s) / P < busiest * (1 - 1e-6)) {
-    free(a), free(b);
-    list_run(sc, &sc->plan, w, net, r);
-    return;
-  }
-  if (ok) {
-    double k = (double)(M - M1) / (M2 - M1);
-    r->makespan_s = a->makespan_s + k * (b->makespan_s - a->makespan_s);
-    for (int s = 0; s < P; s++) {
-      r->stage_end_s[s] = a->stage_end_s[s] + k * (b->stage_end_s[s] - a->stage_end_s[s]);
-      r->stage_busy_s[s] = a->stage_busy_s[s] + k * (b->stage_busy_s[s] - a->stage_busy_s[s]);
-      r->stage_first_bwd_s[s] = a->stage_first_bwd_s[s] + k * (b->stage_first_bwd_s[s] - a->stage_first_bwd_s[s]);
-    }
-  }
-  free(a), free(b);
 }
 
 void pf_pipeline_closed_form(const pf_scenario *sc, const pf_stage_work *w, const pf_pipe_net *net,

@@ -66,8 +66,10 @@ static int run_pipeline(pf_scenario *sc, const pf_stage_work *w, const pf_pipe_n
     sc->engine = PF_ENGINE_DES;
     return rc;
   }
-  if (want_trace || sc->engine == PF_ENGINE_ANALYTIC || M <= M2 + P || P == 1)
-    return pf_pipeline_run(sc, w, net, want_trace, r);
+  /* the closed forms of 1F1B and GPipe cost nothing at any M; the interleaved list schedule, as the DES, is
+   * extended (engine/pipeform.c) */
+  bool formula = sc->engine == PF_ENGINE_ANALYTIC && p->schedule != PF_SCHED_INTERLEAVED;
+  if (want_trace || formula || M <= M2 + P || P == 1) return pf_pipeline_run(sc, w, net, want_trace, r);
   pf_pipeline_result *r2 = malloc(sizeof *r2);
   if (!r2) return pf_error_set(PF_ENOMEM, "out of memory");
   p->grad_accum = M1;
