@@ -158,10 +158,22 @@ static int megatron_scenario(const pf_megatron_log *l, const pf_optvals *scen, c
   return rc;
 }
 
+/* How the log's TFLOP/s count the attention core (Megatron-LM halves it for the causal mask from core_v0.12,
+ * spec.h): the count nearer to the FLOPs per sample the log implies, its TFLOP/s x time x GPUs over the
+ * global batch.  Where attention is a small share the two agree and either will do. */
+static pf_flops_conv log_flops_conv(const pf_megatron_log *l, const pf_scenario *chk) {
+  double implied = l->med_tflops * 1e12 * l->med_time_s * chk->gpus / (chk->plan.gbs > 0 ? chk->plan.gbs : 1);
+  double full = pf_workload_model_flops_per_sample_as(&chk->workload, chk->plan.tp, PF_FLOPS_FULL);
+  double causal = pf_workload_model_flops_per_sample_as(&chk->workload, chk->plan.tp, PF_FLOPS_CAUSAL);
+  if (!(implied > 0) || !(causal > 0) || causal >= full) return PF_FLOPS_FULL;
+  return fabs(log(implied / causal)) < fabs(log(implied / full)) ? PF_FLOPS_CAUSAL : PF_FLOPS_FULL;
+}
+
 /* One validation row per measured median of the log (time, TFLOP/s, energy, power), predicted with sc
- * (chk: sc with its plan completed; pred: work space).  s->rows holds 4. */
+ * (chk: sc with its plan completed; pred: work space); notes gains how the TFLOP/s were counted.  s->rows
+ * holds 4. */
 static void megatron_predict(const pf_megatron_log *l, const pf_scenario *sc, const pf_scenario *chk,
-                             const char *path, pf_vset *s, pf_prediction *pred) {
+                             const char *path, pf_vset *s, pf_prediction *pred, char *notes, size_t nlen) {
   snprintf(s->path, sizeof s->path, "%s", path);
   int first = l->line[0], last = l->line[l->niter - 1];
   struct { pf_metric m; double v; pf_scope scope; } meas[4] = {
@@ -180,6 +192,9 @@ static void megatron_predict(const pf_megatron_log *l, const pf_scenario *sc, co
     r->measured = r->value = meas[k].v;
     snprintf(r->unit, sizeof r->unit, "%s", pf_metric_unit(r->metric));
     r->loo_error = r->loo_predicted = NAN;
+    if (r->metric == PF_MET_TFLOPS && (r->flops_conv = log_flops_conv(l, chk)) == PF_FLOPS_CAUSAL)
+      snprintf(notes + strlen(notes), nlen - strlen(notes), "%sTFLOP/s with causal attention counted as half "
+               "(Megatron-LM core_v0.12 and later)", notes[0] ? "; " : "");
     snprintf(r->source, sizeof r->source, "%s:%d-%d (median of %d logged iterations after the first)", path, first,
              last, l->used);
     int rc = pf_vrow_predict(r, sc, NULL, &r->predicted, pred, r->reason, sizeof r->reason);
@@ -226,7 +241,7 @@ int pf_cli_validate_megatron(pf_cli *cli, const pf_optvals *scen, const char *pa
   } else {
     *chk = *sc;
     pf_plan_check(chk);
-    megatron_predict(l, sc, chk, path, &s, pred);
+    megatron_predict(l, sc, chk, path, &s, pred, notes, sizeof notes);
     status = megatron_report(cli, l, &v, chk, &s, notes, path);
   }
   free(s.rows);

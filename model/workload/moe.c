@@ -133,8 +133,8 @@ double pf_workload_expert_load(const pf_workload *w) {
 }
 
 /* forward + backward model FLOPs of one layer for s tokens: 6 per token and active weight, and the
- * attention core 2 s^2 heads (qk + v) forward, three times that with backward, as Megatron-LM counts it
- * (training.py, num_floating_point_operations: no causal halving) */
+ * attention core 2 s^2 heads (qk + v) forward, three times that with backward, over the whole score matrix
+ * (PF_FLOPS_FULL; Megatron-LM from core_v0.12 counts half of it: pf_workload_model_flops_per_sample_as) */
 static double layer_flops(const pf_workload *w, bool moe) {
   double s = w->seq, h = w->hidden;
   double ffn = moe ? moe_active_matrices(w) : 3.0 * h * w->ffn_hidden;

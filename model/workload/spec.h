@@ -145,6 +145,16 @@ extern const int pf_moe_builtin_n;
  * Megatron's throughput (TFLOP/s/GPU) counts.  Transformers:
  *   12 s l h^2 [ (1 + g/a + s/h) + (f/h)(3/2 if swiglu) + V/(2 l h) ] x ... (see workload.c) */
 double pf_workload_model_flops_per_sample(const pf_workload *w, int tp);
+/* How a source counts the attention core's FLOPs.  FULL: the whole s x s score matrix, as preflight's
+ * tflops_per_gpu and MFU do (PaLM, Chowdhery et al. 2022, appendix B: 6N + 12 L H Q T; Megatron-LM to
+ * core_v0.11).  CAUSAL: half of it, the part a causal mask leaves (Megatron-LM from core_v0.12:
+ * num_floating_point_operations, commit 8873b55 of 2025-03-06 for GPT/GQA attention, d4f9a6f of 2025-04-03
+ * for MLA).  Only the attention core differs; parameters' FLOPs and the logits are counted alike. */
+typedef enum { PF_FLOPS_FULL, PF_FLOPS_CAUSAL } pf_flops_conv;
+/* The attention core's FLOPs per sample, forward + backward, counted FULL (0 for non-transformers). */
+double pf_workload_attn_core_flops_per_sample(const pf_workload *w);
+/* Model FLOPs per sample as convention c counts them. */
+double pf_workload_model_flops_per_sample_as(const pf_workload *w, int tp, pf_flops_conv c);
 /* Tokens per sample (seq for transformers, 1 for others). */
 double pf_workload_tokens_per_sample(const pf_workload *w);
 

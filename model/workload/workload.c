@@ -1,7 +1,9 @@
 /* workload.c - built-in workloads, parameter and FLOP counts.
  *
  * Transformer FLOPs per sample are Megatron-LM's model FLOPs (training.py,
- * num_floating_point_operations), which reduce for GPT (f = 4h, no GQA) to
+ * num_floating_point_operations, to core_v0.11: the attention core counted
+ * over the whole score matrix; later versions halve that term for the causal
+ * mask, pf_workload_model_flops_per_sample_as), which reduce for GPT (f = 4h, no GQA) to
  * Narayanan et al. SC21 eq. (3) without the recomputation pass:
  *   F = 72 s l h^2 (1 + s/(6h) + V/(12 l h))
  * General form used here, per sample of s tokens:
@@ -195,6 +197,20 @@ double pf_workload_model_flops_per_sample(const pf_workload *w, int tp) {
   double mlp = (f / h) * (w->swiglu ? 1.5 : 1.0);
   double logit = V / (2.0 * l * h);
   return 12.0 * s * l * h * h * (attn + mlp + logit);
+}
+
+/* The attention core (scores and their product with the values) counted over the whole s x s matrix,
+ * forward + backward: 6 s^2 a (d_qk + d_v) a layer, the MTP modules' layers included; 12 s^2 h a layer for
+ * GPT/Llama heads, the s/h term above. */
+double pf_workload_attn_core_flops_per_sample(const pf_workload *w) {
+  if (w->kind != PF_WL_TRANSFORMER) return 0;
+  double s = w->seq;
+  return (w->layers + w->mtp_layers) * 6.0 * s * s * w->heads * (pf_workload_qk_dim(w) + pf_workload_v_dim(w));
+}
+
+double pf_workload_model_flops_per_sample_as(const pf_workload *w, int tp, pf_flops_conv c) {
+  double f = pf_workload_model_flops_per_sample(w, tp);
+  return c == PF_FLOPS_CAUSAL ? f - 0.5 * pf_workload_attn_core_flops_per_sample(w) : f;
 }
 
 double pf_workload_tokens_per_sample(const pf_workload *w) {

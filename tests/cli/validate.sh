@@ -117,6 +117,30 @@ printf '%s\n' "$H" "jureca-dc-a100,maelstrom-ap5-wgan,,,,,,1,1,1,1,,64,64,fp32,,
 expect_exit 2 $P validate "$T/bad.csv"
 expect_grep "baseline_mbs \"8\": only used with metric throughput_ratio" "$T/err"
 
+# flops_convention: a TFLOP/s row counted with causal attention as half is compared in that count (GPT-3
+# 1.3B: the attention core is 12 s^2 h a layer of the model's FLOPs a sample, and the causal count half of it)
+H="machine,model,layers,hidden,heads,seq,vocab,nodes,gpus,tp,pp,dp,mbs,gbs,precision,sp,dist_opt,recompute,schedule,metric,value,unit,baseline_nodes,source,flops_convention"
+printf '%s\n' "$H" "juwels-booster,gpt3-1.3b,,,,,,1,4,1,1,,1,64,bf16,,,full,,tflops_per_gpu,100,TFLOP/s,,doc:1," \
+  "juwels-booster,gpt3-1.3b,,,,,,1,4,1,1,,1,64,bf16,,,full,,tflops_per_gpu,100,TFLOP/s,,doc:1,causal" > "$T/conv.csv"
+expect_exit 0 $P validate "$T/conv.csv" --format json
+cp "$T/out" "$T/conv.json"
+expect_exit 0 $P models --format json
+python3 - "$T/conv.json" "$T/out" <<'PY' && ok || bad "flops_convention causal: the prediction in the source's count"
+import json, sys
+r = json.load(open(sys.argv[1]))["rows"]
+m = [x for x in json.load(open(sys.argv[2]))["models"] if x["id"] == "gpt3-1.3b"][0]
+s, h, l = m["seq"], m["hidden"], m["layers"]
+F = m["flops_per_sample"]
+core = 12.0 * s * s * h * l  # forward + backward over the whole score matrix
+assert abs(r[1]["predicted"] / r[0]["predicted"] - (F - core / 2) / F) < 1e-5, (r[1]["predicted"], r[0]["predicted"])
+PY
+printf '%s\n' "$H" "juwels-booster,gpt3-1.3b,,,,,,1,4,1,1,,1,64,bf16,,,full,,tflops_per_gpu,100,TFLOP/s,,doc:1,half" > "$T/bad.csv"
+expect_exit 2 $P validate "$T/bad.csv"
+expect_grep "bad.csv:2: flops_convention \"half\": valid: \(empty\), full, causal" "$T/err"
+printf '%s\n' "$H" "juwels-booster,gpt3-1.3b,,,,,,1,4,1,1,,1,64,bf16,,,full,,iteration_time_s,2,s,,doc:1,causal" > "$T/bad.csv"
+expect_exit 2 $P validate "$T/bad.csv"
+expect_grep "flops_convention \"causal\": only used with metric tflops_per_gpu" "$T/err"
+
 # rows that cannot be predicted are listed with the reason and left out of the summary
 expect_exit 0 $P validate "$F/small.csv" --format json
 python3 - "$T/out" <<'PY' && ok || bad "not-predicted rows excluded from the summary"

@@ -30,6 +30,18 @@ PY
 expect_exit 0 $P validate --megatron-log "$M/current.log" --machine leonardo-booster --nodes 4
 expect_grep "4 nodes, 16 GPUs, TP 2 x PP 1 x DP 8" "$T/out"
 
+# a log whose TFLOP/s count causal attention as half (Megatron-LM core_v0.12 on): recognised from its own
+# TFLOP/s x time, and the prediction compared in that count (the same error as the full count above)
+awk '{ if (match($0, /TFLOP\/s\/GPU\): [0-9.]+/)) $0 = substr($0, 1, RSTART + 13) \
+  sprintf("%.1f", substr($0, RSTART + 14, RLENGTH - 14) * 0.933) substr($0, RSTART + RLENGTH); print }' \
+  "$M/current.log" > "$T/causal.log"
+expect_exit 0 $P validate --megatron-log "$T/causal.log" --machine leonardo-booster
+expect_grep "TFLOP/s with causal attention counted as half" "$T/out"
+expect_grep "^tflops_per_gpu +98 TFLOP/s +100.3 TFLOP/s +\+2.4%" "$T/out"
+expect_exit 0 $P validate --megatron-log "$M/current.log" --machine leonardo-booster
+grep -q "causal attention" "$T/out" && bad "a full-count log taken as causal" || ok
+expect_grep "^tflops_per_gpu +105 TFLOP/s +107.5 TFLOP/s +\+2.4%" "$T/out"
+
 # older format (seconds, "TFLOPs:", launcher prefixes), no argument dump: configuration from options
 expect_exit 0 $P validate --megatron-log "$M/old.log" --machine jureca-dc-a100 --model gpt3-6.7b --nodes 4 \
   --tp 4 --pp 2 --precision fp16

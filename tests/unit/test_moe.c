@@ -84,6 +84,15 @@ static void flops(void) {
   double Fall = F + l * 6 * s * 6 * 3 * h * f;
   CHECK_NEAR(pf_workload_model_flops_per_sample(&all, 1), Fall, 1e-12);
   CHECK(Fall > 2.5 * F);
+  /* counted as Megatron-LM does from core_v0.12: half the attention core (the causal mask), the rest alike */
+  CHECK_NEAR(pf_workload_model_flops_per_sample_as(&w, 1, PF_FLOPS_CAUSAL), F - l * 6 * s * s * h, 1e-12);
+  CHECK_NEAR(pf_workload_model_flops_per_sample_as(&w, 1, PF_FLOPS_FULL), F, 1e-12);
+  /* DeepSeek-V3 with its MTP module, by Megatron-LM's num_floating_point_operations (training.py at
+   * NVIDIA/Megatron-LM 1d9edcf8, MLA branch, mtp_num_layers 1): 1.06493e15 causal, 1.19275e15 full; preflight
+   * also counts the router's 6 s E h a MoE layer (0.2 %) */
+  CHECK_INT(pf_workload_builtin("deepseek-v3", &w), 0);
+  CHECK_NEAR(pf_workload_model_flops_per_sample_as(&w, 1, PF_FLOPS_CAUSAL), 1.06493e15, 4e-3);
+  CHECK_NEAR(pf_workload_model_flops_per_sample_as(&w, 1, PF_FLOPS_FULL), 1.19275e15, 4e-3);
 }
 
 static void setup(pf_scenario *sc, const char *model, int tp) {
