@@ -38,6 +38,7 @@ PF_PARSE_CALLBACK(parse_host_mode, pf_host_mode_parse, pf_host_mode)
 PF_PARSE_CALLBACK(parse_framework, pf_framework_parse, pf_framework)
 PF_PARSE_CALLBACK(parse_conv_layout, pf_conv_layout_parse, pf_conv_layout)
 PF_PARSE_CALLBACK(parse_recompute_modules, pf_recompute_modules_parse, unsigned)
+PF_PARSE_CALLBACK(parse_graph_modules, pf_graph_modules_parse, unsigned)
 PF_PARSE_CALLBACK(parse_dispatcher, pf_moe_dispatcher_parse, int)
 PF_PARSE_CALLBACK(parse_flex_backend, pf_flex_backend_parse, int)
 
@@ -114,6 +115,10 @@ static const pf_opt_choice fp8_recipes[] = {{"auto", PF_FP8_AUTO, false},
                                             {"delayed", PF_FP8_DELAYED, false},
                                             {"current", PF_FP8_CURRENT, false},
                                             {"mxfp8", PF_FP8_MXFP8, false},
+                                            {NULL, 0, false}};
+
+_Static_assert(sizeof(pf_flops_conv) == sizeof(int), "--flops-convention is a PF_OPT_CHOICE (int)");
+static const pf_opt_choice flops_convs[] = {{"full", PF_FLOPS_FULL, false}, {"causal", PF_FLOPS_CAUSAL, false},
                                             {NULL, 0, false}};
 
 _Static_assert(sizeof(pf_engine) == sizeof(int), "--engine is a PF_OPT_CHOICE (int)");
@@ -319,6 +324,12 @@ const pf_opt pf_scenario_opts[] = {
      .type = PF_OPT_FLAG, .at = SC(calibration_force), .group = PF_SCG_RUN},
     {"host-overhead", "MODE", "kernel dispatch: auto|eager|graphs|compiled (default auto: the framework's usual mode)",
      .type = PF_OPT_CALLBACK, .at = SC(host_mode), .parse = parse_host_mode, .group = PF_SCG_RUN},
+    {"cuda-graph-scope", "LIST", "alias of --cuda-graph-modules (Megatron's name before 2026)",
+     .type = PF_OPT_CALLBACK, .at = SC(graph_modules), .parse = parse_graph_modules, .flags = PF_OPT_ALIAS,
+     .group = PF_SCG_RUN},
+    {"cuda-graph-modules", "LIST", "Megatron-Core's partial CUDA graphs: the modules of each layer replayed as graphs, "
+     "attn,mlp,moe,moe_router,moe_preprocess (default none: eager)",
+     .type = PF_OPT_CALLBACK, .at = SC(graph_modules), .parse = parse_graph_modules, .group = PF_SCG_RUN},
     {"framework", "F", "training framework: auto|megatron|pytorch|tensorflow (default auto)",
      .type = PF_OPT_CALLBACK, .at = SC(framework), .parse = parse_framework, .group = PF_SCG_RUN},
     {"conv-layout", "L", "convolutions' tensor layout: auto|nchw|nhwc (default auto: PyTorch's NCHW, TensorFlow's NCHW "
@@ -354,6 +365,9 @@ const pf_opt pf_scenario_opts[] = {
      .type = PF_OPT_ULONG, .at = SC(seed), .lo = 0, .hi = INT_MAX, .group = PF_SCG_RUN},
     {"trace", "FILE.json", "write a Chrome/Perfetto trace of the iteration (predict; tune: its best plan)",
      .type = PF_OPT_TEXT}, /* the command's output, not the scenario's: read with pf_opts_get */
+    {"flops-convention", "C", "what tflops_per_gpu and MFU count of the attention core: full (default: the whole score "
+     "matrix, as PaLM and Megatron-LM to core_v0.11) or causal (half, as Megatron-LM's log from core_v0.12)",
+     .type = PF_OPT_CHOICE, .at = SC(flops_conv), .choices = flops_convs, .group = PF_SCG_RUN},
     {"power-cap", "W", "power cap per device, with its package share (e.g. 500 W; default the device's): above it the clock falls",
      .type = PF_OPT_CALLBACK, .at = SC(power_cap_W), .parse = parse_power_cap, .group = PF_SCG_RUN},
     {"train-iters", "N", "iterations of the run (Megatron --train-iters): energy per run next to per iteration",

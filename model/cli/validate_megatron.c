@@ -83,6 +83,24 @@ static int log_stages(const pf_megatron_log *l, pf_optvals *v) {
   return rc;
 }
 
+/* CUDA graphs: --cuda-graph-impl local|transformer_engine|full_iteration and --cuda-graph-modules (before 2026
+ * --cuda-graph-scope), dumped as a list ("['attn', 'moe_router']"), or the older --enable-cuda-graph.  A whole
+ * iteration, or a layer captured whole (no modules, or scope "full"), is --host-overhead graphs; modules are
+ * --cuda-graph-modules (compute/graphs.c). */
+static int log_graphs(const pf_megatron_log *l, pf_optvals *v) {
+  const char *impl = pf_megatron_arg(l, "cuda_graph_impl"), *mods = pf_megatron_arg(l, "cuda_graph_modules");
+  if (!is_set(mods)) mods = pf_megatron_arg(l, "cuda_graph_scope");
+  bool on = is_true(pf_megatron_arg(l, "enable_cuda_graph")) || (is_set(impl) && strcmp(impl, "none"));
+  if (!on) return 0;
+  char list[PF_RECOMPUTE_MODS_MAX] = "";
+  size_t n = 0;
+  for (const char *c = is_set(mods) ? mods : ""; *c && n + 1 < sizeof list; c++)
+    if (*c != '[' && *c != ']' && *c != '\'' && *c != '"' && *c != ' ') list[n++] = *c;
+  list[n] = '\0';
+  bool whole = !list[0] || !strcmp(list, "full") || !strcmp(list, "full_iteration") || (impl && !strcmp(impl, "full_iteration"));
+  return whole ? pf_opts_add(v, "host-overhead", "graphs", l->path) : pf_opts_add(v, "cuda-graph-modules", list, l->path);
+}
+
 /* Option pairs from the log's argument dump (Megatron names -> preflight options). */
 static int log_options(const pf_megatron_log *l, const pf_optvals *cli, pf_optvals *v, char *notes, size_t nlen) {
   static const struct { const char *arg, *opt; bool shape; } map[] = {
@@ -115,7 +133,7 @@ static int log_options(const pf_megatron_log *l, const pf_optvals *cli, pf_optva
     }
     if (is_set(voc) && (rc = pf_opts_add(v, "vocab", voc, l->path)) < 0) return rc;
   }
-  if ((rc = log_settings(l, v)) < 0) return rc;
+  if ((rc = log_settings(l, v)) < 0 || (rc = log_graphs(l, v)) < 0) return rc;
   if (is_set(a = pf_megatron_arg(l, "ddp_bucket_size")) && (rc = pf_opts_add(v, "ddp-bucket-size", a, l->path)) < 0) return rc;
   const char *prec = is_true(pf_megatron_arg(l, "fp16")) ? "fp16" : is_true(pf_megatron_arg(l, "bf16")) ? "bf16"
                      : l->nargs > 0 ? "fp32" : NULL;
@@ -170,10 +188,9 @@ static pf_flops_conv log_flops_conv(const pf_megatron_log *l, const pf_scenario 
 }
 
 /* One validation row per measured median of the log (time, TFLOP/s, energy, power), predicted with sc
- * (chk: sc with its plan completed; pred: work space); notes gains how the TFLOP/s were counted.  s->rows
- * holds 4. */
+ * (chk: sc with its plan completed; pred: work space).  s->rows holds 4. */
 static void megatron_predict(const pf_megatron_log *l, const pf_scenario *sc, const pf_scenario *chk,
-                             const char *path, pf_vset *s, pf_prediction *pred, char *notes, size_t nlen) {
+                             const char *path, pf_vset *s, pf_prediction *pred) {
   snprintf(s->path, sizeof s->path, "%s", path);
   int first = l->line[0], last = l->line[l->niter - 1];
   struct { pf_metric m; double v; pf_scope scope; } meas[4] = {
@@ -192,9 +209,6 @@ static void megatron_predict(const pf_megatron_log *l, const pf_scenario *sc, co
     r->measured = r->value = meas[k].v;
     snprintf(r->unit, sizeof r->unit, "%s", pf_metric_unit(r->metric));
     r->loo_error = r->loo_predicted = NAN;
-    if (r->metric == PF_MET_TFLOPS && (r->flops_conv = log_flops_conv(l, chk)) == PF_FLOPS_CAUSAL)
-      snprintf(notes + strlen(notes), nlen - strlen(notes), "%sTFLOP/s with causal attention counted as half "
-               "(Megatron-LM core_v0.12 and later)", notes[0] ? "; " : "");
     snprintf(r->source, sizeof r->source, "%s:%d-%d (median of %d logged iterations after the first)", path, first,
              last, l->used);
     int rc = pf_vrow_predict(r, sc, NULL, &r->predicted, pred, r->reason, sizeof r->reason);
@@ -241,7 +255,12 @@ int pf_cli_validate_megatron(pf_cli *cli, const pf_optvals *scen, const char *pa
   } else {
     *chk = *sc;
     pf_plan_check(chk);
-    megatron_predict(l, sc, chk, path, &s, pred, notes, sizeof notes);
+    /* the log's own count of FLOPs, unless --flops-convention says it */
+    if (!pf_opts_get(&v, "flops-convention") && !isnan(l->med_tflops) &&
+        (sc->flops_conv = chk->flops_conv = log_flops_conv(l, chk)) == PF_FLOPS_CAUSAL)
+      snprintf(notes + strlen(notes), sizeof notes - strlen(notes), "%sTFLOP/s with causal attention counted as "
+               "half (Megatron-LM core_v0.12 and later)", notes[0] ? "; " : "");
+    megatron_predict(l, sc, chk, path, &s, pred);
     status = megatron_report(cli, l, &v, chk, &s, notes, path);
   }
   free(s.rows);

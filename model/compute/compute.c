@@ -230,10 +230,11 @@ static int kind_lists(const pf_scenario *sc, bool moe, int layers, pf_kernel_lis
   if (layers <= 0) return 0;
   pf_kernel_list lf = {0}, core = {0}, fq = {0}, bq = {0};
   int rc = layer_forward(sc, moe, &lf, &core);
+  double keep = rc == 0 ? pf_graph_mark(sc, moe, &lf, &core) : 1.0; /* partial CUDA graphs (graphs.c) */
   if (rc == 0) rc = pf_fp8_layer(sc, layers, &lf, &core, ends, &fq, &bq); /* FP8 as it runs (fp8.c) */
   rc |= repeat_into(fwd, &lf, 1);
   rc |= repeat_into(fwd, &core, 1);
-  rc |= backward_into(bwd, fwd, pf_host_layer_python_s(sc, moe, true));
+  rc |= backward_into(bwd, fwd, keep * pf_host_layer_python_s(sc, moe, true));
   if (p->recompute == PF_RECOMPUTE_FULL) rc |= repeat_into(bwd, fwd, 1) | repeat_into(bwd, &fq, 1);
   /* selective: Megatron-Core checkpoints core attention whatever its backend (attention.py, core_v0.12.0-0.14.0:
    * `if self.checkpoint_core_attention and self.training: self._checkpointed_attention_forward(...)`), so the
@@ -244,6 +245,8 @@ static int kind_lists(const pf_scenario *sc, bool moe, int layers, pf_kernel_lis
     rc |= recompute_modules(bwd, &lf, mods);
   }
   rc |= repeat_into(fwd, &fq, 1) | repeat_into(bwd, &bq, 1);
+  pf_graph_launches(fwd);
+  pf_graph_launches(bwd);
   pf_kernel_list_free(&lf);
   pf_kernel_list_free(&core);
   pf_kernel_list_free(&fq);

@@ -63,6 +63,12 @@ double pf_host_sync_s(const pf_scenario *sc);
 /* Megatron-Core's own Python per layer pass (forward or backward), beyond its operators' dispatch, on the host
  * (measured; hostqueue.c): 0 for other frameworks and under CUDA graphs or torch.compile. */
 double pf_host_layer_python_s(const pf_scenario *sc, bool moe, bool backward);
+/* Partial CUDA graphs (--cuda-graph-modules; graphs.c).  pf_graph_mark tags the kernels of a layer's forward
+ * (lf, and its attention core) with the captured module they belong to, scales the layer's Python in lf by the
+ * share left eager and returns that share (1: nothing captured, or the host is not eager); pf_graph_launches
+ * leaves each captured module of a list one host operator, its replay, on its first kernel. */
+double pf_graph_mark(const pf_scenario *sc, bool moe, pf_kernel_list *lf, pf_kernel_list *core);
+void pf_graph_launches(pf_kernel_list *l);
 /* The forward cost (what reports print as host_op_s). */
 double pf_host_op_s(const pf_scenario *sc);
 /* The framework the run uses: --framework, else the model's own (layer lists),

@@ -62,15 +62,18 @@ static bool input_fused(const char *name) {
   return false;
 }
 
-static int add(pf_kernel_list *l, const char *name, double bytes, double count) {
+/* the CUDA graph module of the GEMM a cast serves (compute/graphs.c), taken by the casts added after it */
+typedef struct { pf_kernel_list *l; unsigned char graph; } casts;
+
+static int add(casts c, const char *name, double bytes, double count) {
   /* tagged fp8: what the pass exists for (its price is its bytes; kernel.c counts it as FP8 scaling) */
   pf_kernel x = {.kind = PF_KERNEL_MEMORY, .name = name, .prec = PF_FP8, .bytes = bytes, .count = count,
-                 .host_ops = 1};
-  return pf_kernel_list_add(l, &x);
+                 .host_ops = 1, .graph = c.graph};
+  return pf_kernel_list_add(c.l, &x);
 }
 
 /* Quantize a tensor of e elements that the next GEMM reads (row-wise) and a later GEMM reads transposed. */
-static int quantize(pf_kernel_list *l, pf_fp8_recipe r, double e, double count) {
+static int quantize(casts l, pf_fp8_recipe r, double e, double count) {
   switch (r) {
   case PF_FP8_CURRENT:
     return add(l, "fp8-amax", 2 * e, count) | add(l, "fp8-cast-transpose", 4 * e, count);
@@ -96,21 +99,22 @@ int pf_fp8_layer(const pf_scenario *sc, int layers, pf_kernel_list *lf, pf_kerne
     /* a MoE layer's grouped GEMM (TE GroupedLinear): every expert's input, output gradient and weight */
     double e = k->grouped && k->batch > 0 ? k->batch : 1.0;
     double c = k->count > 0 ? k->count : 1.0, X = e * k->m * k->k, G = e * k->m * k->n, W = e * k->k * k->n;
+    casts fwd = {fwd_q, k->graph}, bwd = {bwd_q, k->graph};
     gemms++;
     if (r == PF_FP8_DELAYED && input_fused(k->name))
-      rc |= add(bwd_q, "fp8-transpose", 2 * X, c); /* the producer wrote X in FP8; X^T for the weight gradient */
+      rc |= add(bwd, "fp8-transpose", 2 * X, c); /* the producer wrote X in FP8; X^T for the weight gradient */
     else
-      rc |= quantize(fwd_q, r, X, c);
-    rc |= quantize(bwd_q, r, G, c); /* the output gradient, for the data and the weight gradient */
-    rc |= r == PF_FP8_MXFP8 ? add(fwd_q, "mxfp8-weight-quantize", (4 + 2 * MX_SCALE_B) * W, c * per_step)
-          : r == PF_FP8_CURRENT ? add(fwd_q, "fp8-weight-amax", 2 * W, c * per_step) |
-                                      add(fwd_q, "fp8-weight-cast-transpose", 4 * W, c * per_step)
-                                : add(fwd_q, "fp8-weight-cast-transpose", 4 * W, c * per_step);
+      rc |= quantize(fwd, r, X, c);
+    rc |= quantize(bwd, r, G, c); /* the output gradient, for the data and the weight gradient */
+    rc |= r == PF_FP8_MXFP8 ? add(fwd, "mxfp8-weight-quantize", (4 + 2 * MX_SCALE_B) * W, c * per_step)
+          : r == PF_FP8_CURRENT ? add(fwd, "fp8-weight-amax", 2 * W, c * per_step) |
+                                      add(fwd, "fp8-weight-cast-transpose", 4 * W, c * per_step)
+                                : add(fwd, "fp8-weight-cast-transpose", 4 * W, c * per_step);
   }
   if (r == PF_FP8_DELAYED && gemms > 0 && layers > 0) { /* one multi-tensor update per pass of the stage */
     double bytes = layers * 3.0 * gemms * AMAX_HISTORY * 4.0 * 2.0;
-    rc |= add(fwd_q, "fp8-amax-scale-update", bytes, 1.0 / layers);
-    rc |= add(bwd_q, "fp8-amax-scale-update", bytes, 1.0 / layers);
+    rc |= add((casts){fwd_q, 0}, "fp8-amax-scale-update", bytes, 1.0 / layers);
+    rc |= add((casts){bwd_q, 0}, "fp8-amax-scale-update", bytes, 1.0 / layers);
   }
   /* the attention core in bf16 unless FP8 attention was asked (fused only: cuDNN FP8 attention) */
   for (int i = 0; i < core->n; i++) {

@@ -338,7 +338,7 @@ int pf_plan_check(pf_scenario *sc) {
   pf_plan_settle_defaults(sc); /* a setting on by default that this plan rules out is put off (defaults.c) */
   if ((rc = check_world(sc)) < 0 || (rc = check_model_parallel(sc)) < 0 || (rc = check_model_shape(sc)) < 0 ||
       (rc = check_batch(sc)) < 0 || (rc = pf_plan_check_sharding(sc)) < 0 || (rc = check_expert_parallel(sc)) < 0 ||
-      (rc = pf_plan_check_moe(sc)) < 0)
+      (rc = pf_plan_check_moe(sc)) < 0 || (rc = pf_plan_check_graphs(sc)) < 0)
     return rc;
   return 0;
 }

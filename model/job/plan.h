@@ -188,7 +188,25 @@ typedef struct pf_scenario {
   /* input pipeline (predict.c; 0 = off): what one node's storage and loaders deliver, the loader time per
    * sample of one GPU's loader, and the bytes of one sample (0: the workload's sample_bytes) */
   double input_rate_Bps, input_sample_s, sample_bytes;
+  pf_flops_conv flops_conv;     /* --flops-convention: how tflops_per_gpu and MFU count the attention core */
+  unsigned graph_modules;       /* --cuda-graph-modules: PF_GRAPH_* bits of each layer's modules replayed as
+                                   CUDA graphs (Megatron-Core's partial graphs; graphmods.c); 0: none */
 } pf_scenario;
+
+/* Megatron-Core's --cuda-graph-modules (graphmods.c): the parts of a layer captured as CUDA graphs. */
+enum {
+  PF_GRAPH_ATTN = 1 << 0,           /* attn: input norm, attention, its bias-dropout-add */
+  PF_GRAPH_MLP = 1 << 1,            /* mlp: a dense layer's pre-MLP norm, MLP and bias-dropout-add */
+  PF_GRAPH_MOE = 1 << 2,            /* moe: a drop-and-pad MoE layer's whole MLP */
+  PF_GRAPH_MOE_ROUTER = 1 << 3,     /* moe_router: pre-MLP norm, router, shared experts */
+  PF_GRAPH_MOE_PREPROCESS = 1 << 4, /* moe_preprocess: the dispatcher's preprocessing (with moe_router) */
+};
+int pf_graph_modules_parse(const char *s, unsigned *out);
+/* the list as Megatron spells it ("attn,moe_router"); buf of at least PF_RECOMPUTE_MODS_MAX */
+const char *pf_graph_modules_name(unsigned m, char *buf, size_t len);
+/* Megatron's rules: a Megatron transformer; moe_preprocess with moe_router; moe and the router's modules need
+ * experts; moe needs drop-and-pad.  0 or PF_EINVAL. */
+int pf_plan_check_graphs(const pf_scenario *sc);
 
 /* Defaults: tp=pp=cp=1, mbs=1, schedule 1f1b, precision bf16, seed 1. */
 void pf_scenario_init(pf_scenario *sc);

@@ -205,6 +205,7 @@ cJSON *pf_report_prediction_json(const pf_scenario *sc, const pf_prediction *p) 
   ranged(j, "tflops_per_gpu", p->tflops_per_gpu, over(p->tflops_per_gpu, iv->time_hi),
          over(p->tflops_per_gpu, iv->time_lo), with);
   if (with) interval_json(j, iv);
+  if (sc->flops_conv == PF_FLOPS_CAUSAL) cJSON_AddStringToObject(j, "flops_convention", "causal");
   cJSON_AddNumberToObject(j, "mfu", r6(p->mfu));
   cJSON_AddNumberToObject(j, "hw_tflops_per_gpu", r6(p->hw_tflops_per_gpu));
   cJSON_AddNumberToObject(j, "eval_iteration_s", r6(p->eval_iteration_s));
@@ -219,6 +220,9 @@ cJSON *pf_report_prediction_json(const pf_scenario *sc, const pf_prediction *p) 
   cJSON_AddNumberToObject(x, "host_op_s", r6(xs->host_op_s * 1e6) / 1e6);
   cJSON_AddNumberToObject(x, "operators", r6(xs->ops));
   cJSON_AddNumberToObject(x, "host_python", r6(xs->host_python));
+  char gm[PF_RECOMPUTE_MODS_MAX];
+  if (sc->graph_modules) /* Megatron's partial CUDA graphs (compute/graphs.c) */
+    cJSON_AddStringToObject(x, "cuda_graph_modules", pf_graph_modules_name(sc->graph_modules, gm, sizeof gm));
   if (xs->fp8_math + xs->fp8_scaling > 0) { /* fp8 only: what of the busy time runs in FP8 (compute/fp8.c) */
     cJSON_AddNumberToObject(x, "fp8_math", r6(xs->fp8_math));
     cJSON_AddNumberToObject(x, "fp8_scaling", r6(xs->fp8_scaling));
@@ -375,7 +379,8 @@ void pf_report_prediction_table(FILE *f, const pf_scenario *sc, const pf_predict
   plan_line(f, sc);
   human_time(p->iteration_time_s, t, sizeof t);
   fprintf(f, "iteration   %s   %.4g tokens/s   %.4g samples/s\n", t, p->tokens_per_s, p->samples_per_s);
-  fprintf(f, "throughput  %.1f TFLOP/s/GPU (model), MFU %.1f %%\n", p->tflops_per_gpu, 100 * p->mfu);
+  fprintf(f, "throughput  %.1f TFLOP/s/GPU (model%s), MFU %.1f %%\n", p->tflops_per_gpu,
+          sc->flops_conv == PF_FLOPS_CAUSAL ? ", causal attention" : "", 100 * p->mfu);
   if (pf_workload_is_moe(&sc->workload)) moe_table(f, sc, p);
   fprintf(f, "breakdown  ");
   for (int i = 0; i < PF_BREAKDOWN_N; i++) {
@@ -399,8 +404,11 @@ void pf_report_prediction_table(FILE *f, const pf_scenario *sc, const pf_predict
       human_time(xs->host_python, pt, sizeof pt);
       snprintf(py, sizeof py, ", framework Python %s", pt);
     }
-    fprintf(f, "compute     compute-bound %s, memory-bound %s, launch %s, host-bound %s (%.4g operators at %.3g us%s)\n",
-            a, m, l, h, xs->ops, xs->host_op_s * 1e6, py);
+    char gm[PF_RECOMPUTE_MODS_MAX], graphs[PF_RECOMPUTE_MODS_MAX + 32] = "";
+    if (sc->graph_modules) /* Megatron's partial CUDA graphs (compute/graphs.c) */
+      snprintf(graphs, sizeof graphs, "; CUDA graphs: %s", pf_graph_modules_name(sc->graph_modules, gm, sizeof gm));
+    fprintf(f, "compute     compute-bound %s, memory-bound %s, launch %s, host-bound %s (%.4g operators at %.3g us%s%s)\n",
+            a, m, l, h, xs->ops, xs->host_op_s * 1e6, py, graphs);
   }
   if (xs->fp8_math + xs->fp8_scaling > 0) {
     char a[32], s8[32], n[32];

@@ -244,7 +244,7 @@ static void rates_and_energy(const pf_scenario *sc, const work_set *ws, double p
   double t = out->iteration_time_s;
   out->samples_per_s = p->gbs / t;
   out->tokens_per_s = out->samples_per_s * pf_workload_tokens_per_sample(wl);
-  out->model_flops_per_iter = p->gbs * pf_workload_model_flops_per_sample(wl, p->tp);
+  out->model_flops_per_iter = p->gbs * pf_workload_model_flops_per_sample_as(wl, p->tp, sc->flops_conv);
   out->tflops_per_gpu = out->model_flops_per_iter / (t * sc->gpus) / 1e12;
   double peak = pf_device_peak(&m->dev, sc->precision);
   /* fp32 convolutions run on TF32 tensor cores (cuDNN's default, as compute.c models): MFU against that */

@@ -53,13 +53,13 @@ enum {
   C_PRECISION, C_SP, C_DIST_OPT, C_RECOMPUTE, C_SCHEDULE, C_METRIC, C_VALUE, C_UNIT, C_BASELINE, C_SOURCE,
   C_NREQUIRED,
   C_NOTES = C_NREQUIRED, C_PARAMS, C_FLOPS, C_GRAD_ACCUM, C_SCALING, C_BOUND, C_VALUE_HI, C_ITERATIONS, C_SCOPE,
-  C_USE, C_TAG, C_DURATION, C_TRAIN, C_BASE_MBS, C_EVAL_ITERS, C_FLOPS_CONV, C_NCOLS
+  C_USE, C_TAG, C_DURATION, C_TRAIN, C_BASE_MBS, C_EVAL_ITERS, C_NCOLS
 };
 static const char *col_names[C_NCOLS] = {
     "machine", "model", "layers", "hidden", "heads", "seq", "vocab", "nodes", "gpus", "tp", "pp", "dp", "mbs",
     "gbs", "precision", "sp", "dist_opt", "recompute", "schedule", "metric", "value", "unit", "baseline_nodes",
     "source", "notes", "params", "flops_per_sample", "grad_accum", "scaling", "bound", "value_hi", "iterations",
-    "scope", "use", "tag", "duration_s", "train_s", "baseline_mbs", "eval_iterations", "flops_convention"};
+    "scope", "use", "tag", "duration_s", "train_s", "baseline_mbs", "eval_iterations"};
 
 typedef struct {
   const char *path;
@@ -233,10 +233,6 @@ static int row_measurement(const ctx *c, pf_vrow *r) {
   if (r->bound == PF_BOUND_RANGE && !(r->value_hi > r->value))
     return bad(c, C_VALUE_HI, "a range needs value_hi greater than value");
   if (r->bound != PF_BOUND_RANGE && field(c, C_VALUE_HI)[0]) return bad(c, C_VALUE_HI, "only used with bound range");
-  field_copy(c, C_FLOPS_CONV, tmp, sizeof tmp);
-  r->flops_conv = !strcmp(tmp, "causal") ? PF_FLOPS_CAUSAL : PF_FLOPS_FULL;
-  if (tmp[0] && strcmp(tmp, "full") && strcmp(tmp, "causal")) return bad(c, C_FLOPS_CONV, "valid: (empty), full, causal");
-  if (tmp[0] && r->metric != PF_MET_TFLOPS) return bad(c, C_FLOPS_CONV, "only used with metric tflops_per_gpu");
   return 0;
 }
 

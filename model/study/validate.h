@@ -81,7 +81,6 @@ typedef struct pf_vrow {
   char unit[24];
   double measured, measured_hi; /* canonical: s, TFLOP/s, 1/s, fraction, J, W */
   pf_bound bound;
-  pf_flops_conv flops_conv;   /* tflops_per_gpu: how the source counts attention (flops_convention column) */
   int baseline_nodes;
   int baseline_mbs;           /* throughput_ratio: the micro-batch of the reference run (same configuration) */
   pf_scaling scaling;

@@ -204,10 +204,7 @@ static double row_value(const pf_vrow *r, const pf_scenario *sc, const pf_predic
   switch (r->metric) {
   case PF_MET_ITER_TIME: return p->iteration_time_s;
   case PF_MET_TIME: return p->iteration_time_s * it;
-  case PF_MET_TFLOPS: /* in the source's count of the attention core (flops_convention) */
-    if (r->flops_conv == PF_FLOPS_FULL) return p->tflops_per_gpu;
-    return p->tflops_per_gpu * pf_workload_model_flops_per_sample_as(&sc->workload, sc->plan.tp, r->flops_conv) /
-           pf_workload_model_flops_per_sample(&sc->workload, sc->plan.tp);
+  case PF_MET_TFLOPS: return p->tflops_per_gpu;
   case PF_MET_TOKENS: return p->tokens_per_s;
   case PF_MET_SAMPLES: return p->samples_per_s;
   case PF_MET_SCALING: return pf_scaling_efficiency(p->tflops_per_gpu, base->tflops_per_gpu);

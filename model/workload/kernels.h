@@ -41,6 +41,8 @@ typedef struct pf_kernel {
                            expert's rows padded to the kernel's M block (compute/kernel.c) */
   bool sync;            /* the host waits for this kernel to end before it issues the next one (a
                            device-to-host copy the host reads, e.g. a MoE layer's tokens per expert) */
+  unsigned char graph;  /* the module of the layer that replays it as a CUDA graph (a PF_GRAPH_* bit of
+                           --cuda-graph-modules; compute/graphs.c); 0: issued eagerly */
 } pf_kernel;
 
 /* FLOPs of one launch of k (k->flops when set, else the kind's count). */

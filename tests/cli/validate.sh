@@ -117,8 +117,9 @@ printf '%s\n' "$H" "jureca-dc-a100,maelstrom-ap5-wgan,,,,,,1,1,1,1,,64,64,fp32,,
 expect_exit 2 $P validate "$T/bad.csv"
 expect_grep "baseline_mbs \"8\": only used with metric throughput_ratio" "$T/err"
 
-# flops_convention: a TFLOP/s row counted with causal attention as half is compared in that count (GPT-3
-# 1.3B: the attention core is 12 s^2 h a layer of the model's FLOPs a sample, and the causal count half of it)
+# flops_convention (--flops-convention as a column): a TFLOP/s row counted with causal attention as half is
+# compared in that count (GPT-3 1.3B: the attention core is 12 s^2 h a layer of the model's FLOPs a sample,
+# and the causal count half of it)
 H="machine,model,layers,hidden,heads,seq,vocab,nodes,gpus,tp,pp,dp,mbs,gbs,precision,sp,dist_opt,recompute,schedule,metric,value,unit,baseline_nodes,source,flops_convention"
 printf '%s\n' "$H" "juwels-booster,gpt3-1.3b,,,,,,1,4,1,1,,1,64,bf16,,,full,,tflops_per_gpu,100,TFLOP/s,,doc:1," \
   "juwels-booster,gpt3-1.3b,,,,,,1,4,1,1,,1,64,bf16,,,full,,tflops_per_gpu,100,TFLOP/s,,doc:1,causal" > "$T/conv.csv"
@@ -136,10 +137,10 @@ assert abs(r[1]["predicted"] / r[0]["predicted"] - (F - core / 2) / F) < 1e-5, (
 PY
 printf '%s\n' "$H" "juwels-booster,gpt3-1.3b,,,,,,1,4,1,1,,1,64,bf16,,,full,,tflops_per_gpu,100,TFLOP/s,,doc:1,half" > "$T/bad.csv"
 expect_exit 2 $P validate "$T/bad.csv"
-expect_grep "bad.csv:2: flops_convention \"half\": valid: \(empty\), full, causal" "$T/err"
-printf '%s\n' "$H" "juwels-booster,gpt3-1.3b,,,,,,1,4,1,1,,1,64,bf16,,,full,,iteration_time_s,2,s,,doc:1,causal" > "$T/bad.csv"
-expect_exit 2 $P validate "$T/bad.csv"
-expect_grep "flops_convention \"causal\": only used with metric tflops_per_gpu" "$T/err"
+expect_grep "bad.csv:2: flops-convention \"half\": valid: full, causal" "$T/out"
+# and predict's own TFLOP/s in that count
+expect_exit 0 $P predict --machine juwels-booster --model gpt3-1.3b --gpus 4 --gbs 64 --recompute full --flops-convention causal
+expect_grep "TFLOP/s/GPU \(model, causal attention\)" "$T/out"
 
 # rows that cannot be predicted are listed with the reason and left out of the summary
 expect_exit 0 $P validate "$F/small.csv" --format json

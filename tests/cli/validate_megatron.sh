@@ -42,6 +42,25 @@ expect_exit 0 $P validate --megatron-log "$M/current.log" --machine leonardo-boo
 grep -q "causal attention" "$T/out" && bad "a full-count log taken as causal" || ok
 expect_grep "^tflops_per_gpu +105 TFLOP/s +107.5 TFLOP/s +\+2.4%" "$T/out"
 
+# CUDA graphs in the dump: per-layer capture of the attention (--cuda-graph-impl transformer_engine
+# --cuda-graph-scope attn) is --cuda-graph-modules attn, which spares the host and so the step
+sed "s/^  use_distributed_optimizer \.* True$/&\n  cuda_graph_impl ................................. transformer_engine\n  cuda_graph_scope ................................ ['attn']/" \
+  "$M/current.log" > "$T/graphs.log"
+expect_exit 0 $P validate --megatron-log "$M/current.log" --machine leonardo-booster --format json
+cp "$T/out" "$T/eager.json"
+expect_exit 0 $P validate --megatron-log "$T/graphs.log" --machine leonardo-booster --format json
+python3 - "$T/eager.json" "$T/out" <<'PY' && ok || bad "cuda_graph_scope ['attn'] in the dump: a faster step than eager"
+import json, sys
+e, g = ({r["metric"]: r for r in json.load(open(p))["rows"]} for p in sys.argv[1:3])
+assert g["iteration_time_s"]["predicted"] < e["iteration_time_s"]["predicted"], (g, e)
+PY
+expect_exit 0 $P validate --megatron-log "$T/graphs.log" --machine leonardo-booster --cuda-graph-modules attn --format json
+python3 - "$T/out" "$T/eager.json" <<'PY' && ok || bad "the dump's scope and --cuda-graph-modules attn agree"
+import json, sys
+a, b = (json.load(open(p))["rows"][0]["predicted"] for p in sys.argv[1:3])
+assert a < b, (a, b)
+PY
+
 # older format (seconds, "TFLOPs:", launcher prefixes), no argument dump: configuration from options
 expect_exit 0 $P validate --megatron-log "$M/old.log" --machine jureca-dc-a100 --model gpt3-6.7b --nodes 4 \
   --tp 4 --pp 2 --precision fp16
