@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -29,6 +30,43 @@ int pf_name_index(const char *s, const char *const *names, int n, bool nocase) {
   for (int i = 0; s && i < n; i++)
     if ((nocase ? strcasecmp(s, names[i]) : strcmp(s, names[i])) == 0) return i;
   return -1;
+}
+
+int pf_name_bits(const char *s, const char *const *names, int n, unsigned *out, char *bad, size_t badlen) {
+  char buf[PF_NAMES_MAX];
+  if (strlen(s) >= sizeof buf) return PF_NAMES_LONG;
+  snprintf(buf, sizeof buf, "%s", s);
+  unsigned m = 0;
+  for (char *save = NULL, *t = strtok_r(buf, ", ", &save); t; t = strtok_r(NULL, ", ", &save)) {
+    int i = pf_name_index(t, names, n, false);
+    if (i < 0) {
+      snprintf(bad, badlen, "%s", t);
+      return PF_NAMES_UNKNOWN;
+    }
+    m |= 1u << i;
+  }
+  if (!m) return PF_NAMES_EMPTY;
+  *out = m;
+  return 0;
+}
+
+int pf_name_bits_parse(const char *opt, const char *const *names, int n, const char *valid, const char *example,
+                       const char *s, unsigned *out) {
+  char bad[64];
+  switch (pf_name_bits(s, names, n, out, bad, sizeof bad)) {
+  case 0: return 0;
+  case PF_NAMES_LONG: return pf_error_set(PF_EINVAL, "%s: at most %d characters", opt, PF_NAMES_MAX - 1);
+  case PF_NAMES_UNKNOWN: return pf_error_set(PF_EINVAL, "%s: \"%s\" is not a module; valid: %s", opt, bad, valid);
+  default: return pf_error_set(PF_EINVAL, "%s: give at least one module, e.g. %s", opt, example);
+  }
+}
+
+const char *pf_name_bits_join(unsigned m, const char *const *names, int n, char *buf, size_t len) {
+  size_t k = 0;
+  buf[0] = '\0';
+  for (int i = 0; i < n; i++)
+    if (m & (1u << i)) k += (size_t)snprintf(buf + k, k < len ? len - k : 0, "%s%s", k ? "," : "", names[i]);
+  return buf;
 }
 
 /* The entry "-c" names: a one-letter name or a short alias. */

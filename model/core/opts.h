@@ -91,6 +91,17 @@ const pf_opt *pf_opt_find(const pf_opt *const *tables, const char *name);
 /* The index of s among the n names (an enum's name table), compared exactly or, with nocase, ignoring case;
  * -1 when s is NULL or none matches.  Every enum's parse function looks its name up here. */
 int pf_name_index(const char *s, const char *const *names, int n, bool nocase);
+/* A list of names ("a,b" or "a b", as Megatron's list options are written) as bits: bit i for names[i].  Returns
+ * 0 with *out set; PF_NAMES_UNKNOWN with the first unknown name in bad, PF_NAMES_EMPTY, or PF_NAMES_LONG for a
+ * list of PF_NAMES_MAX characters or more.  The option's parse function words the message. */
+enum { PF_NAMES_MAX = 128, PF_NAMES_UNKNOWN = 1, PF_NAMES_EMPTY, PF_NAMES_LONG };
+int pf_name_bits(const char *s, const char *const *names, int n, unsigned *out, char *bad, size_t badlen);
+/* pf_name_bits for option opt, its errors worded: PF_EINVAL naming the option, the unknown name and the valid
+ * ones (valid), or giving an example list. */
+int pf_name_bits_parse(const char *opt, const char *const *names, int n, const char *valid, const char *example,
+                       const char *s, unsigned *out);
+/* The names of the bits set in m, joined by commas, into buf. */
+const char *pf_name_bits_join(unsigned m, const char *const *names, int n, char *buf, size_t len);
 
 /* ---- reading argv ---- */
 

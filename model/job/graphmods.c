@@ -22,43 +22,18 @@
 #include <stdio.h>
 #include <string.h>
 
-static const struct {
-  const char *name;
-  unsigned bit;
-} gmods[] = {
-    {"attn", PF_GRAPH_ATTN},
-    {"mlp", PF_GRAPH_MLP},
-    {"moe", PF_GRAPH_MOE},
-    {"moe_router", PF_GRAPH_MOE_ROUTER},
-    {"moe_preprocess", PF_GRAPH_MOE_PREPROCESS},
-};
+/* Megatron's module names, bit i of PF_GRAPH_* for the i-th */
+static const char *const gmods[] = {"attn", "mlp", "moe", "moe_router", "moe_preprocess"};
 #define NGMOD ((int)(sizeof gmods / sizeof gmods[0]))
+_Static_assert(PF_GRAPH_MOE_PREPROCESS == 1u << (NGMOD - 1), "gmods[] in the order of the PF_GRAPH_* bits");
 
 int pf_graph_modules_parse(const char *s, unsigned *out) {
-  char buf[PF_RECOMPUTE_MODS_MAX];
-  if (strlen(s) >= sizeof buf)
-    return pf_error_set(PF_EINVAL, "--cuda-graph-modules: at most %d characters", PF_RECOMPUTE_MODS_MAX - 1);
-  snprintf(buf, sizeof buf, "%s", s);
-  unsigned m = 0;
-  for (char *save = NULL, *t = strtok_r(buf, ", ", &save); t; t = strtok_r(NULL, ", ", &save)) {
-    int i = 0;
-    while (i < NGMOD && strcmp(t, gmods[i].name) != 0) i++;
-    if (i == NGMOD)
-      return pf_error_set(PF_EINVAL, "--cuda-graph-modules: \"%s\" is not a module; valid: attn, mlp, moe, "
-                          "moe_router, moe_preprocess (Megatron-Core's names)", t);
-    m |= gmods[i].bit;
-  }
-  if (!m) return pf_error_set(PF_EINVAL, "--cuda-graph-modules: give at least one module, e.g. attn,moe_router");
-  *out = m;
-  return 0;
+  return pf_name_bits_parse("--cuda-graph-modules", gmods, NGMOD, "attn, mlp, moe, moe_router, moe_preprocess "
+                            "(Megatron-Core's names)", "attn,moe_router", s, out);
 }
 
 const char *pf_graph_modules_name(unsigned m, char *buf, size_t len) {
-  size_t n = 0;
-  buf[0] = '\0';
-  for (int i = 0; i < NGMOD; i++)
-    if (m & gmods[i].bit) n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s%s", n ? "," : "", gmods[i].name);
-  return buf;
+  return pf_name_bits_join(m, gmods, NGMOD, buf, len);
 }
 
 int pf_plan_check_graphs(const pf_scenario *sc) {

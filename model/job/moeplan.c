@@ -18,43 +18,19 @@
 #include <string.h>
 
 
-static const struct {
-  const char *name;
-  unsigned bit;
-} modules[] = {
-    {"core_attn", PF_RECOMPUTE_MOD_CORE_ATTN},
-    {"layernorm", PF_RECOMPUTE_MOD_LAYERNORM},
-    {"mla_up_proj", PF_RECOMPUTE_MOD_MLA_UP_PROJ},
-    {"moe_act", PF_RECOMPUTE_MOD_MOE_ACT},
-};
+/* Megatron's module names, bit i of PF_RECOMPUTE_MOD_* for the i-th */
+static const char *const modules[] = {"core_attn", "layernorm", "mla_up_proj", "moe_act"};
 #define NMOD ((int)(sizeof modules / sizeof modules[0]))
+_Static_assert(PF_RECOMPUTE_MOD_MOE_ACT == 1u << (NMOD - 1), "modules[] in the order of the PF_RECOMPUTE_MOD_* bits");
 
 int pf_recompute_modules_parse(const char *s, unsigned *out) {
-  char buf[PF_RECOMPUTE_MODS_MAX];
-  if (strlen(s) >= sizeof buf)
-    return pf_error_set(PF_EINVAL, "--recompute-modules: at most %d characters", PF_RECOMPUTE_MODS_MAX - 1);
-  snprintf(buf, sizeof buf, "%s", s);
-  unsigned m = 0;
-  for (char *save = NULL, *t = strtok_r(buf, ", ", &save); t; t = strtok_r(NULL, ", ", &save)) {
-    int i = 0;
-    while (i < NMOD && strcmp(t, modules[i].name) != 0) i++;
-    if (i == NMOD)
-      return pf_error_set(PF_EINVAL, "--recompute-modules: \"%s\" is not a module; valid: core_attn, layernorm, "
-                          "mla_up_proj, moe_act (Megatron-Core's names; mlp and moe, which checkpoint whole "
-                          "submodules, are not modelled)", t);
-    m |= modules[i].bit;
-  }
-  if (!m) return pf_error_set(PF_EINVAL, "--recompute-modules: give at least one module, e.g. layernorm,mla_up_proj");
-  *out = m;
-  return 0;
+  return pf_name_bits_parse("--recompute-modules", modules, NMOD, "core_attn, layernorm, mla_up_proj, moe_act "
+                            "(Megatron-Core's names; mlp and moe, which checkpoint whole submodules, are not modelled)",
+                            "layernorm,mla_up_proj", s, out);
 }
 
 const char *pf_recompute_modules_name(unsigned m, char *buf, size_t len) {
-  size_t n = 0;
-  buf[0] = '\0';
-  for (int i = 0; i < NMOD; i++)
-    if (m & modules[i].bit) n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s%s", n ? "," : "", modules[i].name);
-  return buf;
+  return pf_name_bits_join(m, modules, NMOD, buf, len);
 }
 
 unsigned pf_plan_recompute_modules(const pf_plan *p) {
