@@ -10,8 +10,8 @@
  *
  * Calls.  Megatron's token dispatchers (megatron/core/transformer/moe/token_dispatcher.py) send each token once
  * per routed expert: per MoE layer a dispatch and a combine forward, and their two mirror images backward (the
- * gradients of the combine's output dispatched, those of the experts' input combined); with --recompute full the
- * recomputed forward dispatches and combines again.  A rank sends its M ETP / TP tokens' top-k copies of h
+ * gradients of the combine's output dispatched, those of the experts' input combined); with --recompute full or
+ * --recompute-modules moe the recomputed forward dispatches and combines again.  A rank sends its M ETP / TP tokens' top-k copies of h
  * elements (the rows its experts receive, moelayer.c).  --moe-token-dispatcher-type picks the library:
  *  alltoall  NCCL's all-to-all (MoEAlltoAllTokenDispatcher), bf16 whatever the GEMMs' precision (Transformer
  *            Engine casts to FP8 inside the experts' GEMMs, after the dispatch);
@@ -174,7 +174,8 @@ int pf_comm_stage_ep(const pf_comm *c, int stage, pf_stage_work *w, pf_stage_com
   }
   free(g);
   if (rc < 0) return rc;
-  double re = p->recompute == PF_RECOMPUTE_FULL ? 1.0 : 0.0; /* the recomputed forward's calls */
+  /* the recomputed forward's calls: the whole layer's, or the MoE layer's (--recompute-modules moe) */
+  double re = p->recompute == PF_RECOMPUTE_FULL || (pf_plan_recompute_modules(p) & PF_RECOMPUTE_MOD_MOE) ? 1.0 : 0.0;
   w->fwd_ep_s = nmoe * (disp.time_s + comb.time_s);
   w->bwd_ep_s = nmoe * (comb.time_s + dispb.time_s + re * (disp.time_s + comb.time_s));
   add(o, &disp, nmoe * (1.0 + re));

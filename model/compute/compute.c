@@ -48,8 +48,10 @@ static int attention_core(const pf_scenario *sc, pf_kernel_list *core) {
   double qk = pf_workload_qk_dim(w), v = pf_workload_v_dim(w), el = pf_precision_bytes(sc->precision);
   int rc = 0;
   if (p->flash_attn) {
+    /* causal: the built-in and custom transformers are decoders (GPT, Llama, the MoE models); Megatron's unfused
+     * path below computes the whole score matrix and masks it */
     pf_kernel fa = {.kind = PF_KERNEL_ATTENTION, .name = "flash-attention", .prec = sc->precision,
-                    .m = sl, .n = s, .k = (qk + v) / 2.0, .batch = b * heads, .host_ops = 1};
+                    .m = sl, .n = s, .k = (qk + v) / 2.0, .batch = b * heads, .host_ops = 1, .causal = true};
     rc |= pf_kernel_list_add(core, &fa);
   } else {
     double z = b * heads * sl * s;
@@ -140,17 +142,22 @@ static int backward_into(pf_kernel_list *dst, const pf_kernel_list *src, double 
   return rc;
 }
 
-/* Which --recompute-modules module reruns forward kernel `name` before the backward (0: none): layernorm the
+/* Which --recompute-modules modules rerun forward kernel `name` before the backward (0: none): layernorm the
  * layer's two norms, mla_up_proj MLA's latent norms, up projections and rotary, moe_act the experts'
- * activation (kernel names: layer_forward, moelayer.c). */
+ * activation, mlp a dense layer's MLP, moe a MoE layer's MLP from the router to unpermute, its
+ * tokens-per-expert synchronisation and shared experts included (its all-to-alls: comm/epa2a.c) (kernel names:
+ * layer_forward, moelayer.c). */
 static unsigned module_of(const char *name) {
-  static const struct { const char *name; unsigned bit; } m[] = {
-      {"norm1", PF_RECOMPUTE_MOD_LAYERNORM},         {"norm2", PF_RECOMPUTE_MOD_LAYERNORM},
-      {"mla-q-norm", PF_RECOMPUTE_MOD_MLA_UP_PROJ},  {"mla-q-up", PF_RECOMPUTE_MOD_MLA_UP_PROJ},
-      {"mla-kv-norm", PF_RECOMPUTE_MOD_MLA_UP_PROJ}, {"mla-kv-up", PF_RECOMPUTE_MOD_MLA_UP_PROJ},
-      {"rotary", PF_RECOMPUTE_MOD_MLA_UP_PROJ},      {"experts-activation", PF_RECOMPUTE_MOD_MOE_ACT}};
+  enum { LN = PF_RECOMPUTE_MOD_LAYERNORM, UP = PF_RECOMPUTE_MOD_MLA_UP_PROJ, MOE = PF_RECOMPUTE_MOD_MOE };
+  static const struct { const char *name; unsigned bits; } m[] = {
+      {"norm1", LN}, {"norm2", LN}, {"mla-q-norm", UP}, {"mla-q-up", UP}, {"mla-kv-norm", UP}, {"mla-kv-up", UP},
+      {"rotary", UP}, {"experts-activation", PF_RECOMPUTE_MOD_MOE_ACT | MOE},
+      {"fc1", PF_RECOMPUTE_MOD_MLP}, {"activation", PF_RECOMPUTE_MOD_MLP}, {"fc2", PF_RECOMPUTE_MOD_MLP},
+      {"router", MOE}, {"router-topk", MOE}, {"tokens-per-expert-sync", MOE}, {"permute", MOE},
+      {"experts-fc1", MOE}, {"experts-fc2", MOE}, {"unpermute", MOE}, {"shared-fc1", MOE},
+      {"shared-activation", MOE}, {"shared-fc2", MOE}};
   for (size_t i = 0; name && i < sizeof m / sizeof m[0]; i++)
-    if (strcmp(name, m[i].name) == 0) return m[i].bit;
+    if (strcmp(name, m[i].name) == 0) return m[i].bits;
   return 0;
 }
 

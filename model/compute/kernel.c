@@ -33,15 +33,30 @@
 
 #define FLASH_FWD_OF_GEMM 0.84 /* 0.73 / 0.869, FlashAttention-2 on A100 vs MAMF A100 */
 #define FLASH_BWD_OF_FWD 0.86  /* 0.63 / 0.73, FlashAttention-2 backward vs forward */
-/* assumed: throughput rises with key length and saturates beyond a few
- * thousand tokens (FlashAttention-2, Figs. 4-7: the "up to" figures are at
- * 8k-16k); half of the saturated rate at 512 keys, normalised at 16k. */
-#define FLASH_S_HALF 512.0
+/* Throughput rises with key length and saturates beyond a few thousand tokens: S(n) = [n / (n + half)] /
+ * [16k / (16k + half)], normalised at 16k.  half fitted to the H100 curves of FlashAttention-3's paper (Shah et
+ * al. 2024, Figs. 5-6: cuDNN at head dim 64, 128 and 256, FlashAttention-3 at 128, 512 to 16k tokens; the
+ * log-least-squares half of each curve, rms 0.5-4 %): forward 80-345, median 150; backward 310-390, median
+ * 340 (the backward's five products and its dQ reduction need longer rows to fill the GPU).  Before, an
+ * assumed 512 for both, from FlashAttention-2's A100 figures. */
+#define FLASH_S_HALF_FWD 150.0
+#define FLASH_S_HALF_BWD 340.0
 #define FLASH_S_REF 16384.0
-/* assumed: head dim 64 runs ~10 % below 128 in the same figures; d/(d+16) normalised at 128 */
+/* head dim: d/(d+16) normalised at 128 (assumed from FlashAttention-2's figures: 64 runs ~10 % below 128), and
+ * not above 1 beyond 128: FlashAttention-3 runs head dim 256 at 642 TFLOP/s against 648 at 128, cuDNN at 509
+ * against 595 (Shah et al. 2024, Fig. 5, 16k tokens; the tiles shrink to fit shared memory) */
 #define FLASH_D_HALF 16.0
 #define FLASH_D_REF 128.0
 #define FLASH_BLOCK_M 128.0
+/* FP32 operations a fused attention kernel does on the CUDA cores per score element, besides the two products on
+ * the tensor cores: forward, the online softmax's scaling (one FFMA), running maximum, running sum and the
+ * conversion of the probabilities to 16 bits (Dao 2023, FlashAttention-2, Algorithm 1), the exponential itself
+ * on the special-function units; backward, the scaled exponential recomputed, dP - D and its product with P,
+ * and two conversions.  At head dim 128 that is one element per 512 (forward) or 1280 (backward) tensor FLOPs:
+ * FlashAttention-3 (Shah et al. 2024, section 3) notes the matmuls outnumber the exponentials 512 to 1 and that
+ * the special functions can take half the matmul's cycles.  It is power, not time: the power model's vector
+ * term (power/pm_util.c) */
+#define SOFTMAX_OPS 4.0
 /* assumed: HBM load-to-use latency of A100/H100/MI250X-class parts is several
  * hundred ns in pointer-chase tests (gpu-benches latency, research notes 2.2);
  * 0.6 us of ramp per memory-bound kernel */
@@ -85,8 +100,9 @@ double pf_attention_eff(const pf_device *d, pf_precision p, pf_pass pass, double
   double fwd = d->attn_eff_fwd > 0 ? d->attn_eff_fwd : FLASH_FWD_OF_GEMM * pf_gemm_top(d, p);
   double top = pass == PF_PASS_BWD ? (d->attn_eff_bwd > 0 ? d->attn_eff_bwd : FLASH_BWD_OF_FWD * fwd) : fwd;
   if (p == PF_FP8 && d->attn_eff_fwd > 0 && d->gemm_eff_fp8 > 0) top *= d->gemm_eff_fp8 / d->gemm_eff;
-  double S = (n / (n + FLASH_S_HALF)) / (FLASH_S_REF / (FLASH_S_REF + FLASH_S_HALF));
-  double D = (dh / (dh + FLASH_D_HALF)) / (FLASH_D_REF / (FLASH_D_REF + FLASH_D_HALF));
+  double half = pass == PF_PASS_BWD ? FLASH_S_HALF_BWD : FLASH_S_HALF_FWD;
+  double S = (n / (n + half)) / (FLASH_S_REF / (FLASH_S_REF + half));
+  double D = fmin(1.0, (dh / (dh + FLASH_D_HALF)) / (FLASH_D_REF / (FLASH_D_REF + FLASH_D_HALF)));
   double blocks = ceil(m / FLASH_BLOCK_M) * (batch > 0 ? batch : 1.0);
   double util = d->units > 0 ? blocks / (ceil(blocks / d->units) * d->units) : 1.0;
   double eff = top * fmin(S, 1.0) * D * util;
@@ -132,6 +148,9 @@ int pf_kernel_cost_eval(const pf_kernel_env *env, const pf_kernel *k, pf_kernel_
     c->rate_flops = peak * eff * scale * (env->clock_ratio > 0 ? env->clock_ratio : 1.0);
     c->compute_s = flops / c->rate_flops;
     c->u_tensor = fmin(1.0, c->rate_flops / peak);
+    if (k->kind == PF_KERNEL_ATTENTION && k->k > 0 && d->vector_flops[PF_FP32] > 0) /* the softmax's FP32 work */
+      c->u_vector = fmin(1.0, SOFTMAX_OPS * flops / ((k->pass == PF_PASS_BWD ? 10.0 : 4.0) * k->k) / c->compute_s /
+                                  d->vector_flops[PF_FP32]);
     break;
   }
   case PF_KERNEL_MEMORY:
@@ -153,6 +172,9 @@ int pf_kernel_cost_eval(const pf_kernel_env *env, const pf_kernel *k, pf_kernel_
   if (c->time_s > 0) {
     /* utilisation over the whole launch: the floor draws no tensor or HBM work */
     c->u_tensor *= c->compute_s / c->time_s;
+    c->u_vector *= c->compute_s / c->time_s;
+    if (k->vec_flops > 0 && d->vector_flops[PF_FP32] > 0) /* an optimizer's arithmetic (stepkernels.c) */
+      c->u_vector = fmin(1.0, c->u_vector + k->vec_flops / c->time_s / d->vector_flops[PF_FP32]);
     if (k->bytes > 0 && d->memory_bw_Bps > 0) c->u_hbm = fmin(1.0, k->bytes / c->time_s / d->memory_bw_Bps);
   }
   return 0;

@@ -67,12 +67,22 @@ typedef struct tail_ctx {
   int rc;
 } tail_ctx;
 
-static void add(tail_ctx *c, const char *name, double bytes, double count) {
+/* FP32 operations per parameter of the update rules, counted from their algorithms (an FMA as 2): Adam(W) the
+ * two moments (3 + 4), their bias corrections (2), the square root, epsilon and division (4), the learning rate,
+ * weight decay and the update (3), 16; SGD with momentum 4; a gradient norm's square and sum 2.  Power, not time
+ * (the kernels stream their bytes: 16 operations against 28 B is far below an H100's 20 FP32 FLOP per HBM byte). */
+#define ADAM_OPS 16.0
+#define SGD_OPS 4.0
+#define NORM_OPS 2.0
+
+static void add_ops(tail_ctx *c, const char *name, double bytes, double count, double ops) {
   if (!(bytes > 0)) return;
   pf_kernel k = {.kind = PF_KERNEL_OPTIMIZER, .name = name, .pass = PF_PASS_OPT, .bytes = bytes / count,
-                 .count = count, .host_ops = 1};
+                 .count = count, .host_ops = 1, .vec_flops = ops / count};
   if (c->rc == 0) c->rc = pf_kernel_list_add(c->l, &k);
 }
+
+static void add(tail_ctx *c, const char *name, double bytes, double count) { add_ops(c, name, bytes, count, 0); }
 
 static void megatron_tail(tail_ctx *c, const pf_scenario *sc, double P, double S) {
   bool fp16 = sc->precision == PF_FP16, low = pf_precision_bytes(sc->precision) < 4;
@@ -81,8 +91,8 @@ static void megatron_tail(tail_ctx *c, const pf_scenario *sc, double P, double S
     add(c, "main-grads-copy", 6.0 * S, c->launches);
     add(c, "unscale-inf-check", 8.0 * S, c->launches);
   }
-  add(c, "grad-norm", 4.0 * S, c->launches);
-  add(c, "adam (fused)", 28.0 * S, c->launches);
+  add_ops(c, "grad-norm", 4.0 * S, c->launches, NORM_OPS * S);
+  add_ops(c, "adam (fused)", 28.0 * S, c->launches, ADAM_OPS * S);
   if (low) add(c, "master-to-model-params", 6.0 * S, c->launches);
 }
 
@@ -98,16 +108,16 @@ static void pytorch_tail(tail_ctx *c, const pf_scenario *sc, double P, double S,
   if (dp > 1 && sc->workload.dp_impl == PF_DPIMPL_PROCESS) add(c, "ddp-bucket-copies", 16.0 * P, 2 * c->launches);
   if (sc->precision == PF_FP16) add(c, "unscale-inf-check", 8.0 * P, c->launches);
   if (!sgd) { /* clipping: the Hugging Face Trainer's default; torchvision's ImageNet recipe has none */
-    add(c, "grad-norm", 4.0 * P, c->launches);
+    add_ops(c, "grad-norm", 4.0 * P, c->launches, NORM_OPS * P);
     add(c, "clip-grads", 8.0 * P, c->launches);
   }
-  if (sgd) add(c, "sgd-momentum (foreach)", 36.0 * S, 3 * c->launches);
-  else add(c, "adamw (foreach)", 80.0 * S, 8 * c->launches);
+  if (sgd) add_ops(c, "sgd-momentum (foreach)", 36.0 * S, 3 * c->launches, SGD_OPS * S);
+  else add_ops(c, "adamw (foreach)", 80.0 * S, 8 * c->launches, ADAM_OPS * S);
 }
 
 static void tensorflow_tail(tail_ctx *c, const pf_scenario *sc, double P, double S, double tensors) {
   if (sc->plan.dp * sc->plan.cp > 1) add(c, "fusion-buffer-copies", 16.0 * P, 2);
-  add(c, "adam (per variable)", 28.0 * S, tensors);
+  add_ops(c, "adam (per variable)", 28.0 * S, tensors, ADAM_OPS * S);
 }
 
 /* DataParallel's replicate and gradient reduction on the first GPU: the copies, and the sends at the

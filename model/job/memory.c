@@ -117,6 +117,14 @@ double pf_memory_act_per_layer(const pf_scenario *sc) {
  * formula counts) unless layernorm is recomputed.  Megatron-Core v0.13 applies the routing probabilities in
  * the activation (moe/README "Memory efficient token permutation"), so the experts' output is not kept.  Rows
  * padded to capacity with a capacity factor.  Split over TP like the dense MLP. */
+/* What a checkpointed MLP (mlp, moe) adds back of its input, in units of h a token: the checkpoint keeps the
+ * pre-MLP norm's output in bf16, where the layer formula counts fc1's FP8 copy at FP8 (half) and nothing when
+ * layernorm discards the norm's output. */
+static double checkpoint_input(const pf_scenario *sc, unsigned mods) {
+  bool fp8 = sc->precision == PF_FP8;
+  return (fp8 ? 1.0 : 0.0) + ((mods & PF_RECOMPUTE_MOD_LAYERNORM) ? (fp8 ? 1.0 : 2.0) : 0.0);
+}
+
 static double moe_act_delta(const pf_scenario *sc) {
   const pf_workload *w = &sc->workload;
   const pf_plan *p = &sc->plan;
@@ -132,7 +140,23 @@ static double moe_act_delta(const pf_scenario *sc) {
                ((mods & PF_RECOMPUTE_MOD_MOE_ACT) ? 0.0 : a8 * rows * fm);
   if (w->shared_ffn_hidden > 0) moe += (4.0 + a8) * w->shared_ffn_hidden;
   if (fp8 && !(mods & PF_RECOMPUTE_MOD_LAYERNORM)) moe += h;
+  if (mods & PF_RECOMPUTE_MOD_MOE) moe = h + checkpoint_input(sc, mods); /* the mask, and the layer's input */
   return el * sb * (moe - dense) / p->tp;
+}
+
+/* A dense layer under --recompute-modules mlp (Megatron-Core checkpoints the MLP, tensor_parallel.checkpoint or
+ * TE's te_checkpoint: the input kept, every activation inside recomputed): the MLP keeps its input and the
+ * dropout mask; what the layer formula counted beyond them (fc1's output and the activation's, the FP8 copy of
+ * fc2's input) goes.  Bytes per layer and microbatch, negative. */
+static double mlp_recompute_delta(const pf_scenario *sc) {
+  const pf_workload *w = &sc->workload;
+  const pf_plan *p = &sc->plan;
+  unsigned mods = pf_plan_recompute_modules(p);
+  if (p->recompute != PF_RECOMPUTE_SELECTIVE || !(mods & PF_RECOMPUTE_MOD_MLP)) return 0.0;
+  double sb = (double)w->seq / p->cp * p->mbs, h = w->hidden, f = w->ffn_hidden, t = p->tp;
+  double el = pf_precision_bytes(sc->precision) / 2.0;
+  double fterms = (w->swiglu ? 6.0 : 4.0) - (sc->precision == PF_FP8 ? 1.0 : 0.0); /* as counted, FP8 halving in */
+  return el * sb * (checkpoint_input(sc, mods) * h / (p->sp ? t : 1.0) - fterms * f / t);
 }
 
 /* FP8 weight copies per parameter of the transformer layers, kept across the microbatches of a step besides
@@ -252,7 +276,7 @@ static void stage_mem(const pf_scenario *sc, int stage, double mb_inflight, pf_m
                   : lps * layer;
   double P = Pl + (stage == 0 ? emb : 0) + (stage == pp - 1 ? out : 0);
   if (pp > 1 && stage == pp - 1 && w->tied_embeddings) P += emb; /* Megatron keeps a copy for the tied output */
-  double act = apl * lps * mb_inflight;
+  double act = (apl * lps + (lps - pf_workload_moe_layers_in(w, first, lps)) * mlp_recompute_delta(sc)) * mb_inflight;
   if (pf_workload_is_moe(w))
     act += (nmoe * moe_act_delta(sc) + (stage == pp - 1 ? w->mtp_layers * apl : 0)) * mb_inflight;
   /* stage 0 also keeps the embedding output; the last stage the logits in fp32 (4 s b V / t) */

@@ -19,14 +19,13 @@
 
 
 /* Megatron's module names, bit i of PF_RECOMPUTE_MOD_* for the i-th */
-static const char *const modules[] = {"core_attn", "layernorm", "mla_up_proj", "moe_act"};
+static const char *const modules[] = {"core_attn", "layernorm", "mla_up_proj", "moe_act", "mlp", "moe"};
 #define NMOD ((int)(sizeof modules / sizeof modules[0]))
-_Static_assert(PF_RECOMPUTE_MOD_MOE_ACT == 1u << (NMOD - 1), "modules[] in the order of the PF_RECOMPUTE_MOD_* bits");
+_Static_assert(PF_RECOMPUTE_MOD_MOE == 1u << (NMOD - 1), "modules[] in the order of the PF_RECOMPUTE_MOD_* bits");
 
 int pf_recompute_modules_parse(const char *s, unsigned *out) {
-  return pf_name_bits_parse("--recompute-modules", modules, NMOD, "core_attn, layernorm, mla_up_proj, moe_act "
-                            "(Megatron-Core's names; mlp and moe, which checkpoint whole submodules, are not modelled)",
-                            "layernorm,mla_up_proj", s, out);
+  return pf_name_bits_parse("--recompute-modules", modules, NMOD, "core_attn, layernorm, mla_up_proj, moe_act, mlp, "
+                            "moe (Megatron-Core's names)", "layernorm,mla_up_proj", s, out);
 }
 
 const char *pf_recompute_modules_name(unsigned m, char *buf, size_t len) {
@@ -105,8 +104,14 @@ int pf_plan_check_moe(const pf_scenario *sc) {
   if ((p->recompute_modules & PF_RECOMPUTE_MOD_MLA_UP_PROJ) && !pf_workload_is_mla(w))
     return pf_error_set(PF_EINVAL, "--recompute-modules mla_up_proj: model %s has no Multi-head Latent Attention",
                         w->id);
-  if ((p->recompute_modules & PF_RECOMPUTE_MOD_MOE_ACT) && !moe)
-    return pf_error_set(PF_EINVAL, "--recompute-modules moe_act: model %s has no experts", w->id);
+  if ((p->recompute_modules & (PF_RECOMPUTE_MOD_MOE_ACT | PF_RECOMPUTE_MOD_MOE)) && !moe)
+    return pf_error_set(PF_EINVAL, "--recompute-modules %s: model %s has no experts",
+                        p->recompute_modules & PF_RECOMPUTE_MOD_MOE ? "moe" : "moe_act", w->id);
+  /* Megatron-Core's "mlp" checkpoints dense MLPs only (transformer_layer.py: `if not self.is_moe_layer`) */
+  if ((p->recompute_modules & PF_RECOMPUTE_MOD_MLP) && w->kind == PF_WL_TRANSFORMER &&
+      pf_workload_moe_layers_in(w, 0, w->layers) == w->layers)
+    return pf_error_set(PF_EINVAL, "--recompute-modules mlp: model %s has no dense MLP layer (every layer is a MoE "
+                        "layer: recompute them with moe)", w->id);
   if (p->fp8_act_cache && sc->precision != PF_FP8)
     return pf_error_set(PF_EINVAL, "--fp8-activation-cache needs --precision fp8");
   return 0;

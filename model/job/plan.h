@@ -129,6 +129,8 @@ enum {
   PF_RECOMPUTE_MOD_LAYERNORM = 1 << 1,   /* layernorm: input_layernorm and pre_mlp_layernorm outputs discarded */
   PF_RECOMPUTE_MOD_MLA_UP_PROJ = 1 << 2, /* mla_up_proj: MLA's latent norms, up projections and rotary */
   PF_RECOMPUTE_MOD_MOE_ACT = 1 << 3,     /* moe_act: the grouped experts' activation function */
+  PF_RECOMPUTE_MOD_MLP = 1 << 4,         /* mlp: a dense layer's MLP (checkpointed: its input kept) */
+  PF_RECOMPUTE_MOD_MOE = 1 << 5,         /* moe: a MoE layer's MLP, all-to-alls included (checkpointed) */
 };
 #define PF_RECOMPUTE_MODS_MAX 128 /* characters of a --recompute-modules list */
 int pf_recompute_modules_parse(const char *s, unsigned *out);

@@ -1,6 +1,8 @@
 /* kernels.c - FLOPs of a described kernel and the kernel list (see kernels.h). */
 #include "kernels.h"
 
+#include <math.h>
+
 #include "core/core.h"
 
 #include <stdlib.h>
@@ -12,7 +14,10 @@ double pf_kernel_flops(const pf_kernel *k) {
   switch (k->kind) {
   case PF_KERNEL_GEMM:
   case PF_KERNEL_CONV: return 2.0 * k->m * k->n * k->k * batch;
-  case PF_KERNEL_ATTENTION: return (k->pass == PF_PASS_BWD ? 10.0 : 4.0) * k->m * k->n * k->k * batch;
+  case PF_KERNEL_ATTENTION: {
+    double f = (k->pass == PF_PASS_BWD ? 10.0 : 4.0) * k->m * k->n * k->k * batch;
+    return k->causal && k->n > 0 ? f * fmin(1.0, (k->n + PF_FLASH_BLOCK_N) / (2.0 * k->n)) : f;
+  }
   default: return 0.0;
   }
 }

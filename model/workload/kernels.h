@@ -41,11 +41,21 @@ typedef struct pf_kernel {
                            expert's rows padded to the kernel's M block (compute/kernel.c) */
   bool sync;            /* the host waits for this kernel to end before it issues the next one (a
                            device-to-host copy the host reads, e.g. a MoE layer's tokens per expert) */
+  double vec_flops;     /* FP32 operations on the CUDA cores per launch besides the kind's own count (an optimizer's
+                           arithmetic): the power model's vector work, not time (compute/kernel.c) */
+  bool causal;          /* ATTENTION under a causal mask: the key blocks wholly above the diagonal are skipped
+                           (pf_kernel_flops counts what runs) */
   unsigned char graph;  /* the module of the layer that replays it as a CUDA graph (a PF_GRAPH_* bit of
                            --cuda-graph-modules; compute/graphs.c); 0: issued eagerly */
 } pf_kernel;
 
-/* FLOPs of one launch of k (k->flops when set, else the kind's count). */
+/* FLOPs of one launch of k (k->flops when set, else the kind's count).  A fused attention kernel computes
+ * forward 4 m n k per head (scores and their product with the values), backward 2.5x that; under a causal
+ * mask FlashAttention skips the key blocks above the diagonal and computes the diagonal ones whole, so per
+ * query row half the keys plus half a block run: (n + PF_FLASH_BLOCK_N) / 2n of the full count (with context
+ * parallelism's load-balanced chunks, m = n / CP queries of n keys, the same share). */
+#define PF_FLASH_BLOCK_N 128.0 /* FlashAttention-3's key tile at head dim 128 under a causal mask (128 x 128:
+                                  Dao-AILab/flash-attention hopper/tile_size.h, tile_size_fwd_sm90) */
 double pf_kernel_flops(const pf_kernel *k);
 
 /* ---- lists ---- */

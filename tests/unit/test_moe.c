@@ -109,9 +109,10 @@ static void setup(pf_scenario *sc, const char *model, int tp) {
   sc->precision = PF_BF16;
 }
 
-/* the kernels' FLOPs (no recomputation) are the model FLOPs of the microbatch, per TP rank, plus what the fused
- * attention backward recomputes: the model count prices the attention backward at 2x its forward (8 m n k),
- * FlashAttention's kernel does 2.5x (10 m n k: the scores again), 2 s^2 x head width per head and layer more */
+/* the kernels' FLOPs (no recomputation) are the model FLOPs of the microbatch, per TP rank, with the attention
+ * core as the fused kernels run it: the model count (whole score matrix) prices it at 4 + 8 = 12 s^2 x head width
+ * per head and layer, FlashAttention's kernels at 4 + 10 (the backward computes the scores again) of the share c
+ * = (s + 128) / 2s a causal mask leaves them (kernels.h) */
 static void kernels_flops(const char *model, int tp) {
   static pf_scenario sc;
   setup(&sc, model, tp);
@@ -120,8 +121,9 @@ static void kernels_flops(const char *model, int tp) {
   CHECK_INT(pf_stage_work_compute(&sc, 0, &w), 0);
   const pf_workload *wl = &sc.workload;
   double dh = (pf_workload_qk_dim(wl) + pf_workload_v_dim(wl)) / 2.0;
+  double c = (wl->seq + PF_FLASH_BLOCK_N) / (2.0 * wl->seq);
   double F = pf_workload_model_flops_per_sample(wl, tp) / tp +
-             2.0 * wl->seq * wl->seq * dh * (wl->heads / (double)tp) * wl->layers;
+             (14.0 * c - 12.0) * wl->seq * wl->seq * dh * (wl->heads / (double)tp) * wl->layers;
   /* the router runs on the sequence-parallel shard, replicated: its weights are not split by TP */
   if (!(fabs(w.fwd_flops + w.bwd_flops - F) <= 0.002 * F))
     fprintf(stderr, "%s: kernels %.6g FLOPs, model %.6g\n", model, w.fwd_flops + w.bwd_flops, F);

@@ -6,7 +6,8 @@
  *  - --moe-token-dispatcher-type flex (DeepEP) under FP8 dispatches FP8 and crosses once per node, and
  *    --moe-router-num-groups / --moe-router-group-topk (node-limited routing to 4 of 8 nodes) lower it further;
  *  - --recompute full re-runs the dispatch and combine in the backward;
- *  - --recompute-modules: each module lowers the activations and adds its forward kernels to the backward;
+ *  - --recompute-modules: each module lowers the activations and adds its forward kernels to the backward
+ *    (mlp a dense layer's MLP, moe a MoE layer's, which also dispatches and combines again in the backward);
  *    --fp8-activation-cache lowers them again; bad lists and combinations are refused naming the option. */
 #include "check.h"
 #include "comm/comm.h"
@@ -119,9 +120,12 @@ static void recompute(void) {
   sc.precision = PF_FP8;
   sc.plan.recompute = PF_RECOMPUTE_SELECTIVE;
   double a0 = act(&sc), b0 = bwd(&sc);
-  unsigned steps[] = {PF_RECOMPUTE_MOD_LAYERNORM, PF_RECOMPUTE_MOD_MLA_UP_PROJ, PF_RECOMPUTE_MOD_MOE_ACT};
+  unsigned steps[] = {PF_RECOMPUTE_MOD_LAYERNORM, PF_RECOMPUTE_MOD_MLA_UP_PROJ, PF_RECOMPUTE_MOD_MOE_ACT,
+                      PF_RECOMPUTE_MOD_MLP, PF_RECOMPUTE_MOD_MOE}; /* V2-Lite's first layer is dense */
   unsigned mods = PF_RECOMPUTE_MOD_CORE_ATTN;
-  for (int i = 0; i < 3; i++) {
+  pf_stage_work w0, w1;
+  for (int i = 0; i < 5; i++) {
+    if (steps[i] == PF_RECOMPUTE_MOD_MOE) stage(&sc, &w0);
     mods |= steps[i];
     sc.plan.recompute_modules = mods;
     double a1 = act(&sc), b1 = bwd(&sc);
@@ -129,13 +133,20 @@ static void recompute(void) {
     CHECK(b1 > b0);
     a0 = a1, b0 = b1;
   }
+  /* the recomputed MoE layers dispatch and combine again, as under --recompute full */
+  stage(&sc, &w1);
+  CHECK_NEAR(w1.fwd_ep_s, w0.fwd_ep_s, 1e-12);
+  CHECK(w0.fwd_ep_s > 0);
+  CHECK_NEAR(w1.bwd_ep_s, w0.bwd_ep_s + w0.fwd_ep_s, 1e-9);
   sc.plan.fp8_act_cache = true;
   CHECK(act(&sc) < a0);
   CHECK_NEAR(bwd(&sc), b0, 1e-12);
   /* refusals */
   unsigned m;
-  CHECK_INT(pf_recompute_modules_parse("layernorm,mlp", &m), PF_EINVAL);
-  CHECK(strstr(pf_error_detail(), "\"mlp\"") != NULL);
+  CHECK_INT(pf_recompute_modules_parse("layernorm,mlps", &m), PF_EINVAL);
+  CHECK(strstr(pf_error_detail(), "\"mlps\"") != NULL);
+  CHECK_INT(pf_recompute_modules_parse("layernorm moe", &m), 0);
+  CHECK_INT(m, PF_RECOMPUTE_MOD_LAYERNORM | PF_RECOMPUTE_MOD_MOE);
   CHECK_INT(pf_recompute_modules_parse("mla_up_proj, moe_act", &m), 0);
   CHECK_INT(m, PF_RECOMPUTE_MOD_MLA_UP_PROJ | PF_RECOMPUTE_MOD_MOE_ACT);
   char buf[PF_RECOMPUTE_MODS_MAX];
@@ -145,6 +156,9 @@ static void recompute(void) {
   sc.plan.recompute_modules = PF_RECOMPUTE_MOD_MLA_UP_PROJ;
   CHECK_INT(pf_plan_check(&sc), PF_EINVAL);
   CHECK(strstr(pf_error_detail(), "mla_up_proj") != NULL);
+  sc.plan.recompute_modules = PF_RECOMPUTE_MOD_MLP; /* Mixtral: every layer a MoE layer, no dense MLP */
+  CHECK_INT(pf_plan_check(&sc), PF_EINVAL);
+  CHECK(strstr(pf_error_detail(), "no dense MLP layer") != NULL);
   sc.plan.recompute = PF_RECOMPUTE_FULL;
   sc.plan.recompute_modules = PF_RECOMPUTE_MOD_LAYERNORM;
   CHECK_INT(pf_plan_check(&sc), PF_EINVAL);
