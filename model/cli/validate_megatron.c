@@ -97,7 +97,8 @@ static int log_graphs(const pf_megatron_log *l, pf_optvals *v) {
   for (const char *c = is_set(mods) ? mods : ""; *c && n + 1 < sizeof list; c++)
     if (*c != '[' && *c != ']' && *c != '\'' && *c != '"' && *c != ' ') list[n++] = *c;
   list[n] = '\0';
-  bool whole = !list[0] || !strcmp(list, "full") || !strcmp(list, "full_iteration") || (impl && !strcmp(impl, "full_iteration"));
+  bool whole = !list[0] || !strcmp(list, "full") || !strcmp(list, "full_iteration") ||
+               (impl && !strcmp(impl, "full_iteration"));
   return whole ? pf_opts_add(v, "host-overhead", "graphs", l->path) : pf_opts_add(v, "cuda-graph-modules", list, l->path);
 }
 

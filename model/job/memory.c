@@ -107,6 +107,14 @@ double pf_memory_act_per_layer(const pf_scenario *sc) {
   return el * (replicated + (split + scores) / t);
 }
 
+/* What a checkpointed MLP (mlp, moe) adds back of its input, in units of h a token: the checkpoint keeps the
+ * pre-MLP norm's output in bf16, where the layer formula counts fc1's FP8 copy at FP8 (half) and nothing when
+ * layernorm discards the norm's output. */
+static double checkpoint_input(const pf_scenario *sc, unsigned mods) {
+  bool fp8 = sc->precision == PF_FP8;
+  return (fp8 ? 1.0 : 0.0) + ((mods & PF_RECOMPUTE_MOD_LAYERNORM) ? (fp8 ? 1.0 : 2.0) : 0.0);
+}
+
 /* What a MoE layer keeps beyond a dense one's MLP (bytes per token, 2-byte elements): the dense layer's MLP
  * after its input (a dropout mask h, fc1's output 4 f and the activation's 2 f, the latter 1 f at FP8) becomes
  * the mask, the router's fp32 scores (4 E), the dispatched tokens (the experts' fc1 input, 2 topk h; 1 topk h at
@@ -116,15 +124,8 @@ double pf_memory_act_per_layer(const pf_scenario *sc) {
  * 2 fs, the latter 1 fs at FP8), and at FP8 the router's bf16 input (h, beside fc1's FP8 copy the dense
  * formula counts) unless layernorm is recomputed.  Megatron-Core v0.13 applies the routing probabilities in
  * the activation (moe/README "Memory efficient token permutation"), so the experts' output is not kept.  Rows
- * padded to capacity with a capacity factor.  Split over TP like the dense MLP. */
-/* What a checkpointed MLP (mlp, moe) adds back of its input, in units of h a token: the checkpoint keeps the
- * pre-MLP norm's output in bf16, where the layer formula counts fc1's FP8 copy at FP8 (half) and nothing when
- * layernorm discards the norm's output. */
-static double checkpoint_input(const pf_scenario *sc, unsigned mods) {
-  bool fp8 = sc->precision == PF_FP8;
-  return (fp8 ? 1.0 : 0.0) + ((mods & PF_RECOMPUTE_MOD_LAYERNORM) ? (fp8 ? 1.0 : 2.0) : 0.0);
-}
-
+ * padded to capacity with a capacity factor.  Split over TP like the dense MLP.  Under --recompute-modules moe
+ * (Megatron-Core checkpoints the MoE layer) the layer keeps only the mask and its input (checkpoint_input). */
 static double moe_act_delta(const pf_scenario *sc) {
   const pf_workload *w = &sc->workload;
   const pf_plan *p = &sc->plan;
