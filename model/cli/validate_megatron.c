@@ -99,7 +99,8 @@ static int log_graphs(const pf_megatron_log *l, pf_optvals *v) {
   list[n] = '\0';
   bool whole = !list[0] || !strcmp(list, "full") || !strcmp(list, "full_iteration") ||
                (impl && !strcmp(impl, "full_iteration"));
-  return whole ? pf_opts_add(v, "host-overhead", "graphs", l->path) : pf_opts_add(v, "cuda-graph-modules", list, l->path);
+  return whole ? pf_opts_add(v, "host-overhead", "graphs", l->path)
+               : pf_opts_add(v, "cuda-graph-modules", list, l->path);
 }
 
 /* Option pairs from the log's argument dump (Megatron names -> preflight options). */

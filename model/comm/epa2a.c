@@ -11,8 +11,9 @@
  * Calls.  Megatron's token dispatchers (megatron/core/transformer/moe/token_dispatcher.py) send each token once
  * per routed expert: per MoE layer a dispatch and a combine forward, and their two mirror images backward (the
  * gradients of the combine's output dispatched, those of the experts' input combined); with --recompute full or
- * --recompute-modules moe the recomputed forward dispatches and combines again.  A rank sends its M ETP / TP tokens' top-k copies of h
- * elements (the rows its experts receive, moelayer.c).  --moe-token-dispatcher-type picks the library:
+ * --recompute-modules moe the recomputed forward dispatches and combines again.  A rank sends its M ETP / TP
+ * tokens' top-k copies of h elements (the rows its experts receive, moelayer.c).  --moe-token-dispatcher-type
+ * picks the library:
  *  alltoall  NCCL's all-to-all (MoEAlltoAllTokenDispatcher), bf16 whatever the GEMMs' precision (Transformer
  *            Engine casts to FP8 inside the experts' GEMMs, after the dispatch);
  *  flex      DeepEP's kernels (MoEFlexTokenDispatcher with --moe-enable-deepep): one crossing per node, so

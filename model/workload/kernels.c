@@ -1,10 +1,9 @@
 /* kernels.c - FLOPs of a described kernel and the kernel list (see kernels.h). */
 #include "kernels.h"
 
-#include <math.h>
-
 #include "core/core.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
