@@ -267,7 +267,7 @@ const pf_opt pf_scenario_opts[] = {
     {"recompute", "MODE", "activation recomputation: none|selective|full",
      .type = PF_OPT_CALLBACK, .at = SC(plan.recompute), .parse = parse_recompute, .group = PF_SCG_RUN},
     {"recompute-modules", "LIST", "with --recompute selective: what is recomputed, Megatron's names: core_attn "
-     "(default), layernorm, mla_up_proj, moe_act, comma-separated",
+     "(default), layernorm, mla_up_proj, moe_act, mlp, moe, comma-separated",
      .type = PF_OPT_CALLBACK, .at = SC(plan.recompute_modules), .parse = parse_recompute_modules, .group = PF_SCG_RUN},
     {"moe-token-dispatcher-type", "D", "MoE token dispatcher: alltoall (NCCL all-to-all, default) or flex (DeepEP's "
      "kernels: one crossing per node, node-limited routing, FP8 dispatch)",

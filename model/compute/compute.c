@@ -128,7 +128,7 @@ static int backward_into(pf_kernel_list *dst, const pf_kernel_list *src, double 
   int rc = 0;
   for (int i = 0; i < src->n; i++) {
     pf_kernel k = src->k[i];
-    if (k.kind == PF_KERNEL_FIXED && k.name && !strcmp(k.name, "layer-python")) { /* once, the backward's own */
+    if (pf_kernel_is_layer_python(&k)) { /* once, the backward's own */
       k.host_s = python_s;
       rc |= pf_kernel_list_add(dst, &k);
     } else if (k.kind == PF_KERNEL_ATTENTION) {

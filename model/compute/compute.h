@@ -8,6 +8,8 @@
 #include "kernel.h"
 #include "job/job.h"
 
+#include <string.h>
+
 /* The time of a MoE layer's own kernels (moelayer.c) per microbatch, forward and backward, at their
  * standalone price (the host/GPU timeline's waits not included): the router GEMM and its score/top-k
  * kernel, the host synchronisation, permute, the routed experts' grouped GEMMs and activation,
@@ -63,6 +65,10 @@ double pf_host_sync_s(const pf_scenario *sc);
 /* Megatron-Core's own Python per layer pass (forward or backward), beyond its operators' dispatch, on the host
  * (measured; hostqueue.c): 0 for other frameworks and under CUDA graphs or torch.compile. */
 double pf_host_layer_python_s(const pf_scenario *sc, bool moe, bool backward);
+/* The host-only entry of a layer's framework Python (compute.c layer_forward; hostqueue.c). */
+static inline bool pf_kernel_is_layer_python(const pf_kernel *k) {
+  return k->kind == PF_KERNEL_FIXED && k->name && strcmp(k->name, "layer-python") == 0;
+}
 /* Partial CUDA graphs (--cuda-graph-modules; graphs.c).  pf_graph_mark tags the kernels of a layer's forward
  * (lf, and its attention core) with the captured module they belong to, scales the layer's Python in lf by the
  * share left eager and returns that share (1: nothing captured, or the host is not eager); pf_graph_launches

@@ -46,7 +46,7 @@ static unsigned module_of(const char *name, bool moe, unsigned mods) {
 }
 
 static bool counted(const pf_kernel *k) { /* a kernel entry of the layer's own (not its Python or a sync) */
-  return !(k->kind == PF_KERNEL_FIXED && (k->sync || (k->name && !strcmp(k->name, "layer-python"))));
+  return !(k->kind == PF_KERNEL_FIXED && k->sync) && !pf_kernel_is_layer_python(k);
 }
 
 double pf_graph_mark(const pf_scenario *sc, bool moe, pf_kernel_list *lf, pf_kernel_list *core) {
@@ -70,8 +70,7 @@ double pf_graph_mark(const pf_scenario *sc, bool moe, pf_kernel_list *lf, pf_ker
   }
   double keep = all > 0 ? 1.0 - captured / all : 1.0;
   for (int i = 0; i < lf->n; i++)
-    if (lf->k[i].kind == PF_KERNEL_FIXED && lf->k[i].name && !strcmp(lf->k[i].name, "layer-python"))
-      lf->k[i].host_s *= keep;
+    if (pf_kernel_is_layer_python(&lf->k[i])) lf->k[i].host_s *= keep;
   return keep;
 }
 

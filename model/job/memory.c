@@ -268,7 +268,8 @@ static void stage_mem(const pf_scenario *sc, int stage, double mb_inflight, pf_m
   double apl = pf_memory_act_per_layer(sc);
   double fp8_copy = fp8_weight_copy_bytes(sc);
   int lps = pf_plan_stage_layers(sc, stage), first = pf_plan_stage_first_layer(sc, stage);
-  int nmoe = pf_workload_moe_layers_in(w, first, lps) + (stage == pp - 1 ? w->mtp_layers : 0);
+  int moe_layers = pf_workload_moe_layers_in(w, first, lps); /* the stage's own; nmoe adds MTP's */
+  int nmoe = moe_layers + (stage == pp - 1 ? w->mtp_layers : 0);
   /* MoE: the routed experts over EP x ETP, the rest over TP (expert_params); MTP on the last stage */
   double Pe = nmoe * pf_workload_routed_expert_params(w);
   double Pl = pf_workload_extended(w)
@@ -277,7 +278,7 @@ static void stage_mem(const pf_scenario *sc, int stage, double mb_inflight, pf_m
                   : lps * layer;
   double P = Pl + (stage == 0 ? emb : 0) + (stage == pp - 1 ? out : 0);
   if (pp > 1 && stage == pp - 1 && w->tied_embeddings) P += emb; /* Megatron keeps a copy for the tied output */
-  double act = (apl * lps + (lps - pf_workload_moe_layers_in(w, first, lps)) * mlp_recompute_delta(sc)) * mb_inflight;
+  double act = (apl * lps + (lps - moe_layers) * mlp_recompute_delta(sc)) * mb_inflight;
   if (pf_workload_is_moe(w))
     act += (nmoe * moe_act_delta(sc) + (stage == pp - 1 ? w->mtp_layers * apl : 0)) * mb_inflight;
   /* stage 0 also keeps the embedding output; the last stage the logits in fp32 (4 s b V / t) */
