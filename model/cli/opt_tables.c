@@ -182,6 +182,9 @@ const pf_opt pf_scenario_opts[] = {
     {"moe-imbalance", "R", "mixture of experts: tokens of the busiest expert over the balanced share (default 1: "
      "balanced, as published benchmarks run)",
      .type = PF_OPT_NUM, .at = SC(workload.expert_imbalance), .lo = 1, .hi = 1e6, .group = PF_SCG_SHAPE},
+    {"moe-rank-imbalance", "L", "mixture of experts, dropless: tokens of the busiest expert-parallel rank over the "
+     "balanced share, as a run measured it (default 1: balanced; in place of --moe-imbalance)",
+     .type = PF_OPT_NUM, .at = SC(workload.rank_imbalance), .lo = 1, .hi = 1e6, .group = PF_SCG_SHAPE},
     {"moe-router-num-groups", "G", "mixture of experts: expert groups of grouped routing (Megatron's; equal to the "
      "EP group's nodes it is node-limited routing, DeepSeek-V3's 8; 0: none)",
      .type = PF_OPT_INT, .at = SC(workload.router_groups), .lo = 0, .hi = 1 << 16, .group = PF_SCG_SHAPE},

@@ -39,6 +39,8 @@
  *               dropless by default (what published benchmarks force: the model zoo's configs,
  *               DeepSeek-V3's auxiliary-loss-free balancing), so each expert gets M topk / E tokens;
  *               --moe-imbalance r gives the busiest expert r times that and the others share the rest;
+ *               --moe-rank-imbalance L gives each expert of the busiest rank L times it (a measured run's
+ *               rank load, spread over the rank's experts);
  *               with a capacity factor c every expert runs c times the balanced share (padded).
  *  activation   SwiGLU over the experts' intermediate (read 2, write 1).
  *  unpermute    the expert outputs read back, weighted by their probabilities and summed per token:
@@ -83,8 +85,11 @@ static int grouped(pf_kernel_list *f, const pf_scenario *sc, const char *name, d
 static int experts_gemm(pf_kernel_list *f, const pf_scenario *sc, const char *name, double n, double k) {
   const pf_workload *w = &sc->workload;
   double E = w->experts, El = E / pf_plan_ep(&sc->plan), mean = expert_rows(sc), r = pf_workload_expert_load(w);
-  /* one host operator per local expert (header) */
-  if (w->capacity_factor > 0 || !(r > 1.0)) return grouped(f, sc, name, r * mean, n, k, El, El);
+  /* one host operator per local expert (header); a measured rank load spreads over the rank's experts */
+  if (w->capacity_factor > 0 || !(r > 1.0)) {
+    double load = w->capacity_factor > 0 ? r : pf_workload_rank_load(w, pf_plan_ep(&sc->plan));
+    return grouped(f, sc, name, load * mean, n, k, El, El);
+  }
   /* the busiest rank holds the busiest expert, its others share what the busiest leaves */
   double rest = (E * mean - r * mean) / (E - 1.0);
   if (El < 2) return grouped(f, sc, name, r * mean, n, k, 1, 1);
@@ -97,7 +102,7 @@ int pf_moe_ffn_forward(const pf_scenario *sc, pf_kernel_list *f) {
   double M = tokens(sc), t = p->tp, h = w->hidden, E = w->experts, K = w->topk, fm = w->moe_ffn_hidden;
   double el = pf_precision_bytes(sc->precision), Mr = M / (p->sp ? t : 1.0), et = pf_plan_etp(p);
   double local = expert_rows(sc) * E / pf_plan_ep(p); /* rows through this GPU's experts */
-  double routed = w->capacity_factor > 0 ? w->capacity_factor * local : local;
+  double routed = local * (w->capacity_factor > 0 ? w->capacity_factor : pf_workload_rank_load(w, pf_plan_ep(p)));
   int rc = pf_layer_gemm(f, sc, "router", Mr, E, h, 1);
   /* fp32 logits read, scores written, top-k probabilities and indices written; grouped routing reads the
    * scores once more for the group maxima */

@@ -124,13 +124,14 @@ static double checkpoint_input(const pf_scenario *sc, unsigned mods) {
  * 2 fs, the latter 1 fs at FP8), and at FP8 the router's bf16 input (h, beside fc1's FP8 copy the dense
  * formula counts) unless layernorm is recomputed.  Megatron-Core v0.13 applies the routing probabilities in
  * the activation (moe/README "Memory efficient token permutation"), so the experts' output is not kept.  Rows
- * padded to capacity with a capacity factor.  Split over TP like the dense MLP.  Under --recompute-modules moe
+ * padded to capacity with a capacity factor; dropless, the busiest rank's share of them (pf_workload_rank_load:
+ * the GPU that runs out of memory first).  Split over TP like the dense MLP.  Under --recompute-modules moe
  * (Megatron-Core checkpoints the MoE layer) the layer keeps only the mask and its input (checkpoint_input). */
 static double moe_act_delta(const pf_scenario *sc) {
   const pf_workload *w = &sc->workload;
   const pf_plan *p = &sc->plan;
   double sb = (double)w->seq / p->cp * p->mbs, h = w->hidden, K = w->topk, fm = w->moe_ffn_hidden;
-  double rows = w->capacity_factor > 0 ? w->capacity_factor * K : K;
+  double rows = K * (w->capacity_factor > 0 ? w->capacity_factor : pf_workload_rank_load(w, pf_plan_ep(p)));
   double el = pf_precision_bytes(sc->precision) / 2.0;
   if (p->recompute == PF_RECOMPUTE_FULL) return 0.0; /* only the layer's input is kept */
   unsigned mods = pf_plan_recompute_modules(p);

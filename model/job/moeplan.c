@@ -114,5 +114,14 @@ int pf_plan_check_moe(const pf_scenario *sc) {
                         "layer: recompute them with moe)", w->id);
   if (p->fp8_act_cache && sc->precision != PF_FP8)
     return pf_error_set(PF_EINVAL, "--fp8-activation-cache needs --precision fp8");
+  /* a rank receives at most min(topk, E / EP) copies of a token, against topk / EP balanced */
+  if (moe && w->rank_imbalance > 1) {
+    int ep = pf_plan_ep(p), el = w->experts / ep, most = el < w->topk ? el : w->topk;
+    double top = (double)most * ep / w->topk;
+    if (w->rank_imbalance > top + 1e-9)
+      return pf_error_set(PF_EINVAL, "--moe-rank-imbalance %g: at --ep %d a rank holds %d of the %d experts and "
+                          "takes at most %d of a token's %d copies, %g times its balanced share", w->rank_imbalance,
+                          ep, el, w->experts, most, w->topk, top);
+  }
   return 0;
 }

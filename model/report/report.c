@@ -160,6 +160,7 @@ static void moe_json(cJSON *j, const pf_scenario *sc, const pf_prediction *p) {
   cJSON_AddNumberToObject(o, "model_flops_per_sample", r6(pf_workload_model_flops_per_sample(w, sc->plan.tp)));
   cJSON_AddNumberToObject(o, "all_experts_flops_per_sample", r6(pf_workload_model_flops_per_sample(&all, sc->plan.tp)));
   cJSON_AddNumberToObject(o, "expert_load", r6(pf_workload_expert_load(w)));
+  cJSON_AddNumberToObject(o, "rank_load", r6(pf_workload_rank_load(w, pf_plan_ep(&sc->plan))));
   cJSON_AddBoolToObject(o, "dropless", !(w->capacity_factor > 0));
   const pf_moe_split *m = &p->compute_split_s.moe;
   cJSON *b = cJSON_GetObjectItemCaseSensitive(j, "breakdown_s");

@@ -132,6 +132,16 @@ double pf_workload_expert_load(const pf_workload *w) {
   return r;
 }
 
+/* The busiest expert (expert_imbalance r) takes r times its balanced share and the other E - 1 share the rest,
+ * so the rank holding it runs (r + (E/EP - 1)(E - r)/(E - 1)) / (E/EP) times the balanced rows. */
+double pf_workload_rank_load(const pf_workload *w, int ep) {
+  if (w->capacity_factor > 0 || w->experts < 2) return 1.0;
+  if (w->rank_imbalance >= 1) return w->rank_imbalance;
+  double r = w->expert_imbalance, E = w->experts, El = E / (ep > 0 ? ep : 1);
+  if (!(r > 1.0)) return 1.0;
+  return (r + (El - 1.0) * (E - r) / (E - 1.0)) / El;
+}
+
 /* forward + backward model FLOPs of one layer for s tokens: 6 per token and active weight, and the
  * attention core 2 s^2 heads (qk + v) forward, three times that with backward, over the whole score matrix
  * (PF_FLOPS_FULL; Megatron-LM from core_v0.12 counts half of it: pf_workload_model_flops_per_sample_as) */
@@ -165,11 +175,22 @@ int pf_workload_moe_check(pf_workload *w) {
                                  w->router_group_topk > w->router_groups))
       return pf_error_set(PF_EINVAL, "model %s: grouped routing needs --experts %d divisible by the %d groups and "
                           "1 .. groups groups a token", w->id, w->experts, w->router_groups);
-    if (w->expert_imbalance != 0 && !(w->expert_imbalance >= 1 && w->expert_imbalance <= w->experts))
-      return pf_error_set(PF_EINVAL, "model %s: --moe-imbalance %g must be between 1 (balanced) and the experts (%d)",
-                          w->id, w->expert_imbalance, w->experts);
+    /* an expert takes each token once at most: E / topk times its balanced share */
+    double most = (double)w->experts / w->topk;
+    if (w->expert_imbalance != 0 && !(w->expert_imbalance >= 1 && w->expert_imbalance <= most + 1e-9))
+      return pf_error_set(PF_EINVAL, "model %s: --moe-imbalance %g must be between 1 (balanced) and %g (every token "
+                          "to the busiest expert: %d experts over top-%d)", w->id, w->expert_imbalance, most,
+                          w->experts, w->topk);
     if (w->capacity_factor < 0 || (w->capacity_factor > 0 && w->capacity_factor * w->topk < 1e-9))
       return pf_error_set(PF_EINVAL, "model %s: --moe-capacity-factor must be positive (0: dropless)", w->id);
+    if (w->rank_imbalance != 0 && w->expert_imbalance > 1)
+      return pf_error_set(PF_EINVAL, "model %s: give --moe-rank-imbalance or --moe-imbalance, not both", w->id);
+    if (w->rank_imbalance != 0 && w->capacity_factor > 0)
+      return pf_error_set(PF_EINVAL, "model %s: --moe-rank-imbalance describes dropless routing; with "
+                          "--moe-capacity-factor every expert runs its capacity", w->id);
+    if (w->rank_imbalance != 0 && !(w->rank_imbalance >= 1))
+      return pf_error_set(PF_EINVAL, "model %s: --moe-rank-imbalance %g must be at least 1 (balanced)", w->id,
+                          w->rank_imbalance);
   }
   if (w->kv_lora_rank > 0 && (w->qk_nope_dim <= 0 || w->qk_rope_dim <= 0 || w->v_head_dim <= 0))
     return pf_error_set(PF_EINVAL, "model %s: MLA (--kv-lora-rank) needs its qk nope, qk rope and v head sizes",

@@ -58,6 +58,7 @@ typedef struct pf_workload {
   bool expert_bias;         /* biases on the experts' and the router's linear layers (GPT-OSS) */
   double capacity_factor;   /* tokens an expert takes at most, over the balanced share; 0: dropless */
   double expert_imbalance;  /* tokens of the busiest expert over the balanced share (>= 1; 1: balanced) */
+  double rank_imbalance;    /* tokens of the busiest expert-parallel rank over the balanced share (0: unset) */
   /* Multi-head Latent Attention (DeepSeek-V2, arXiv 2405.04434 section 2.1; kv_lora_rank 0: not MLA) */
   int q_lora_rank;          /* 0: queries projected directly from the hidden state */
   int kv_lora_rank, qk_nope_dim, qk_rope_dim, v_head_dim;
@@ -132,6 +133,10 @@ double pf_workload_v_dim(const pf_workload *w);
 /* Tokens the busiest routed expert takes, over the balanced share (expert_imbalance, capped by the
  * capacity factor when tokens are dropped). */
 double pf_workload_expert_load(const pf_workload *w);
+/* Rows the busiest of `ep` expert-parallel ranks receives and runs, over the balanced share: rank_imbalance
+ * when given, else what expert_imbalance's busiest expert makes of its rank; 1 when tokens are dropped or
+ * routing is balanced.  Every rank of the group waits for it (moelayer.c, epa2a.c, memory.c). */
+double pf_workload_rank_load(const pf_workload *w, int ep);
 /* Model FLOPs per sample of a MoE, MLA or head_dim model (active experts only; MTP included, as Megatron's
  * num_floating_point_operations counts it) */
 double pf_workload_moe_flops_per_sample(const pf_workload *w, int tp);

@@ -4,7 +4,10 @@
  *    dividing TP x CP x DP, and EP on a dense model are refused naming the option;
  *  - balanced, a GPU's experts run the same rows whatever EP (fewer, larger grouped GEMMs): the experts'
  *    FLOPs per GPU do not change with EP, their time does not grow;
- *  - with --moe-imbalance the busiest rank's experts take more than the balanced share;
+ *  - with --moe-imbalance the busiest rank's experts take more than the balanced share; --moe-rank-imbalance L
+ *    gives that rank L times the balanced rows: its all-to-alls and its experts' GEMMs take about L times as
+ *    long and it keeps more activations; L above what a rank can receive (min(topk, E / EP) copies of a
+ *    token against topk / EP) is refused naming both;
  *  - the routed experts' weights and gradients per GPU fall as 1 / EP, the rest stays;
  *  - on deepseek-h800 (8 GPUs a node), EP 8 inside a node and EP 16 across two: the EP groups are the
  *    consecutive ranks Megatron folds them from, and the stage's all-to-all time is the MoE layers' dispatch
@@ -99,6 +102,51 @@ static void memory(void) {
   CHECK_NEAR(m1.gradients_B - m8.gradients_B, 4.0 * Pe * 7.0 / 8.0, 1e-9);
   /* the distributed optimizer: experts over EDP 2, the rest over DP 16, i.e. every parameter over 16 */
   CHECK_NEAR(m8.optimizer_B, m1.optimizer_B, 1e-9);
+}
+
+static void rank_load(void) {
+  static pf_scenario sc;
+  setup(&sc, "deepseek-v2-lite", 16, 1, 8); /* 64 experts, top-6: 8 a rank */
+  pf_workload *wl = &sc.workload;
+  CHECK_NEAR(pf_workload_rank_load(wl, 8), 1.0, 1e-12);
+  wl->expert_imbalance = 2.0; /* the busiest expert twice its share, its 7 rank-mates share the rest */
+  CHECK_NEAR(pf_workload_rank_load(wl, 8), (2.0 + 7.0 * 62.0 / 63.0) / 8.0, 1e-12);
+  wl->expert_imbalance = 0;
+  wl->rank_imbalance = 1.5;
+  CHECK_NEAR(pf_workload_rank_load(wl, 8), 1.5, 1e-12);
+  wl->capacity_factor = 1.0; /* padded to capacity: no busiest rank */
+  CHECK_NEAR(pf_workload_rank_load(wl, 8), 1.0, 1e-12);
+  wl->capacity_factor = 0;
+  pf_stage_work w1, wl5;
+  pf_stage_comm o;
+  pf_memory m1, m5;
+  pf_comm c;
+  wl->rank_imbalance = 0;
+  CHECK_INT(pf_plan_check(&sc), 0);
+  CHECK_INT(pf_comm_init(&sc, &c), 0);
+  CHECK_INT(pf_stage_work_compute(&sc, 0, &w1), 0);
+  CHECK_INT(pf_comm_stage(&c, 0, &w1, &o), 0);
+  pf_comm_free(&c);
+  pf_memory_estimate(&sc, &m1);
+  wl->rank_imbalance = 1.5;
+  CHECK_INT(pf_plan_check(&sc), 0);
+  CHECK_INT(pf_comm_init(&sc, &c), 0);
+  CHECK_INT(pf_stage_work_compute(&sc, 0, &wl5), 0);
+  CHECK_INT(pf_comm_stage(&c, 0, &wl5, &o), 0);
+  pf_comm_free(&c);
+  pf_memory_estimate(&sc, &m5);
+  /* the whole group waits for the busiest rank: its bytes 1.5 x, its time a little less (fixed latencies) */
+  CHECK(wl5.fwd_ep_s > 1.3 * w1.fwd_ep_s && wl5.fwd_ep_s <= 1.5 * w1.fwd_ep_s * (1 + 1e-9));
+  /* its experts' GEMMs run 1.5 x the rows, a little faster a row when larger */
+  CHECK(wl5.moe.experts > 1.3 * w1.moe.experts && wl5.moe.experts <= 1.5 * w1.moe.experts * (1 + 1e-9));
+  CHECK(m5.activations_B > m1.activations_B);
+  CHECK_NEAR(m5.weights_B, m1.weights_B, 1e-9);
+  wl->rank_imbalance = 8.0; /* all 6 copies of every token of the group: 6 x 8 / 6 */
+  CHECK_INT(pf_plan_check(&sc), 0);
+  wl->rank_imbalance = 8.5;
+  CHECK_INT(pf_plan_check(&sc), PF_EINVAL);
+  CHECK(strstr(pf_error_detail(), "--moe-rank-imbalance 8.5: at --ep 8 a rank holds 8 of the 64 experts and takes "
+                                  "at most 6 of a token's 6 copies, 8 times") != NULL);
 }
 
 /* the a2a of one stage of EP ep on 16 GPUs (TP 1, DP 16) against pf_comm_alltoall on the same groups */
@@ -230,6 +278,7 @@ int main(void) {
   refusals();
   compute();
   memory();
+  rank_load();
   printf("%d passed, %d failed\n", pf_check_pass, pf_check_fail);
   return pf_check_fail != 0;
 }
