@@ -107,10 +107,6 @@ static int max_nodes(const pf_workload *w, int nodes) {
   return 0;
 }
 
-/* Imbalanced routing (dropless: --moe-imbalance, --moe-rank-imbalance): the busiest rank receives, and sends
- * back in the combine, pf_workload_rank_load times the balanced rows; every rank of the group waits for it, so
- * each call takes that many times longer. */
-
 /* Hide the microbatch's all-to-alls behind the compute of its MoE layers (header, "Overlap"). */
 static void overlap(const pf_comm *c, int nmoe, int layers, pf_stage_work *w, pf_stage_comm *o) {
   double A = w->fwd_ep_s + w->bwd_ep_s;
@@ -144,6 +140,8 @@ int pf_comm_stage_ep(const pf_comm *c, int stage, pf_stage_work *w, pf_stage_com
   /* bf16 on the wire; flex under FP8 dispatches FP8 with a 4-byte scale per 128 elements (header) */
   double el2 = fmax(2.0, pf_precision_bytes(sc->precision));
   double el = flex && sc->precision == PF_FP8 ? 1.0 + 4.0 / 128.0 : el2;
+  /* dropless routing off balance (--moe-imbalance, --moe-rank-imbalance): the busiest rank receives, and sends
+   * back in the combine, pf_workload_rank_load times the balanced rows, and the whole group waits for it */
   double rows = p->mbs * (double)wl->seq / p->cp * pf_plan_etp(p) / p->tp * wl->topk * pf_workload_rank_load(wl, ep);
   pf_a2a_lib lib = !flex ? PF_A2A_NCCL : p->flex_backend == PF_FLEX_HYBRIDEP ? PF_A2A_HYBRIDEP : PF_A2A_DEEPEP;
   pf_a2a_req rq = {.groups = g, .ngroups = ng, .p = ep, .bytes = rows * wl->hidden * el, .topk = wl->topk,

@@ -115,7 +115,7 @@ int pf_plan_check_moe(const pf_scenario *sc) {
   if (p->fp8_act_cache && sc->precision != PF_FP8)
     return pf_error_set(PF_EINVAL, "--fp8-activation-cache needs --precision fp8");
   /* a rank receives at most min(topk, E / EP) copies of a token, against topk / EP balanced */
-  if (moe && w->rank_imbalance > 1) {
+  if (moe && w->rank_imbalance > 1 && pf_plan_ep(p) > 1) { /* at EP 1 there is no busiest rank */
     int ep = pf_plan_ep(p), el = w->experts / ep, most = el < w->topk ? el : w->topk;
     double top = (double)most * ep / w->topk;
     if (w->rank_imbalance > top + 1e-9)

@@ -133,9 +133,9 @@ double pf_workload_expert_load(const pf_workload *w) {
 }
 
 /* The busiest expert (expert_imbalance r) takes r times its balanced share and the other E - 1 share the rest,
- * so the rank holding it runs (r + (E/EP - 1)(E - r)/(E - 1)) / (E/EP) times the balanced rows. */
+ * so the rank holding it runs (r + (E/EP - 1)(E - r)/(E - 1)) / (E/EP) times the balanced rows (1 at EP 1). */
 double pf_workload_rank_load(const pf_workload *w, int ep) {
-  if (w->capacity_factor > 0 || w->experts < 2) return 1.0;
+  if (w->capacity_factor > 0 || w->experts < 2 || ep < 2) return 1.0; /* at EP 1 one rank holds every expert */
   if (w->rank_imbalance >= 1) return w->rank_imbalance;
   double r = w->expert_imbalance, E = w->experts, El = E / (ep > 0 ? ep : 1);
   if (!(r > 1.0)) return 1.0;

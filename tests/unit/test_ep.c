@@ -114,6 +114,7 @@ static void rank_load(void) {
   wl->expert_imbalance = 0;
   wl->rank_imbalance = 1.5;
   CHECK_NEAR(pf_workload_rank_load(wl, 8), 1.5, 1e-12);
+  CHECK_NEAR(pf_workload_rank_load(wl, 1), 1.0, 1e-12); /* at EP 1 one rank holds every expert */
   wl->capacity_factor = 1.0; /* padded to capacity: no busiest rank */
   CHECK_NEAR(pf_workload_rank_load(wl, 8), 1.0, 1e-12);
   wl->capacity_factor = 0;
