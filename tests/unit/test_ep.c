@@ -104,6 +104,18 @@ static void memory(void) {
   CHECK_NEAR(m8.optimizer_B, m1.optimizer_B, 1e-9);
 }
 
+/* stage 0's work with its all-to-alls, and the memory of a GPU */
+static void stage0(pf_scenario *sc, pf_stage_work *w, pf_memory *m) {
+  pf_stage_comm o;
+  pf_comm c;
+  CHECK_INT(pf_plan_check(sc), 0);
+  CHECK_INT(pf_comm_init(sc, &c), 0);
+  CHECK_INT(pf_stage_work_compute(sc, 0, w), 0);
+  CHECK_INT(pf_comm_stage(&c, 0, w, &o), 0);
+  pf_comm_free(&c);
+  pf_memory_estimate(sc, m);
+}
+
 static void rank_load(void) {
   static pf_scenario sc;
   setup(&sc, "deepseek-v2-lite", 16, 1, 8); /* 64 experts, top-6: 8 a rank */
@@ -119,23 +131,11 @@ static void rank_load(void) {
   CHECK_NEAR(pf_workload_rank_load(wl, 8), 1.0, 1e-12);
   wl->capacity_factor = 0;
   pf_stage_work w1, wl5;
-  pf_stage_comm o;
   pf_memory m1, m5;
-  pf_comm c;
   wl->rank_imbalance = 0;
-  CHECK_INT(pf_plan_check(&sc), 0);
-  CHECK_INT(pf_comm_init(&sc, &c), 0);
-  CHECK_INT(pf_stage_work_compute(&sc, 0, &w1), 0);
-  CHECK_INT(pf_comm_stage(&c, 0, &w1, &o), 0);
-  pf_comm_free(&c);
-  pf_memory_estimate(&sc, &m1);
+  stage0(&sc, &w1, &m1);
   wl->rank_imbalance = 1.5;
-  CHECK_INT(pf_plan_check(&sc), 0);
-  CHECK_INT(pf_comm_init(&sc, &c), 0);
-  CHECK_INT(pf_stage_work_compute(&sc, 0, &wl5), 0);
-  CHECK_INT(pf_comm_stage(&c, 0, &wl5, &o), 0);
-  pf_comm_free(&c);
-  pf_memory_estimate(&sc, &m5);
+  stage0(&sc, &wl5, &m5);
   /* the whole group waits for the busiest rank: its bytes 1.5 x, its time a little less (fixed latencies) */
   CHECK(wl5.fwd_ep_s > 1.3 * w1.fwd_ep_s && wl5.fwd_ep_s <= 1.5 * w1.fwd_ep_s * (1 + 1e-9));
   /* its experts' GEMMs run 1.5 x the rows, a little faster a row when larger */
