@@ -87,7 +87,7 @@ static int experts_gemm(pf_kernel_list *f, const pf_scenario *sc, const char *na
   double E = w->experts, El = E / pf_plan_ep(&sc->plan), mean = expert_rows(sc), r = pf_workload_expert_load(w);
   /* one host operator per local expert (header); a measured rank load spreads over the rank's experts */
   if (w->capacity_factor > 0 || !(r > 1.0)) {
-    double load = w->capacity_factor > 0 ? r : pf_workload_rank_load(w, pf_plan_ep(&sc->plan));
+    double load = pf_workload_routed_load(w, pf_plan_ep(&sc->plan));
     return grouped(f, sc, name, load * mean, n, k, El, El);
   }
   /* the busiest rank holds the busiest expert, its others share what the busiest leaves */
@@ -102,7 +102,7 @@ int pf_moe_ffn_forward(const pf_scenario *sc, pf_kernel_list *f) {
   double M = tokens(sc), t = p->tp, h = w->hidden, E = w->experts, K = w->topk, fm = w->moe_ffn_hidden;
   double el = pf_precision_bytes(sc->precision), Mr = M / (p->sp ? t : 1.0), et = pf_plan_etp(p);
   double local = expert_rows(sc) * E / pf_plan_ep(p); /* rows through this GPU's experts */
-  double routed = local * (w->capacity_factor > 0 ? w->capacity_factor : pf_workload_rank_load(w, pf_plan_ep(p)));
+  double routed = local * pf_workload_routed_load(w, pf_plan_ep(p));
   int rc = pf_layer_gemm(f, sc, "router", Mr, E, h, 1);
   /* fp32 logits read, scores written, top-k probabilities and indices written; grouped routing reads the
    * scores once more for the group maxima */

@@ -131,7 +131,7 @@ static double moe_act_delta(const pf_scenario *sc) {
   const pf_workload *w = &sc->workload;
   const pf_plan *p = &sc->plan;
   double sb = (double)w->seq / p->cp * p->mbs, h = w->hidden, K = w->topk, fm = w->moe_ffn_hidden;
-  double rows = K * (w->capacity_factor > 0 ? w->capacity_factor : pf_workload_rank_load(w, pf_plan_ep(p)));
+  double rows = K * pf_workload_routed_load(w, pf_plan_ep(p));
   double el = pf_precision_bytes(sc->precision) / 2.0;
   if (p->recompute == PF_RECOMPUTE_FULL) return 0.0; /* only the layer's input is kept */
   unsigned mods = pf_plan_recompute_modules(p);

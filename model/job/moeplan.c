@@ -17,7 +17,6 @@
 #include <stdio.h>
 #include <string.h>
 
-
 /* Megatron's module names, bit i of PF_RECOMPUTE_MOD_* for the i-th */
 static const char *const modules[] = {"core_attn", "layernorm", "mla_up_proj", "moe_act", "mlp", "moe"};
 #define NMOD ((int)(sizeof modules / sizeof modules[0]))

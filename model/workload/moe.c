@@ -142,6 +142,10 @@ double pf_workload_rank_load(const pf_workload *w, int ep) {
   return (r + (El - 1.0) * (E - r) / (E - 1.0)) / El;
 }
 
+double pf_workload_routed_load(const pf_workload *w, int ep) {
+  return w->capacity_factor > 0 ? w->capacity_factor : pf_workload_rank_load(w, ep);
+}
+
 /* forward + backward model FLOPs of one layer for s tokens: 6 per token and active weight, and the
  * attention core 2 s^2 heads (qk + v) forward, three times that with backward, over the whole score matrix
  * (PF_FLOPS_FULL; Megatron-LM from core_v0.12 counts half of it: pf_workload_model_flops_per_sample_as) */

@@ -137,6 +137,9 @@ double pf_workload_expert_load(const pf_workload *w);
  * when given, else what expert_imbalance's busiest expert makes of its rank; 1 when tokens are dropped or
  * routing is balanced.  Every rank of the group waits for it (moelayer.c, epa2a.c, memory.c). */
 double pf_workload_rank_load(const pf_workload *w, int ep);
+/* Rows the busiest rank's experts run, over the balanced share: the capacity factor when tokens are dropped
+ * (every expert padded to it), else pf_workload_rank_load. */
+double pf_workload_routed_load(const pf_workload *w, int ep);
 /* Model FLOPs per sample of a MoE, MLA or head_dim model (active experts only; MTP included, as Megatron's
  * num_floating_point_operations counts it) */
 double pf_workload_moe_flops_per_sample(const pf_workload *w, int tp);
