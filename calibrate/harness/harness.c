@@ -29,9 +29,7 @@
 #ifndef PF_VERSION
 #define PF_VERSION "0.0.0"
 #endif
-#ifndef PF_GIT
-#define PF_GIT "unknown"
-#endif
+#include "pf_git.h" /* PF_GIT: written at build time (cmake/gitstamp.cmake) */
 
 void pfcal_date(char *buf, size_t len) {
   const char *fake = getenv("PF_FAKE_DATE");

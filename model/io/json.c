@@ -9,9 +9,7 @@
 #ifndef PF_VERSION
 #define PF_VERSION "0.0.0"
 #endif
-#ifndef PF_GIT
-#define PF_GIT "unknown"
-#endif
+#include "pf_git.h" /* PF_GIT: written at build time (cmake/gitstamp.cmake) */
 
 const char *pf_version(void) { return PF_VERSION; }
 const char *pf_git(void) { return PF_GIT; }

@@ -103,7 +103,7 @@ int pf_plot_kind_of(const char *path, const char *what, pf_plot_kind *kind) {
 }
 
 int pf_plot_write(const pf_plot *f, const char *path) {
-  pf_plot_kind kind;
+  pf_plot_kind kind = PF_PLOT_SVG; /* set by pf_plot_kind_of; initialised for -Wmaybe-uninitialized at -O3 */
   int rc = pf_plot_kind_of(path, "--plot", &kind);
   if (rc < 0) return rc;
   char *buf = NULL;
