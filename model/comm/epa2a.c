@@ -39,9 +39,17 @@
  * hold while they run, a share s of the device's (DeepEP: --moe-deepep-num-sms of them, 20 by default, the 20
  * of 132 DeepSeek-V3 gives them; HybridEP: --moe-hybridep-num-sms, 16 by default; NCCL: its 16 channels,
  * comm.c): while the all-to-all runs compute proceeds at
- * 1 - s, so h = min(A, C / (1 - s)) is hidden, the step pays A - h exposed plus h s of slower compute.  Every
- * microbatch is taken as paired (the steady state; the warm-up forwards and cool-down backwards of 1F1B have no
- * partner, a bound on the error of (P - 1) / M of the hidden time; DualPipe pairs them too). */
+ * 1 - s, so h = min(A, C / (1 - s)) is hidden, the step pays A - h exposed plus h s of slower compute (a GEMM
+ * beside DeepEP's 20 SMs of an H100's 132 takes 1 / (1 - s) = 1.18 times as long; Megatron-Core's EP-overlap
+ * guide, docs/user-guide/features/moe_a2a_overlap.md at fc81b209, quotes the MoE report arXiv 2603.07685:
+ * "reserves 20 SMs per GPU and observes about a 20% GEMM-efficiency cost").  Only the steady state pairs: the
+ * same guide, "The first forward and final backward remain exposed fill/drain phases", and with PP "The overlap
+ * schedule moves one additional forward microbatch into warmup".  Of a stage's M V chunk passes (M microbatches,
+ * V virtual stages) the warm-up forwards and as many cool-down backwards run alone: W = 1 without PP, and
+ * Megatron's interleaved warm-up 2 (P - s - 1) + (V - 1) P plus that one with it (schedules.py
+ * forward_backward_pipelining_with_interleaving), so a share W / (M V) of each pass's all-to-alls stays
+ * exposed, all of them at M = 1 ("With only one microbatch there is no steady-state pair").  DualPipe's
+ * bidirectional schedule is taken as pairing every chunk, as the report's Figure 5 draws its steady state. */
 #include "comm.h"
 
 #include "core/core.h"
@@ -107,15 +115,24 @@ static int max_nodes(const pf_workload *w, int nodes) {
   return 0;
 }
 
+/* The share of stage `stage`'s chunk passes that run paired with another microbatch's (header, "Overlap"). */
+static double paired_share(const pf_plan *p, int stage) {
+  if (p->schedule == PF_SCHED_DUALPIPE) return 1.0;
+  double V = p->schedule == PF_SCHED_INTERLEAVED && p->vstages > 1 ? p->vstages : 1.0, n = p->grad_accum * V;
+  double warm = p->pp > 1 ? 2.0 * (p->pp - stage - 1) + (V - 1) * p->pp + 1 : 1;
+  return n > warm ? 1.0 - warm / n : 0.0;
+}
+
 /* Hide the microbatch's all-to-alls behind the compute of its MoE layers (header, "Overlap"). */
-static void overlap(const pf_comm *c, int nmoe, int layers, pf_stage_work *w, pf_stage_comm *o) {
+static void overlap(const pf_comm *c, int stage, int nmoe, int layers, pf_stage_work *w, pf_stage_comm *o) {
   double A = w->fwd_ep_s + w->bwd_ep_s;
   double C = (w->fwd_s - w->ends_fwd_s + w->bwd_s - w->ends_bwd_s) * nmoe / (layers > nmoe ? layers : nmoe);
   const pf_plan *p = &c->sc->plan;
   double s = p->dispatcher == PF_MOE_DISPATCH_FLEX ? pf_comm_sm_share_of(&c->sc->machine, pf_plan_flex_sms(p))
                                                    : c->sm_share;
-  if (!(A > 0) || !(C > 0) || s >= 1) return;
-  double h = fmin(A, C / (1 - s)), left = A - h + h * s;
+  double paired = paired_share(p, stage);
+  if (!(A > 0) || !(C > 0) || s >= 1 || !(paired > 0)) return;
+  double h = paired * fmin(A, C / (1 - s)), left = A - h + h * s;
   w->ep_hidden_s = h;
   w->ep_sm_s = h * s;
   o->ep_hidden_s += h;
@@ -174,7 +191,7 @@ int pf_comm_stage_ep(const pf_comm *c, int stage, pf_stage_work *w, pf_stage_com
   add(o, &disp, nmoe * (1.0 + re));
   add(o, &comb, nmoe * (2.0 + re));
   add(o, &dispb, nmoe);
-  if (p->ep_overlap) overlap(c, nmoe, lps, w, o);
+  if (p->ep_overlap) overlap(c, stage, nmoe, lps, w, o);
   w->fwd_tp_s += w->fwd_ep_s; /* on the critical path with the TP/CP collectives (the engines add them) */
   w->bwd_tp_s += w->bwd_ep_s;
   return 0;

@@ -10,7 +10,8 @@
  *   --pipeline-model-parallel-layout (megatron/core/transformer/pipeline_parallel_layer_layout.py): "|"
  *       separates virtual stages listed chunk-major (stage c x PP + s), "E" embedding, "t" a decoder layer,
  *       "L" the loss, "m" an MTP layer; "(X)*n" and "x*n" repeat, commas are cosmetic; the count of stages is
- *       PP x V, E comes first and L last, once each, and the t count is the model's layers.  Empty stages
+ *       PP x V, E comes first and L last, once each, the t count is the model's layers and the m count its MTP
+ *       modules, in the last stage before L (where preflight runs them, with or without "m").  Empty stages
  *       are allowed.
  * These options exclude each other as in Megatron (layout with any other; first/last with account-for). */
 #include "plan.h"
@@ -65,11 +66,14 @@ static int unroll(const char *in, char *out, size_t n) {
   return 0;
 }
 
-static int parse_layout(const char *text, int P, int layers, pf_pp_layout *l) {
+/* mtp: the model's multi-token prediction modules (--mtp-layers), which preflight runs on the last stage after the
+ * decoder (epa2a.c, compute.c), as Megatron's layout may only place them: "m" is accepted there alone, once per
+ * module, before the loss ("...|t*2mL"); a layout without "m" leaves them there too. */
+static int parse_layout(const char *text, int P, int layers, int mtp, pf_pp_layout *l) {
   char u[32 * PF_PP_LAYOUT_MAX];
   int rc = unroll(text, u, sizeof u);
   if (rc < 0) return rc;
-  int n = 1, e = 0, loss = 0, t = 0;
+  int n = 1, e = 0, loss = 0, t = 0, m = 0;
   for (const char *c = u; *c; c++) n += *c == '|';
   if (n > PF_MAXCHUNK) return pf_error_set(PF_EINVAL, LAYOUT_OPT ": %d stages, at most %d are modelled", n, PF_MAXCHUNK);
   if (n % P != 0)
@@ -87,9 +91,13 @@ static int parse_layout(const char *text, int P, int layers, pf_pp_layout *l) {
     if (*c == 'E' || *c == 'L')
       return pf_error_set(PF_EINVAL, LAYOUT_OPT " \"%s\": the embedding E must come first and the loss L last, "
                           "once each", text);
-    if (*c == 'm')
+    if (*c == 'm' && mtp == 0)
       return pf_error_set(PF_EINVAL, LAYOUT_OPT " \"%s\": an MTP layer m, but the model has no multi-token "
                           "prediction layers", text);
+    if (*c == 'm' && (k != n - 1 || (c[1] != 'm' && c[1] != 'L')))
+      return pf_error_set(PF_EINVAL, LAYOUT_OPT " \"%s\": the MTP layers m go in the last stage, after its decoder "
+                          "layers and before the loss L", text);
+    if (*c == 'm') { m++; continue; }
     return pf_error_set(PF_EINVAL, LAYOUT_OPT " \"%s\": invalid layer character '%c' (known: E, t, L, m; | between "
                         "stages, (X)*n and x*n repeat)", text, *c);
   }
@@ -98,6 +106,9 @@ static int parse_layout(const char *text, int P, int layers, pf_pp_layout *l) {
                         "loss L", text);
   if (t != layers)
     return pf_error_set(PF_EINVAL, LAYOUT_OPT " \"%s\": %d decoder layers t, but the model has %d", text, t, layers);
+  if (m > 0 && m != mtp)
+    return pf_error_set(PF_EINVAL, LAYOUT_OPT " \"%s\": %d MTP layers m, but the model has %d (--mtp-layers)", text,
+                        m, mtp);
   return 0;
 }
 
@@ -143,18 +154,18 @@ static int account_for(const pf_plan *p, int L, int V, pf_pp_layout *l) {
 /* The last layout string parsed, kept: tune asks for one plan's stages' layers stage by stage (each call parsed the
  * string again: a tenth of the open DeepSeek-V3 search's CPU, whose 61 layers split unevenly at every PP > 1).
  * The parse is a function of the string, PP and the model's layers alone; a refused string is not kept. */
-static _Thread_local struct { char text[PF_PP_LAYOUT_MAX]; int P, layers; bool has; pf_pp_layout l; } parsed;
+static _Thread_local struct { char text[PF_PP_LAYOUT_MAX]; int P, layers, mtp; bool has; pf_pp_layout l; } parsed;
 
-static int parse_layout_kept(const char *text, int P, int layers, pf_pp_layout *l) {
-  if (parsed.has && parsed.P == P && parsed.layers == layers && strcmp(parsed.text, text) == 0) {
+static int parse_layout_kept(const char *text, int P, int layers, int mtp, pf_pp_layout *l) {
+  if (parsed.has && parsed.P == P && parsed.layers == layers && parsed.mtp == mtp && strcmp(parsed.text, text) == 0) {
     *l = parsed.l;
     return 0;
   }
-  int rc = parse_layout(text, P, layers, l);
+  int rc = parse_layout(text, P, layers, mtp, l);
   parsed.has = rc == 0 && strlen(text) < sizeof parsed.text;
   if (parsed.has) {
     snprintf(parsed.text, sizeof parsed.text, "%s", text);
-    parsed.P = P, parsed.layers = layers, parsed.l = *l;
+    parsed.P = P, parsed.layers = layers, parsed.mtp = mtp, parsed.l = *l;
   }
   return rc;
 }
@@ -180,7 +191,7 @@ int pf_plan_layout(const pf_scenario *sc, pf_pp_layout *l) {
     for (int k = 0; k < P * V; k++) l->layers[k] = (short)(L / (P * V));
     return 0;
   }
-  if (p->pp_layout[0]) return parse_layout_kept(p->pp_layout, P, L, l);
+  if (p->pp_layout[0]) return parse_layout_kept(p->pp_layout, P, L, L > 0 ? sc->workload.mtp_layers : 0, l);
   return p->pp_first || p->pp_last ? first_last(p, L, V, l) : account_for(p, L, V, l);
 }
 
