@@ -2,7 +2,8 @@
  * compute/compute.c; docs/moe.md; issue 29 item 3 and the DeepSeek-V3 acceptance line):
  *  - --overlap-moe-expert-parallel-comm hides the stage's all-to-alls behind the MoE layers' compute: what is
  *    left is A - h exposed plus h s of slower compute, s the SMs the communication holds (NCCL's 16 channels,
- *    DeepEP's --moe-deepep-num-sms of the device's 132), never more than without the overlap;
+ *    DeepEP's --moe-deepep-num-sms of the device's 132), never more than without the overlap, and only in the
+ *    steady state (1 - 1/M of it without PP, none at one microbatch);
  *  - --moe-token-dispatcher-type flex (DeepEP) under FP8 dispatches FP8 and crosses once per node, and
  *    --moe-router-num-groups / --moe-router-group-topk (node-limited routing to 4 of 8 nodes) lower it further;
  *  - --recompute full re-runs the dispatch and combine in the backward;
@@ -62,6 +63,20 @@ static void overlap(void) {
     CHECK(b.fwd_ep_s + b.bwd_ep_s < A);
     CHECK_NEAR(b.fwd_s, a.fwd_s, 1e-12); /* the compute's slowdown is charged to the all-to-all term */
   }
+  /* only the steady state pairs: without PP the first forward and the last backward of M microbatches run alone,
+   * so a share 1 - 1/M is hidden, and nothing at M = 1 (Megatron's EP-overlap guide; docs/moe.md) */
+  double hm[3];
+  const int M[3] = {1, 2, 8};
+  for (int i = 0; i < 3; i++) {
+    setup(&sc, "deepseek-v2-lite", 16, 16);
+    sc.plan.dispatcher = PF_MOE_DISPATCH_FLEX;
+    sc.plan.ep_overlap = true;
+    sc.plan.gbs = 16 * M[i];
+    stage(&sc, &b);
+    hm[i] = b.ep_hidden_s;
+  }
+  CHECK(hm[0] == 0 && hm[1] > 0);
+  CHECK_NEAR(hm[2] / hm[1], (1 - 1 / 8.0) / (1 - 1 / 2.0), 1e-9);
   setup(&sc, "deepseek-v2-lite", 16, 16);
   sc.plan.dispatcher = PF_MOE_DISPATCH_FLEX;
   sc.plan.ep_overlap = true;
