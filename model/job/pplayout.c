@@ -153,7 +153,8 @@ static int account_for(const pf_plan *p, int L, int V, pf_pp_layout *l) {
 
 /* The last layout string parsed, kept: tune asks for one plan's stages' layers stage by stage (each call parsed the
  * string again: a tenth of the open DeepSeek-V3 search's CPU, whose 61 layers split unevenly at every PP > 1).
- * The parse is a function of the string, PP and the model's layers alone; a refused string is not kept. */
+ * The parse is a function of the string, PP and the model's layers and MTP modules alone; a refused string is not
+ * kept. */
 static _Thread_local struct { char text[PF_PP_LAYOUT_MAX]; int P, layers, mtp; bool has; pf_pp_layout l; } parsed;
 
 static int parse_layout_kept(const char *text, int P, int layers, int mtp, pf_pp_layout *l) {
