@@ -43,7 +43,7 @@ int pf_ccl_cal_load(const char *path, pf_ccl_cal *out) {
                    cJSON_HasObjectItem(doc, "fit");
   const cJSON *sec = cJSON_GetObjectItemCaseSensitive(doc, "collectives");
   if (!sec) { cJSON_Delete(doc); return 0; }
-  double x;
+  double x = 0; /* set by num(); initialised for GCC -O3's -Wmaybe-uninitialized */
   rc = 0;
   const cJSON *lib = cJSON_GetObjectItemCaseSensitive(sec, "library");
   snprintf(out->library, sizeof out->library, "%s", cJSON_IsString(lib) ? lib->valuestring : "");

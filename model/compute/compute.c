@@ -123,7 +123,8 @@ static int repeat_into(pf_kernel_list *dst, const pf_kernel_list *src, double ti
  * kernel of its own: 2.5x the forward's FLOPs (five products, the scores recomputed) at the backward rate
  * (FlashAttention-2, Dao 2023; kernel.c), not two forwards.  Measured on an H200 with PyTorch's flash
  * back-end (calibrate/results/vm-h200-141-2026-11-26-torch-kernels.json): backward 2.2-2.9x the forward's
- * time at 4k-8k tokens, head dim 128 (median 2.6x), where two forwards would be 2x. */
+ * time at 4k-8k tokens, head dim 128 (median 2.6x), where two forwards would be 2x.  A product whose weight
+ * gradient runs at its own rate (wgrad_scale: the blockwise FP8 recipe, compute/fp8.c) is two entries. */
 static int backward_into(pf_kernel_list *dst, const pf_kernel_list *src, double python_s) {
   int rc = 0;
   for (int i = 0; i < src->n; i++) {
@@ -133,6 +134,10 @@ static int backward_into(pf_kernel_list *dst, const pf_kernel_list *src, double 
       rc |= pf_kernel_list_add(dst, &k);
     } else if (k.kind == PF_KERNEL_ATTENTION) {
       k.pass = PF_PASS_BWD;
+      rc |= pf_kernel_list_add(dst, &k);
+    } else if (k.kind == PF_KERNEL_GEMM && k.wgrad_scale > 0) { /* the data gradient, then the weight gradient */
+      rc |= pf_kernel_list_add(dst, &k);
+      k.rate_scale = k.wgrad_scale;
       rc |= pf_kernel_list_add(dst, &k);
     } else if (!k.sync) {
       k.count = (k.count > 0 ? k.count : 1.0) * 2;

@@ -35,6 +35,22 @@
  *            dimension, so the weight gradient's operand is quantized
  *            separately, not transposed): read 2, write 1 + 1 + 2/32.
  *            Assumed unfused with its producer.
+ *   blockwise one fp32 scale per 1 x 128 tile of an activation or gradient and per 128 x 128 block of a weight,
+ *            computed in the cast (DeepSeek-V3, arXiv 2412.19437 section 3.3.2; TE Float8BlockScaling): a
+ *            tile's scale runs along one GEMM's reduction dimension, so the weight gradient, which reduces
+ *            over the tokens, reads its own column-wise copy: read 2, write 1 + 1 + 2 x 4/128, unfused;
+ *            weights 128 x 128 blocks, 4 + 2 x 4/16384 B each per step.  The products: the 1 x 128 scales
+ *            are applied as the tensor cores' partial sums are promoted to FP32 every 128 of K (section
+ *            3.3.2), and the weight gradient reduces over the tokens into the FP32 main gradient.  Measured in
+ *            DeepSeek's own training trace (deepseek-ai/profile-data train.json: DeepSeek-V3, H800, EP 64, TP 1,
+ *            4096 tokens, a forward and a backward chunk of 4 MoE layers; its GEMM kernels run 112 CTAs, the
+ *            other 20 SMs DeepEP's, so times x 112/132 for the whole device): the forward and data-gradient
+ *            products of a layer take 1.06 x what the per-tensor table gives the same shapes (3.84 against
+ *            3.62 ms: MLA's four projections, the output projection, the experts' grouped fc1 and fc2), the
+ *            weight gradients 1.64 x (the output projection's, 7168 x 16384 over 4096 tokens: 1.50 ms, x 112/132
+ *            = 1.27 against 0.78 ms, alike with and without DeepEP beside it; the experts' alike): rate
+ *            scales BLOCKWISE_FD_RATE and BLOCKWISE_WGRAD_RATE.  The same trace's cast kernels take about 2.6 x
+ *            the bytes' time (4.0 ms a layer against 1.5): kernels of DeepSeek's, not priced here.
  *   weights  cast (and transposed or column-wise copy) once per step: TE
  *            caches FP8 weights across the microbatches of a step
  *            (Megatron passes is_first_microbatch): 4 B per weight (6 with
@@ -53,6 +69,10 @@
 
 #define MX_SCALE_B (1.0 / 32.0) /* one e8m0 byte per 32-element block (OCP Microscaling Formats v1.0) */
 #define AMAX_HISTORY 1024.0     /* TE DelayedScaling amax_history_len default */
+#define BLOCK_SCALE_B (4.0 / 128.0)  /* one fp32 scale per 1 x 128 tile (blockwise) */
+#define WEIGHT_SCALE_B (4.0 / 16384.0) /* one fp32 scale per 128 x 128 weight block (blockwise) */
+#define BLOCKWISE_FD_RATE (3.62 / 3.84)  /* forward and data-gradient products under blockwise scaling (header) */
+#define BLOCKWISE_WGRAD_RATE (0.78 / 1.27) /* weight-gradient products under blockwise scaling (header) */
 
 /* TE modules whose producer writes the GEMM input in FP8 (delayed scaling only) */
 static bool input_fused(const char *name) {
@@ -79,6 +99,8 @@ static int quantize(casts l, pf_fp8_recipe r, double e, double count) {
     return add(l, "fp8-amax", 2 * e, count) | add(l, "fp8-cast-transpose", 4 * e, count);
   case PF_FP8_MXFP8:
     return add(l, "mxfp8-quantize", (4 + 2 * MX_SCALE_B) * e, count);
+  case PF_FP8_BLOCKWISE:
+    return add(l, "fp8-blockwise-quantize", (4 + 2 * BLOCK_SCALE_B) * e, count);
   default:
     return add(l, "fp8-cast-transpose", 4 * e, count);
   }
@@ -109,7 +131,12 @@ int pf_fp8_layer(const pf_scenario *sc, int layers, pf_kernel_list *lf, pf_kerne
     rc |= r == PF_FP8_MXFP8 ? add(fwd, "mxfp8-weight-quantize", (4 + 2 * MX_SCALE_B) * W, c * per_step)
           : r == PF_FP8_CURRENT ? add(fwd, "fp8-weight-amax", 2 * W, c * per_step) |
                                       add(fwd, "fp8-weight-cast-transpose", 4 * W, c * per_step)
-                                : add(fwd, "fp8-weight-cast-transpose", 4 * W, c * per_step);
+          : r == PF_FP8_BLOCKWISE ? add(fwd, "fp8-blockwise-weight-quantize", (4 + 2 * WEIGHT_SCALE_B) * W, c * per_step)
+                                  : add(fwd, "fp8-weight-cast-transpose", 4 * W, c * per_step);
+    if (r == PF_FP8_BLOCKWISE) { /* the products' own rates (header), their backward copies alike */
+      k->rate_scale = BLOCKWISE_FD_RATE;
+      k->wgrad_scale = BLOCKWISE_WGRAD_RATE;
+    }
   }
   if (r == PF_FP8_DELAYED && gemms > 0 && layers > 0) { /* one multi-tensor update per pass of the stage */
     double bytes = layers * 3.0 * gemms * AMAX_HISTORY * 4.0 * 2.0;

@@ -142,6 +142,7 @@ int pf_kernel_cost_eval(const pf_kernel_env *env, const pf_kernel *k, pf_kernel_
                                                 : pf_gemm_eff_batched(d, k->prec, k->layout, k->m, k->n, k->k, batch);
     if (k->kind == PF_KERNEL_CONV) eff *= d->conv_eff > 0 ? d->conv_eff : 1.0;
     if (k->grouped && k->m > 0) eff *= k->m / (k->m + GROUPED_PAD_ROWS);
+    if (k->rate_scale > 0) eff *= k->rate_scale; /* a recipe's products (compute/fp8.c) */
     if (!(eff > 0))
       return pf_error_set(PF_EINVAL, "device %s has no rate for %s kernel %s", d->id, pf_precision_name(k->prec),
                           k->name ? k->name : "(unnamed)");

@@ -343,9 +343,9 @@ int pf_plan_check(pf_scenario *sc) {
   return 0;
 }
 
-static const char *fp8_names[] = {"auto", "delayed", "current", "mxfp8"};
+static const char *fp8_names[] = {"auto", "delayed", "current", "mxfp8", "blockwise"};
 
-const char *pf_fp8_recipe_name(pf_fp8_recipe r) { return r >= 0 && r <= PF_FP8_MXFP8 ? fp8_names[r] : "?"; }
+const char *pf_fp8_recipe_name(pf_fp8_recipe r) { return r >= 0 && r <= PF_FP8_BLOCKWISE ? fp8_names[r] : "?"; }
 
 /* Blackwell and later: sm_100 (B200, GB200) and up have block-scaled (MX) FP8 tensor cores (NVIDIA Blackwell
  * architecture technical brief, 2024: second-generation Transformer Engine, micro-tensor scaling) */

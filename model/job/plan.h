@@ -42,9 +42,11 @@ typedef enum { PF_LAYOUT_AUTO, PF_LAYOUT_NCHW, PF_LAYOUT_NHWC } pf_conv_layout;
  * delayed: per-tensor scales from an amax history, the amax taken inside the cast (TE DelayedScaling, the
  *          Hopper default); current: per-tensor scale from the tensor's own amax, an extra pass before each
  *          cast (TE Float8CurrentScaling); mxfp8: one e8m0 scale per 32 elements, computed in the cast, with
- *          row- and column-wise copies (TE MXFP8BlockScaling, Blackwell only); auto: mxfp8 on Blackwell
- *          (sm_100 and later), else delayed. */
-typedef enum { PF_FP8_AUTO, PF_FP8_DELAYED, PF_FP8_CURRENT, PF_FP8_MXFP8 } pf_fp8_recipe;
+ *          row- and column-wise copies (TE MXFP8BlockScaling, Blackwell only); blockwise: DeepSeek-V3's fine-grained
+ *          scaling, one fp32 scale per 1 x 128 tile of activations and gradients and per 128 x 128 block of weights
+ *          (arXiv 2412.19437 section 3.3.2; TE Float8BlockScaling, Megatron --fp8-recipe blockwise); auto: mxfp8 on
+ *          Blackwell (sm_100 and later), else delayed. */
+typedef enum { PF_FP8_AUTO, PF_FP8_DELAYED, PF_FP8_CURRENT, PF_FP8_MXFP8, PF_FP8_BLOCKWISE } pf_fp8_recipe;
 
 #define PF_PP_LAYOUT_MAX 512 /* characters of a pipeline layout string */
 #define PF_MAXCHUNK 4096     /* virtual pipeline stages (PP x V) a layout may hold */

@@ -93,7 +93,7 @@ static int parse_row(const char *path, const pf_csv_row *rec, const int *idx, pf
   }
   if (pf_coll_kind_parse(f[C_OP], &r->op) < 0)
     return field_err(path, r->line, "op", "valid: all_reduce, all_gather, reduce_scatter, alltoall, sendrecv", f[C_OP]);
-  double x;
+  double x = 0; /* set by parse_num(); initialised for GCC -O3's -Wmaybe-uninitialized */
   if ((rc = parse_num(path, r->line, "nodes", f[C_NODES], &x)) < 0) return rc;
   if (x < 1 || x > nodes_max || x != floor(x))
     return field_err(path, r->line, "nodes", "a whole number of nodes the machine has", f[C_NODES]);

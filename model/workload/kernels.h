@@ -47,6 +47,9 @@ typedef struct pf_kernel {
                            (pf_kernel_flops counts what runs) */
   unsigned char graph;  /* the module of the layer that replays it as a CUDA graph (a PF_GRAPH_* bit of
                            --cuda-graph-modules; compute/graphs.c); 0: issued eagerly */
+  double rate_scale;    /* GEMM: its math at rate_scale x the device's rate for the shape (0 = 1), e.g. an FP8
+                           recipe's products slower than the per-tensor table's (compute/fp8.c) */
+  double wgrad_scale;   /* GEMM: the rate scale of its weight-gradient copy in the backward (0 = rate_scale) */
 } pf_kernel;
 
 /* FLOPs of one launch of k (k->flops when set, else the kind's count).  A fused attention kernel computes

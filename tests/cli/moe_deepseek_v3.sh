@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # moe_deepseek_v3.sh - issue 29's DeepSeek-V3 acceptance line (docs/moe.md): 2,048 H800 with the report's
-# parallelism (PP 16, EP 64, ZeRO-1 DP, FP8) and its mechanisms (DeepEP-style dispatch in FP8 with
+# parallelism (PP 16, EP 64, ZeRO-1 DP, FP8 with its fine-grained scaling: --fp8-recipe blockwise) and its
+# mechanisms (DeepEP-style dispatch in FP8 with
 # node-limited routing, the all-to-alls hidden behind another microbatch's compute at 20 of 132 SMs,
 # RMSNorm / MLA up-projection / SwiGLU recomputation, FP8 activation caching) gives GPU-hours per 10^12
 # tokens within 25 % of the report's 180 K (arXiv 2412.19437) under DualPipe (--schedule dualpipe, the report's
@@ -12,7 +13,7 @@
 source "$PF_SRC/tests/cli/lib.bash"
 P=$PREFLIGHT
 BASE=(predict --machine deepseek-h800 --model deepseek-v3 --gpus 2048 --pp 16 --ep 64 --tp 1 --precision fp8
-  --gbs 15360 --decoder-first-pipeline-num-layers 3 --decoder-last-pipeline-num-layers 2 --engine analytic
+  --fp8-recipe blockwise --gbs 15360 --decoder-first-pipeline-num-layers 3 --decoder-last-pipeline-num-layers 2 --engine analytic
   --format json)
 MODS=(--recompute selective --recompute-modules core_attn,layernorm,mla_up_proj,moe_act)
 run() { # run NAME ARGS...: the prediction's JSON into $T/NAME.json

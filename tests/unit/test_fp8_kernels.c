@@ -3,7 +3,9 @@
  *    fp8 and bf16 (only the linear layers' GEMMs run in FP8), the output
  *    layer too;
  *  - the linear GEMMs run faster, and the recipe's scaling kernels appear:
- *    cast/transpose (delayed), amax passes (current), block quantize (mxfp8);
+ *    cast/transpose (delayed), amax passes (current), block quantize (mxfp8, blockwise);
+ *  - blockwise: the forward and data-gradient products at 3.62/3.84 of the per-tensor rate, the weight
+ *    gradients at 0.78/1.27 (DeepSeek's training trace, compute/fp8.c), one backward entry each;
  *  - --fp8-attention runs the fused attention in FP8;
  *  - mxfp8 is refused on Hopper and chosen by auto on Blackwell (b200-180). */
 #include "check.h"
@@ -32,6 +34,18 @@ static int run(pf_scenario *sc, seen *s) {
   if (rc == 0) rc = pf_stage_work_compute(sc, sc->plan.pp - 1, &w);
   pf_kernel_observe(NULL, NULL);
   return rc;
+}
+
+/* the longest launch of a kernel named `name` (-1: none) */
+static double t_max(const pf_scenario *sc, const seen *s, const char *name) {
+  pf_kernel_env env = {.dev = &sc->machine.dev, .eff_scale = 1};
+  double t = -1;
+  for (int i = 0; i < s->n; i++)
+    if (s->k[i].name && strcmp(s->k[i].name, name) == 0) {
+      pf_kernel_cost c;
+      if (pf_kernel_cost_eval(&env, &s->k[i], &c) == 0 && c.time_s > t) t = c.time_s;
+    }
+  return t;
 }
 
 /* time of one launch of the first kernel named `name` (-1: none) */
@@ -100,6 +114,22 @@ int main(void) {
   CHECK(t_of(&sc, &cur, "fp8-amax", NULL) > 0);
   CHECK(t_of(&sc, &cur, "fp8-transpose", NULL) < 0);
   CHECK(t_of(&sc, &cur, "fp8-amax-scale-update", NULL) < 0);
+  /* blockwise: 1 x 128 and 128 x 128 scales computed in the cast (no amax pass, no history), the products at
+   * their measured rates: the forward and data gradient 3.62/3.84 of the table's, the weight gradient 0.78/1.27 */
+  static seen blk;
+  sc.plan.fp8_recipe = PF_FP8_BLOCKWISE;
+  CHECK_INT(run(&sc, &blk), 0);
+  CHECK(t_of(&sc, &blk, "fp8-blockwise-quantize", NULL) > 0);
+  CHECK(t_of(&sc, &blk, "fp8-blockwise-weight-quantize", NULL) > 0);
+  CHECK(t_of(&sc, &blk, "fp8-amax", NULL) < 0 && t_of(&sc, &blk, "fp8-cast-transpose", NULL) < 0);
+  CHECK(t_of(&sc, &blk, "fp8-amax-scale-update", NULL) < 0);
+  for (size_t i = 0; i < 4; i++) {
+    double d = t_of(&sc, &f8, lin[i], NULL), f = t_of(&sc, &blk, lin[i], NULL), w = t_max(&sc, &blk, lin[i]);
+    printf("%-4s delayed %8.2f us  blockwise forward %8.2f us  weight gradient %8.2f us\n", lin[i], 1e6 * d,
+           1e6 * f, 1e6 * w);
+    CHECK_NEAR(f / d, 3.84 / 3.62, 0.02); /* compute-bound: the rate's ratio, less the launch floor */
+    CHECK_NEAR(w / d, 1.27 / 0.78, 0.04);
+  }
   /* mxfp8 needs Blackwell */
   sc.plan.fp8_recipe = PF_FP8_MXFP8;
   CHECK_INT(run(&sc, &cur), PF_EINVAL);
