@@ -46,7 +46,8 @@
  *            4096 tokens, a forward and a backward chunk of 4 MoE layers; its GEMM kernels run 112 CTAs, the
  *            other 20 SMs DeepEP's, so times x 112/132 for the whole device): the forward and data-gradient
  *            products of a layer take 1.06 x what the per-tensor table gives the same shapes (3.84 against
- *            3.62 ms: MLA's four projections, the output projection, the experts' grouped fc1 and fc2), the
+ *            3.62 ms for one of each: MLA's four projections and the output projection forward, the experts'
+ *            grouped fc1 and fc2 as the mean of their forward and data-gradient launches), the
  *            weight gradients 1.64 x (the output projection's, 7168 x 16384 over 4096 tokens: 1.50 ms, x 112/132
  *            = 1.27 against 0.78 ms, alike with and without DeepEP beside it; the experts' alike): rate
  *            scales BLOCKWISE_FD_RATE and BLOCKWISE_WGRAD_RATE.  The same trace's cast kernels take about 2.6 x
