@@ -226,7 +226,9 @@ const pf_opt pf_scenario_opts[] = {
      .type = PF_OPT_INT, .at = SC(plan.grad_accum), .lo = 1, .hi = INT_MAX, .group = PF_SCG_PLAN},
     {"precision", "P", "fp32|tf32|fp16|bf16|fp8 (default bf16; --precision=help lists)",
      .type = PF_OPT_CALLBACK, .at = SC(precision), .parse = parse_precision, .group = PF_SCG_PLAN},
-    {"fp8-recipe", "R", "with --precision fp8: auto|delayed|current|mxfp8|blockwise scaling (default auto: mxfp8 on Blackwell, else delayed)",
+    {"fp8-recipe", "R",
+     "with --precision fp8: auto|delayed|current|mxfp8|blockwise scaling (default auto: mxfp8 on Blackwell, else "
+     "delayed)",
      .type = PF_OPT_CHOICE, .at = SC(plan.fp8_recipe), .choices = fp8_recipes, .group = PF_SCG_RUN},
     {"fp8-attention", NULL, "with --precision fp8: run the fused attention in FP8 too (default bf16, as Transformer Engine)",
      .type = PF_OPT_FLAG, .at = SC(plan.fp8_attention), .group = PF_SCG_RUN},

@@ -132,8 +132,9 @@ int pf_fp8_layer(const pf_scenario *sc, int layers, pf_kernel_list *lf, pf_kerne
     rc |= r == PF_FP8_MXFP8 ? add(fwd, "mxfp8-weight-quantize", (4 + 2 * MX_SCALE_B) * W, c * per_step)
           : r == PF_FP8_CURRENT ? add(fwd, "fp8-weight-amax", 2 * W, c * per_step) |
                                       add(fwd, "fp8-weight-cast-transpose", 4 * W, c * per_step)
-          : r == PF_FP8_BLOCKWISE ? add(fwd, "fp8-blockwise-weight-quantize", (4 + 2 * WEIGHT_SCALE_B) * W, c * per_step)
-                                  : add(fwd, "fp8-weight-cast-transpose", 4 * W, c * per_step);
+          : r == PF_FP8_BLOCKWISE
+              ? add(fwd, "fp8-blockwise-weight-quantize", (4 + 2 * WEIGHT_SCALE_B) * W, c * per_step)
+              : add(fwd, "fp8-weight-cast-transpose", 4 * W, c * per_step);
     if (r == PF_FP8_BLOCKWISE) { /* the products' own rates (header), their backward copies alike */
       k->rate_scale = BLOCKWISE_FD_RATE;
       k->wgrad_scale = BLOCKWISE_WGRAD_RATE;
