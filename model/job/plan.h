@@ -299,6 +299,7 @@ int pf_plan_layers_per_stage(const pf_scenario *sc);
  * chunk 0 of stage 0 and the loss on chunk v - 1 of stage pp - 1. */
 typedef struct pf_pp_layout {
   int pp, v;
+  int mtp;                      /* the model's MTP modules, on the last virtual stage before the loss */
   bool uneven;                  /* one of the options given (else the even split) */
   short layers[PF_MAXCHUNK];
 } pf_pp_layout;
@@ -316,7 +317,7 @@ void pf_plan_layout_string(const pf_pp_layout *l, char *buf, size_t n);
 void pf_plan_layout_args(const pf_plan *p, char *buf, size_t n);
 /* Put options on p that split L layers over its PP x V stages when they do not divide (tune's choice); the even
  * split needs none. */
-int pf_plan_auto_layout(pf_plan *p, int L);
+int pf_plan_auto_layout(pf_plan *p, int L, int mtp);
 /* pf_plan_check's part: 1 when no option is given (the even split's rules apply), 0 when the layout holds
  * (pp_split filled, the schedule made interleaved:V where the layout string has V chunks a stage), or < 0. */
 int pf_plan_check_layout(pf_scenario *sc);

@@ -96,7 +96,8 @@ static int parse_layout(const char *text, int P, int layers, int mtp, pf_pp_layo
                           "prediction layers", text);
     if (*c == 'm' && (k != n - 1 || (c[1] != 'm' && c[1] != 'L')))
       return pf_error_set(PF_EINVAL, LAYOUT_OPT " \"%s\": the MTP layers m go in the last stage, after its decoder "
-                          "layers and before the loss L", text);
+                          "layers and before the loss L (preflight runs them there; Megatron's standalone MTP on "
+                          "another pipeline rank is not modelled)", text);
     if (*c == 'm') { m++; continue; }
     return pf_error_set(PF_EINVAL, LAYOUT_OPT " \"%s\": invalid layer character '%c' (known: E, t, L, m; | between "
                         "stages, (X)*n and x*n repeat)", text, *c);
@@ -177,6 +178,7 @@ int pf_plan_layout(const pf_scenario *sc, pf_pp_layout *l) {
   memset(l, 0, sizeof *l);
   l->pp = P;
   l->v = V;
+  l->mtp = L > 0 ? sc->workload.mtp_layers : 0;
   l->uneven = pf_plan_uneven(p);
   if ((long long)P * V > PF_MAXCHUNK)
     return pf_error_set(PF_EPLAN, "PP x V = %d x %d virtual stages: at most %d are modelled", P, V, PF_MAXCHUNK);
@@ -212,13 +214,16 @@ int pf_plan_stage_first_layer(const pf_scenario *sc, int stage) {
   return n;
 }
 
-/* One virtual stage in Megatron's syntax: [E] t | t*n [L]. */
+/* One virtual stage in Megatron's syntax: [E] t | t*n [m | m*n] [L] (Megatron refuses a layout whose m count is
+ * not --mtp-num-layers: pipeline_parallel_layer_layout.py validate_layer_layout). */
 static void token(const pf_pp_layout *l, int k, char *buf, size_t n) {
   int t = l->layers[k], last = l->pp * l->v - 1;
-  char body[24] = "";
+  char body[24] = "", mtp[24] = "";
   if (t == 1) snprintf(body, sizeof body, "t");
   else if (t > 1) snprintf(body, sizeof body, "t*%d", t);
-  snprintf(buf, n, "%s%s%s", k == 0 ? "E" : "", body, k == last ? "L" : "");
+  if (k == last && l->mtp == 1) snprintf(mtp, sizeof mtp, "m");
+  else if (k == last && l->mtp > 1) snprintf(mtp, sizeof mtp, "m*%d", l->mtp);
+  snprintf(buf, n, "%s%s%s%s", k == 0 ? "E" : "", body, mtp, k == last ? "L" : "");
 }
 
 void pf_plan_layout_string(const pf_pp_layout *l, char *buf, size_t n) {
@@ -252,7 +257,7 @@ void pf_plan_layout_args(const pf_plan *p, char *buf, size_t n) {
  * embedding and loss counted as layers (both, then the loss alone), then a first and a last stage that take the
  * remainder of an even middle (the last the smaller half: it holds the loss), else a layout string that gives
  * one layer more to virtual stages of the middle stages first, the first stage next and the last stage last. */
-int pf_plan_auto_layout(pf_plan *p, int L) {
+int pf_plan_auto_layout(pf_plan *p, int L, int mtp) {
   int P = p->pp, V = vstages(p), PV = P * V;
   p->pp_first = p->pp_last = 0;
   p->pp_embedding = p->pp_loss = false;
@@ -264,7 +269,7 @@ int pf_plan_auto_layout(pf_plan *p, int L) {
   for (int g = r / 2 / V * V; P > 2 && g > 0; g -= V)
     if (r - g > 0 && r - g <= m && (r - g) % V == 0) { p->pp_first = r - g; p->pp_last = g; return 0; }
   if (PV > PF_MAXCHUNK) return pf_error_set(PF_EPLAN, "PP x V = %d: at most %d virtual stages", PV, PF_MAXCHUNK);
-  pf_pp_layout l = {.pp = P, .v = V, .uneven = true};
+  pf_pp_layout l = {.pp = P, .v = V, .mtp = mtp, .uneven = true};
   int rem = L % PV;
   for (int k = 0; k < PV; k++) l.layers[k] = (short)(L / PV);
   for (int i = 0; i < rem; i++) {

@@ -310,7 +310,7 @@ static int enumerate(pf_tune_search *s) {
         pl.sp = fx & PF_FIX_SP ? b->plan.sp : pl.tp > 1;
         /* schedules: the user's, or 1F1B and every interleaving degree Megatron accepts */
         if (fx & PF_FIX_SCHEDULE) {
-          int rc = own_layout || pf_plan_auto_layout(&pl, w->layers) == 0 ? enumerate_rest(s, pl) : 0;
+          int rc = own_layout || pf_plan_auto_layout(&pl, w->layers, w->mtp_layers) == 0 ? enumerate_rest(s, pl) : 0;
           if (rc < 0) return rc;
           continue;
         }
@@ -319,7 +319,7 @@ static int enumerate(pf_tune_search *s) {
           if (v > 1 && (pl.pp == 1 || (uneven ? v > 8 || (v & (v - 1)) : lpp % v))) continue;
           pl.schedule = v == 1 ? PF_SCHED_1F1B : PF_SCHED_INTERLEAVED;
           pl.vstages = v;
-          if (!own_layout && pf_plan_auto_layout(&pl, w->layers) < 0) continue;
+          if (!own_layout && pf_plan_auto_layout(&pl, w->layers, w->mtp_layers) < 0) continue;
           int rc = enumerate_rest(s, pl);
           if (rc < 0) return rc;
         }
