@@ -119,7 +119,7 @@ static int max_nodes(const pf_workload *w, int nodes) {
 static double paired_share(const pf_plan *p, int stage) {
   if (p->schedule == PF_SCHED_DUALPIPE) return 1.0;
   double V = p->schedule == PF_SCHED_INTERLEAVED && p->vstages > 1 ? p->vstages : 1.0, n = p->grad_accum * V;
-  double warm = p->pp > 1 ? 2.0 * (p->pp - stage - 1) + (V - 1) * p->pp + 1 : 1;
+  double warm = p->pp > 1 ? pf_plan_warmup_passes(p, stage) + 1.0 : 1.0; /* plus the overlap's one */
   return n > warm ? 1.0 - warm / n : 0.0;
 }
 

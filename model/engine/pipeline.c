@@ -55,7 +55,8 @@ int pf_pipeline_schedule(const pf_plan *p, int s, pf_sched_op *ops) {
     return n;
   }
   if (p->schedule == PF_SCHED_1F1B) {
-    int warm = P - s - 1 < M ? P - s - 1 : M, f = 0, b = 0;
+    int warm = pf_plan_warmup_passes(p, s), f = 0, b = 0;
+    if (warm > M) warm = M;
     for (int i = 0; i < warm; i++) ops[n++] = (op){'F', f++, 0};
     for (int i = 0; i < M - warm; i++) { ops[n++] = (op){'F', f++, 0}; ops[n++] = (op){'B', b++, 0}; }
     for (int i = 0; i < warm; i++) ops[n++] = (op){'B', b++, 0};
@@ -64,7 +65,7 @@ int pf_pipeline_schedule(const pf_plan *p, int s, pf_sched_op *ops) {
   /* Megatron interleaved 1F1B (schedules.py): forward k -> chunk (k / P) % V,
    * microbatch (k / (P V)) P + k % P; backward uses chunk V - 1 - (k / P) % V. */
   int V = p->vstages, total = M * V;
-  int warm = (P - s - 1) * 2 + (V - 1) * P;
+  int warm = pf_plan_warmup_passes(p, s);
   if (warm > total) warm = total;
   int f = 0, b = 0;
 #define FWD_OP(k) (op){'F', ((k) / (P * V)) * P + (k) % P, ((k) / P) % V}

@@ -180,7 +180,7 @@ static double fp8_weight_copy_bytes(const pf_scenario *sc) {
 static double inflight_stage(const pf_plan *p, int s) {
   double m = p->grad_accum, x = p->schedule == PF_SCHED_GPIPE ? m : p->pp - s;
   if (p->schedule == PF_SCHED_INTERLEAVED)
-    x = ((p->pp - s - 1) * 2.0 + (p->vstages - 1.0) * p->pp + 1.0) / p->vstages;
+    x = (pf_plan_warmup_passes(p, s) + 1.0) / p->vstages;
   return x < m ? x : m;
 }
 

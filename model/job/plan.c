@@ -304,6 +304,12 @@ static int check_batch(pf_scenario *sc) {
 }
 
 int pf_plan_ep(const pf_plan *p) { return p->ep > 0 ? p->ep : 1; }
+int pf_plan_warmup_passes(const pf_plan *p, int s) {
+  int P = p->pp;
+  if (p->schedule == PF_SCHED_1F1B) return P - s - 1;
+  if (p->schedule == PF_SCHED_INTERLEAVED) return (P - s - 1) * 2 + (p->vstages - 1) * P;
+  return 0;
+}
 int pf_plan_etp(const pf_plan *p) { return p->etp > 0 ? p->etp : p->tp; }
 int pf_plan_edp(const pf_plan *p) {
   long long ranks = (long long)p->tp * p->cp * p->dp, e = (long long)pf_plan_ep(p) * pf_plan_etp(p);

@@ -264,6 +264,10 @@ int pf_plan_ep(const pf_plan *p);
 int pf_plan_etp(const pf_plan *p);
 int pf_plan_edp(const pf_plan *p);
 void pf_plan_coords(const pf_plan *p, int rank, int *tp_r, int *cp_r, int *dp_r, int *pp_r);
+/* Megatron's warm-up of pipeline stage s (schedules.py): the forwards it runs before its first backward, in
+ * chunk passes, uncapped by the microbatches: 1F1B P - s - 1; interleaved 2 (P - s - 1) + (V - 1) P (the
+ * microbatch group per virtual stage at its default, P); 0 for GPipe and other schedules. */
+int pf_plan_warmup_passes(const pf_plan *p, int s);
 static inline int pf_plan_node_of(const pf_scenario *sc, int rank) { return rank / sc->machine.gpus_per_node; }
 
 /* Sharding (shard.c).  The ZeRO level of the plan: zero if 2 or 3, else 1 with dist_opt, else 0. */

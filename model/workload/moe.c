@@ -137,7 +137,7 @@ double pf_workload_expert_load(const pf_workload *w) {
 double pf_workload_rank_load(const pf_workload *w, int ep) {
   if (w->capacity_factor > 0 || w->experts < 2 || ep < 2) return 1.0; /* at EP 1 one rank holds every expert */
   if (w->rank_imbalance >= 1) return w->rank_imbalance;
-  double r = w->expert_imbalance, E = w->experts, El = E / (ep > 0 ? ep : 1);
+  double r = w->expert_imbalance, E = w->experts, El = E / ep;
   if (!(r > 1.0)) return 1.0;
   return (r + (El - 1.0) * (E - r) / (E - 1.0)) / El;
 }
