@@ -293,8 +293,9 @@ static int enumerate(pf_tune_search *s) {
   if (fx & PF_FIX_PP || !tr) add_unique(pps, &npp, tr ? b->plan.pp : 1);
   else
     for (int q = 1; q <= w->layers && q <= 512 && npp < 256; q++)
-      if (w->layers % q == 0 || (!(q & (q - 1)) && 2 * q <= w->layers)) add_unique(pps, &npp, q);
-  /* PP that does not divide the layers: the powers of two, at least two layers a stage, with a layout of uneven
+      if (w->layers % q == 0 || (2 * q <= w->layers && (!(q & (q - 1)) || gpus % q == 0))) add_unique(pps, &npp, q);
+  /* PP that does not divide the layers: the powers of two and the divisors of the GPU count (12 a node leaves
+   * only multiples of 3 once TP and CP are powers of two), at least two layers a stage, with a layout of uneven
    * stages (pf_plan_auto_layout, unless the user gave one) */
   for (int i = 0; i < ntp; i++)
     for (int j = 0; j < ncp; j++)

@@ -10,7 +10,8 @@
 #    ((P-1) for an even 1F1B split, (P-1)/V interleaved; less where the other stages hold fewer layers), and the
 #    compute is the slowest stage's;
 #  - an explicit layout equal to the even split predicts what the even split predicts;
-#  - memory is the largest stage's; tune places 61 layers at PP 16 itself and says how.
+#  - memory is the largest stage's; tune places 61 layers at PP 16 itself and says how, and searches PP in
+#    multiples of 3 where the GPU count leaves no other (12 GPUs a node).
 source "$PF_SRC/tests/cli/lib.bash"
 P=$PREFLIGHT
 FAST="$PF_SRC/tests/fixtures/machines/fast.cfg"
@@ -128,4 +129,8 @@ expect_grep "^4,jupiter-booster,gpt3-175b,.*,failed,.*must be divisible by pipel
 # tune places the layers itself where PP does not divide them and says how
 expect_exit 0 $P tune $J --top 1
 expect_grep "pp 16 .*(pipeline-model-parallel-layout|decoder-first-pipeline-num-layers|account-for)" "$T/out"
+# 12 GPUs a node: with TP and CP powers of two and a power-of-two batch, 96 GPUs leave only PP in multiples of 3,
+# none of which divides Mixtral's 32 layers; tune searches them with uneven stages instead of finding nothing
+expect_exit 0 $P tune --machine aurora --model mixtral-8x7b --nodes 8 --gbs 256 --seq 4096 --precision bf16 --top 1
+expect_grep "^ +1 .*--pp (3|6|12|24) .*(pipeline-model-parallel-layout|decoder-first-pipeline-num-layers|account-for)" "$T/out"
 finish
