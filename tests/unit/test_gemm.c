@@ -215,7 +215,8 @@ int main(void) {
   CHECK_NEAR(kernel_s(&h100, &cv) - h100.kernel_launch_s, cvc.compute_s, 1e-9);
 
   /* memory-bound: a 64 KiB kernel is floor-bound far below stream bandwidth; 4 GiB runs at it */
-  pf_kernel small = {.kind = PF_KERNEL_MEMORY, .bytes = 65536}, large = {.kind = PF_KERNEL_MEMORY, .bytes = 4.0 * (1 << 30)};
+  pf_kernel small = {.kind = PF_KERNEL_MEMORY, .bytes = 65536};
+  pf_kernel large = {.kind = PF_KERNEL_MEMORY, .bytes = 4.0 * (1 << 30)};
   double bw_small = small.bytes / kernel_s(&h100, &small), bw_large = large.bytes / kernel_s(&h100, &large);
   double stream = h100.memory_bw_Bps * h100.hbm_eff;
   CHECK(bw_small < 0.01 * stream);
