@@ -77,7 +77,9 @@ int pf_plan_check_moe(const pf_scenario *sc) {
   /* Megatron-Core's schedule (combined 1F1B) asserts, megatron/core/transformer/transformer_config.py
    * __post_init__ at NVIDIA/Megatron-LM d98e8a64: "If enabling EP A2A overlap,
    * virtual_pipeline_model_parallel_size must be specified when pipeline_model_parallel_size > 1" and
-   * "disable full recomputation when enabling overlap_moe_expert_parallel_comm".  DeepSeek-V3's DualPipe
+   * "disable full recomputation when enabling overlap_moe_expert_parallel_comm", "disable moe in recompute_modules
+   * when enabling overlap_moe_expert_parallel_comm" and "MTP supports at most one layer when enabling
+   * overlap_moe_expert_parallel_comm".  DeepSeek-V3's DualPipe
    * (--schedule dualpipe) pairs a forward and a backward chunk without virtual stages: not Megatron's check. */
   if (p->ep_overlap && p->schedule != PF_SCHED_DUALPIPE && p->pp > 1 && p->schedule != PF_SCHED_INTERLEAVED)
     return pf_error_set(PF_EINVAL, "--overlap-moe-expert-parallel-comm at --pp %d needs virtual pipeline stages "
@@ -87,6 +89,14 @@ int pf_plan_check_moe(const pf_scenario *sc) {
     return pf_error_set(PF_EINVAL, "--overlap-moe-expert-parallel-comm with --recompute full: Megatron-Core asserts "
                         "\"disable full recomputation when enabling overlap_moe_expert_parallel_comm\"; use "
                         "--recompute selective");
+  if (p->ep_overlap && p->schedule != PF_SCHED_DUALPIPE && (p->recompute_modules & PF_RECOMPUTE_MOD_MOE))
+    return pf_error_set(PF_EINVAL, "--overlap-moe-expert-parallel-comm with --recompute-modules moe: Megatron-Core "
+                        "asserts \"disable moe in recompute_modules when enabling overlap_moe_expert_parallel_comm\"; "
+                        "recompute moe_act instead");
+  if (p->ep_overlap && p->schedule != PF_SCHED_DUALPIPE && w->mtp_layers > 1)
+    return pf_error_set(PF_EINVAL, "--overlap-moe-expert-parallel-comm with --mtp-layers %d: Megatron-Core asserts "
+                        "\"MTP supports at most one layer when enabling overlap_moe_expert_parallel_comm\"",
+                        w->mtp_layers);
   if (p->dispatcher == PF_MOE_DISPATCH_FLEX && !moe)
     return pf_error_set(PF_EINVAL, "--moe-token-dispatcher-type flex: model %s has no experts", w->id);
   if (p->deepep_sms > 0 && units > 0 && p->deepep_sms >= units)

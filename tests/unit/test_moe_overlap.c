@@ -185,14 +185,18 @@ static void recompute(void) {
 }
 
 /* Megatron-Core's asserts on the EP overlap (transformer_config.py at d98e8a64): virtual pipeline stages at
- * PP > 1, no full recomputation; DualPipe is DeepSeek's schedule, not Megatron's: neither applies */
+ * PP > 1, no full recomputation, no moe in the recomputed modules (moe_act is allowed), at most one MTP layer;
+ * DualPipe is DeepSeek's schedule, not Megatron's: none applies */
 static void megatron_rules(void) {
   static pf_scenario sc;
-  const pf_schedule sched[] = {PF_SCHED_1F1B, PF_SCHED_INTERLEAVED, PF_SCHED_1F1B, PF_SCHED_DUALPIPE};
-  const int pp[] = {3, 3, 1, 2}, want[] = {PF_EINVAL, 0, PF_EINVAL, 0};
+  const pf_schedule sched[] = {PF_SCHED_1F1B, PF_SCHED_INTERLEAVED, PF_SCHED_1F1B, PF_SCHED_DUALPIPE,
+                               PF_SCHED_1F1B, PF_SCHED_1F1B, PF_SCHED_1F1B};
+  const int pp[] = {3, 3, 1, 2, 1, 1, 1}, want[] = {PF_EINVAL, 0, PF_EINVAL, 0, PF_EINVAL, 0, PF_EINVAL};
   const char *why[] = {"--overlap-moe-expert-parallel-comm at --pp 3 needs virtual pipeline stages", NULL,
-                       "--overlap-moe-expert-parallel-comm with --recompute full", NULL};
-  for (int i = 0; i < 4; i++) {
+                       "--overlap-moe-expert-parallel-comm with --recompute full", NULL,
+                       "--overlap-moe-expert-parallel-comm with --recompute-modules moe", NULL,
+                       "--overlap-moe-expert-parallel-comm with --mtp-layers 2"};
+  for (int i = 0; i < 7; i++) {
     setup(&sc, "deepseek-v2-lite", 48, 16);
     sc.plan.pp = pp[i];
     sc.plan.gbs = 96;
@@ -201,6 +205,11 @@ static void megatron_rules(void) {
     if (sched[i] == PF_SCHED_DUALPIPE) /* 13 + 14 layers, DP 32, 4 microbatches */
       sc.gpus = 64, sc.plan.gbs = 128, sc.plan.pp_first = 13, sc.plan.recompute = PF_RECOMPUTE_FULL;
     if (i == 2) sc.plan.recompute = PF_RECOMPUTE_FULL;
+    if (i == 4 || i == 5) { /* the MoE layer recomputed whole, then its activation alone */
+      sc.plan.recompute = PF_RECOMPUTE_SELECTIVE;
+      sc.plan.recompute_modules = i == 4 ? PF_RECOMPUTE_MOD_MOE : PF_RECOMPUTE_MOD_MOE_ACT;
+    }
+    if (i == 6) sc.workload.mtp_layers = 2;
     sc.plan.ep_overlap = true;
     int rc = pf_job_resolve(&sc);
     if (rc != want[i]) fprintf(stderr, "case %d: %s\n", i, pf_error_detail());
