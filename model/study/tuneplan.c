@@ -118,5 +118,7 @@ int pf_tune_refuse(const pf_scenario *base, long enumerated, long pruned, const 
   return pf_error_set(PF_ENOFIT, "no parallel configuration of %s fits on %d GPUs of %s with global batch %d "
                       "(%ld plans tried, %ld pruned as invalid or too large)%s",
                       base->workload.id, base->gpus, base->machine.id, base->plan.gbs, enumerated, pruned,
-                      why[0] ? why : "; more GPUs or a smaller model are needed");
+                      why[0] ? why : "; none of them is a valid split (GPUs = TP x PP x CP x DP, the global batch "
+                      "divisible by DP x micro-batch, heads by TP, experts by EP): try a global batch or a node count "
+                      "with the factors of the GPUs a node");
 }
