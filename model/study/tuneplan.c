@@ -1,5 +1,5 @@
-/* tuneplan.c - what "best" means (the objectives, pf_tune_score) and how tune describes a plan (tune.h): its options as a command line would give them
- * (pf_tune_plan_text: the shape, the settings, the sharding level, EP and uneven stages) and why a plan ranks
+/* tuneplan.c - what "best" means (the objectives, pf_tune_score) and how tune describes a plan (tune.h): its
+ * options as a command line would give them (pf_tune_plan_text: the shape, the settings, the sharding level, EP and uneven stages) and why a plan ranks
  * below the best (pf_tune_why: the breakdown term that grew most), and the refusal when none fits, naming the
  * plan that came closest (pf_tune_refuse). */
 #include "tune_int.h"
@@ -73,10 +73,12 @@ void pf_tune_plan_text(const pf_plan *p, char *buf, size_t n) {
   else snprintf(sched, sizeof sched, "%s", pf_schedule_name(p->schedule));
   char zero[48] = "";
   if (pf_plan_zero(p) >= 2)
-    snprintf(zero, sizeof zero, " --zero %d%s", p->zero, p->shard_group == PF_SHARD_NODE ? " --fsdp-shard-group node" : "");
+    snprintf(zero, sizeof zero, " --zero %d%s", p->zero,
+             p->shard_group == PF_SHARD_NODE ? " --fsdp-shard-group node" : "");
   snprintf(buf, n, "--tp %d --pp %d%s%.0d%s%.0d --mbs %d --recompute %s --schedule %s%s%s%s%s%s%s", p->tp, p->pp,
            p->cp > 1 ? " --cp " : "", p->cp > 1 ? p->cp : 0, p->ep > 1 ? " --ep " : "", p->ep > 1 ? p->ep : 0, p->mbs,
-           pf_recompute_name(p->recompute), sched, p->sp ? " --sp" : "", zero[0] ? zero : p->dist_opt ? " --dist-opt" : "",
+           pf_recompute_name(p->recompute), sched, p->sp ? " --sp" : "",
+           zero[0] ? zero : p->dist_opt ? " --dist-opt" : "",
            p->overlap_grad_reduce ? " --overlap-grad-reduce" : "",
            p->overlap_param_gather ? " --overlap-param-gather" : "", p->flash_attn ? " --flash-attn" : "",
            p->tp_comm_overlap ? " --tp-comm-overlap" : "");
@@ -113,7 +115,8 @@ int pf_tune_refuse(const pf_scenario *base, long enumerated, long pruned, const 
     snprintf(terms, sizeof terms, "%s", pf_error_detail());
     pf_tune_plan_text(tight, txt, sizeof txt);
     double sum = pf_tune_memory_over(m, over, sizeof over);
-    snprintf(why, sizeof why, "; the closest, %s, %s; %s alone: %.1f GiB", txt, terms, over, sum / (1024.0 * 1024 * 1024));
+    snprintf(why, sizeof why, "; the closest, %s, %s; %s alone: %.1f GiB", txt, terms, over,
+             sum / (1024.0 * 1024 * 1024));
   }
   return pf_error_set(PF_ENOFIT, "no parallel configuration of %s fits on %d GPUs of %s with global batch %d "
                       "(%ld plans tried, %ld pruned as invalid or too large)%s",
