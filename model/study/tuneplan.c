@@ -1,7 +1,7 @@
 /* tuneplan.c - what "best" means (the objectives, pf_tune_score) and how tune describes a plan (tune.h): its
- * options as a command line would give them (pf_tune_plan_text: the shape, the settings, the sharding level, EP and uneven stages) and why a plan ranks
- * below the best (pf_tune_why: the breakdown term that grew most), and the refusal when none fits, naming the
- * plan that came closest (pf_tune_refuse). */
+ * options as a command line would give them (pf_tune_plan_text: the shape, the settings, the sharding level, EP
+ * and uneven stages) and why a plan ranks below the best (pf_tune_why: the breakdown term that grew most), and
+ * the refusal when none fits, naming the plan that came closest (pf_tune_refuse). */
 #include "tune_int.h"
 
 #include "core/core.h"
