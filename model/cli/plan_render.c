@@ -24,8 +24,13 @@ static void f_tf(cell c, double t) { snprintf(c, sizeof(cell), "%.1f", t); }
 static void f_mwh(cell c, double m) { snprintf(c, sizeof(cell), "%.3g", m); }
 static void f_it(cell c, double t) { snprintf(c, sizeof(cell), "%.4g", t); }
 
+/* TP x PP x DP, and in parentheses CP and the experts' EP where they split further (a MoE plan's EP is as much
+ * part of the request as its TP) */
 static void f_split(cell c, const pf_plan *p) {
-  if (p->cp > 1) snprintf(c, sizeof(cell), "%d x %d x %d (CP %d)", p->tp, p->pp, p->dp, p->cp);
+  int ep = pf_plan_ep(p);
+  if (p->cp > 1 && ep > 1) snprintf(c, sizeof(cell), "%d x %d x %d (CP %d, EP %d)", p->tp, p->pp, p->dp, p->cp, ep);
+  else if (p->cp > 1) snprintf(c, sizeof(cell), "%d x %d x %d (CP %d)", p->tp, p->pp, p->dp, p->cp);
+  else if (ep > 1) snprintf(c, sizeof(cell), "%d x %d x %d (EP %d)", p->tp, p->pp, p->dp, ep);
   else snprintf(c, sizeof(cell), "%d x %d x %d", p->tp, p->pp, p->dp);
 }
 
@@ -78,7 +83,13 @@ static void table(FILE *out, const plan_doc *d) {
   if (d->tuned & 2) fprintf(out, "global batch: the model's published batch (--gbs to change)\n");
   char units[40];
   snprintf(units, sizeof units, "%ss", d->unit);
-  fprintf(out, "%6s %6s %-15s %4s %-14s %9s %9s %5s %9s %5s %11s %11s %14s %8s %17s  %s\n", "nodes", "GPUs",
+  int ws = 15; /* the split column: as wide as its widest cell (CP and EP in parentheses) */
+  for (int i = 0; i < d->nrows; i++) {
+    cell sp;
+    f_split(sp, &d->rows[i].plan);
+    if (d->rows[i].ok && (int)strlen(sp) > ws) ws = (int)strlen(sp);
+  }
+  fprintf(out, "%6s %6s %-*s %4s %-14s %9s %9s %5s %9s %5s %11s %11s %14s %8s %17s  %s\n", "nodes", "GPUs", ws,
           "TP x PP x DP", "mbs", "schedule", "iter (s)", "TFLOP/s/G", "eff", "wall (h)", "jobs", d->devh, "node-hours",
           units, "MWh", "range (node-h)", "flags");
   for (int i = 0; i < d->nrows; i++) {
@@ -89,7 +100,7 @@ static void table(FILE *out, const plan_doc *d) {
     f_split(sp, &r->plan); f_sched(sc, &r->plan); f_it(it, r->t_iter_s); f_tf(tf, r->tflops); f_eff(ef, r->eff);
     f_h(wh, r->b.wall_s); f_int(jb, r->b.jobs); f_int(gh, r->b.gpu_h); f_int(nh, r->b.node_h); f_int(un, r->b.units);
     f_mwh(mw, r->b.energy_MWh); f_range(rg, r);
-    fprintf(out, "%6d %6d %-15s %4d %-14s %9s %9s %5s %9s %5s %11s %11s %14s %8s %17s %s%s\n", r->nodes, r->gpus, sp,
+    fprintf(out, "%6d %6d %-*s %4d %-14s %9s %9s %5s %9s %5s %11s %11s %14s %8s %17s %s%s\n", r->nodes, r->gpus, ws, sp,
             r->plan.mbs, sc, it, tf, ef, wh, jb, gh, nh, un, mw, rg, flags(&r->plan, fl, sizeof fl),
             r->within_limit ? "" : " (above the per-job node limit)");
   }
