@@ -61,6 +61,10 @@ expect_exit 0 $P plan --machine leonardo-booster $A --nodes 2 --tokens 1e10
 expect_grep "core-hour" "$T/out"
 expect_grep "1 node-hour = 32 core-hour" "$T/out"
 expect_grep "^ +2 +8 +1 x 1 x 8 " "$T/out"   # the configuration is echoed
+# a MoE plan's EP is echoed beside the split
+expect_exit 0 $P plan --machine dgx-h100-superpod --model qwen3-30b-a3b --tp 1 --pp 1 --ep 8 --mbs 1 --gbs 1024 \
+  --seq 4096 --tokens 1e10 --nodes 4
+expect_grep "^ +4 +32 +1 x 1 x 32 \(EP 8\) +1 1f1b " "$T/out"
 expect_exit 0 $P plan --machine lumi-g --model resnet50 --mbs 256 --gbs 8192 --precision fp16 --nodes 2,4 --epochs 90 --samples 1281167
 expect_grep "GCD-hours" "$T/out"
 expect_grep "Scaling evidence" "$T/out"
