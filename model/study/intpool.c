@@ -158,7 +158,9 @@ static int add_file(pf_ipool *p, const char *path) {
   for (int i = 0; i < s.n; i++) {
     const pf_vrow *r = &s.rows[i];
     int cls = row_class(r->metric);
-    if (cls < 0 || !strcmp(r->tag, "regression")) continue; /* not judged (docs/validation.md) */
+    /* not judged (regression), or measured under test settings no production run uses (harness): they check the
+     * model but set no interval (docs/validation.md) */
+    if (cls < 0 || !strcmp(r->tag, "regression") || !strcmp(r->tag, "harness")) continue;
     pf_irow *x = &p->rows[p->n++];
     memset(x, 0, sizeof *x);
     x->r = *r;

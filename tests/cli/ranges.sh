@@ -2,7 +2,8 @@
 # ranges.sh - prediction intervals (docs/validation.md, "Prediction intervals"): every plan row on lumi-g,
 # leonardo-booster and mn5-acc has a numeric range in Markdown and JSON; predict and sweep JSON carry
 # *_low <= value <= *_high; the leave-one-group-out coverage of the nominal 80 % interval is 70-90 %; a plan
-# anchored on a fitted overlay from 1-2 node runs has a narrower range, labelled "anchored".
+# anchored on a fitted overlay from 1-2 node runs has a narrower range, labelled "anchored"; rows tagged harness
+# set no interval.
 # ctest-labels: slow
 source "$PF_SRC/tests/cli/lib.bash"
 P=$PREFLIGHT
@@ -118,4 +119,13 @@ PY
 expect_exit 0 $P plan --machine lumi-g $A $R --nodes 4,16 --calibration "$T/fitted.json" --format md
 expect_grep "anchored on fitted.json" "$T/out"
 expect_grep "range: the nominal 80 % interval .* anchored" "$T/out"
+# rows tagged harness (a test harness's runs: megatron-ci.csv) are judged but set no interval; the same rows
+# under another tag do
+mkdir -p "$T/hv"
+cp "$PF_SRC/scenarios/validation/megatron-ci.csv" "$T/hv/"
+expect_exit 0 $P validate --coverage "$T/hv"
+expect_grep "^Overall 0 of 0 rows inside" "$T/out"
+sed 's/,check,harness,/,check,dense,/' "$PF_SRC/scenarios/validation/megatron-ci.csv" > "$T/hv/megatron-ci.csv"
+expect_exit 0 $P validate --coverage "$T/hv"
+expect_grep "^Overall [0-9]+ of 6 rows inside" "$T/out"
 finish
