@@ -107,6 +107,20 @@ static int quantize(casts l, pf_fp8_recipe r, double e, double count) {
   }
 }
 
+/* Cast a layer's W weights once per step (count already per step): each recipe's weight pass (header, "weights"). */
+static int weight_cast(casts l, pf_fp8_recipe r, double W, double count) {
+  switch (r) {
+  case PF_FP8_CURRENT:
+    return add(l, "fp8-weight-amax", 2 * W, count) | add(l, "fp8-weight-cast-transpose", 4 * W, count);
+  case PF_FP8_MXFP8:
+    return add(l, "mxfp8-weight-quantize", (4 + 2 * MX_SCALE_B) * W, count);
+  case PF_FP8_BLOCKWISE:
+    return add(l, "fp8-blockwise-weight-quantize", (4 + 2 * WEIGHT_SCALE_B) * W, count);
+  default:
+    return add(l, "fp8-weight-cast-transpose", 4 * W, count);
+  }
+}
+
 int pf_fp8_layer(const pf_scenario *sc, int layers, pf_kernel_list *lf, pf_kernel_list *core, pf_kernel_list *ends,
                  pf_kernel_list *fwd_q, pf_kernel_list *bwd_q) {
   if (sc->precision != PF_FP8) return 0;
@@ -129,12 +143,7 @@ int pf_fp8_layer(const pf_scenario *sc, int layers, pf_kernel_list *lf, pf_kerne
     else
       rc |= quantize(fwd, r, X, c);
     rc |= quantize(bwd, r, G, c); /* the output gradient, for the data and the weight gradient */
-    rc |= r == PF_FP8_MXFP8 ? add(fwd, "mxfp8-weight-quantize", (4 + 2 * MX_SCALE_B) * W, c * per_step)
-          : r == PF_FP8_CURRENT ? add(fwd, "fp8-weight-amax", 2 * W, c * per_step) |
-                                      add(fwd, "fp8-weight-cast-transpose", 4 * W, c * per_step)
-          : r == PF_FP8_BLOCKWISE
-              ? add(fwd, "fp8-blockwise-weight-quantize", (4 + 2 * WEIGHT_SCALE_B) * W, c * per_step)
-              : add(fwd, "fp8-weight-cast-transpose", 4 * W, c * per_step);
+    rc |= weight_cast(fwd, r, W, c * per_step);
     if (r == PF_FP8_BLOCKWISE) { /* the products' own rates (header), their backward copies alike */
       k->rate_scale = BLOCKWISE_FD_RATE;
       k->wgrad_scale = BLOCKWISE_WGRAD_RATE;

@@ -81,19 +81,20 @@ int pf_plan_check_moe(const pf_scenario *sc) {
    * when enabling overlap_moe_expert_parallel_comm" and "MTP supports at most one layer when enabling
    * overlap_moe_expert_parallel_comm".  DeepSeek-V3's DualPipe
    * (--schedule dualpipe) pairs a forward and a backward chunk without virtual stages: not Megatron's check. */
-  if (p->ep_overlap && p->schedule != PF_SCHED_DUALPIPE && p->pp > 1 && p->schedule != PF_SCHED_INTERLEAVED)
+  bool megatron_overlap = p->ep_overlap && p->schedule != PF_SCHED_DUALPIPE;
+  if (megatron_overlap && p->pp > 1 && p->schedule != PF_SCHED_INTERLEAVED)
     return pf_error_set(PF_EINVAL, "--overlap-moe-expert-parallel-comm at --pp %d needs virtual pipeline stages "
                         "(--schedule interleaved:V), as Megatron-Core asserts; or --schedule dualpipe, DeepSeek-V3's "
                         "schedule, which pairs forward and backward chunks without them", p->pp);
-  if (p->ep_overlap && p->schedule != PF_SCHED_DUALPIPE && p->recompute == PF_RECOMPUTE_FULL)
+  if (megatron_overlap && p->recompute == PF_RECOMPUTE_FULL)
     return pf_error_set(PF_EINVAL, "--overlap-moe-expert-parallel-comm with --recompute full: Megatron-Core asserts "
                         "\"disable full recomputation when enabling overlap_moe_expert_parallel_comm\"; use "
                         "--recompute selective");
-  if (p->ep_overlap && p->schedule != PF_SCHED_DUALPIPE && (p->recompute_modules & PF_RECOMPUTE_MOD_MOE))
+  if (megatron_overlap && (p->recompute_modules & PF_RECOMPUTE_MOD_MOE))
     return pf_error_set(PF_EINVAL, "--overlap-moe-expert-parallel-comm with --recompute-modules moe: Megatron-Core "
                         "asserts \"disable moe in recompute_modules when enabling overlap_moe_expert_parallel_comm\"; "
                         "recompute moe_act instead");
-  if (p->ep_overlap && p->schedule != PF_SCHED_DUALPIPE && w->mtp_layers > 1)
+  if (megatron_overlap && w->mtp_layers > 1)
     return pf_error_set(PF_EINVAL, "--overlap-moe-expert-parallel-comm with --mtp-layers %d: Megatron-Core asserts "
                         "\"MTP supports at most one layer when enabling overlap_moe_expert_parallel_comm\"",
                         w->mtp_layers);

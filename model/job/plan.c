@@ -244,7 +244,8 @@ static int check_model_shape(pf_scenario *sc) {
       divisors(w->layers, valid, sizeof valid);
       pf_plan q = *p;
       char uneven[PF_PP_LAYOUT_MAX + 160] = "";
-      if (p->pp > 1 && pf_plan_auto_layout(&q, w->layers, w->mtp_layers) == 0) pf_plan_layout_args(&q, uneven, sizeof uneven);
+      if (p->pp > 1 && pf_plan_auto_layout(&q, w->layers, w->mtp_layers) == 0)
+        pf_plan_layout_args(&q, uneven, sizeof uneven);
       if (p->schedule == PF_SCHED_INTERLEAVED)
         return pf_error_set(PF_EPLAN, "number of layers (%d) must be divisible by PP x V = %d x %d; divisors of %d: "
                             "%s%s%s", w->layers, p->pp, p->vstages, w->layers, valid,

@@ -194,7 +194,7 @@ int pf_plan_layout(const pf_scenario *sc, pf_pp_layout *l) {
     for (int k = 0; k < P * V; k++) l->layers[k] = (short)(L / (P * V));
     return 0;
   }
-  if (p->pp_layout[0]) return parse_layout_kept(p->pp_layout, P, L, L > 0 ? sc->workload.mtp_layers : 0, l);
+  if (p->pp_layout[0]) return parse_layout_kept(p->pp_layout, P, L, l->mtp, l);
   return p->pp_first || p->pp_last ? first_last(p, L, V, l) : account_for(p, L, V, l);
 }
 
