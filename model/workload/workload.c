@@ -34,6 +34,14 @@
     .kv_heads = g, .ffn_hidden = f, .seq = s, .vocab = v, .swiglu = true, .learned_pos = false,    \
     .tied_embeddings = false, .ref_gbs = gbs, .source = src }
 
+/* Nemotron-4 (NeMo's NemotronConfig): squared-ReLU MLP of two matrices, rotary positions, GQA with 8 query
+ * groups, LayerNorm, untied embeddings, SentencePiece vocabulary 256000, sequence 4096.  Its linear layers have
+ * no biases; the two-matrix count here adds GPT's (f + 3h + 2 kv a layer, 0.004 % of the total). */
+#define NEMOTRON(id_, name_, l, h, a, f, gbs, src)                                                 \
+  { .id = id_, .name = name_, .kind = PF_WL_TRANSFORMER, .layers = l, .hidden = h, .heads = a,     \
+    .kv_heads = 8, .ffn_hidden = f, .seq = 4096, .vocab = 256000, .learned_pos = false,            \
+    .tied_embeddings = false, .ref_gbs = gbs, .source = src }
+
 static const pf_workload builtins[] = {
     GPT("gpt3-175b", "GPT-3 175B", 96, 12288, 96, 1536,
         "Brown et al. 2020, Table 2.1 (96 layers, d 12288, 96 heads, context 2048); GPT-2 BPE vocabulary 50257; "
@@ -56,6 +64,17 @@ static const pf_workload builtins[] = {
           "Llama 3 model card and config.json (8 KV heads, vocabulary 128256, context 8192)"),
     LLAMA("llama3-70b", "Llama 3 70B", 80, 8192, 64, 8, 28672, 8192, 128256, 2048,
           "Llama 3 model card and config.json (8 KV heads, vocabulary 128256, context 8192)"),
+    LLAMA("llama3.1-405b", "Llama 3.1 405B", 126, 16384, 128, 8, 53248, 8192, 128256, 2048,
+          "Dubey et al. 2024 (The Llama 3 Herd of Models), Table 3; Megatron-Bridge Llama31ModelProvider405B "
+          "(126 layers, hidden 16384, FFN 53248, 128 heads, 8 query groups, vocabulary 128256); pre-trained at "
+          "sequence 8192, batch ramped to 16M tokens (section 3.4.1)"),
+    NEMOTRON("nemotron4-15b", "Nemotron-4 15B", 32, 6144, 48, 24576, 0,
+             "Parmar et al. 2024 (arXiv 2402.16819): 3.2 B embedding + 12.5 B non-embedding parameters; NeMo "
+             "Nemotron4Config15B (32 layers, hidden 6144, FFN 24576, 48 heads, 8 query groups, sequence 4096)"),
+    NEMOTRON("nemotron4-340b", "Nemotron-4 340B", 96, 18432, 96, 73728, 2304,
+             "NVIDIA 2024 (arXiv 2406.11704): 9.4 B embedding + 331.6 B non-embedding parameters, global batch "
+             "2304 at sequence 4096 (the model card); NeMo Nemotron4Config340B (96 layers, hidden 18432, FFN 73728, "
+             "96 heads, 8 query groups)"),
     /* sample_bytes: an ImageNet training JPEG, ~110 kB (ILSVRC-2012 train: ~140 GB over 1 281 167 images) */
     {.id = "resnet50", .name = "ResNet-50 v1.5 (ImageNet, 224x224)", .kind = PF_WL_LAYERS, .ly = pf_resnet50,
      .nets = pf_resnet50_nets, .framework = PF_FW_PYTORCH, .sample_bytes = 110e3, .optimizer = PF_OPTIM_SGD,

@@ -1,5 +1,7 @@
 /* test_workload.c - parameter and FLOP counts against hand-worked numbers. */
 #include "check.h"
+
+#include <math.h>
 #include "core/core.h"
 #include "workload/workload.h"
 
@@ -35,6 +37,18 @@ int main(void) {
   CHECK_NEAR(pf_workload_params(&w, 1), 6.738e9, 0.005);
   CHECK_INT(pf_workload_builtin("llama3-8b", &w), 0);
   CHECK_NEAR(pf_workload_params(&w, 1), 8.03e9, 0.005);
+  /* Llama 3.1 405B: 405 B (Meta); Nemotron-4: embedding and non-embedding parameters as their reports give
+   * them, 3.2 B + 12.5 B (15B, arXiv 2402.16819) and 9.4 B + 331.6 B (340B, arXiv 2406.11704) */
+  CHECK_INT(pf_workload_builtin("llama3.1-405b", &w), 0);
+  CHECK(pf_workload_params(&w, 1) >= 405e9 && pf_workload_params(&w, 1) < 406e9);
+  CHECK_INT(pf_workload_builtin("nemotron4-15b", &w), 0);
+  double emb = pf_workload_embedding_params(&w, 1) + pf_workload_output_params(&w, 1);
+  CHECK(fabs(emb - 3.2e9) < 0.06e9); /* 2 x 256000 x 6144 = 3.146 B, which the report writes 3.2 */
+  CHECK(fabs(pf_workload_params(&w, 1) - emb - 12.5e9) < 0.05e9);
+  CHECK_INT(pf_workload_builtin("nemotron4-340b", &w), 0);
+  emb = pf_workload_embedding_params(&w, 1) + pf_workload_output_params(&w, 1);
+  CHECK(fabs(emb - 9.4e9) < 0.05e9);
+  CHECK(fabs(pf_workload_params(&w, 1) - emb - 331.6e9) < 0.05e9);
   CHECK_INT(pf_workload_builtin("gpt-857m", &w), 0);
   CHECK_NEAR(pf_workload_params(&w, 1), 857e6, 0.01);
   CHECK_INT(pf_workload_builtin("resnet50", &w), 0);
@@ -46,7 +60,7 @@ int main(void) {
   CHECK(strstr(pf_error_detail(), "preflight models") != NULL);
   CHECK(strstr(pf_error_detail(), "llama3-70b") == NULL);
   CHECK_INT(pf_workload_builtin("llama3", &w), PF_ENOENT);
-  CHECK(strstr(pf_error_detail(), "did you mean llama3-8b or llama3-70b?") != NULL);
+  CHECK(strstr(pf_error_detail(), "did you mean llama3-8b, llama3-70b or llama3.1-405b?") != NULL);
   CHECK_INT(pf_workload_builtin("lama2-13b", &w), PF_ENOENT);
   CHECK(strstr(pf_error_detail(), "did you mean llama2-13b?") != NULL);
   /* custom shapes are checked */
