@@ -213,6 +213,7 @@ int pf_step_add(pf_step *s, const pf_kernel_env *env, const pf_kernel *k) {
   s->host_s += n * h;
   if (k->sync && s->host_s < s->end_s) s->host_s = s->end_s; /* the host blocks until the GPU gets here */
   s->busy_s += n * t;
+  if (k->comm) s->comm_s += n * t;
   s->dispatch_s += n * h;
   if (c.limit != PF_LIMIT_FLOOR) s->limit_s[c.limit] += n * (t - c.floor_s);
   s->limit_s[PF_LIMIT_FLOOR] += n * c.floor_s;
@@ -258,6 +259,7 @@ static void step_axpy(pf_step *a, double f, const pf_step *b, const pf_step *c) 
   a->kernels += f * (b->kernels - c->kernels);
   a->ops += f * (b->ops - c->ops);
   a->python_s += f * (b->python_s - c->python_s);
+  a->comm_s += f * (b->comm_s - c->comm_s);
 }
 
 int pf_step_run(pf_step *s, const pf_kernel_env *env, const pf_kernel_list *l, int repeat) {
@@ -291,6 +293,7 @@ void pf_step_append(pf_step *a, const pf_step *b) {
   a->kernels += b->kernels;
   a->ops += b->ops;
   a->python_s += b->python_s;
+  a->comm_s += b->comm_s;
 }
 
 void pf_step_scale(pf_step *s, double f) {
@@ -309,4 +312,5 @@ void pf_step_scale(pf_step *s, double f) {
   s->kernels *= f;
   s->ops *= f;
   s->python_s *= f;
+  s->comm_s *= f;
 }

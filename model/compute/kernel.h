@@ -92,6 +92,7 @@ typedef struct pf_step {
                                        tagged fp8: casts, transposes, amax; compute/fp8.c) */
   double tensor_util_s, vector_util_s, hbm_util_s; /* sum of time x utilisation */
   double kernels, ops;
+  double comm_s;        /* of busy_s, the communication kernels' (pf_kernel.comm) */
   double python_s;      /* host time besides the operators' dispatch (host_s: framework Python of layers, optimizer) */
 } pf_step;
 

@@ -120,8 +120,10 @@ static void tensorflow_tail(tail_ctx *c, const pf_scenario *sc, double P, double
   add_ops(c, "adam (per variable)", 28.0 * S, tensors, ADAM_OPS * S);
 }
 
-/* DataParallel's replicate and gradient reduction on the first GPU: the copies, and the sends at the
- * fabric's pair bandwidth (per direction) */
+/* DataParallel's replicate and gradient reduction on the first GPU: the copies, and the transfers at the
+ * fabric's pair bandwidth (per direction).  Both transfers are NCCL collectives where NCCL is built in
+ * (PyTorch's torch/csrc/cuda/comm.cpp, _broadcast_out_impl: nccl::broadcast; torch/nn/parallel/comm.py,
+ * reduce_add: nccl.reduce; RCCL on ROCm), so they are communication kernels on every GPU (.comm) */
 static void dataparallel(tail_ctx *c, const pf_scenario *sc, double P) {
   const pf_machine *m = &sc->machine;
   int n = sc->plan.dp;
@@ -132,7 +134,7 @@ static void dataparallel(tail_ctx *c, const pf_scenario *sc, double P) {
   add(c, "dp-reduce-unflatten-add", 8.0 * P, c->launches);
   double xfer = 4.0 * P / bw + m->fabric_latency_s;
   pf_kernel b = {.kind = PF_KERNEL_FIXED, .name = "dp-replicate-broadcast", .pass = PF_PASS_OPT, .fixed_s = xfer,
-                 .host_ops = 1};
+                 .host_ops = 1, .comm = true};
   pf_kernel r = b;
   r.name = "dp-grad-reduce";
   if (c->rc == 0) c->rc = pf_kernel_list_add(c->l, &b);
@@ -194,8 +196,8 @@ static const struct {
     {"adam (per variable)", "Keras Adam: ResourceApplyAdam per variable, 28 B/param"},
     {"dp-replicate-flatten", "DataParallel replicate: broadcast_coalesced flattens and unflattens, 8 B/param"},
     {"dp-reduce-unflatten-add", "DataParallel backward: reduce_add_coalesced unflattens and adds, 8 B/param"},
-    {"dp-replicate-broadcast", "DataParallel replicate: 4 B/param from GPU 0 at the fabric pair bandwidth"},
-    {"dp-grad-reduce", "DataParallel backward: 4 B/param onto GPU 0 at the fabric pair bandwidth"},
+    {"dp-replicate-broadcast", "DataParallel replicate: NCCL broadcast, 4 B/param from GPU 0 at the fabric pair rate"},
+    {"dp-grad-reduce", "DataParallel backward: NCCL reduce, 4 B/param onto GPU 0 at the fabric pair rate"},
 };
 
 const char *pf_step_kernel_source(const char *name) {

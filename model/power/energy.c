@@ -137,7 +137,8 @@ void pf_energy_window(const pf_scenario *sc, const pf_energy_use *u, pf_energy *
 }
 
 void pf_energy_use_add_step(pf_energy_use *u, const pf_step *k, double f) {
-  u->busy_s += f * k->busy_s;
+  u->busy_s += f * (k->busy_s - k->comm_s); /* a collective on the compute stream is exposed communication */
+  u->comm_s += f * k->comm_s;
   u->tensor_util_s += f * k->tensor_util_s;
   u->vector_util_s += f * k->vector_util_s;
   u->hbm_util_s += f * k->hbm_util_s;

@@ -259,13 +259,14 @@ static void rates_and_energy(const pf_scenario *sc, const work_set *ws, double p
   pf_energy_use u = {.window_s = t, .clock_ratio = ws->clock > 0 ? ws->clock : 1.0, .loop_s = t};
   /* single-process DataParallel: the step's tail (optimizer, clipping, the first GPU's flatten and add) runs
    * on the first GPU only, where the parameters live (torch/nn/parallel/data_parallel.py: device_ids[0];
-   * compute/stepkernels.c): one GPU's work in the per-GPU mean.  The other GPUs' side of the replicate and
-   * reduce copies (about 8 B a parameter and the transfer time) is left out of their energy: on MAELSTROM
-   * AP2's 4 A100s about 1 W per GPU. */
+   * compute/stepkernels.c): one GPU's work in the per-GPU mean.  Its broadcast and reduce are NCCL collectives
+   * (the tail's comm kernels), whose kernels run on every GPU: the others' share is added back.  Their flatten
+   * copies (about 8 B a parameter) are left out of their energy: on MAELSTROM AP2's 4 A100s about 1 W a GPU. */
   double tail_share = wl->dp_impl == PF_DPIMPL_DATAPARALLEL && p->dp > 1 ? 1.0 / p->dp : 1.0;
   for (int s = 0; s < P; s++) {
     pf_energy_use_add_step(&u, &w[s].work, (double)M / P);
     pf_energy_use_add_step(&u, &w[s].opt, tail_share / P);
+    u.comm_s += (1.0 - tail_share) * w[s].opt.comm_s / P;
     u.comm_s += M * (w[s].fwd_tp_s + w[s].bwd_tp_s) / P; /* exposed TP/CP */
   }
   u.comm_s += pp_comm + out->breakdown_s.dp_comm_exposed;

@@ -39,6 +39,8 @@ typedef struct pf_kernel {
   double fixed_s;       /* PF_KERNEL_FIXED: time of one launch */
   bool grouped;         /* GEMM: the batch products are one grouped GEMM of a MoE layer's experts, each
                            expert's rows padded to the kernel's M block (compute/kernel.c) */
+  bool comm;            /* FIXED: a collective the framework runs on the compute stream (DataParallel's NCCL
+                           broadcast and reduce): its kernels spin on every GPU it spans, at power.comm (energy.c) */
   bool sync;            /* the host waits for this kernel to end before it issues the next one (a
                            device-to-host copy the host reads, e.g. a MoE layer's tokens per expert) */
   double vec_flops;     /* FP32 operations on the CUDA cores per launch besides the kind's own count (an optimizer's

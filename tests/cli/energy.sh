@@ -173,6 +173,20 @@ assert abs(r["wall_s"] - 1000 * d["iteration_time_s"]) <= 1e-3 * r["wall_s"]
 PY
 expect_exit 0 $P predict $J --train-iters 1000
 expect_grep "^energy/run  1000 iterations" "$T/out"
+# single-process DataParallel: its broadcast and reduce are NCCL collectives, communication on every GPU
+# (docs/energy.md "DataParallel"): each GPU's exposed communication is both transfers whole, not a 1/n share
+D="--machine jureca-dc-a100 --model maelstrom-ap2-deberta-v3-small --gpus 4 --mbs 32 --gbs 128 --precision fp16"
+expect_exit 0 $P kernels $D
+awk '$2 == "dp-replicate-broadcast" || $2 == "dp-grad-reduce" {s += $6} END {printf "%.9f\n", s / 1e3}' "$T/out" \
+  > "$T/dp_s"
+expect_exit 0 $P predict $D --format json
+python3 - "$T/out" "$(cat "$T/dp_s")" <<'PY' && ok || bad "DataParallel: both collectives on every GPU"
+import json, sys
+d = json.load(open(sys.argv[1]))
+dp = float(sys.argv[2])
+c = d["energy"]["per_gpu_iteration"]["comm_exposed_s"]
+assert dp > 0.005 and abs(c - dp) <= 1e-3 * dp, (c, dp)
+PY
 expect_exit 0 python3 "$PF_SRC/scripts/fit-gddr6.py" --preflight "$P" --check
 expect_grep '^fitted on maelstrom-ap1-unet \(e4-a2, gpu_job\): hbm [0-9.]+ W' "$T/out"
 finish
