@@ -119,7 +119,15 @@ const pf_workload *pf_workload_builtin_at(int i) {
   return (i >= NBUILTIN && i < NBUILTIN + pf_moe_builtin_n) ? &pf_moe_builtins[i - NBUILTIN] : NULL;
 }
 
+/* Other names of a built-in: Llama 3.1 8B and 70B have Llama 3's shapes (the same config.json but for the RoPE
+ * scaling that stretches their context to 131072; Megatron-Bridge's Llama31ModelProvider8B/70B differ from
+ * the Llama 3 providers in that alone), and Meta released the 405B as Llama 3.1 only. */
+static const char *const aliases[][2] = {
+    {"llama3.1-8b", "llama3-8b"}, {"llama3.1-70b", "llama3-70b"}, {"llama3-405b", "llama3.1-405b"}};
+
 int pf_workload_builtin(const char *id, pf_workload *out) {
+  for (size_t i = 0; id && i < sizeof aliases / sizeof aliases[0]; i++)
+    if (strcmp(id, aliases[i][0]) == 0) id = aliases[i][1];
   int n = pf_workload_builtin_count();
   for (int i = 0; i < n; i++)
     if (id && strcmp(id, pf_workload_builtin_at(i)->id) == 0) {

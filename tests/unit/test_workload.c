@@ -2,6 +2,7 @@
 #include "check.h"
 
 #include <math.h>
+#include <string.h>
 #include "core/core.h"
 #include "workload/workload.h"
 
@@ -41,6 +42,10 @@ int main(void) {
    * them, 3.2 B + 12.5 B (15B, arXiv 2402.16819) and 9.4 B + 331.6 B (340B, arXiv 2406.11704) */
   CHECK_INT(pf_workload_builtin("llama3.1-405b", &w), 0);
   CHECK(pf_workload_params(&w, 1) >= 405e9 && pf_workload_params(&w, 1) < 406e9);
+  CHECK_INT(pf_workload_builtin("llama3-405b", &w), 0); /* aliases name the same shape */
+  CHECK(strcmp(w.id, "llama3.1-405b") == 0);
+  CHECK_INT(pf_workload_builtin("llama3.1-70b", &w), 0);
+  CHECK(strcmp(w.id, "llama3-70b") == 0 && w.layers == 80);
   CHECK_INT(pf_workload_builtin("nemotron4-15b", &w), 0);
   double emb = pf_workload_embedding_params(&w, 1) + pf_workload_output_params(&w, 1);
   CHECK(fabs(emb - 3.2e9) < 0.06e9); /* 2 x 256000 x 6144 = 3.146 B, which the report writes 3.2 */
