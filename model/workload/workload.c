@@ -68,9 +68,10 @@ static const pf_workload builtins[] = {
           "Dubey et al. 2024 (The Llama 3 Herd of Models), Table 3; Megatron-Bridge Llama31ModelProvider405B "
           "(126 layers, hidden 16384, FFN 53248, 128 heads, 8 query groups, vocabulary 128256); pre-trained at "
           "sequence 8192, batch ramped to 16M tokens (section 3.4.1)"),
-    NEMOTRON("nemotron4-15b", "Nemotron-4 15B", 32, 6144, 48, 24576, 0,
-             "Parmar et al. 2024 (arXiv 2402.16819): 3.2 B embedding + 12.5 B non-embedding parameters; NeMo "
-             "Nemotron4Config15B (32 layers, hidden 6144, FFN 24576, 48 heads, 8 query groups, sequence 4096)"),
+    NEMOTRON("nemotron4-15b", "Nemotron-4 15B", 32, 6144, 48, 24576, 1152,
+             "Parmar et al. 2024 (arXiv 2402.16819): 3.2 B embedding + 12.5 B non-embedding parameters, batch "
+             "1152 for 7.6 T of its 8 T tokens (Table 2); NeMo Nemotron4Config15B (32 layers, hidden 6144, FFN "
+             "24576, 48 heads, 8 query groups, sequence 4096)"),
     NEMOTRON("nemotron4-340b", "Nemotron-4 340B", 96, 18432, 96, 73728, 2304,
              "NVIDIA 2024 (arXiv 2406.11704): 9.4 B embedding + 331.6 B non-embedding parameters, global batch "
              "2304 at sequence 4096 (the model card); NeMo Nemotron4Config340B (96 layers, hidden 18432, FFN 73728, "
