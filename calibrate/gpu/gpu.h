@@ -62,6 +62,7 @@ typedef hipDeviceProp_t gpuDeviceProp;
 #define gpuStreamSynchronize hipStreamSynchronize
 #define gpuOccupancyMaxActiveBlocksPerMultiprocessor hipOccupancyMaxActiveBlocksPerMultiprocessor
 #define gpuErrorPeerAccessAlreadyEnabled hipErrorPeerAccessAlreadyEnabled
+#define gpuErrorInvalidValue hipErrorInvalidValue
 
 #else /* CUDA */
 #include <cuda_bf16.h>
@@ -115,6 +116,7 @@ typedef cudaDeviceProp gpuDeviceProp;
 #define gpuStreamSynchronize cudaStreamSynchronize
 #define gpuOccupancyMaxActiveBlocksPerMultiprocessor cudaOccupancyMaxActiveBlocksPerMultiprocessor
 #define gpuErrorPeerAccessAlreadyEnabled cudaErrorPeerAccessAlreadyEnabled
+#define gpuErrorInvalidValue cudaErrorInvalidValue
 #endif
 
 /* Tensor paths compiled into this binary's device code. */

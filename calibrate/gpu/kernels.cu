@@ -1,5 +1,6 @@
-/* kernels.cu - the CUDA and HIP calibration back-ends: one source, built by
- * nvcc into preflight-cal-cuda and by hipcc into preflight-cal-hip.
+/* kernels.cu - the CUDA and HIP calibration back-ends: one set of sources (this
+ * file, devstream.cu, devtensor.cu, blas.cu), built by nvcc into
+ * preflight-cal-cuda and by hipcc into preflight-cal-hip.
  *
  * What each measurement is, and which benchmark its design follows (see
  * shared/research/energy-and-calibration.md sections 2.1-2.6 and 4.1):
@@ -40,10 +41,13 @@
  *           kernel: enqueue cost is part of alpha, as a framework sees it.
  *
  * The harness (calibrate/harness) runs the protocol and writes the JSON; this
- * file only takes samples.  When the driver is missing or there is no device,
+ * file only takes samples: it sets the device up, launches the kernels of
+ * devstream.cu and devtensor.cu through their launchers (devkern.h) and the
+ * library GEMM of blas.cu, and times them.  When the driver is missing or there is no device,
  * probe() returns PF_ENODEV and the executable exits 3 with what it looked for.
  */
 #include "blas.h"
+#include "devkern.h"
 #include "gpu.h"
 #include "pfcal.h"
 extern "C" {
@@ -55,314 +59,6 @@ extern "C" {
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-
-/* ---- device code ------------------------------------------------------------ */
-
-#define ILP 4     /* independent tensor accumulators per warp */
-#define BLOCK 256 /* threads per block: 8 warps (NVIDIA) or 4 waves (AMD) */
-
-__global__ void k_init(double *a, double *b, double *c, size_t n, unsigned long long seed) {
-  for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-    double r = (double)(pfcal_mix64(i ^ (seed * 0x9E3779B97F4A7C15ull)) >> 11) * (1.0 / 9007199254740992.0);
-    a[i] = 1.0 + r;
-    b[i] = 2.0 - r;
-    c[i] = 0.5 + 0.25 * r;
-  }
-}
-
-__global__ void k_empty(void) {}
-
-__global__ void k_read(const double2 *__restrict__ a, size_t n2, double *out, double never) {
-  double sx = 0.0, sy = 0.0;
-  for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n2; i += (size_t)gridDim.x * blockDim.x) {
-    double2 v = a[i];
-    sx += v.x;
-    sy += v.y;
-  }
-  if (sx + sy == never) out[0] = sx; /* never true: keeps the loads */
-}
-
-__global__ void k_write(double2 *__restrict__ a, size_t n2, double v) {
-  for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n2; i += (size_t)gridDim.x * blockDim.x)
-    a[i] = make_double2(v, v);
-}
-
-__global__ void k_copy(const double2 *__restrict__ a, double2 *__restrict__ c, size_t n2) {
-  for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n2; i += (size_t)gridDim.x * blockDim.x)
-    c[i] = a[i];
-}
-
-__global__ void k_triad(double2 *__restrict__ a, const double2 *__restrict__ b, const double2 *__restrict__ c,
-                        size_t n2, double s) {
-  for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n2; i += (size_t)gridDim.x * blockDim.x) {
-    double2 y = b[i], z = c[i];
-    a[i] = make_double2(y.x + s * z.x, y.y + s * z.y);
-  }
-}
-
-/* Vector FMA: 8 chains x 16 unrolled per iteration. */
-#if defined(__HIPCC__)
-typedef float vf2 __attribute__((ext_vector_type(2))); /* packed FP32 on CDNA */
-__device__ __forceinline__ float first(vf2 v) { return v.x; }
-#endif
-__device__ __forceinline__ float first(float v) { return v; }
-__device__ __forceinline__ float first(double v) { return (float)v; }
-
-template <typename T> __global__ void k_fma(float *out, int iters, T a, T b, float never) {
-  T c0 = a, c1 = b, c2 = a + b, c3 = a * b, c4 = a + a, c5 = b + b, c6 = a - b, c7 = b - a;
-  for (int i = 0; i < iters; i++) {
-#pragma unroll
-    for (int u = 0; u < 16; u++) {
-      c0 = c0 * a + b;
-      c1 = c1 * a + b;
-      c2 = c2 * a + b;
-      c3 = c3 * a + b;
-      c4 = c4 * a + b;
-      c5 = c5 * a + b;
-      c6 = c6 * a + b;
-      c7 = c7 * a + b;
-    }
-  }
-  T s = ((c0 + c1) + (c2 + c3)) + ((c4 + c5) + (c6 + c7));
-  if (first(s) == never) out[blockIdx.x * blockDim.x + threadIdx.x] = first(s);
-}
-
-__global__ void k_fma_h2(float *out, int iters, float af, float bf, float never) {
-  __half2 a = __float2half2_rn(af), b = __float2half2_rn(bf);
-  __half2 c0 = a, c1 = b, c2 = __hadd2(a, b), c3 = __hmul2(a, b), c4 = __hadd2(a, a), c5 = __hadd2(b, b),
-          c6 = __hsub2(a, b), c7 = __hsub2(b, a);
-  for (int i = 0; i < iters; i++) {
-#pragma unroll
-    for (int u = 0; u < 16; u++) {
-      c0 = __hfma2(c0, a, b);
-      c1 = __hfma2(c1, a, b);
-      c2 = __hfma2(c2, a, b);
-      c3 = __hfma2(c3, a, b);
-      c4 = __hfma2(c4, a, b);
-      c5 = __hfma2(c5, a, b);
-      c6 = __hfma2(c6, a, b);
-      c7 = __hfma2(c7, a, b);
-    }
-  }
-  float s = __low2float(c0) + __low2float(c1) + __low2float(c2) + __low2float(c3) + __low2float(c4) + __low2float(c5) +
-            __low2float(c6) + __high2float(c7);
-  if (s == never) out[blockIdx.x * blockDim.x + threadIdx.x] = s;
-}
-
-/* Tensor ceilings.  flag: 1 = this device's code has the instruction, -1 = not. */
-#define TENSOR_PROLOGUE const unsigned gid = blockIdx.x * blockDim.x + threadIdx.x;
-#define TENSOR_UNSUPPORTED                                                                                             \
-  if (gid == 0) *flag = -1;                                                                                            \
-  (void)out;                                                                                                           \
-  (void)iters;                                                                                                         \
-  (void)never;
-#define TENSOR_EPILOGUE(s)                                                                                             \
-  if ((s) == never) out[gid] = (s);                                                                                    \
-  if (gid == 0) *flag = 1;
-
-#if defined(PFCAL_MFMA_CDNA2)
-typedef _Float16 pf_h4 __attribute__((ext_vector_type(4)));
-typedef short pf_s4 __attribute__((ext_vector_type(4)));
-typedef float pf_f16 __attribute__((ext_vector_type(16)));
-typedef double pf_d4 __attribute__((ext_vector_type(4)));
-#endif
-
-#if defined(PFCAL_MMA_SM80)
-/* m16n8k16 with 32-bit A (4 regs), B (2 regs) fragments and fp32 C/D */
-#define MMA_16816(type)                                                                                                \
-  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32." type "." type ".f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "            \
-               "{%8,%9}, {%0,%1,%2,%3};\n"                                                                             \
-               : "+f"(c[k][0]), "+f"(c[k][1]), "+f"(c[k][2]), "+f"(c[k][3])                                            \
-               : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1))
-#endif
-
-__global__ void k_tensor_fp16(float *out, int iters, float never, int *flag) {
-  TENSOR_PROLOGUE
-#if defined(PFCAL_MMA_SM80)
-  unsigned a0 = 0x1C001C00u, a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0; /* fp16 2^-8 pairs */
-  float c[ILP][4] = {};
-  for (int i = 0; i < iters; i++) {
-#pragma unroll
-    for (int k = 0; k < ILP; k++)
-      MMA_16816("f16");
-  }
-  float s = 0;
-#pragma unroll
-  for (int k = 0; k < ILP; k++)
-    s += c[k][0] + c[k][3];
-  TENSOR_EPILOGUE(s)
-#elif defined(PFCAL_MFMA_CDNA2)
-  const _Float16 h = (_Float16)0.00390625f;
-  pf_h4 a = {h, h, h, h};
-  pf_f16 c[ILP] = {};
-  for (int i = 0; i < iters; i++) {
-#pragma unroll
-    for (int k = 0; k < ILP; k++)
-      c[k] = __builtin_amdgcn_mfma_f32_32x32x8f16(a, a, c[k], 0, 0, 0);
-  }
-  float s = 0;
-#pragma unroll
-  for (int k = 0; k < ILP; k++)
-    s += c[k][0] + c[k][15];
-  TENSOR_EPILOGUE(s)
-#else
-  TENSOR_UNSUPPORTED
-#endif
-}
-
-__global__ void k_tensor_bf16(float *out, int iters, float never, int *flag) {
-  TENSOR_PROLOGUE
-#if defined(PFCAL_MMA_SM80)
-  unsigned a0 = 0x3C003C00u, a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0; /* bf16 2^-7 pairs */
-  float c[ILP][4] = {};
-  for (int i = 0; i < iters; i++) {
-#pragma unroll
-    for (int k = 0; k < ILP; k++)
-      MMA_16816("bf16");
-  }
-  float s = 0;
-#pragma unroll
-  for (int k = 0; k < ILP; k++)
-    s += c[k][0] + c[k][3];
-  TENSOR_EPILOGUE(s)
-#elif defined(PFCAL_MFMA_CDNA2)
-  pf_s4 a = {0x3C00, 0x3C00, 0x3C00, 0x3C00}; /* bf16 bit patterns, 2^-7 */
-  pf_f16 c[ILP] = {};
-  for (int i = 0; i < iters; i++) {
-#pragma unroll
-    for (int k = 0; k < ILP; k++)
-      c[k] = __builtin_amdgcn_mfma_f32_32x32x8bf16_1k(a, a, c[k], 0, 0, 0);
-  }
-  float s = 0;
-#pragma unroll
-  for (int k = 0; k < ILP; k++)
-    s += c[k][0] + c[k][15];
-  TENSOR_EPILOGUE(s)
-#else
-  TENSOR_UNSUPPORTED
-#endif
-}
-
-__global__ void k_tensor_tf32(float *out, int iters, float never, int *flag) {
-  TENSOR_PROLOGUE
-#if defined(PFCAL_MMA_SM80)
-  unsigned a0 = 0x3C000000u, a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0; /* tf32 2^-7 */
-  float c[ILP][4] = {};
-  for (int i = 0; i < iters; i++) {
-#pragma unroll
-    for (int k = 0; k < ILP; k++)
-      asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-                   "{%8,%9}, {%0,%1,%2,%3};\n"
-                   : "+f"(c[k][0]), "+f"(c[k][1]), "+f"(c[k][2]), "+f"(c[k][3])
-                   : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-  }
-  float s = 0;
-#pragma unroll
-  for (int k = 0; k < ILP; k++)
-    s += c[k][0] + c[k][3];
-  TENSOR_EPILOGUE(s)
-#else
-  TENSOR_UNSUPPORTED
-#endif
-}
-
-__global__ void k_tensor_fp64(float *out, int iters, float never, int *flag) {
-  TENSOR_PROLOGUE
-#if defined(PFCAL_MMA_SM80)
-  double a = 1e-3, b = 1e-3;
-  double c[ILP][2] = {};
-  for (int i = 0; i < iters; i++) {
-#pragma unroll
-    for (int k = 0; k < ILP; k++)
-      asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0,%1}, {%2}, {%3}, {%0,%1};\n"
-                   : "+d"(c[k][0]), "+d"(c[k][1])
-                   : "d"(a), "d"(b));
-  }
-  float s = 0;
-#pragma unroll
-  for (int k = 0; k < ILP; k++)
-    s += (float)(c[k][0] + c[k][1]);
-  TENSOR_EPILOGUE(s)
-#elif defined(PFCAL_MFMA_CDNA2)
-  double a = 1e-3;
-  pf_d4 c[ILP] = {};
-  for (int i = 0; i < iters; i++) {
-#pragma unroll
-    for (int k = 0; k < ILP; k++)
-      c[k] = __builtin_amdgcn_mfma_f64_16x16x4f64(a, a, c[k], 0, 0, 0);
-  }
-  float s = 0;
-#pragma unroll
-  for (int k = 0; k < ILP; k++)
-    s += (float)(c[k][0] + c[k][3]);
-  TENSOR_EPILOGUE(s)
-#else
-  TENSOR_UNSUPPORTED
-#endif
-}
-
-/* FP32 matrix instructions exist on CDNA (MFMA f32) but not on NVIDIA (tf32 instead). */
-__global__ void k_tensor_fp32(float *out, int iters, float never, int *flag) {
-  TENSOR_PROLOGUE
-#if defined(PFCAL_MFMA_CDNA2)
-  float a = 1e-3f;
-  pf_f16 c[ILP] = {};
-  for (int i = 0; i < iters; i++) {
-#pragma unroll
-    for (int k = 0; k < ILP; k++)
-      c[k] = __builtin_amdgcn_mfma_f32_32x32x2f32(a, a, c[k], 0, 0, 0);
-  }
-  float s = 0;
-#pragma unroll
-  for (int k = 0; k < ILP; k++)
-    s += c[k][0] + c[k][15];
-  TENSOR_EPILOGUE(s)
-#else
-  TENSOR_UNSUPPORTED
-#endif
-}
-
-__global__ void k_tensor_fp8(float *out, int iters, float never, int *flag) {
-  TENSOR_PROLOGUE
-#if defined(PFCAL_MMA_FP8)
-  unsigned a0 = 0x18181818u, a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0; /* e4m3 2^-4 */
-  float c[ILP][4] = {};
-  for (int i = 0; i < iters; i++) {
-#pragma unroll
-    for (int k = 0; k < ILP; k++)
-      asm volatile("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-                   "{%8,%9}, {%0,%1,%2,%3};\n"
-                   : "+f"(c[k][0]), "+f"(c[k][1]), "+f"(c[k][2]), "+f"(c[k][3])
-                   : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-  }
-  float s = 0;
-#pragma unroll
-  for (int k = 0; k < ILP; k++)
-    s += c[k][0] + c[k][3];
-  TENSOR_EPILOGUE(s)
-#else
-  TENSOR_UNSUPPORTED
-#endif
-}
-
-typedef void (*tensor_kernel)(float *, int, float, int *);
-
-/* FLOP per warp (wave) per instruction, by precision (0 = no kernel). */
-#if defined(__HIPCC__)
-static const double tensor_flop[PF_NPREC] = {/* fp64 16x16x4 */ 2.0 * 16 * 16 * 4,
-                                             /* fp32 32x32x2 */ 2.0 * 32 * 32 * 2,
-                                             /* tf32 */ 0,
-                                             /* fp16 32x32x8 */ 2.0 * 32 * 32 * 8,
-                                             /* bf16 32x32x8 */ 2.0 * 32 * 32 * 8,
-                                             /* fp8 */ 0};
-#else
-static const double tensor_flop[PF_NPREC] = {
-    /* fp64 m8n8k4 */ 2.0 * 8 * 8 * 4,     /* fp32 */ 0,
-    /* tf32 m16n8k8 */ 2.0 * 16 * 8 * 8,   /* fp16 m16n8k16 */ 2.0 * 16 * 8 * 16,
-    /* bf16 m16n8k16 */ 2.0 * 16 * 8 * 16, /* fp8 m16n8k32 */ 2.0 * 16 * 8 * 32};
-#endif
-static const tensor_kernel tensor_kernels[PF_NPREC] = {k_tensor_fp64, k_tensor_fp32, k_tensor_tf32,
-                                                       k_tensor_fp16, k_tensor_bf16, k_tensor_fp8};
 
 /* ---- host side ------------------------------------------------------------------ */
 
@@ -497,11 +193,11 @@ static int gpu_setup(const pfcal_opts *o, pfcal_info *in) {
   if (per > cap) per = cap;
   if (per < 16 * MiB)
     return pf_error_set(PF_ENOMEM, PFCAL_GPU_BACKEND " back-end: only %.0f MiB free on device %d", free_B / MiB, g.dev);
-  g.n = (size_t)(per / sizeof(double)) / (2 * BLOCK) * (2 * BLOCK);
+  g.n = (size_t)(per / sizeof(double)) / (2 * PFCAL_BLOCK) * (2 * PFCAL_BLOCK);
   TRY(gpuMalloc((void **)&g.a, g.n * sizeof(double)));
   TRY(gpuMalloc((void **)&g.b, g.n * sizeof(double)));
   TRY(gpuMalloc((void **)&g.c, g.n * sizeof(double)));
-  TRY(gpuMalloc((void **)&g.out, (size_t)g.sms * 64 * BLOCK * sizeof(float)));
+  TRY(gpuMalloc((void **)&g.out, (size_t)g.sms * 64 * PFCAL_BLOCK * sizeof(float)));
   TRY(gpuMalloc((void **)&g.flag, sizeof(int)));
   TRY(gpuStreamCreate(&g.stream));
   TRY(gpuEventCreate(&g.e0));
@@ -510,10 +206,10 @@ static int gpu_setup(const pfcal_opts *o, pfcal_info *in) {
   /* the first calls that need this device's code: a binary built for another
    * architecture fails here, which is "unavailable" (exit 3), not an I/O error */
   int occ = 0;
-  e = gpuOccupancyMaxActiveBlocksPerMultiprocessor(&occ, k_triad, BLOCK, 0);
+  e = pfk_stream_occupancy(&occ);
   if (e == gpuSuccess) {
     g.stream_blocks = grid_for(occ);
-    k_init<<<g.stream_blocks, BLOCK, 0, g.stream>>>(g.a, g.b, g.c, g.n, (unsigned long long)g.seed);
+    pfk_init(g.stream_blocks, g.stream, g.a, g.b, g.c, g.n, (unsigned long long)g.seed);
     e = gpuGetLastError();
   }
   if (e == gpuSuccess) e = gpuStreamSynchronize(g.stream);
@@ -550,7 +246,7 @@ static int gpu_launch(double *s) {
   TRY(gpuStreamSynchronize(g.stream));
   double t0 = now_s();
   for (int i = 0; i < k; i++)
-    k_empty<<<1, PFCAL_WARP, 0, g.stream>>>();
+    pfk_empty(g.stream);
   TRY(gpuGetLastError());
   TRY(gpuStreamSynchronize(g.stream));
   *s = (now_s() - t0) / k;
@@ -565,25 +261,24 @@ static int gpu_stream(pfcal_stream k, double *Bps) {
   int reps = (int)(4.0 * 1024 * 1024 * 1024 / moved);
   if (reps < 1) reps = 1;
   if (reps > 20) reps = 20;
-  double2 *a = (double2 *)g.a, *b = (double2 *)g.b, *c = (double2 *)g.c;
   double s = 0;
   int rc;
   switch (k) {
   case PFCAL_READ:
     rc = timed(
-        reps, [&] { k_read<<<g.stream_blocks, BLOCK, 0, g.stream>>>(a, n2, (double *)g.out, -1.0); }, &s);
+        reps, [&] { pfk_read(g.stream_blocks, g.stream, g.a, n2, (double *)g.out); }, &s);
     break;
   case PFCAL_WRITE:
     rc = timed(
-        reps, [&] { k_write<<<g.stream_blocks, BLOCK, 0, g.stream>>>(c, n2, 0.25); }, &s);
+        reps, [&] { pfk_write(g.stream_blocks, g.stream, g.c, n2, 0.25); }, &s);
     break;
   case PFCAL_COPY:
     rc = timed(
-        reps, [&] { k_copy<<<g.stream_blocks, BLOCK, 0, g.stream>>>(a, c, n2); }, &s);
+        reps, [&] { pfk_copy(g.stream_blocks, g.stream, g.a, g.c, n2); }, &s);
     break;
   case PFCAL_TRIAD:
     rc = timed(
-        reps, [&] { k_triad<<<g.stream_blocks, BLOCK, 0, g.stream>>>(a, b, c, n2, 0.4); }, &s);
+        reps, [&] { pfk_triad(g.stream_blocks, g.stream, g.a, g.b, g.c, n2, 0.4); }, &s);
     break;
   default: { /* the runtime's device-local memcpy (nvbandwidth's device_local_copy) */
     gpuError_t err = gpuSuccess;
@@ -603,44 +298,15 @@ static int gpu_stream(pfcal_stream k, double *Bps) {
   return 0;
 }
 
-/* Launch an FMA or tensor kernel once with `iters`; seconds in *s. */
+/* Launch an FMA kernel once with `iters`; seconds in *s. */
 static int run_vector(pf_precision p, int iters, int blocks, double *s) {
-  switch (p) {
-  case PF_FP64:
-    return timed(
-        1, [&] { k_fma<double><<<blocks, BLOCK, 0, g.stream>>>(g.out, iters, 0.5, 0.5, -1.0f); }, s);
-  case PF_FP32:
-#if defined(__HIPCC__)
-  {
-    vf2 a = {0.5f, 0.5f};
-    return timed(
-        1, [&] { k_fma<vf2><<<blocks, BLOCK, 0, g.stream>>>(g.out, iters, a, a, -1.0f); }, s);
-  }
-#else
-    return timed(
-        1, [&] { k_fma<float><<<blocks, BLOCK, 0, g.stream>>>(g.out, iters, 0.5f, 0.5f, -1.0f); }, s);
-#endif
-  case PF_FP16:
-    return timed(
-        1, [&] { k_fma_h2<<<blocks, BLOCK, 0, g.stream>>>(g.out, iters, 0.5f, 0.5f, -1.0f); }, s);
-  default:
-    return pf_error_set(PF_EINVAL, "no %s vector FMA kernel", pfcal_prec_name(p));
-  }
+  return timed(
+      1, [&] { pfk_fma(p, blocks, g.stream, g.out, iters); }, s);
 }
 
 static int vector_blocks(pf_precision p) {
   int occ = 0;
-  gpuError_t e = gpuSuccess;
-  if (p == PF_FP64) e = gpuOccupancyMaxActiveBlocksPerMultiprocessor(&occ, k_fma<double>, BLOCK, 0);
-#if defined(__HIPCC__)
-  else if (p == PF_FP32)
-    e = gpuOccupancyMaxActiveBlocksPerMultiprocessor(&occ, k_fma<vf2>, BLOCK, 0);
-#else
-  else if (p == PF_FP32)
-    e = gpuOccupancyMaxActiveBlocksPerMultiprocessor(&occ, k_fma<float>, BLOCK, 0);
-#endif
-  else
-    e = gpuOccupancyMaxActiveBlocksPerMultiprocessor(&occ, k_fma_h2, BLOCK, 0);
+  gpuError_t e = pfk_fma_occupancy(p, &occ);
   if (e != gpuSuccess) occ = 1;
   if (occ > 64) occ = 64;
   return grid_for(occ);
@@ -672,30 +338,25 @@ static int gpu_vector(pf_precision p, double *flops) {
   double s = 0;
   int rc = run_vector(p, g.vec_iters[p], blocks, &s);
   if (rc) return rc;
-  double lanes = (p == PF_FP16) ? 2.0 : 1.0;
-#if defined(__HIPCC__)
-  if (p == PF_FP32) lanes = 2.0;
-#endif
-  double flop = 2.0 * 8 * 16 * lanes * (double)g.vec_iters[p] * (double)blocks * BLOCK;
+  double flop = pfk_fma_thread_flop(p) * (double)g.vec_iters[p] * (double)blocks * PFCAL_BLOCK;
   *flops = flop / s;
   return 0;
 }
 
 static int tensor_blocks(pf_precision p) {
   int occ = 0;
-  if (gpuOccupancyMaxActiveBlocksPerMultiprocessor(&occ, tensor_kernels[p], BLOCK, 0) != gpuSuccess) occ = 1;
+  if (pfk_tensor_occupancy(p, &occ) != gpuSuccess) occ = 1;
   if (occ > 8) occ = 8;
   return grid_for(occ);
 }
 
 static int run_tensor(pf_precision p, int iters, int blocks, double *s) {
-  tensor_kernel k = tensor_kernels[p];
   return timed(
-      1, [&] { k<<<blocks, BLOCK, 0, g.stream>>>(g.out, iters, -1.0f, g.flag); }, s);
+      1, [&] { pfk_tensor(p, blocks, g.stream, g.out, iters, g.flag); }, s);
 }
 
 static int gpu_tensor(pf_precision p, double *flops) {
-  if (p < 0 || p >= PF_NPREC || tensor_flop[p] == 0)
+  if (pfk_tensor_warp_flop(p) == 0)
     return pf_error_set(PF_EINVAL, "no %s tensor instruction on %s devices", pfcal_prec_name(p), PFCAL_GPU_VENDOR);
   int blocks = tensor_blocks(p);
   if (g.ten_supported[p] == 0) {
@@ -716,8 +377,8 @@ static int gpu_tensor(pf_precision p, double *flops) {
   double s = 0;
   int rc = run_tensor(p, g.ten_iters[p], blocks, &s);
   if (rc) return rc;
-  double warps = (double)blocks * BLOCK / PFCAL_WARP;
-  *flops = warps * (double)g.ten_iters[p] * ILP * tensor_flop[p] / s;
+  double warps = (double)blocks * PFCAL_BLOCK / PFCAL_WARP;
+  *flops = warps * (double)g.ten_iters[p] * pfk_tensor_warp_flop(p) / s;
   return 0;
 }
 
@@ -804,11 +465,13 @@ static void gpu_teardown(void) {
 }
 
 static int gpu_gemm_open(char *lib, size_t len) { return pfcal_blas_open(lib, len); }
-static int gpu_gemm(const pfcal_gemm_shape *s, double *seconds) { return pfcal_blas_gemm(s, g.stream, (unsigned long long)g.seed, seconds); }
+static int gpu_gemm(const pfcal_gemm_shape *s, double *seconds) {
+  return pfcal_blas_gemm(s, g.stream, (unsigned long long)g.seed, seconds);
+}
 
 static const pfcal_backend gpu_backend = {
-    PFCAL_GPU_BACKEND, PFCAL_POWER_SOURCE, gpu_probe, gpu_setup, gpu_launch,    gpu_stream,
-    gpu_vector,        gpu_tensor,         gpu_copy,  gpu_gemm_open, gpu_gemm, gpu_teardown,
+    PFCAL_GPU_BACKEND, PFCAL_POWER_SOURCE, gpu_probe, gpu_setup,     gpu_launch, gpu_stream,
+    gpu_vector,        gpu_tensor,         gpu_copy,  gpu_gemm_open, gpu_gemm,   gpu_teardown,
 };
 
 int main(int argc, char **argv) { return pfcal_main(argc, argv, &gpu_backend); }
