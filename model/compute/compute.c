@@ -414,6 +414,11 @@ int pf_stage_work_at(const pf_scenario *sc, double clock_ratio, int stage, pf_st
   pf_kernel_list tail = {0};
   pf_step st;
   memset(&st, 0, sizeof st);
+  rc = pf_step_eval_kernels(sc, out, &tail); /* what evaluation adds to the forward (DataParallel's replicate) */
+  if (rc == 0 && tail.n > 0 && (rc = pf_step_run(&st, &oenv, &tail, 1)) == 0) pf_step_append(&out->eval, &st);
+  pf_kernel_list_free(&tail);
+  memset(&st, 0, sizeof st);
+  if (rc < 0) return rc;
   /* the host starts the step caught up with the GPU: Megatron reads the gradient norm back (.item()), the
    * Hugging Face Trainer checks the step's loss for NaN/inf on the host after backward (logging_nan_inf_filter,
    * default on), and TensorFlow's step is one graph */

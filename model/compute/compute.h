@@ -99,6 +99,12 @@ void pf_stage_lists_free(pf_stage_lists *L);
  * scenario's framework (stepkernels.c).  Appended to *l; 0 or PF_ENOMEM. */
 int pf_step_tail_kernels(const pf_scenario *sc, const pf_stage_work *w, pf_kernel_list *l);
 
+/* The kernels a forward-only pass (evaluation) adds to the stage's forward:
+ * single-process DataParallel replicates the module before every forward,
+ * in evaluation as in training (stepkernels.c); nothing otherwise.  Appended
+ * to *l; 0 or PF_ENOMEM. */
+int pf_step_eval_kernels(const pf_scenario *sc, const pf_stage_work *w, pf_kernel_list *l);
+
 /* The copy of one microbatch's inputs from the host (stepkernels.c), on the
  * first stage before its forward; nothing when the inputs or the host link
  * are unknown.  Appended to *l; 0 or PF_ENOMEM. */

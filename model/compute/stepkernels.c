@@ -120,36 +120,58 @@ static void tensorflow_tail(tail_ctx *c, const pf_scenario *sc, double P, double
   add_ops(c, "adam (per variable)", 28.0 * S, tensors, ADAM_OPS * S);
 }
 
-/* DataParallel's replicate and gradient reduction on the first GPU: the copies, and the transfers at the
- * fabric's pair bandwidth (per direction).  Both transfers are NCCL collectives where NCCL is built in
- * (PyTorch's torch/csrc/cuda/comm.cpp, _broadcast_out_impl: nccl::broadcast; torch/nn/parallel/comm.py,
- * reduce_add: nccl.reduce; RCCL on ROCm), so they are communication kernels on every GPU (.comm) */
-static void dataparallel(tail_ctx *c, const pf_scenario *sc, double P) {
+/* DataParallel's transfers run at the fabric's pair bandwidth (per direction), a bridged pair's at its bridge;
+ * 0 where DataParallel does not apply (one GPU, DDP, no fabric figure) */
+static double dp_bw(const pf_scenario *sc) {
   const pf_machine *m = &sc->machine;
   int n = sc->plan.dp;
   double bw = m->fabric_pair_bw_Bps > 0 ? m->fabric_pair_bw_Bps : m->fabric_bw_Bps;
   if (m->fabric_bridge_bw_Bps > 0 && n <= m->fabric_bridge_group) bw = m->fabric_bridge_bw_Bps; /* one bridged group */
-  if (n <= 1 || !(bw > 0)) return;
+  return sc->workload.dp_impl == PF_DPIMPL_DATAPARALLEL && n > 1 && bw > 0 ? bw : 0.0;
+}
+
+/* One DataParallel transfer of 4 B a parameter.  Both are NCCL collectives where NCCL is built in (PyTorch's
+ * torch/csrc/cuda/comm.cpp, _broadcast_out_impl: nccl::broadcast; torch/nn/parallel/comm.py, reduce_add:
+ * nccl.reduce; RCCL on ROCm), so they are communication kernels on every GPU (.comm) */
+static void dp_transfer(tail_ctx *c, const pf_scenario *sc, const char *name, double P, double bw) {
+  pf_kernel k = {.kind = PF_KERNEL_FIXED, .name = name, .pass = PF_PASS_OPT,
+                 .fixed_s = 4.0 * P / bw + sc->machine.fabric_latency_s, .host_ops = 1, .comm = true};
+  if (c->rc == 0) c->rc = pf_kernel_list_add(c->l, &k);
+}
+
+/* DataParallel's replicate (before every forward of the wrapped module) and gradient reduction (in its
+ * backward), on the first GPU: the copies, and the transfers */
+static void dataparallel(tail_ctx *c, const pf_scenario *sc, double P) {
+  double bw = dp_bw(sc);
+  if (!(bw > 0)) return;
   add(c, "dp-replicate-flatten", 8.0 * P, c->launches);
   add(c, "dp-reduce-unflatten-add", 8.0 * P, c->launches);
-  double xfer = 4.0 * P / bw + m->fabric_latency_s;
-  pf_kernel b = {.kind = PF_KERNEL_FIXED, .name = "dp-replicate-broadcast", .pass = PF_PASS_OPT, .fixed_s = xfer,
-                 .host_ops = 1, .comm = true};
-  pf_kernel r = b;
-  r.name = "dp-grad-reduce";
-  if (c->rc == 0) c->rc = pf_kernel_list_add(c->l, &b);
-  if (c->rc == 0) c->rc = pf_kernel_list_add(c->l, &r);
+  dp_transfer(c, sc, "dp-replicate-broadcast", P, bw);
+  dp_transfer(c, sc, "dp-grad-reduce", P, bw);
+}
+
+/* Multi-tensor launches of one foreach operator over the stage's parameter tensors: a transformer layer's 12
+ * (QKV, projection, FC1, FC2 weights and biases, two norms' scales and shifts), about two per layer of a layer
+ * list (weight and bias), torchvision ResNet-50's 161 for a FLOP-count model */
+static double param_tensors(const pf_scenario *sc, const pf_stage_work *w) {
+  return sc->workload.kind == PF_WL_TRANSFORMER ? 12.0 * w->layers + 4
+         : sc->workload.kind == PF_WL_LAYERS   ? 2.0 * w->layers
+                                               : 161;
+}
+
+int pf_step_eval_kernels(const pf_scenario *sc, const pf_stage_work *w, pf_kernel_list *l) {
+  double bw = dp_bw(sc);
+  if (!(bw > 0)) return 0;
+  tail_ctx c = {.l = l, .launches = fmax(1.0, ceil(param_tensors(sc, w) / MT_CHUNK))};
+  add(&c, "dp-replicate-flatten", 8.0 * w->params, c.launches);
+  dp_transfer(&c, sc, "dp-replicate-broadcast", w->params, bw);
+  return c.rc;
 }
 
 int pf_step_tail_kernels(const pf_scenario *sc, const pf_stage_work *w, pf_kernel_list *l) {
   const pf_plan *p = &sc->plan;
-  /* a GAN updates its critic several times per step (opt_params); parameter tensors: a transformer layer's
-   * 12 (QKV, projection, FC1, FC2 weights and biases, two norms' scales and shifts), about two per layer of a
-   * layer list (weight and bias), torchvision ResNet-50's 161 for a FLOP-count model */
-  double params = w->params, upd = w->opt_params > 0 ? w->opt_params : w->params;
-  double tensors = sc->workload.kind == PF_WL_TRANSFORMER ? 12.0 * w->layers + 4
-                   : sc->workload.kind == PF_WL_LAYERS   ? 2.0 * w->layers
-                                                         : 161;
+  /* a GAN updates its critic several times per step (opt_params) */
+  double params = w->params, upd = w->opt_params > 0 ? w->opt_params : w->params, tensors = param_tensors(sc, w);
   /* each rank updates its shard: DP x CP ranks (ZeRO-1), the shard group from ZeRO-2 on (job/shard.c) */
   double shard = upd / (pf_plan_zero(p) >= 2 ? (double)pf_plan_shard_size(sc) : p->dist_opt ? (double)p->dp * p->cp : 1.0);
   tail_ctx c = {.l = l, .launches = fmax(1.0, ceil(tensors / MT_CHUNK))};
@@ -158,7 +180,7 @@ int pf_step_tail_kernels(const pf_scenario *sc, const pf_stage_work *w, pf_kerne
   case PF_FW_TENSORFLOW: tensorflow_tail(&c, sc, params, shard, fmax(1.0, tensors)); break;
   default: pytorch_tail(&c, sc, params, shard, tensors); break;
   }
-  if (sc->workload.dp_impl == PF_DPIMPL_DATAPARALLEL) dataparallel(&c, sc, params);
+  dataparallel(&c, sc, params);
   return c.rc;
 }
 

@@ -154,6 +154,20 @@ int main(void) {
   sc.workload.dp_impl = PF_DPIMPL_DATAPARALLEL;
   sc.plan.dp = 4;
   CHECK_NEAR(pf_host_op_s(&sc), 4 * eager, 1e-12);
+  /* ... and replicates the module before every forward, evaluation's too (Hugging Face's Trainer wraps the model
+   * in DataParallel for evaluation_loop as for training): the evaluation pass is the forward, then the flatten
+   * copies and the NCCL broadcast, communication on every GPU, as long as the step's broadcast (half the tail's
+   * two transfers) */
+  pf_stage_work dpw;
+  CHECK_INT(pf_stage_work_compute(&sc, 0, &dpw), 0);
+  CHECK(dpw.fwd.comm_s == 0 && dpw.opt.comm_s > 0);
+  CHECK_NEAR(dpw.eval.comm_s, dpw.opt.comm_s / 2, 1e-12);
+  CHECK(pf_step_time(&dpw.eval) >= dpw.fwd_s + dpw.eval.comm_s);
+  sc.workload.dp_impl = PF_DPIMPL_PROCESS; /* DDP: one process a GPU, nothing replicated */
+  CHECK_INT(pf_stage_work_compute(&sc, 0, &dpw), 0);
+  CHECK(dpw.eval.comm_s == 0);
+  CHECK_NEAR(pf_step_time(&dpw.eval), dpw.fwd_s, 1e-12 * dpw.fwd_s);
+  sc.workload.dp_impl = PF_DPIMPL_DATAPARALLEL;
 
   /* a host-bound step: 1000 tiny kernels cost the host's chain, not the GPU's */
   pf_kernel tiny = {.kind = PF_KERNEL_MEMORY, .bytes = 64, .count = 1000, .host_ops = 1};
