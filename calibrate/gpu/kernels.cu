@@ -43,8 +43,9 @@
  * The harness (calibrate/harness) runs the protocol and writes the JSON; this
  * file only takes samples: it sets the device up, launches the kernels of
  * devstream.cu and devtensor.cu through their launchers (devkern.h) and the
- * library GEMM of blas.cu, and times them.  When the driver is missing or there is no device,
- * probe() returns PF_ENODEV and the executable exits 3 with what it looked for.
+ * library GEMM of blas.cu, and times them.  When the driver is missing or
+ * there is no device, probe() returns PF_ENODEV and the executable exits 3
+ * with what it looked for.
  */
 #include "blas.h"
 #include "devkern.h"
