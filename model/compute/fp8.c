@@ -93,31 +93,21 @@ static int add(casts c, const char *name, double bytes, double count) {
   return pf_kernel_list_add(c.l, &x);
 }
 
-/* Quantize a tensor of e elements that the next GEMM reads (row-wise) and a later GEMM reads transposed. */
-static int quantize(casts l, pf_fp8_recipe r, double e, double count) {
+/* Quantize a tensor of e elements that the next GEMM reads (row-wise) and a later GEMM reads transposed: an
+ * activation or gradient per microbatch, or (weight) a layer's weights once per step (count already per step;
+ * header, "weights"), whose passes carry their own names and, blockwise, 128 x 128 scale blocks. */
+static int quantize(casts l, pf_fp8_recipe r, double e, double count, bool weight) {
   switch (r) {
   case PF_FP8_CURRENT:
-    return add(l, "fp8-amax", 2 * e, count) | add(l, "fp8-cast-transpose", 4 * e, count);
+    return add(l, weight ? "fp8-weight-amax" : "fp8-amax", 2 * e, count) |
+           add(l, weight ? "fp8-weight-cast-transpose" : "fp8-cast-transpose", 4 * e, count);
   case PF_FP8_MXFP8:
-    return add(l, "mxfp8-quantize", (4 + 2 * MX_SCALE_B) * e, count);
+    return add(l, weight ? "mxfp8-weight-quantize" : "mxfp8-quantize", (4 + 2 * MX_SCALE_B) * e, count);
   case PF_FP8_BLOCKWISE:
-    return add(l, "fp8-blockwise-quantize", (4 + 2 * BLOCK_SCALE_B) * e, count);
+    return add(l, weight ? "fp8-blockwise-weight-quantize" : "fp8-blockwise-quantize",
+               (4 + 2 * (weight ? WEIGHT_SCALE_B : BLOCK_SCALE_B)) * e, count);
   default:
-    return add(l, "fp8-cast-transpose", 4 * e, count);
-  }
-}
-
-/* Cast a layer's W weights once per step (count already per step): each recipe's weight pass (header, "weights"). */
-static int weight_cast(casts l, pf_fp8_recipe r, double W, double count) {
-  switch (r) {
-  case PF_FP8_CURRENT:
-    return add(l, "fp8-weight-amax", 2 * W, count) | add(l, "fp8-weight-cast-transpose", 4 * W, count);
-  case PF_FP8_MXFP8:
-    return add(l, "mxfp8-weight-quantize", (4 + 2 * MX_SCALE_B) * W, count);
-  case PF_FP8_BLOCKWISE:
-    return add(l, "fp8-blockwise-weight-quantize", (4 + 2 * WEIGHT_SCALE_B) * W, count);
-  default:
-    return add(l, "fp8-weight-cast-transpose", 4 * W, count);
+    return add(l, weight ? "fp8-weight-cast-transpose" : "fp8-cast-transpose", 4 * e, count);
   }
 }
 
@@ -141,9 +131,9 @@ int pf_fp8_layer(const pf_scenario *sc, int layers, pf_kernel_list *lf, pf_kerne
     if (r == PF_FP8_DELAYED && input_fused(k->name))
       rc |= add(bwd, "fp8-transpose", 2 * X, c); /* the producer wrote X in FP8; X^T for the weight gradient */
     else
-      rc |= quantize(fwd, r, X, c);
-    rc |= quantize(bwd, r, G, c); /* the output gradient, for the data and the weight gradient */
-    rc |= weight_cast(fwd, r, W, c * per_step);
+      rc |= quantize(fwd, r, X, c, false);
+    rc |= quantize(bwd, r, G, c, false); /* the output gradient, for the data and the weight gradient */
+    rc |= quantize(fwd, r, W, c * per_step, true);
     if (r == PF_FP8_BLOCKWISE) { /* the products' own rates (header), their backward copies alike */
       k->rate_scale = BLOCKWISE_FD_RATE;
       k->wgrad_scale = BLOCKWISE_WGRAD_RATE;
