@@ -281,9 +281,11 @@ static int check_batch(pf_scenario *sc) {
   }
   if (p->gbs % per_step != 0) {
     long long lo = p->gbs / per_step * per_step, hi = lo + per_step;
+    if (lo == 0) /* below one step's samples: the smallest valid batch is the only neighbour */
+      return pf_error_set(PF_EPLAN, "global batch size (%d) is smaller than micro batch size (%d) times data "
+                          "parallel size (%d); the smallest valid is %lld", p->gbs, p->mbs, p->dp, per_step);
     return pf_error_set(PF_EPLAN, "global batch size (%d) is not divisible by micro batch size (%d) times data "
-                        "parallel size (%d); nearest valid: %lld or %lld", p->gbs, p->mbs, p->dp,
-                        lo > 0 ? lo : per_step, hi);
+                        "parallel size (%d); nearest valid: %lld or %lld", p->gbs, p->mbs, p->dp, lo, hi);
   }
   if (p->grad_accum > 0 && p->grad_accum != p->gbs / per_step)
     return pf_error_set(PF_EPLAN, "--grad-accum %d contradicts --gbs %d / (mbs %d x DP %d) = %lld", p->grad_accum,
