@@ -96,7 +96,7 @@ static int measure(run *r, const char *what, pfcal_sample_fn fn, sample_ctx *c, 
    * 128.857 W that way).  The power model has its own long windows. */
   st->power_W = 0;
   if (have_e && pfcal_power_energy_J(r->pw, r->o->device, &e1) == 0 && t1 - t0 >= 1.0 && e1 > e0)
-    st->power_W = (e1 - e0) / (t1 - t0);
+    st->power_W = pfcal_per_device_W((e1 - e0) / (t1 - t0), r->package_idle_W, r->share);
   double mhz;
   st->clock_MHz = (r->pw && pfcal_power_clock_MHz(r->pw, r->o->device, &mhz) == 0) ? mhz : 0;
   progress(r, what, st);

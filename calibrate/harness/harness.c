@@ -111,10 +111,12 @@ static int run_probe(run *r) {
   if (o->device < 0 || (r->info.count > 0 && o->device >= r->info.count))
     return pf_error_set(PF_EINVAL, "--device %d: this node has %d %s device(s) (0..%d)", o->device, r->info.count,
                         be->name, r->info.count - 1);
-  r->ds = pfcal_datasheet_find(r->info.name, r->info.memory_B);
-  r->pw = pfcal_power_open(be->power_source, r->info.count, r->info.pci_bus_id);
-  double w;
-  if (r->info.power_cap_W <= 0 && r->pw && pfcal_power_cap_W(r->pw, o->device, &w) == 0) r->info.power_cap_W = w;
+  r->ds = pfcal_datasheet_find(r->info.name, r->info.memory_B, r->info.units);
+  r->pw = pfcal_power_open(be->power_source, r->info.count, r->info.pci_bus_id, r->ds ? r->ds->dies : 1);
+  r->share = pfcal_power_share(r->pw, o->device);
+  double w; /* a package's cap is shared by its dies: one device's share of it, as its device file's tdp */
+  if (r->info.power_cap_W <= 0 && r->pw && pfcal_power_cap_W(r->pw, o->device, &w) == 0)
+    r->info.power_cap_W = w / r->share;
   if (!r->info.driver[0] && (!r->pw || pfcal_power_driver(r->pw, r->info.driver, sizeof r->info.driver) != 0))
     snprintf(r->info.driver, sizeof r->info.driver, "unknown");
   if (o->progress)
@@ -143,7 +145,7 @@ static int run_measurements(run *r, cJSON *results, bool fit_power, double base_
       pf_error_clear();
     }
     *pm = cJSON_CreateObject();
-    rc = pfcal_power_points(be, r->pw, o->device, r->ds, have_gemm, base_W, *pm, max_W);
+    rc = pfcal_power_points(be, r->pw, o->device, r->ds, have_gemm, base_W, r->package_idle_W, *pm, max_W);
     pf_progress_item();
   }
   return rc;
@@ -160,6 +162,14 @@ static void add_power_model(cJSON *doc, cJSON *pm, const run *r, double idle_W, 
   cJSON_AddNumberToObject(pm, "context_W", context_W > 0 ? context_W : idle_W);
   cJSON_AddNumberToObject(pm, "max_W", max_W);
   cJSON_AddStringToObject(pm, "source", pfcal_power_source(r->pw));
+  cJSON_AddNumberToObject(pm, "devices_per_reading", r->share);
+  if (r->share > 1) { /* what was read, and what was taken off it */
+    cJSON_AddNumberToObject(pm, "package_idle_W", r->package_idle_W);
+    cJSON_AddStringToObject(pm, "scope",
+                            "package: the counter reads this device's whole package (an MI250/MI250X OAM's two "
+                            "GCDs, on its primary die); every power here is the package's less its other die at "
+                            "half the package's bare idle (nothing else may run on it)");
+  }
   cJSON_AddStringToObject(pm, "method",
                           "idle: 3 s before the context; context: 3 s idle with the context; points: 2 s warm-up "
                           "then 5 s metered per operating point (library GEMM 8192^3 and 8192x8192x256 bf16, "
@@ -204,6 +214,8 @@ int pfcal_run(const pfcal_backend *be, const pfcal_opts *o, cJSON **doc_out) {
   pf_progress_begin("calibrate", pfcal_count_items(&r, fit_power), false);
   if (fit_power) idle_W = pfcal_idle_power(&r, 3.0);
   if (fit_power) pf_progress_item();
+  /* a reading of a whole package (an MI250/MI250X OAM): every power below is this device's share of it */
+  if (r.share > 1) r.package_idle_W = idle_W, idle_W = pfcal_per_device_W(idle_W, idle_W, r.share);
 
   rc = be->setup(o, &r.info);
   if (rc) {
@@ -212,7 +224,7 @@ int pfcal_run(const pfcal_backend *be, const pfcal_opts *o, cJSON **doc_out) {
     pfcal_power_close(r.pw);
     return rc;
   }
-  if (fit_power) context_W = pfcal_idle_power(&r, 3.0);
+  if (fit_power) context_W = pfcal_per_device_W(pfcal_idle_power(&r, 3.0), r.package_idle_W, r.share);
   if (fit_power) pf_progress_item();
 
   char date[64];

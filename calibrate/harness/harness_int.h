@@ -23,6 +23,8 @@ typedef struct run {
   pfcal_info info;
   const pfcal_datasheet *ds;
   pfcal_power *pw;
+  int share;             /* logical devices a power reading covers (pfcal_power_share) */
+  double package_idle_W; /* the package's bare idle while share > 1, read before the context (else 0) */
   pfcal_protocol pr;
   cJSON *unsupported;
   char hostname[256];

@@ -184,10 +184,12 @@ typedef struct pfcal_datasheet {
   double vector_flops[PF_NPREC]; /* 0 = unknown */
   double tensor_flops[PF_NPREC];
   double memory_bw_Bps;
+  int units; /* SMs or CUs of one logical device, to tell parts of one marketing name apart; 0 = any */
+  int dies;  /* logical devices in one package (2: an MI250/MI250X OAM's GCDs); 0 = 1 */
 } pfcal_datasheet;
 
-/* The entry for a device name, or NULL (cpu, unknown GPUs). Static. */
-const pfcal_datasheet *pfcal_datasheet_find(const char *device_name, double memory_B);
+/* The entry for a device name, its memory and its SM/CU count (0: unknown), or NULL (cpu, unknown GPUs). Static. */
+const pfcal_datasheet *pfcal_datasheet_find(const char *device_name, double memory_B, int units);
 
 /* ---- power counters (power.c) ------------------------------------------ */
 
@@ -195,11 +197,24 @@ typedef struct pfcal_power pfcal_power;
 
 /* Open a power source by name: "nvml" (dlopen libnvidia-ml.so.1), "rsmi"
  * (dlopen librocm_smi64.so), "rapl" (/sys/class/powercap).  pci_bus_id maps
- * device i to the library's device (may be NULL: index order).  Returns NULL
- * when the source cannot be read; never an error. Free with pfcal_power_close. */
-pfcal_power *pfcal_power_open(const char *source, int ndev, char (*pci_bus_id)[32]);
+ * device i to the library's device (may be NULL: index order); dies is the
+ * datasheet's logical devices per package (2 lets rsmi pair an OAM's GCDs).
+ * Returns NULL when the source cannot be read; never an error. Free with
+ * pfcal_power_close. */
+pfcal_power *pfcal_power_open(const char *source, int ndev, char (*pci_bus_id)[32], int dies);
 void pfcal_power_close(pfcal_power *p);
 const char *pfcal_power_source(const pfcal_power *p); /* "nvml", ... ; static */
+/* How many logical devices device dev's readings cover: 2 for a GCD of an
+ * MI250/MI250X OAM read through ROCm SMI (the package, on its primary die), else 1. */
+int pfcal_power_share(const pfcal_power *p, int dev);
+/* Where a dual-die device's power is read, from its energy count and its
+ * partner's (< 0: no partner): its own counter alone, its own for the pair,
+ * or the partner's for the pair (power.c). */
+typedef enum { PFCAL_READ_OWN, PFCAL_READ_OWN_PAIR, PFCAL_READ_PARTNER_PAIR } pfcal_power_pair;
+pfcal_power_pair pfcal_rsmi_pair(int64_t self, int64_t partner);
+/* One device's share of a package reading: the package less its other dies
+ * at their share of the package's bare idle (share - 1 of share parts). */
+double pfcal_per_device_W(double package_W, double package_idle_W, int share);
 /* Cumulative energy of device dev in J (all packages for rapl); 0 ok, <0 absent. */
 int pfcal_power_energy_J(pfcal_power *p, int dev, double *J);
 /* Instantaneous (or driver-averaged) power in W. */
@@ -239,10 +254,12 @@ int pfcal_power_window(pfcal_power *pw, int dev, pfcal_sample_fn fn, void *ctx, 
                        double *watts, double *mean_v);
 /* Measure the operating points (library GEMM when have_gemm, triad stream,
  * FP32 vector, tensor mma), add "points" and the fitted "coefficients" to the
- * power_model object pm; *max_W is the highest point.  Unsupported points
- * are skipped; returns the back-end's error otherwise. */
+ * power_model object pm; *max_W is the highest point.  Where a reading covers
+ * a package (pfcal_power_share > 1), each point is the device's share of it
+ * (pfcal_per_device_W with the package's bare idle).  Unsupported points are
+ * skipped; returns the back-end's error otherwise. */
 int pfcal_power_points(const pfcal_backend *be, pfcal_power *pw, int dev, const pfcal_datasheet *ds, bool have_gemm,
-                       double context_W, struct cJSON *pm, double *max_W);
+                       double context_W, double package_idle_W, struct cJSON *pm, double *max_W);
 
 /* ---- library GEMM table (gemm.c) --------------------------------------- */
 

@@ -5,8 +5,9 @@
  * mJ since driver load, Volta and newer; nvmlDeviceGetPowerUsage in mW,
  * enforced power limit, SM clock, clock-event/throttle reasons), ROCm SMI
  * (rsmi_dev_energy_count_get x resolution in uJ, average power, power cap;
- * note that on MI250X the package energy is reported on one GCD of the pair,
- * the other reads 0, as jpwr documents), and Linux powercap RAPL
+ * on MI250/MI250X one OAM's two GCDs are read once, on the even GCD, and the
+ * odd one reads 0: the reading is taken from the pair's primary and said to
+ * cover two devices, pfcal_power_share), and Linux powercap RAPL
  * (/sys/class/powercap/intel-rapl:N/energy_uj for every package, wrapping at
  * max_energy_range_uj; AMD Zen exposes the same files).  The libraries are
  * dlopen()ed so that neither is a build dependency, and any failure simply
@@ -49,8 +50,10 @@ struct pfcal_power {
   fn_h_u nv_power, nv_limit;
   fn_h_int_u nv_clock;
   fn_str_len nv_driver;
-  /* rsmi */
-  uint32_t rs_dev[PFCAL_MAX_DEVICES];
+  /* rsmi: rs_src is the monitor index read for a device (its pair's primary on MI250/MI250X), share the
+   * logical devices that reading covers */
+  uint32_t rs_dev[PFCAL_MAX_DEVICES], rs_src[PFCAL_MAX_DEVICES];
+  int share[PFCAL_MAX_DEVICES];
   fn_void rs_shutdown;
   fn_energy rs_energy;
   fn_i_u64p_intp rs_power_get;
@@ -139,7 +142,36 @@ static int parse_bdf(const char *s, uint64_t *out) {
   return 0;
 }
 
-static pfcal_power *open_rsmi(int ndev, char (*pci)[32]) {
+/* An MI250/MI250X OAM holds two GCDs, and ROCm SMI reports the package once, on its primary die: "shows total
+ * (primary + secondary) socket power", the secondary "N/A" (ROCm/rocm_smi_lib#160); an idle MI250X OAM reads
+ * 88-93 W on the even index and 0 on the odd one (ml-energy/zeus#203).  From the energy counts of a device and
+ * of its partner (monitor index ^ 1; partner < 0: none), where that device's power is read and how many devices
+ * the reading covers. */
+pfcal_power_pair pfcal_rsmi_pair(int64_t self, int64_t partner) {
+  if (partner < 0 || (self > 0) == (partner > 0)) return PFCAL_READ_OWN; /* two live counters: two packages */
+  return self > 0 ? PFCAL_READ_OWN_PAIR : PFCAL_READ_PARTNER_PAIR;
+}
+
+/* Where device i of p reads its power (rs_src, share): its own counter, or its OAM's primary GCD. */
+static void pair_gcds(pfcal_power *p, uint32_t nmon) {
+  for (int i = 0; i < p->ndev; i++) {
+    uint32_t j = p->rs_dev[i], partner = j ^ 1u;
+    p->rs_src[i] = j;
+    p->share[i] = 1;
+    uint64_t c, ts;
+    float res;
+    if (!p->rs_energy || partner >= nmon) continue;
+    /* a counter that cannot be read counts as one reading 0: the secondary may answer "not supported" */
+    int64_t self = p->rs_energy(j, &c, &res, &ts) == 0 ? (int64_t)(c > INT64_MAX ? INT64_MAX : c) : 0;
+    int64_t other = p->rs_energy(partner, &c, &res, &ts) == 0 ? (int64_t)(c > INT64_MAX ? INT64_MAX : c) : 0;
+    pfcal_power_pair k = pfcal_rsmi_pair(self, other);
+    if (k == PFCAL_READ_OWN) continue;
+    p->share[i] = 2;
+    if (k == PFCAL_READ_PARTNER_PAIR) p->rs_src[i] = partner;
+  }
+}
+
+static pfcal_power *open_rsmi(int ndev, char (*pci)[32], int dies) {
   void *lib = dlopen("librocm_smi64.so", RTLD_NOW | RTLD_LOCAL);
   if (!lib) lib = dlopen("librocm_smi64.so.1", RTLD_NOW | RTLD_LOCAL);
   if (!lib) lib = dlopen("/opt/rocm/lib/librocm_smi64.so", RTLD_NOW | RTLD_LOCAL);
@@ -182,6 +214,9 @@ static pfcal_power *open_rsmi(int ndev, char (*pci)[32]) {
       }
     }
   }
+  if (dies == 2) pair_gcds(p, nmon);
+  else
+    for (int i = 0; i < p->ndev; i++) p->rs_src[i] = p->rs_dev[i], p->share[i] = 1;
   return p;
 }
 
@@ -217,10 +252,10 @@ static pfcal_power *open_rapl(void) {
   return p;
 }
 
-pfcal_power *pfcal_power_open(const char *source, int ndev, char (*pci_bus_id)[32]) {
+pfcal_power *pfcal_power_open(const char *source, int ndev, char (*pci_bus_id)[32], int dies) {
   if (!source) return NULL;
   if (strcmp(source, "nvml") == 0) return open_nvml(ndev, pci_bus_id);
-  if (strcmp(source, "rsmi") == 0) return open_rsmi(ndev, pci_bus_id);
+  if (strcmp(source, "rsmi") == 0) return open_rsmi(ndev, pci_bus_id, dies);
   if (strcmp(source, "rapl") == 0) return open_rapl();
   return NULL;
 }
@@ -239,6 +274,18 @@ const char *pfcal_power_source(const pfcal_power *p) {
 }
 
 static bool dev_ok(const pfcal_power *p, int dev) { return p && dev >= 0 && dev < p->ndev; }
+
+int pfcal_power_share(const pfcal_power *p, int dev) {
+  return dev_ok(p, dev) && p->kind == SRC_RSMI && p->share[dev] > 1 ? p->share[dev] : 1;
+}
+
+/* The other dies of the package sit at bare idle while one is measured (nothing else runs on them: calibrate
+ * wants the node to itself), each at 1/share of the package's bare idle; the split of the package's common
+ * parts between its dies is even, an assumption. */
+double pfcal_per_device_W(double package_W, double package_idle_W, int share) {
+  if (share <= 1 || package_W <= 0) return package_W;
+  return package_W - package_idle_W * (share - 1) / share;
+}
 
 int pfcal_power_energy_J(pfcal_power *p, int dev, double *J) {
   if (!p) return -1;
@@ -266,8 +313,8 @@ int pfcal_power_energy_J(pfcal_power *p, int dev, double *J) {
   }
   uint64_t count, ts;
   float res;
-  if (!p->rs_energy || p->rs_energy(p->rs_dev[dev], &count, &res, &ts) != 0) return -1;
-  if (count == 0) return -1; /* the second GCD of an MI250X reads 0 */
+  if (!p->rs_energy || p->rs_energy(p->rs_src[dev], &count, &res, &ts) != 0) return -1;
+  if (count == 0) return -1; /* a counter that does not count (a secondary GCD without its primary) */
   *J = 1e-6 * (double)count * (double)res;
   return 0;
 }
@@ -282,11 +329,11 @@ int pfcal_power_W(pfcal_power *p, int dev, double *W) {
   }
   uint64_t uw = 0;
   int type = 0;
-  if (p->rs_power_get && p->rs_power_get(p->rs_dev[dev], &uw, &type) == 0 && uw > 0) {
+  if (p->rs_power_get && p->rs_power_get(p->rs_src[dev], &uw, &type) == 0 && uw > 0) {
     *W = 1e-6 * (double)uw;
     return 0;
   }
-  if (p->rs_power_ave && p->rs_power_ave(p->rs_dev[dev], 0, &uw) == 0 && uw > 0) {
+  if (p->rs_power_ave && p->rs_power_ave(p->rs_src[dev], 0, &uw) == 0 && uw > 0) {
     *W = 1e-6 * (double)uw;
     return 0;
   }
@@ -315,7 +362,7 @@ int pfcal_power_cap_W(pfcal_power *p, int dev, double *W) {
     return 0;
   }
   uint64_t uw;
-  if (!p->rs_cap || p->rs_cap(p->rs_dev[dev], 0, &uw) != 0 || uw == 0) return -1;
+  if (!p->rs_cap || p->rs_cap(p->rs_src[dev], 0, &uw) != 0 || uw == 0) return -1;
   *W = 1e-6 * (double)uw;
   return 0;
 }

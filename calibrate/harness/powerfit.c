@@ -200,9 +200,11 @@ typedef struct point_spec {
 } point_spec;
 
 /* Measure one point; 1 with *out filled, 0 when the back-end does not support it or no power was read. */
-static int measure_point(pfcal_power *pw, int dev, point_spec *sp, pfcal_power_point *out) {
+static int measure_point(pfcal_power *pw, int dev, point_spec *sp, pfcal_power_point *out, double pkg_idle_W,
+                         int share) {
   double w, v;
   int rc = pfcal_power_window(pw, dev, sample, &sp->c, 2.0, 5.0, &w, &v);
+  w = pfcal_per_device_W(w, pkg_idle_W, share);
   if (rc == PF_EINVAL) {
     pf_error_clear();
     return 0;
@@ -227,7 +229,8 @@ static int measure_point(pfcal_power *pw, int dev, point_spec *sp, pfcal_power_p
 }
 
 int pfcal_power_points(const pfcal_backend *be, pfcal_power *pw, int dev, const pfcal_datasheet *ds, bool have_gemm,
-                       double context_W, struct cJSON *pm, double *max_W) {
+                       double context_W, double package_idle_W, struct cJSON *pm, double *max_W) {
+  int share = pfcal_power_share(pw, dev);
   double tensor_peak = ds ? ds->tensor_flops[PF_BF16] : 0, hbm = ds ? ds->memory_bw_Bps : 0;
   double vec_peak = ds ? ds->vector_flops[PF_FP32] : 0;
   bool gemm = have_gemm && be->gemm && tensor_peak > 0;
@@ -251,7 +254,7 @@ int pfcal_power_points(const pfcal_backend *be, pfcal_power *pw, int dev, const 
   *max_W = 0;
   for (int i = 0; i < 5; i++) {
     if (!run[i]) continue;
-    int rc = measure_point(pw, dev, &specs[i], &pts[n]);
+    int rc = measure_point(pw, dev, &specs[i], &pts[n], package_idle_W, share);
     if (rc < 0) return rc;
     n += rc;
   }

@@ -385,20 +385,29 @@ static void test_fit(void) {
 }
 
 static void test_datasheet(void) {
-  const pfcal_datasheet *d = pfcal_datasheet_find("NVIDIA H100 80GB HBM3", 85e9);
+  const pfcal_datasheet *d = pfcal_datasheet_find("NVIDIA H100 80GB HBM3", 85e9, 0);
   CHECK(d && d->memory_bw_Bps == 3.35e12 && d->tensor_flops[PF_BF16] == 989.4e12);
-  d = pfcal_datasheet_find("NVIDIA H100 PCIe", 85e9);
+  d = pfcal_datasheet_find("NVIDIA H100 PCIe", 85e9, 0);
   CHECK(d && d->memory_bw_Bps == 2.0e12);
-  d = pfcal_datasheet_find("NVIDIA A100-SXM4-40GB", 42e9);
+  d = pfcal_datasheet_find("NVIDIA A100-SXM4-40GB", 42e9, 0);
   CHECK(d && d->memory_bw_Bps == 1.555e12);
-  d = pfcal_datasheet_find("NVIDIA A100-SXM4-80GB", 85e9);
+  d = pfcal_datasheet_find("NVIDIA A100-SXM4-80GB", 85e9, 0);
   CHECK(d && d->memory_bw_Bps == 2.039e12);
-  d = pfcal_datasheet_find("NVIDIA GH200 480GB", 102e9);
+  d = pfcal_datasheet_find("NVIDIA GH200 480GB", 102e9, 0);
   CHECK(d && d->memory_bw_Bps == 4.0e12);
-  d = pfcal_datasheet_find("AMD Instinct MI250X", 68e9);
-  CHECK(d && d->tensor_flops[PF_FP16] == 191.5e12 && d->tensor_flops[PF_TF32] == 0);
-  CHECK(pfcal_datasheet_find("AMD EPYC", 0) == NULL);
-  CHECK(pfcal_datasheet_find(NULL, 0) == NULL);
+  d = pfcal_datasheet_find("AMD Instinct MI250X", 68e9, 0);
+  CHECK(d && d->tensor_flops[PF_FP16] == 191.5e12 && d->tensor_flops[PF_TF32] == 0 && d->dies == 2);
+  /* ROCm's one marketing name for both CDNA2 OAMs: the GCD's CU count picks the part */
+  d = pfcal_datasheet_find("AMD Instinct MI250X/MI250", 68e9, 104);
+  CHECK(d && d->tensor_flops[PF_FP16] == 181.0e12 && d->dies == 2);
+  d = pfcal_datasheet_find("AMD Instinct MI250X/MI250", 68e9, 110);
+  CHECK(d && d->tensor_flops[PF_FP16] == 191.5e12);
+  d = pfcal_datasheet_find("AMD Instinct MI210", 68e9, 104);
+  CHECK(d && d->dies == 0 && d->tensor_flops[PF_FP16] == 181.0e12);
+  d = pfcal_datasheet_find("NVIDIA H100 80GB HBM3", 85e9, 132);
+  CHECK(d && d->dies == 0);
+  CHECK(pfcal_datasheet_find("AMD EPYC", 0, 0) == NULL);
+  CHECK(pfcal_datasheet_find(NULL, 0, 0) == NULL);
   CHECK_STR(pfcal_prec_name(PF_BF16), "bf16");
   CHECK_STR(pfcal_stream_name(PFCAL_TRIAD), "triad");
 }

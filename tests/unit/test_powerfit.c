@@ -1,7 +1,8 @@
 /* test_powerfit.c - the calibration's power-model fit (calibrate/harness/
  * powerfit.c): coefficients recovered from points made with known ones, kept
  * non-negative when a point sits below the context power, and the metered
- * window's mean of the sampled values (no power source: 0 W). */
+ * window's mean of the sampled values (no power source: 0 W), and a dual-die
+ * package's reading split to one device (an MI250/MI250X OAM's GCD). */
 #include "check.h"
 #include "pfcal.h"
 
@@ -61,6 +62,20 @@ int main(void) {
   CHECK_INT(pfcal_power_window(NULL, 0, fake_sample, NULL, 0.0, 0.02, &w, &mean), 0);
   CHECK_NEAR(w, 0, 1e-12);
   CHECK(mean >= 10 && mean <= 20);
+
+  /* an MI250/MI250X OAM read once, on its even GCD (the odd reads 0): each GCD reads the pair's primary */
+  CHECK_INT(pfcal_rsmi_pair(5000, 0), PFCAL_READ_OWN_PAIR);
+  CHECK_INT(pfcal_rsmi_pair(0, 5000), PFCAL_READ_PARTNER_PAIR);
+  CHECK_INT(pfcal_rsmi_pair(5000, 7000), PFCAL_READ_OWN); /* two live counters: two packages */
+  CHECK_INT(pfcal_rsmi_pair(5000, -1), PFCAL_READ_OWN);   /* no partner */
+  CHECK_INT(pfcal_rsmi_pair(0, 0), PFCAL_READ_OWN);       /* nothing counts: nothing to pair */
+  CHECK_INT(pfcal_power_share(NULL, 0), 1);
+  /* a package read at 90 W bare idle (45 W a GCD): a GCD's context and GEMM are the package less 45 W */
+  CHECK_NEAR(pfcal_per_device_W(90, 90, 2), 45, 1e-12);
+  CHECK_NEAR(pfcal_per_device_W(130, 90, 2), 85, 1e-12);
+  CHECK_NEAR(pfcal_per_device_W(560, 90, 2), 515, 1e-12);
+  CHECK_NEAR(pfcal_per_device_W(560, 90, 1), 560, 1e-12); /* a reading of the device alone */
+  CHECK_NEAR(pfcal_per_device_W(0, 90, 2), 0, 1e-12);     /* nothing read stays nothing */
 
   printf("%d passed, %d failed\n", pf_check_pass, pf_check_fail);
   return pf_check_fail != 0;
