@@ -1,17 +1,26 @@
 #!/usr/bin/env python3
-"""gpu-power-points.py - the power a real NVIDIA GPU draws at the operating points of docs/energy.md.
+"""gpu-power-points.py - the power a real GPU draws at the operating points of docs/energy.md.
 
-Runs only on a machine with an NVIDIA GPU, PyTorch and nvidia-ml-py (pynvml); no test calls it.  It is the
-PyTorch-side companion of `preflight calibrate --backend cuda` (whose power points are the harness's own
-kernels and cuBLASLt): here the points are what a training framework really launches, so that the device
-files' power terms (context, wait, active, tensor, hbm) can be set from a measurement instead of a default rule.
+Runs only on a machine with a GPU and PyTorch: an NVIDIA one with nvidia-ml-py (pynvml), or an AMD one with
+ROCm's amdsmi Python package; no test calls it.  It is the PyTorch-side companion of `preflight calibrate`
+(whose power points are the harness's own kernels and the vendor GEMM): here the points are what a training
+framework really launches, so that the device files' power terms (context, wait, active, tensor, hbm) can be
+set from a measurement instead of a default rule.
 
-Each point runs back to back for WARM seconds, then METER seconds metered by NVML's total-energy counter
-(mJ since driver load; power = energy / wall time), with the SM clock and the clock-event reasons sampled
-every 0.1 s over the metered window.  Points:
+Each point runs back to back for WARM seconds, then METER seconds metered by the driver's energy counter
+(NVML's total energy in mJ since driver load; amdsmi's energy accumulator times its resolution in uJ; power =
+energy / wall time), with the clock (and on NVIDIA the clock-event reasons) sampled every 0.1 s over the
+metered window.  An MI250/MI250X OAM's two GCDs are counted once, on its even GCD, the odd one reading 0
+(ROCm/rocm_smi_lib#160, ml-energy/zeus#203): the meter then reads the pair's even GCD, records
+"devices_per_reading": 2 and the package's bare idle (before any context), and gives each point's power
+both as read ("package_W") and as this GCD's share (the package less the other GCD at half its bare idle),
+which is what a per-GCD device file holds.  Nothing else may run on the other GCD meanwhile.
+Tested on NVIDIA H100 and H200 (calibrate/results/); the AMD path has not run on a GPU yet.  Points:
 
-  context      the process holds a CUDA context and 1 GiB, nothing runs (bare context power)
+  context      the process holds a GPU context and 1 GiB, nothing runs (bare context power)
   wait-2ms     a 20 us kernel, synchronize, then the host sleeps 2 ms (a GPU waiting on host work)
+  wait-20ms    the same with 20 ms of sleep: against wait-2ms, whether the power of a wait depends on its
+               length (a power-management time constant; docs/energy.md, "MI250")
   eager-tiny   4096-element adds launched from Python back to back (launch-bound: the GPU idles between)
   graph-tiny   the same adds replayed as one CUDA graph (short kernels back to back: the active floor)
   copy         device-to-device copy of 2 GiB of random bytes (HBM-bound)
@@ -32,7 +41,7 @@ every 0.1 s over the metered window.  Points:
                sequence 64, fp16 autocast, GradScaler, gradient clipping at 1.0 and AdamW, as the Trainer's
                fp16=True step runs it
 
-Usage: gpu-power-points.py OUT.json [--warm S] [--meter S] [--only NAME,...]
+Usage: gpu-power-points.py OUT.json [--warm S] [--meter S] [--only NAME,...] [--smi-index N]
 """
 import argparse
 import json
@@ -41,13 +50,115 @@ import threading
 import time
 import traceback
 
-import pynvml
 import torch
 import torch.nn.functional as F
 
 
+class NvmlSource:
+    """NVML on one device: the energy counter (mJ), power reading, SM clock and clock-event reasons."""
+    share = 1
+
+    def __init__(self, index):
+        import pynvml
+        self.nv = pynvml
+        pynvml.nvmlInit()
+        self.h = pynvml.nvmlDeviceGetHandleByIndex(index)
+
+    def energy_J(self):
+        return self.nv.nvmlDeviceGetTotalEnergyConsumption(self.h) / 1000.0
+
+    def sample(self):
+        """(clock MHz, power W, reason bits), None where not readable."""
+        try:
+            return (self.nv.nvmlDeviceGetClockInfo(self.h, self.nv.NVML_CLOCK_SM),
+                    self.nv.nvmlDeviceGetPowerUsage(self.h) / 1000.0,
+                    self.nv.nvmlDeviceGetCurrentClocksEventReasons(self.h))
+        except self.nv.NVMLError:
+            return None, None, 0
+
+    def describe(self):
+        return {"gpu": self.nv.nvmlDeviceGetName(self.h), "driver": self.nv.nvmlSystemGetDriverVersion(),
+                "power_limit_W": self.nv.nvmlDeviceGetEnforcedPowerLimit(self.h) / 1000.0,
+                "max_sm_clock_MHz": self.nv.nvmlDeviceGetMaxClockInfo(self.h, self.nv.NVML_CLOCK_SM),
+                "power_source": "nvml"}
+
+    def close(self):
+        self.nv.nvmlShutdown()
+
+
+def _first(d, *keys):
+    """The first of keys present in dict d (amdsmi renamed its fields between ROCm releases), else None."""
+    for k in keys:
+        if isinstance(d, dict) and d.get(k) not in (None, "N/A"):
+            return d[k]
+    return None
+
+
+class AmdSource:
+    """amdsmi on one GCD or GPU: the energy accumulator x its resolution (uJ), socket power and GFX clock.  On an
+    MI250/MI250X the odd GCD's counter reads 0 and its OAM is read on the even one: share 2 (module docstring)."""
+
+    def __init__(self, index):
+        import amdsmi
+        self.a = amdsmi
+        amdsmi.amdsmi_init()
+        hs = amdsmi.amdsmi_get_processor_handles()
+        self.own, self.h, self.share = hs[index], hs[index], 1
+        partner = index ^ 1
+        if partner < len(hs) and (self._count(hs[index]) > 0) != (self._count(hs[partner]) > 0):
+            self.share = 2
+            if self._count(hs[index]) == 0:
+                self.h = hs[partner]
+        self.read_index = index if self.h is self.own else partner
+
+    def _count(self, h):
+        try:
+            return _first(self.a.amdsmi_get_energy_count(h), "energy_accumulator", "power") or 0
+        except self.a.AmdSmiException:
+            return 0
+
+    def energy_J(self):
+        d = self.a.amdsmi_get_energy_count(self.h)
+        return _first(d, "energy_accumulator", "power") * d["counter_resolution"] * 1e-6
+
+    def sample(self):
+        try:
+            p = _first(self.a.amdsmi_get_power_info(self.h), "current_socket_power", "average_socket_power")
+            c = _first(self.a.amdsmi_get_clock_info(self.own, self.a.AmdSmiClkType.GFX), "clk", "cur_clk")
+            return c, p, 0
+        except self.a.AmdSmiException:
+            return None, None, 0
+
+    def describe(self):
+        out = {"power_source": "amdsmi", "devices_per_reading": self.share, "smi_index_read": self.read_index}
+        for key, fn, field in (("gpu", "amdsmi_get_gpu_asic_info", ("market_name",)),
+                               ("driver", "amdsmi_get_gpu_driver_info", ("driver_version",)),
+                               ("power_cap_uW", "amdsmi_get_power_cap_info", ("power_cap",))):
+            try:
+                out[key] = _first(getattr(self.a, fn)(self.h), *field)
+            except Exception:  # a field this ROCm release lacks is left out, not an error
+                out[key] = None
+        if out.get("power_cap_uW"):  # the package's cap; a GCD's share of it as a device file's tdp
+            out["power_limit_W"] = out["power_cap_uW"] * 1e-6 / self.share
+        return out
+
+    def close(self):
+        self.a.amdsmi_shut_down()
+
+
+# The package's bare idle (W) read before the context, for a reading of two GCDs (AmdSource.share 2).
+PACKAGE_IDLE_W = None
+
+
+def per_device_W(package_W, share):
+    """One GCD's share of a package reading: the package less the other GCD at half the package's bare idle."""
+    if share <= 1 or PACKAGE_IDLE_W is None:
+        return package_W
+    return package_W - PACKAGE_IDLE_W * (share - 1) / share
+
+
 class Meter:
-    """NVML energy over a window, with the SM clock and clock-event reasons sampled every 0.1 s."""
+    """A source's energy over a window, with its clock, power and reasons sampled every 0.1 s."""
 
     def __init__(self, h):
         self.h = h
@@ -55,7 +166,7 @@ class Meter:
     def __enter__(self):
         self.stop = False
         self.clocks, self.reasons, self.power = [], 0, []
-        self.e0 = pynvml.nvmlDeviceGetTotalEnergyConsumption(self.h)
+        self.e0 = self.h.energy_J()
         self.t0 = time.perf_counter()
         self.th = threading.Thread(target=self._sample, daemon=True)
         self.th.start()
@@ -63,33 +174,38 @@ class Meter:
 
     def _sample(self):
         while not self.stop:
-            try:
-                self.clocks.append(pynvml.nvmlDeviceGetClockInfo(self.h, pynvml.NVML_CLOCK_SM))
-                self.power.append(pynvml.nvmlDeviceGetPowerUsage(self.h) / 1000.0)
-                self.reasons |= pynvml.nvmlDeviceGetCurrentClocksEventReasons(self.h)
-            except pynvml.NVMLError:
-                pass
+            c, p, r = self.h.sample()
+            if c is not None:
+                self.clocks.append(c)
+            if p is not None:
+                self.power.append(p)
+            self.reasons |= r
             time.sleep(0.1)
 
     def __exit__(self, *exc):
-        torch.cuda.synchronize()
+        if torch.cuda.is_initialized():
+            torch.cuda.synchronize()
         self.t1 = time.perf_counter()
-        self.e1 = pynvml.nvmlDeviceGetTotalEnergyConsumption(self.h)
+        self.e1 = self.h.energy_J()
         self.stop = True
         self.th.join()
 
     def result(self):
         wall = self.t1 - self.t0
         c = sorted(self.clocks) or [0]
-        return {
+        read = (self.e1 - self.e0) / wall
+        r = {
             "wall_s": wall,
-            "energy_J": (self.e1 - self.e0) / 1000.0,
-            "power_W": (self.e1 - self.e0) / 1000.0 / wall,
+            "energy_J": (self.e1 - self.e0),
+            "power_W": per_device_W(read, self.h.share),
             "power_usage_median_W": sorted(self.power)[len(self.power) // 2] if self.power else None,
             "sm_clock_MHz_median": c[len(c) // 2],
             "sm_clock_MHz_min": c[0],
             "clock_event_reasons_mask": self.reasons,
         }
+        if self.h.share > 1:
+            r["package_W"] = read
+        return r
 
 
 def set_tf32(on):
@@ -213,27 +329,33 @@ def point_args(meter=6.0):
     ap.add_argument("--warm", type=float, default=2.0)
     ap.add_argument("--meter", type=float, default=meter)
     ap.add_argument("--only", default="")
+    ap.add_argument("--smi-index", type=int, default=0,
+                    help="the NVML / amdsmi index of the GPU torch sees as cuda:0 (default 0)")
     a = ap.parse_args()
     return a, (set(a.only.split(",")) if a.only else None)
 
 
+_SOURCES = []
+
+
 def open_gpu(a, **extra):
-    """Seed 1, NVML on GPU 0 and the run's record (the device, its driver and power limit, the versions, the
-    windows of a, and extra) printed; returns the NVML handle, the torch device and the record."""
+    """Seed 1, the power source of GPU 0 (NVML, or amdsmi under ROCm at --smi-index) and the run's record (the
+    device, its driver and power limit, the versions, the windows of a, and extra) printed; returns the source,
+    the torch device and the record.  A reading of a whole MI250/MI250X OAM first meters its bare idle, before
+    this process makes a context."""
+    global PACKAGE_IDLE_W
     torch.manual_seed(1)
-    pynvml.nvmlInit()
-    h = pynvml.nvmlDeviceGetHandleByIndex(0)
-    info = {
-        "gpu": pynvml.nvmlDeviceGetName(h),
-        "driver": pynvml.nvmlSystemGetDriverVersion(),
-        "power_limit_W": pynvml.nvmlDeviceGetEnforcedPowerLimit(h) / 1000.0,
-        "max_sm_clock_MHz": pynvml.nvmlDeviceGetMaxClockInfo(h, pynvml.NVML_CLOCK_SM),
-        "torch": torch.__version__,
-        "cudnn": torch.backends.cudnn.version(),
-        "seed": 1,
-        "warm_s": a.warm,
-        "meter_s": a.meter,
-    }
+    rocm = getattr(torch.version, "hip", None) is not None
+    h = AmdSource(a.smi_index) if rocm else NvmlSource(a.smi_index)
+    _SOURCES.append(h)
+    info = h.describe()
+    if h.share > 1:
+        with Meter(h) as m:
+            time.sleep(3.0)
+        PACKAGE_IDLE_W = (m.e1 - m.e0) / (m.t1 - m.t0)
+        info["package_idle_W"] = PACKAGE_IDLE_W
+    info.update({"torch": torch.__version__, "hip": getattr(torch.version, "hip", None),
+                 "cudnn": torch.backends.cudnn.version(), "seed": 1, "warm_s": a.warm, "meter_s": a.meter})
     info.update(extra)
     print(json.dumps(info), flush=True)
     return h, torch.device("cuda:0"), info
@@ -263,14 +385,15 @@ def run_variants(pts, prefix, only, variants, body):
 
 
 def save(path, info, pts, parts=None):
-    """TF32 back off, the record, points (and parts) written to path, NVML shut down."""
+    """TF32 back off, the record, points (and parts) written to path, the power sources closed."""
     set_tf32(False)
     doc = {"info": info, "points": pts}
     if parts is not None:
         doc["parts"] = parts
     with open(path, "w") as f:
         json.dump(doc, f, indent=1)
-    pynvml.nvmlShutdown()
+    while _SOURCES:
+        _SOURCES.pop().close()
 
 
 def main():
@@ -285,12 +408,13 @@ def main():
         pts.append(run_point(h, "context", lambda: time.sleep(0.05), a.warm, a.meter))
 
     small = torch.randn(256, 256, device=dev)
-    if want("wait-2ms"):
-        def wait_step():
-            torch.mm(small, small)
-            torch.cuda.synchronize()
-            time.sleep(0.002)
-        pts.append(run_point(h, "wait-2ms", wait_step, a.warm, a.meter))
+    for name, sleep_s in (("wait-2ms", 0.002), ("wait-20ms", 0.020)):
+        if want(name):
+            def wait_step(sleep_s=sleep_s):
+                torch.mm(small, small)
+                torch.cuda.synchronize()
+                time.sleep(sleep_s)
+            pts.append(run_point(h, name, wait_step, a.warm, a.meter))
 
     tiny = torch.zeros(4096, device=dev)
     if want("eager-tiny"):
