@@ -43,7 +43,9 @@ static void source_of(const pf_kernel_env *env, const pf_kernel *k, char *buf, s
              k->kind == PF_KERNEL_CONV ? "implicit GEMM" : "GEMM", k->m, k->n, k->k, k->batch > 1 ? " batched" : "",
              d->id, pf_precision_name(k->prec));
     break;
-  case PF_KERNEL_ATTENTION: snprintf(buf, len, "fused attention at %s's FlashAttention-2 rate (kernel.c)", d->id); break;
+  case PF_KERNEL_ATTENTION:
+    snprintf(buf, len, "fused attention at %s's attention_fwd/bwd rate by key length and head dim (kernel.c)", d->id);
+    break;
   case PF_KERNEL_FIXED:
     if (k->sync) snprintf(buf, len, "device-to-host copy the host waits for, its lead lost (hostqueue.c)");
     else snprintf(buf, len, "%s", s ? s : "priced by its module");
