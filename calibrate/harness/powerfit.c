@@ -204,12 +204,12 @@ static int measure_point(pfcal_power *pw, int dev, point_spec *sp, pfcal_power_p
                          int share) {
   double w, v;
   int rc = pfcal_power_window(pw, dev, sample, &sp->c, 2.0, 5.0, &w, &v);
-  w = pfcal_per_device_W(w, pkg_idle_W, share);
   if (rc == PF_EINVAL) {
     pf_error_clear();
     return 0;
   }
   if (rc) return rc;
+  w = pfcal_per_device_W(w, pkg_idle_W, share); /* one device's share where the reading is its package's */
   if (w <= 0 || (sp->c.kind == 0 && v <= 0)) return 0; /* a GEMM's rate is FLOPs over its time */
   *out = (pfcal_power_point){.name = sp->name, .power_W = w, .in_fit = sp->in_fit};
   if (sp->c.kind == 0) { /* a GEMM sample is seconds per call; its bf16 operands in and C out cross HBM once */
