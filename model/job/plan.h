@@ -186,7 +186,6 @@ typedef struct pf_scenario {
   bool fit_anchored;            /* the overlay holds a fit (validate --fit): predictions are anchored on runs */
   double fit_rel_sigma;         /* that fit's relative residual spread (RMS log residual; 0: not known) */
   double fit_max_nodes;         /* the largest node count it was fitted on (0: not given, taken as 1) */
-  double jitter_cv;             /* per-step compute jitter (0 = deterministic timing) */
   double train_iters;           /* --train-iters: iterations of the run (per-run energy; 0 = not given) */
   double power_cap_W;           /* --power-cap: per device (with its package share); 0 = the device's cap */
   /* input pipeline (predict.c; 0 = off): what one node's storage and loaders deliver, the loader time per
