@@ -30,7 +30,6 @@ typedef struct pf_pipeline_result {
   double stage_busy_s[PF_MAXSTAGE];    /* compute time per stage (incl. TP) */
   double stage_end_s[PF_MAXSTAGE];     /* last backward end per stage */
   double stage_first_bwd_s[PF_MAXSTAGE];/* when each stage's last microbatch backward starts (bucket readiness) */
-  double p2p_exposed_s;         /* makespan - ideal with free P2P */
   int events;                   /* DES activities */
   int stuck_actors;             /* stages that never finished: a deadlock (sgsetup.h), an engine failure */
   pf_pipe_event *trace;         /* NULL unless asked; caller frees */
