@@ -49,18 +49,6 @@ const char *pf_format_of_suffix(const char *path, unsigned allow_opt_in) {
   return NULL;
 }
 
-const char *pf_format_list(char *buf, size_t size, unsigned allow_opt_in) {
-  size_t at = 0;
-  if (size) buf[0] = '\0';
-  for (int i = 0; i < PF_FMT_COUNT && size; i++) {
-    if (formats[i].opt_in && !(allow_opt_in & PF_FMT_BIT(formats[i].id))) continue;
-    int w = snprintf(buf + at, size - at, "%s%s", at ? ", " : "", formats[i].name);
-    if (w < 0 || (size_t)w >= size - at) break;
-    at += (size_t)w;
-  }
-  return buf;
-}
-
 bool pf_format_offers(pf_format id, size_t doc, bool allow_opt_in) {
   const pf_format_desc *d = pf_format_get(id);
   if (d->opt_in && !allow_opt_in) return false;

@@ -153,8 +153,6 @@ const pf_doc_renderers *pf_fmt(pf_format id);
 int pf_format_named(const char *name, unsigned allow_opt_in);
 /* The name of the format -o's suffix implies, or NULL. */
 const char *pf_format_of_suffix(const char *path, unsigned allow_opt_in);
-/* The valid names in table order, ", "-separated ("table, json, csv"), into buf. */
-const char *pf_format_list(char *buf, size_t size, unsigned allow_opt_in);
 /* Does the format write the document kind at doc (PF_DOC(kind) of options.h;
  * 0: any), opt-in formats only with allow_opt_in? */
 bool pf_format_offers(pf_format id, size_t doc, bool allow_opt_in);

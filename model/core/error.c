@@ -50,18 +50,13 @@ const char *pf_error_detail(void) { return detail; }
 
 void pf_error_clear(void) { detail[0] = '\0'; }
 
-static pf_warn_fn warn_handler;
-
-void pf_warn_set_handler(pf_warn_fn fn) { warn_handler = fn; }
-
 void pf_warn(const char *fmt, ...) {
   char msg[1024];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  if (warn_handler) warn_handler(msg);
-  else fprintf(stderr, "preflight: warning: %s\n", msg);
+  fprintf(stderr, "preflight: warning: %s\n", msg);
 }
 
 /* Edit distance of two short strings: insertions, deletions, substitutions

@@ -49,11 +49,8 @@ const char *pf_error_detail(void);
 void pf_error_clear(void);
 
 /* Warnings the library finds (an unknown key under --lenient, a calibration
- * that looks like another device): passed to the handler set by main(), by
- * default printed to stderr as "preflight: warning: ...". */
-typedef void (*pf_warn_fn)(const char *message);
+ * that looks like another device): printed to stderr as "preflight: warning: ...". */
 void pf_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void pf_warn_set_handler(pf_warn_fn fn); /* NULL: the default */
 
 /* The candidate closest to word by edit distance, when close enough to be a
  * likely typo (at most 1 edit for words up to 4 letters, 2 up to 8, then a

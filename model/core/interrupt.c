@@ -30,7 +30,7 @@
 static char files[NFILES][PATHLEN];
 static volatile sig_atomic_t file_used[NFILES];
 static volatile pid_t kids[NKIDS];
-static volatile sig_atomic_t caught, line_drawn;
+static volatile sig_atomic_t line_drawn;
 
 void pf_interrupt_line_drawn(int drawn) { line_drawn = drawn; }
 
@@ -61,7 +61,6 @@ void pf_interrupt_remove_child(pid_t pid) {
     if (kids[i] == pid) { kids[i] = 0; return; }
 }
 
-int pf_interrupt_signal(void) { return (int)caught; }
 
 static int any_kid(void) {
   for (int i = 0; i < NKIDS; i++)
@@ -70,7 +69,6 @@ static int any_kid(void) {
 }
 
 static void on_stop(int sig) {
-  caught = sig;
   /* workers first: they remove their own temporary files when they stop */
   for (int i = 0; i < NKIDS; i++)
     if (kids[i] > 0) kill(kids[i], SIGTERM);

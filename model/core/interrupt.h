@@ -42,7 +42,4 @@ void pf_interrupt_child_setup(void);
  * stop signal erases it before exiting. */
 void pf_interrupt_line_drawn(int drawn);
 
-/* The signal being handled, or 0 (for messages that say why work stopped). */
-int pf_interrupt_signal(void);
-
 #endif

@@ -79,11 +79,6 @@ static bool *field(pf_plan *p, unsigned bit) {
   return NULL;
 }
 
-bool pf_setting_get(const pf_plan *p, unsigned bit) {
-  bool *f = field((pf_plan *)p, bit);
-  return f && *f;
-}
-
 /* The CUDA compute capability of "sm_90" (90), 0 for another architecture. */
 static int sm_version(const char *arch) { return strncmp(arch, "sm_", 3) == 0 ? atoi(arch + 3) : 0; }
 

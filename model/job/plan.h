@@ -221,10 +221,9 @@ void pf_scenario_init(pf_scenario *sc);
 void pf_scenario_practice_defaults(pf_scenario *sc, unsigned given);
 /* The PF_SET_* settings current practice turns on for sc (what pf_scenario_practice_defaults applies). */
 unsigned pf_practice_settings(const pf_scenario *sc);
-/* A setting's option name ("flash-attn", "sp", ...), its recipe source (docs/defaults.md), and its value in p. */
+/* A setting's option name ("flash-attn", "sp", ...) and its recipe source (docs/defaults.md). */
 const char *pf_setting_name(unsigned bit);
 const char *pf_setting_source(unsigned bit);
-bool pf_setting_get(const pf_plan *p, unsigned bit);
 /* A setting on by default (practice and not given) that the plan rules out is put off (pf_plan_check calls
  * it first; so does the engine check for what --engine full does not model). */
 void pf_plan_settle_defaults(pf_scenario *sc);
