@@ -132,6 +132,8 @@ static int backward_into(pf_kernel_list *dst, const pf_kernel_list *src, double 
     if (pf_kernel_is_layer_python(&k)) { /* once, the backward's own */
       k.host_s = python_s;
       rc |= pf_kernel_list_add(dst, &k);
+    } else if (pf_kernel_is_moe_python(&k)) { /* the forward's; the backward's Python is the entry above */
+      continue;
     } else if (k.kind == PF_KERNEL_ATTENTION) {
       k.pass = PF_PASS_BWD;
       rc |= pf_kernel_list_add(dst, &k);
@@ -243,6 +245,7 @@ static int kind_lists(const pf_scenario *sc, bool moe, int layers, pf_kernel_lis
   pf_kernel_list lf = {0}, core = {0}, fq = {0}, bq = {0};
   int rc = layer_forward(sc, moe, &lf, &core);
   double keep = rc == 0 ? pf_graph_mark(sc, moe, &lf, &core) : 1.0; /* partial CUDA graphs (graphs.c) */
+  if (rc == 0) rc = pf_moe_python_after_sync(sc, moe, &lf, &core);  /* where the experts' Python runs (graphs.c) */
   if (rc == 0) rc = pf_fp8_layer(sc, layers, &lf, &core, ends, &fq, &bq); /* FP8 as it runs (fp8.c) */
   rc |= repeat_into(fwd, &lf, 1);
   rc |= repeat_into(fwd, &core, 1);

@@ -69,12 +69,21 @@ double pf_host_layer_python_s(const pf_scenario *sc, bool moe, bool backward);
 static inline bool pf_kernel_is_layer_python(const pf_kernel *k) {
   return k->kind == PF_KERNEL_FIXED && k->name && strcmp(k->name, "layer-python") == 0;
 }
+/* The share of a dropless MoE layer's Python that runs after its tokens-per-expert synchronisation
+ * (pf_moe_python_after_sync). */
+static inline bool pf_kernel_is_moe_python(const pf_kernel *k) {
+  return k->kind == PF_KERNEL_FIXED && k->name && strcmp(k->name, "moe-python") == 0;
+}
 /* Partial CUDA graphs (--cuda-graph-modules; graphs.c).  pf_graph_mark tags the kernels of a layer's forward
  * (lf, and its attention core) with the captured module they belong to, scales the layer's Python in lf by the
  * share left eager and returns that share (1: nothing captured, or the host is not eager); pf_graph_launches
  * leaves each captured module of a list one host operator, its replay, on its first kernel. */
 double pf_graph_mark(const pf_scenario *sc, bool moe, pf_kernel_list *lf, pf_kernel_list *core);
 void pf_graph_launches(pf_kernel_list *l);
+/* A dropless MoE layer's forward: the eager Python of its dispatcher and experts moved from the layer's start to
+ * just after its tokens-per-expert synchronisation, where the host runs it with the GPU's queue empty (graphs.c;
+ * after pf_graph_mark). */
+int pf_moe_python_after_sync(const pf_scenario *sc, bool moe, pf_kernel_list *lf, const pf_kernel_list *core);
 /* The forward cost (what reports print as host_op_s). */
 double pf_host_op_s(const pf_scenario *sc);
 /* The framework the run uses: --framework, else the model's own (layer lists),

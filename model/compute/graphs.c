@@ -16,6 +16,18 @@
  * with the operators it issues.  For a GQA MoE layer under attn,moe_router,moe_preprocess that keeps 6 of 17
  * entries, 35 % of the Python; the same measurement counted in launches (51 a dense layer, 97 a MoE layer
  * without experts, of which the attention's ~30 at most) keeps between 30 % and 40 %.
+ *
+ * Where the Python runs.  The layer's Python is issued at its start, where the GPU's lead over the host hides
+ * it, except in a dropless MoE layer: Megatron-Core's MoELayer.forward cannot go past its token dispatcher
+ * until the tokens per expert are on the host (the all-to-all dispatcher's input splits, the flex dispatcher's
+ * received counts, the grouped GEMM's m_splits), so the Python of the dispatch, permute, the experts, unpermute
+ * and the shared experts after them runs after the synchronisation, with the GPU's queue empty: the GPU waits
+ * for it (pf_moe_python_after_sync).  Its share is the same rule's: the eager entries that follow the
+ * synchronisation over all eager entries, 6 of 17 in a GQA MoE layer with or without the graphs above.  The
+ * Megatron-Core DeepSeek-V3 GB200 write-up measured what this costs its final recipe: removing the
+ * synchronisation (and capturing the whole layer) is worth "at least a 10% additional performance gain" on a
+ * proxy model (section 3.1); the model gives 7 % for that change on the write-up's recipe (6.58 s, 6.16 s
+ * under whole-step graphs: checked, not fitted; docs/moe.md).
  */
 #include "compute.h"
 
@@ -46,7 +58,7 @@ static unsigned module_of(const char *name, bool moe, unsigned mods) {
 }
 
 static bool counted(const pf_kernel *k) { /* a kernel entry of the layer's own (not its Python or a sync) */
-  return !(k->kind == PF_KERNEL_FIXED && k->sync) && !pf_kernel_is_layer_python(k);
+  return !(k->kind == PF_KERNEL_FIXED && k->sync) && !pf_kernel_is_layer_python(k) && !pf_kernel_is_moe_python(k);
 }
 
 double pf_graph_mark(const pf_scenario *sc, bool moe, pf_kernel_list *lf, pf_kernel_list *core) {
@@ -82,4 +94,34 @@ void pf_graph_launches(pf_kernel_list *l) {
     k->host_ops = (seen & k->graph) ? 0.0 : 1.0; /* the module's replay, on its first kernel */
     seen |= k->graph;
   }
+}
+
+int pf_moe_python_after_sync(const pf_scenario *sc, bool moe, pf_kernel_list *lf, const pf_kernel_list *core) {
+  static const char *const after[] = {"permute", "experts-", "unpermute", "bias-dropout-add2", "shared-", NULL};
+  if (!moe || sc->workload.capacity_factor > 0) return 0;
+  int sync = -1, py = -1;
+  for (int i = 0; i < lf->n; i++) {
+    if (lf->k[i].kind == PF_KERNEL_FIXED && lf->k[i].sync) sync = i;
+    if (pf_kernel_is_layer_python(&lf->k[i])) py = i;
+  }
+  if (sync < 0 || py < 0 || py > sync || lf->k[py].host_s <= 0) return 0;
+  /* the eager entries, as pf_graph_mark counts them (its Python already scaled to them), and those that follow
+   * the synchronisation */
+  double eager = (sc->graph_modules & PF_GRAPH_MOE_PREPROCESS) ? 0 : 1, post = 0;
+  const pf_kernel_list *lists[2] = {lf, core};
+  for (int j = 0; j < 2; j++)
+    for (int i = 0; i < lists[j]->n; i++) {
+      const pf_kernel *k = &lists[j]->k[i];
+      if (!counted(k) || k->graph) continue;
+      eager += 1;
+      post += j == 0 && i > sync && is(k->name, after);
+    }
+  if (post <= 0 || eager <= 0) return 0;
+  pf_kernel x = {.kind = PF_KERNEL_FIXED, .name = "moe-python", .host_s = lf->k[py].host_s * post / eager};
+  lf->k[py].host_s -= x.host_s;
+  int rc = pf_kernel_list_add(lf, &x); /* then moved to just after the synchronisation */
+  if (rc) return rc;
+  memmove(&lf->k[sync + 2], &lf->k[sync + 1], (size_t)(lf->n - 1 - (sync + 1)) * sizeof lf->k[0]);
+  lf->k[sync + 1] = x;
+  return 0;
 }

@@ -42,7 +42,9 @@
  * until the GPU has caught up, so its lead is lost.  Megatron-Core's dropless
  * MoE layers do one per forward: the tokens each expert received are copied to
  * the host (tokens_per_expert .to("cpu") then a stream synchronize, or .tolist()
- * for the grouped GEMM's splits) before the experts' GEMMs can be launched.
+ * for the grouped GEMM's splits) before the experts' GEMMs can be launched, and
+ * the layer's Python from there on (dispatch, permute, experts, unpermute) runs
+ * with the GPU idle (graphs.c, "Where the Python runs").
  * The copy itself costs HOST_D2H_SYNC_S: cudaMemcpyAsync of a few bytes takes
  * 5-7 us a call (Wu et al. 2026, "DualPath", arXiv 2602.21548, section 5.2:
  * measured per-call overhead), and a small cudaMemcpy about 10 us on an older

@@ -210,6 +210,7 @@ static const struct {
     {"adam (fused)", "fused Adam (apex/TE FusedAdam): grad 4 + master, m, v read and written 24 = 28 B/param"},
     {"master-to-model-params", "fp32 master copied to the bf16/fp16 weights, 4 + 2 B/param"},
     {"layer-python", "host only: Megatron-Core's Python per layer pass besides its operators (measured; hostqueue.c)"},
+    {"moe-python", "host only: a MoE layer's dispatch and experts' Python after the tokens-per-expert sync (graphs.c)"},
     {"optimizer-python", "host only: the step's Python per parameter tensor (AdamW 9 us, SGD 2 us; stepkernels.c)"},
     {"sgd-momentum (foreach)", "torch.optim.SGD foreach with momentum and weight decay: 3 foreach ops, 36 B/param"},
     {"adamw (foreach)", "torch.optim.AdamW foreach (default on CUDA): 8 foreach ops, 80 B/param"},

@@ -4,7 +4,8 @@
  *    synchronisation) keeps its operators;
  *  - the layer's own Python keeps the eager modules' share of the layer's kernel entries: 6 of 17 for a GQA MoE
  *    layer under attn,moe_router,moe_preprocess (graphs.c), all of it with nothing captured, none for a dense
- *    layer under attn,mlp;
+ *    layer under attn,mlp; a dropless MoE layer's experts' share of it runs just after the tokens-per-expert
+ *    synchronisation (6 of 17 either way), the rest at the layer's start;
  *  - the GPU's work is the same; the host waits less (Qwen3-30B-A3B at micro-batch 1: host-bound);
  *  - the FP8 casts of a captured GEMM are captured with it;
  *  - Megatron's rules: moe_preprocess with moe_router, the router's modules need experts, moe needs
@@ -66,9 +67,27 @@ static void moe_layer(void) {
   /* the experts stay eager: one operator per local expert (128 / EP 8) */
   CHECK_NEAR(fc1->host_ops, sc.workload.experts / 8.0, 0);
   CHECK_NEAR(perm->host_ops, 1.0, 0);
-  /* the layer's Python: 6 of its 17 kernel entries (the preprocessing one of them) stay eager */
-  CHECK_NEAR(py->host_s, 6.0 / 17.0 * pf_host_layer_python_s(&sc, true, false), 1e-12);
+  /* the layer's Python: 6 of its 17 kernel entries (the preprocessing one of them) stay eager, the routed
+   * experts' (permute to bias-dropout-add2), which all follow the synchronisation: that is where it runs */
+  const pf_kernel *mpy = find(&L.moe_fwd, "moe-python");
+  CHECK(mpy && mpy == sync + 1);
+  if (mpy) CHECK_NEAR(mpy->host_s, 6.0 / 17.0 * pf_host_layer_python_s(&sc, true, false), 1e-12);
+  CHECK_NEAR(py->host_s, 0, 1e-15);
+  CHECK(find(&L.moe_bwd, "moe-python") == NULL); /* the backward's Python is its own layer-python */
   pf_stage_lists_free(&L);
+
+  /* nothing captured: the same 6 of 17 after the synchronisation, the other 11 at the layer's start */
+  sc.graph_modules = 0;
+  CHECK_INT(pf_transformer_lists(&sc, 0, &L), 0);
+  py = find(&L.moe_fwd, "layer-python"), mpy = find(&L.moe_fwd, "moe-python");
+  sync = find(&L.moe_fwd, "tokens-per-expert-sync");
+  CHECK(py && mpy && sync && mpy == sync + 1);
+  if (py && mpy) {
+    CHECK_NEAR(py->host_s, 11.0 / 17.0 * pf_host_layer_python_s(&sc, true, false), 1e-12);
+    CHECK_NEAR(mpy->host_s, 6.0 / 17.0 * pf_host_layer_python_s(&sc, true, false), 1e-12);
+  }
+  pf_stage_lists_free(&L);
+  sc.graph_modules = mods;
 
   /* the same GPU work, less waiting on the host */
   pf_stage_work g, e;
