@@ -24,8 +24,8 @@
  * and the shared experts after them runs after the synchronisation, with the GPU's queue empty: the GPU waits
  * for it (pf_moe_python_after_sync).  Its share is the same rule's: the eager entries that follow the
  * synchronisation over all eager entries, 6 of 17 in a GQA MoE layer with or without the graphs above.  The
- * Megatron-Core DeepSeek-V3 GB200 write-up measured what this costs its final recipe: removing the
- * synchronisation (and capturing the whole layer) is worth "at least a 10% additional performance gain" on a
+ * Megatron-Core DeepSeek-V3 GB200 write-up estimates what this costs its final recipe: removing the
+ * synchronisation (and capturing the whole layer) is worth "at least a 10% additional performance gain", by a
  * proxy model (section 3.1); the model gives 7 % for that change on the write-up's recipe (6.58 s, 6.16 s
  * under whole-step graphs: checked, not fitted; docs/moe.md).
  */
