@@ -164,7 +164,8 @@ int pf_comm_stage_ep(const pf_comm *c, int stage, pf_stage_work *w, pf_stage_com
   pf_a2a_req rq = {.groups = g, .ngroups = ng, .p = ep, .bytes = rows * wl->hidden * el, .topk = wl->topk,
                    .lib = lib, .experts = wl->experts, .sms = lib != PF_A2A_NCCL ? pf_plan_flex_sms(p) : 0,
                    .call = el < 2.0 ? PF_A2A_DISPATCH_FP8 : PF_A2A_DISPATCH_BF16};
-  pf_a2a_result disp, comb, dispb; /* dispb: the backward's dispatch of the combine's gradient, bf16 */
+  /* dispb: the backward's dispatch of the combine's gradient, bf16; all zero where a call fails */
+  pf_a2a_result disp = {0}, comb = {0}, dispb = {0};
   int nodes = 0;
   for (int i = 0; i < ep; i++) { /* the nodes one group spans (the groups of a stage are alike) */
     int n = pf_topology_node_of(&c->topo, g[i]), seen = 0;
