@@ -139,14 +139,20 @@ static void dp_transfer(tail_ctx *c, const pf_scenario *sc, const char *name, do
   if (c->rc == 0) c->rc = pf_kernel_list_add(c->l, &k);
 }
 
-/* DataParallel's replicate (before every forward of the wrapped module) and gradient reduction (in its
- * backward), on the first GPU: the copies, and the transfers */
+/* DataParallel's replicate, before every forward of the wrapped module, training's and evaluation's: the
+ * flatten copies, then the broadcast */
+static void replicate(tail_ctx *c, const pf_scenario *sc, double P, double bw) {
+  add(c, "dp-replicate-flatten", 8.0 * P, c->launches);
+  dp_transfer(c, sc, "dp-replicate-broadcast", P, bw);
+}
+
+/* DataParallel's replicate and gradient reduction (in its backward), on the first GPU: the copies, and the
+ * transfers */
 static void dataparallel(tail_ctx *c, const pf_scenario *sc, double P) {
   double bw = dp_bw(sc);
   if (!(bw > 0)) return;
-  add(c, "dp-replicate-flatten", 8.0 * P, c->launches);
+  replicate(c, sc, P, bw);
   add(c, "dp-reduce-unflatten-add", 8.0 * P, c->launches);
-  dp_transfer(c, sc, "dp-replicate-broadcast", P, bw);
   dp_transfer(c, sc, "dp-grad-reduce", P, bw);
 }
 
@@ -163,8 +169,7 @@ int pf_step_eval_kernels(const pf_scenario *sc, const pf_stage_work *w, pf_kerne
   double bw = dp_bw(sc);
   if (!(bw > 0)) return 0;
   tail_ctx c = {.l = l, .launches = fmax(1.0, ceil(param_tensors(sc, w) / MT_CHUNK))};
-  add(&c, "dp-replicate-flatten", 8.0 * w->params, c.launches);
-  dp_transfer(&c, sc, "dp-replicate-broadcast", w->params, bw);
+  replicate(&c, sc, w->params, bw);
   return c.rc;
 }
 
