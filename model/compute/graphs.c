@@ -61,26 +61,44 @@ static bool counted(const pf_kernel *k) { /* a kernel entry of the layer's own (
   return !(k->kind == PF_KERNEL_FIXED && k->sync) && !pf_kernel_is_layer_python(k) && !pf_kernel_is_moe_python(k);
 }
 
+/* The layer's kernel entries over which its Python is apportioned, a dropless MoE layer's dispatcher
+ * preprocessing (MoELayer.preprocess, no kernel of its own here) one of them: *all, *eager those not captured
+ * under mods, and *post (with sync >= 0) the eager ones of lf after index sync that belong to the part of a MoE
+ * layer that follows its synchronisation. */
+static void entries(const pf_scenario *sc, bool moe, unsigned mods, const pf_kernel_list *lf,
+                    const pf_kernel_list *core, int sync, double *all, double *eager, double *post) {
+  static const char *const after[] = {"permute", "experts-", "unpermute", "bias-dropout-add2", "shared-", NULL};
+  *all = *eager = *post = 0;
+  const pf_kernel_list *lists[2] = {lf, core};
+  for (int j = 0; j < 2; j++)
+    for (int i = 0; i < lists[j]->n; i++) {
+      const pf_kernel *k = &lists[j]->k[i];
+      if (!counted(k)) continue;
+      *all += 1;
+      if (k->graph) continue;
+      *eager += 1;
+      *post += sync >= 0 && j == 0 && i > sync && is(k->name, after);
+    }
+  if (moe && sc->workload.capacity_factor <= 0) {
+    *all += 1;
+    *eager += (mods & PF_GRAPH_MOE_PREPROCESS) == 0;
+  }
+}
+
 double pf_graph_mark(const pf_scenario *sc, bool moe, pf_kernel_list *lf, pf_kernel_list *core) {
   unsigned mods = sc->graph_modules;
   pf_host_costs hc;
   pf_host_costs_get(sc, &hc);
   if (!mods || !hc.eager) return 1.0;
-  double all = 0, captured = 0;
   pf_kernel_list *lists[2] = {lf, core};
   for (int j = 0; j < 2; j++)
     for (int i = 0; i < lists[j]->n; i++) {
       pf_kernel *k = &lists[j]->k[i];
       k->graph = (unsigned char)module_of(k->name, moe, mods);
-      if (!counted(k)) continue;
-      all += 1;
-      captured += k->graph != 0;
     }
-  if (moe && sc->workload.capacity_factor <= 0) { /* the dispatcher's preprocessing (MoELayer.preprocess) */
-    all += 1;
-    captured += (mods & PF_GRAPH_MOE_PREPROCESS) != 0;
-  }
-  double keep = all > 0 ? 1.0 - captured / all : 1.0;
+  double all, eager, post;
+  entries(sc, moe, mods, lf, core, -1, &all, &eager, &post);
+  double keep = all > 0 ? 1.0 - (all - eager) / all : 1.0;
   for (int i = 0; i < lf->n; i++)
     if (pf_kernel_is_layer_python(&lf->k[i])) lf->k[i].host_s *= keep;
   return keep;
@@ -97,7 +115,6 @@ void pf_graph_launches(pf_kernel_list *l) {
 }
 
 int pf_moe_python_after_sync(const pf_scenario *sc, bool moe, pf_kernel_list *lf, const pf_kernel_list *core) {
-  static const char *const after[] = {"permute", "experts-", "unpermute", "bias-dropout-add2", "shared-", NULL};
   if (!moe || sc->workload.capacity_factor > 0) return 0;
   int sync = -1, py = -1;
   for (int i = 0; i < lf->n; i++) {
@@ -105,17 +122,10 @@ int pf_moe_python_after_sync(const pf_scenario *sc, bool moe, pf_kernel_list *lf
     if (pf_kernel_is_layer_python(&lf->k[i])) py = i;
   }
   if (sync < 0 || py < 0 || py > sync || lf->k[py].host_s <= 0) return 0;
-  /* the eager entries, as pf_graph_mark counts them (its Python already scaled to them), and those that follow
-   * the synchronisation */
-  double eager = (sc->graph_modules & PF_GRAPH_MOE_PREPROCESS) ? 0 : 1, post = 0;
-  const pf_kernel_list *lists[2] = {lf, core};
-  for (int j = 0; j < 2; j++)
-    for (int i = 0; i < lists[j]->n; i++) {
-      const pf_kernel *k = &lists[j]->k[i];
-      if (!counted(k) || k->graph) continue;
-      eager += 1;
-      post += j == 0 && i > sync && is(k->name, after);
-    }
+  /* the eager entries, as pf_graph_mark counts them (its Python already scaled to them: a Python left means an
+   * eager host, whose graphs pf_graph_mark applied), and those after the synchronisation */
+  double all, eager, post;
+  entries(sc, moe, sc->graph_modules, lf, core, sync, &all, &eager, &post);
   if (post <= 0 || eager <= 0) return 0;
   pf_kernel x = {.kind = PF_KERNEL_FIXED, .name = "moe-python", .host_s = lf->k[py].host_s * post / eager};
   lf->k[py].host_s -= x.host_s;
