@@ -41,6 +41,11 @@ static bool is(const char *name, const char *const *set) {
   return false;
 }
 
+/* A MoE layer's routed experts, from the permutation to the MLP's bias-dropout-add, and its shared experts:
+ * kernel names (compute.c layer_forward, moelayer.c; "x-" names a prefix). */
+static const char *const experts[] = {"permute", "experts-", "unpermute", "bias-dropout-add2", NULL};
+static const char *const shared[] = {"shared-", NULL};
+
 /* The module a layer's forward kernel belongs to, as a PF_GRAPH_* bit, if the scenario captures it (0: eager);
  * kernel names: compute.c layer_forward, moelayer.c ("x-" names a prefix). */
 static unsigned module_of(const char *name, bool moe, unsigned mods) {
@@ -48,13 +53,13 @@ static unsigned module_of(const char *name, bool moe, unsigned mods) {
                                      "flash-attention", "scores", "context", "scale-mask-softmax",
                                      "attention-dropout", "mla-", NULL};
   static const char *const mlp[] = {"norm2", "fc1", "fc2", "activation", "bias-dropout-add2", NULL};
-  static const char *const router[] = {"norm2", "router", "router-topk", "shared-", NULL};
-  static const char *const experts[] = {"permute", "experts-", "unpermute", "bias-dropout-add2", NULL};
+  static const char *const router[] = {"norm2", "router", "router-topk", NULL}; /* and the shared experts */
   if (!name) return 0;
   if (is(name, attn)) return mods & PF_GRAPH_ATTN;
   if (!moe) return is(name, mlp) ? mods & PF_GRAPH_MLP : 0;
-  if (mods & PF_GRAPH_MOE) return is(name, router) || is(name, experts) ? PF_GRAPH_MOE : 0;
-  return is(name, router) ? mods & PF_GRAPH_MOE_ROUTER : 0;
+  bool rt = is(name, router) || is(name, shared);
+  if (mods & PF_GRAPH_MOE) return rt || is(name, experts) ? PF_GRAPH_MOE : 0;
+  return rt ? mods & PF_GRAPH_MOE_ROUTER : 0;
 }
 
 static bool counted(const pf_kernel *k) { /* a kernel entry of the layer's own (not its Python or a sync) */
@@ -67,7 +72,6 @@ static bool counted(const pf_kernel *k) { /* a kernel entry of the layer's own (
  * layer that follows its synchronisation. */
 static void entries(const pf_scenario *sc, bool moe, unsigned mods, const pf_kernel_list *lf,
                     const pf_kernel_list *core, int sync, double *all, double *eager, double *post) {
-  static const char *const after[] = {"permute", "experts-", "unpermute", "bias-dropout-add2", "shared-", NULL};
   *all = *eager = *post = 0;
   const pf_kernel_list *lists[2] = {lf, core};
   for (int j = 0; j < 2; j++)
@@ -77,7 +81,7 @@ static void entries(const pf_scenario *sc, bool moe, unsigned mods, const pf_ker
       *all += 1;
       if (k->graph) continue;
       *eager += 1;
-      *post += sync >= 0 && j == 0 && i > sync && is(k->name, after);
+      *post += sync >= 0 && j == 0 && i > sync && k->name && (is(k->name, experts) || is(k->name, shared));
     }
   if (moe && sc->workload.capacity_factor <= 0) {
     *all += 1;
