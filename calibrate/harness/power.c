@@ -152,19 +152,22 @@ pfcal_power_pair pfcal_rsmi_pair(int64_t self, int64_t partner) {
   return self > 0 ? PFCAL_READ_OWN_PAIR : PFCAL_READ_PARTNER_PAIR;
 }
 
-/* Where device i of p reads its power (rs_src, share): its own counter, or its OAM's primary GCD. */
+/* Monitor device j's energy count; one that cannot be read counts as one reading 0 (the secondary GCD may
+ * answer "not supported"). */
+static int64_t energy_count(const pfcal_power *p, uint32_t j) {
+  uint64_t c, ts;
+  float res;
+  if (p->rs_energy(j, &c, &res, &ts) != 0) return 0;
+  return c > INT64_MAX ? INT64_MAX : (int64_t)c;
+}
+
+/* Where device i of p reads its power (rs_src, share; its own counter alone until this runs): its own counter,
+ * or its OAM's primary GCD. */
 static void pair_gcds(pfcal_power *p, uint32_t nmon) {
   for (int i = 0; i < p->ndev; i++) {
     uint32_t j = p->rs_dev[i], partner = j ^ 1u;
-    p->rs_src[i] = j;
-    p->share[i] = 1;
-    uint64_t c, ts;
-    float res;
     if (!p->rs_energy || partner >= nmon) continue;
-    /* a counter that cannot be read counts as one reading 0: the secondary may answer "not supported" */
-    int64_t self = p->rs_energy(j, &c, &res, &ts) == 0 ? (int64_t)(c > INT64_MAX ? INT64_MAX : c) : 0;
-    int64_t other = p->rs_energy(partner, &c, &res, &ts) == 0 ? (int64_t)(c > INT64_MAX ? INT64_MAX : c) : 0;
-    pfcal_power_pair k = pfcal_rsmi_pair(self, other);
+    pfcal_power_pair k = pfcal_rsmi_pair(energy_count(p, j), energy_count(p, partner));
     if (k == PFCAL_READ_OWN) continue;
     p->share[i] = 2;
     if (k == PFCAL_READ_PARTNER_PAIR) p->rs_src[i] = partner;
@@ -214,9 +217,8 @@ static pfcal_power *open_rsmi(int ndev, char (*pci)[32], int dies) {
       }
     }
   }
+  for (int i = 0; i < p->ndev; i++) p->rs_src[i] = p->rs_dev[i], p->share[i] = 1;
   if (dies == 2) pair_gcds(p, nmon);
-  else
-    for (int i = 0; i < p->ndev; i++) p->rs_src[i] = p->rs_dev[i], p->share[i] = 1;
   return p;
 }
 
