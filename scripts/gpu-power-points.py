@@ -105,9 +105,10 @@ class AmdSource:
         hs = amdsmi.amdsmi_get_processor_handles()
         self.own, self.h, self.share = hs[index], hs[index], 1
         partner = index ^ 1
-        if partner < len(hs) and (self._count(hs[index]) > 0) != (self._count(hs[partner]) > 0):
+        own = self._count(hs[index]) > 0
+        if partner < len(hs) and own != (self._count(hs[partner]) > 0):
             self.share = 2
-            if self._count(hs[index]) == 0:
+            if not own:
                 self.h = hs[partner]
         self.read_index = index if self.h is self.own else partner
 
