@@ -40,7 +40,7 @@ int pf_layer_mem(pf_kernel_list *l, const char *name, double bytes) {
 #define mem pf_layer_mem
 
 /* The attention core over a/t heads: scores, softmax, dropout, weighted sum (queries and keys qk wide,
- * values v wide: MLA's differ; a fused kernel of head width (qk + v) / 2 has their FLOPs). */
+ * values v wide: MLA's differ). */
 static int attention_core(const pf_scenario *sc, pf_kernel_list *core) {
   const pf_workload *w = &sc->workload;
   const pf_plan *p = &sc->plan;
@@ -51,7 +51,7 @@ static int attention_core(const pf_scenario *sc, pf_kernel_list *core) {
     /* causal: the built-in and custom transformers are decoders (GPT, Llama, the MoE models); Megatron's unfused
      * path below computes the whole score matrix and masks it */
     pf_kernel fa = {.kind = PF_KERNEL_ATTENTION, .name = "flash-attention", .prec = sc->precision,
-                    .m = sl, .n = s, .k = (qk + v) / 2.0, .batch = b * heads, .host_ops = 1, .causal = true};
+                    .m = sl, .n = s, .k = qk, .dv = v, .batch = b * heads, .host_ops = 1, .causal = true};
     rc |= pf_kernel_list_add(core, &fa);
   } else {
     double z = b * heads * sl * s;
@@ -92,14 +92,14 @@ static int layer_forward(const pf_scenario *sc, bool moe, pf_kernel_list *f, pf_
     rc |= gemm(f, sc, "fc1", M, (w->swiglu ? 2 : 1) * ff / t, h, 1); /* gate + up for SwiGLU */
     rc |= gemm(f, sc, "fc2", M, h, ff / t, 1);
   }
-  /* norms (read + write), two bias-dropout-add (read 2, write 1 + mask), rotary on q and k (MLA: their
-   * rope parts) */
+  /* norms (read + write), two bias-dropout-add (read 2, write 1 + mask), rotary on q and k (MLA: the queries'
+   * rope parts in place; the keys' one rope head is moelayer.c's mla-kv-rope) */
   rc |= mem(f, "norm1", 2 * el * x);
   rc |= mem(f, "norm2", 2 * el * x);
   rc |= mem(f, "bias-dropout-add1", (3 * el + 1) * x);
   rc |= mem(f, "bias-dropout-add2", (3 * el + 1) * x);
   if (!moe) rc |= mem(f, "activation", (w->swiglu ? 3.0 : 2.0) * el * y);
-  double roped = pf_workload_is_mla(w) ? (w->heads + t) * w->qk_rope_dim : q + kv;
+  double roped = pf_workload_is_mla(w) ? w->heads * w->qk_rope_dim : q + kv;
   if (!w->learned_pos) rc |= mem(f, "rotary", 2 * el * (b * sl * roped / t)); /* learned positions: none */
   rc |= mem(f, "bias", 0.0);
   return rc | attention_core(sc, core);
@@ -150,7 +150,7 @@ static int backward_into(pf_kernel_list *dst, const pf_kernel_list *src, double 
 }
 
 /* Which --recompute-modules modules rerun forward kernel `name` before the backward (0: none): layernorm the
- * layer's two norms, mla_up_proj MLA's latent norms, up projections and rotary, moe_act the experts'
+ * layer's two norms, mla_up_proj MLA's latent norms, up projections and rotary embedding, moe_act the experts'
  * activation, mlp a dense layer's MLP, moe a MoE layer's MLP from the router to unpermute, its
  * tokens-per-expert synchronisation and shared experts included (its all-to-alls: comm/epa2a.c) (kernel names:
  * layer_forward, moelayer.c). */
@@ -158,7 +158,7 @@ static unsigned module_of(const char *name) {
   enum { LN = PF_RECOMPUTE_MOD_LAYERNORM, UP = PF_RECOMPUTE_MOD_MLA_UP_PROJ, MOE = PF_RECOMPUTE_MOD_MOE };
   static const struct { const char *name; unsigned bits; } m[] = {
       {"norm1", LN}, {"norm2", LN}, {"mla-q-norm", UP}, {"mla-q-up", UP}, {"mla-kv-norm", UP}, {"mla-kv-up", UP},
-      {"rotary", UP}, {"experts-activation", PF_RECOMPUTE_MOD_MOE_ACT | MOE},
+      {"rotary", UP}, {"mla-kv-rope", UP}, {"experts-activation", PF_RECOMPUTE_MOD_MOE_ACT | MOE},
       {"fc1", PF_RECOMPUTE_MOD_MLP}, {"activation", PF_RECOMPUTE_MOD_MLP}, {"fc2", PF_RECOMPUTE_MOD_MLP},
       {"router", MOE}, {"router-topk", MOE}, {"tokens-per-expert-sync", MOE}, {"permute", MOE},
       {"experts-fc1", MOE}, {"experts-fc2", MOE}, {"unpermute", MOE}, {"shared-fc1", MOE},

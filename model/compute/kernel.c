@@ -44,9 +44,19 @@
 #define FLASH_S_REF 16384.0
 /* head dim: d/(d+16) normalised at 128 (assumed from FlashAttention-2's figures: 64 runs ~10 % below 128), and
  * not above 1 beyond 128: FlashAttention-3 runs head dim 256 at 642 TFLOP/s against 648 at 128, cuDNN at 509
- * against 595 (Shah et al. 2024, Fig. 5, 16k tokens; the tiles shrink to fit shared memory) */
+ * against 595 (Shah et al. 2024, Fig. 5, 16k tokens; the tiles shrink to fit shared memory).  The backward,
+ * which holds dQ, dK and dV accumulators as wide as the heads, loses more beyond 128: (128 / d)^0.41 of the
+ * rate, d the mean of the keys' and values' widths.  Fitted on cuDNN (PyTorch 2.11, cuDNN 9.19) on an H200,
+ * calibrate/results/vm-h200-141-2026-11-27-torch-attention-mla.json: MLA's 192 / 128 heads run their backward at
+ * 0.89-0.93x (median 0.91) the FLOP rate of 128 / 128 heads of the same count at 4k-8k tokens (16-128 heads),
+ * the exponent of that median at d = 160.  Checked, not fitted: 256 / 256 at 16k tokens reads 0.73x (0.75
+ * here); DeepSeek's own FlashAttention-3 MLA kernels on an H800 (deepseek-ai/profile-data train.json) take a
+ * backward 1.13x what this gave without the factor and the exact FLOPs (4.25 against 3.77 ms a layer); the
+ * forward stays within 0.99-1.07x of 128 / 128's rate there.  192 / 192 heads, a width no model here has, run
+ * cuDNN's generic backward at 0.65x. */
 #define FLASH_D_HALF 16.0
 #define FLASH_D_REF 128.0
+#define FLASH_D_BWD_EXP 0.41
 #define FLASH_BLOCK_M 128.0
 /* FP32 operations a fused attention kernel does on the CUDA cores per score element, besides the two products on
  * the tensor cores: forward, the online softmax's scaling (one FFMA), running maximum, running sum and the
@@ -103,6 +113,7 @@ double pf_attention_eff(const pf_device *d, pf_precision p, pf_pass pass, double
   double half = pass == PF_PASS_BWD ? FLASH_S_HALF_BWD : FLASH_S_HALF_FWD;
   double S = (n / (n + half)) / (FLASH_S_REF / (FLASH_S_REF + half));
   double D = fmin(1.0, (dh / (dh + FLASH_D_HALF)) / (FLASH_D_REF / (FLASH_D_REF + FLASH_D_HALF)));
+  if (pass == PF_PASS_BWD && dh > FLASH_D_REF) D *= pow(FLASH_D_REF / dh, FLASH_D_BWD_EXP);
   double blocks = ceil(m / FLASH_BLOCK_M) * (batch > 0 ? batch : 1.0);
   double util = d->units > 0 ? blocks / (ceil(blocks / d->units) * d->units) : 1.0;
   double eff = top * fmin(S, 1.0) * D * util;
@@ -138,8 +149,10 @@ int pf_kernel_cost_eval(const pf_kernel_env *env, const pf_kernel *k, pf_kernel_
     if (!(peak > 0))
       return pf_error_set(PF_EINVAL, "%s (%s) has no %s tensor cores: kernel %s cannot run in %s", d->id, d->name,
                           pf_precision_name(k->prec), k->name ? k->name : "(unnamed)", pf_precision_name(k->prec));
-    double eff = k->kind == PF_KERNEL_ATTENTION ? pf_attention_eff(d, k->prec, k->pass, k->m, k->n, k->k, batch)
-                                                : pf_gemm_eff_batched(d, k->prec, k->layout, k->m, k->n, k->k, batch);
+    double dv = k->dv > 0 ? k->dv : k->k; /* attention: the values' width */
+    double eff = k->kind == PF_KERNEL_ATTENTION
+                     ? pf_attention_eff(d, k->prec, k->pass, k->m, k->n, (k->k + dv) / 2.0, batch)
+                     : pf_gemm_eff_batched(d, k->prec, k->layout, k->m, k->n, k->k, batch);
     if (k->kind == PF_KERNEL_CONV) eff *= d->conv_eff > 0 ? d->conv_eff : 1.0;
     if (k->grouped && k->m > 0) eff *= k->m / (k->m + GROUPED_PAD_ROWS);
     if (k->rate_scale > 0) eff *= k->rate_scale; /* a recipe's products (compute/fp8.c) */
@@ -149,9 +162,10 @@ int pf_kernel_cost_eval(const pf_kernel_env *env, const pf_kernel *k, pf_kernel_
     c->rate_flops = peak * eff * scale * (env->clock_ratio > 0 ? env->clock_ratio : 1.0);
     c->compute_s = flops / c->rate_flops;
     c->u_tensor = fmin(1.0, c->rate_flops / peak);
-    if (k->kind == PF_KERNEL_ATTENTION && k->k > 0 && d->vector_flops[PF_FP32] > 0) /* the softmax's FP32 work */
-      c->u_vector = fmin(1.0, SOFTMAX_OPS * flops / ((k->pass == PF_PASS_BWD ? 10.0 : 4.0) * k->k) / c->compute_s /
-                                  d->vector_flops[PF_FP32]);
+    if (k->kind == PF_KERNEL_ATTENTION && k->k > 0 && d->vector_flops[PF_FP32] > 0) { /* the softmax's FP32 work */
+      double per_score = 2.0 * (k->pass == PF_PASS_BWD ? 3.0 * k->k + 2.0 * dv : k->k + dv); /* pf_kernel_flops */
+      c->u_vector = fmin(1.0, SOFTMAX_OPS * flops / per_score / c->compute_s / d->vector_flops[PF_FP32]);
+    }
     break;
   }
   case PF_KERNEL_MEMORY:

@@ -57,7 +57,8 @@ int pf_kernel_cost_eval(const pf_kernel_env *env, const pf_kernel *k, pf_kernel_
  * for their implicit GEMM, times the device's conv_eff. */
 double pf_gemm_eff(const pf_device *d, pf_precision p, pf_gemm_layout layout, double m, double n, double k);
 /* Achievable fraction of the dense peak for a fused attention kernel of that
- * pass: m query and n key positions, head dim dh, batch = b x heads (kernel.c). */
+ * pass: m query and n key positions, head dim dh (the mean of the keys' and values' widths where they
+ * differ), batch = b x heads (kernel.c). */
 double pf_attention_eff(const pf_device *d, pf_precision p, pf_pass pass, double m, double n, double dh,
                         double batch);
 /* Dense peak FLOP/s the math of precision p runs at on d (falls back to fp16,

@@ -51,6 +51,13 @@
  * -> heads x (nope + v) / TP, the output heads x v / TP -> h.  The down projections' weights are duplicated
  * over TP (Megatron-Core's multi_latent_attention.py builds them with parallel_mode "duplicated") and run on
  * the sequence-parallel shard of the tokens, whose latents are then gathered (without SP: every token).
+ * The rotary embedding as Megatron-Core applies it with its rope fusion (the default, apply_rope_fusion;
+ * megatron/core/fusions/fused_mla_yarn_rope_apply.py, since MCore 0.13): the queries' rope part in place
+ * (compute.c's rotary), and one kernel that splits kv_b's output into keys and values and writes each head's
+ * key with the one rope head appended (mla-kv-rope): read heads x (nope + v) / TP and rope, write heads x
+ * (nope + rope + v) / TP elements a token; its backward moves the same bytes the other way.  Unfused, a
+ * torch.cat, these copies run at a fifth of HBM speed (0.7-0.9 TB/s on an H200:
+ * calibrate/results/vm-h200-141-2026-11-27-torch-attention-mla.json).
  */
 #include "moelayer.h"
 
@@ -143,6 +150,8 @@ int pf_mla_forward(const pf_scenario *sc, pf_kernel_list *f) {
   rc |= pf_layer_gemm(f, sc, "mla-kv-down", Md, kl + w->qk_rope_dim, h, 1);
   rc |= pf_layer_mem(f, "mla-kv-norm", 2.0 * el * Md * kl);
   rc |= pf_layer_gemm(f, sc, "mla-kv-up", M, a * (w->qk_nope_dim + v) / t, kl, 1);
+  rc |= pf_layer_mem(f, "mla-kv-rope", el * M * (a / t * (2.0 * w->qk_nope_dim + w->qk_rope_dim + 2.0 * v) +
+                                                  w->qk_rope_dim));
   rc |= pf_layer_gemm(f, sc, "proj", M, h, a * v / t, 1);
   return rc;
 }

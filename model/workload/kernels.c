@@ -14,7 +14,8 @@ double pf_kernel_flops(const pf_kernel *k) {
   case PF_KERNEL_GEMM:
   case PF_KERNEL_CONV: return 2.0 * k->m * k->n * k->k * batch;
   case PF_KERNEL_ATTENTION: {
-    double f = (k->pass == PF_PASS_BWD ? 10.0 : 4.0) * k->m * k->n * k->k * batch;
+    double dv = k->dv > 0 ? k->dv : k->k;
+    double f = 2.0 * k->m * k->n * (k->pass == PF_PASS_BWD ? 3.0 * k->k + 2.0 * dv : k->k + dv) * batch;
     return k->causal && k->n > 0 ? f * fmin(1.0, (k->n + PF_FLASH_BLOCK_N) / (2.0 * k->n)) : f;
   }
   default: return 0.0;

@@ -12,7 +12,8 @@
 typedef enum {
   PF_KERNEL_GEMM,      /* dense matrix product C[m,n] = A[m,k] B[k,n]; `batch` of them per launch */
   PF_KERNEL_CONV,      /* convolution priced as its implicit GEMM (m = N Ho Wo, n = Cout, k = Cin kh kw / groups) */
-  PF_KERNEL_ATTENTION, /* fused (flash) attention core: m = query length, n = key length, k = head dim, batch = b x heads */
+  PF_KERNEL_ATTENTION, /* fused (flash) attention core: m = query length, n = key length, k = the queries' and keys'
+                          head width, dv the values' (0: k), batch = b x heads */
   PF_KERNEL_MEMORY,    /* element-wise, normalisation, softmax, reductions, copies: bytes-bound */
   PF_KERNEL_OPTIMIZER, /* multi-tensor optimizer apply: bytes-bound */
   PF_KERNEL_FIXED,     /* a kernel whose time is known (fixed_s), e.g. a collective priced by the comm module */
@@ -29,9 +30,10 @@ typedef struct pf_kernel {
   pf_gemm_layout layout;
   pf_pass pass;
   double m, n, k;       /* shape of one product (GEMM, CONV, ATTENTION) */
+  double dv;            /* ATTENTION: the values' head width where it differs from k (MLA's 128 against 192); 0: k */
   double batch;         /* products per launch; 0 means 1 */
   double flops;         /* FLOPs of one launch; 0 = pf_kernel_flops() (2 m n k batch for GEMM and CONV; attention
-                           4 m n k batch forward, 10 m n k batch backward) */
+                           2 m n (k + dv) batch forward, 2 m n (3 k + 2 dv) batch backward) */
   double bytes;         /* HBM bytes read + written by one launch */
   double count;         /* identical launches back to back; 0 means 1 */
   double host_ops;      /* framework operators the host dispatches per launch (0: fused into the previous one) */
@@ -55,7 +57,9 @@ typedef struct pf_kernel {
 } pf_kernel;
 
 /* FLOPs of one launch of k (k->flops when set, else the kind's count).  A fused attention kernel computes
- * forward 4 m n k per head (scores and their product with the values), backward 2.5x that; under a causal
+ * forward 2 m n (k + dv) per head (the scores, k wide, and their product with the values, dv wide), backward
+ * 2 m n (3 k + 2 dv): the scores again, dV = P^T dO and dP = dO V^T (dv wide), dQ = dS K and dK = dS^T Q (k
+ * wide), 2.5x the forward where k = dv (FlashAttention-2's count, Dao 2023 section 3); under a causal
  * mask FlashAttention skips the key blocks above the diagonal and computes the diagonal ones whole, so per
  * query row half the keys plus half a block run: (n + PF_FLASH_BLOCK_N) / 2n of the full count (with context
  * parallelism's load-balanced chunks, m = n / CP queries of n keys, the same share). */

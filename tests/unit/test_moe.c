@@ -111,8 +111,9 @@ static void setup(pf_scenario *sc, const char *model, int tp) {
 
 /* the kernels' FLOPs (no recomputation) are the model FLOPs of the microbatch, per TP rank, with the attention
  * core as the fused kernels run it: the model count (whole score matrix) prices it at 4 + 8 = 12 s^2 x head width
- * per head and layer, FlashAttention's kernels at 4 + 10 (the backward computes the scores again) of the share c
- * = (s + 128) / 2s a causal mask leaves them (kernels.h) */
+ * per head and layer (the mean width dh of keys dk and values dv), FlashAttention's kernels at 2 (dk + dv) +
+ * 2 (3 dk + 2 dv) (the backward computes the scores again; 4 + 10 dh where dk = dv) of the share c = (s + 128) / 2s
+ * a causal mask leaves them (kernels.h) */
 static void kernels_flops(const char *model, int tp) {
   static pf_scenario sc;
   setup(&sc, model, tp);
@@ -120,10 +121,10 @@ static void kernels_flops(const char *model, int tp) {
   CHECK_INT(pf_plan_check(&sc), 0);
   CHECK_INT(pf_stage_work_compute(&sc, 0, &w), 0);
   const pf_workload *wl = &sc.workload;
-  double dh = (pf_workload_qk_dim(wl) + pf_workload_v_dim(wl)) / 2.0;
-  double c = (wl->seq + PF_FLASH_BLOCK_N) / (2.0 * wl->seq);
+  double dk = pf_workload_qk_dim(wl), dv = pf_workload_v_dim(wl), dh = (dk + dv) / 2.0;
+  double c = (wl->seq + PF_FLASH_BLOCK_N) / (2.0 * wl->seq), fused = 2.0 * (dk + dv) + 2.0 * (3.0 * dk + 2.0 * dv);
   double F = pf_workload_model_flops_per_sample(wl, tp) / tp +
-             (14.0 * c - 12.0) * wl->seq * wl->seq * dh * (wl->heads / (double)tp) * wl->layers;
+             (fused * c - 12.0 * dh) * wl->seq * wl->seq * (wl->heads / (double)tp) * wl->layers;
   /* the router runs on the sequence-parallel shard, replicated: its weights are not split by TP */
   if (!(fabs(w.fwd_flops + w.bwd_flops - F) <= 0.002 * F))
     fprintf(stderr, "%s: kernels %.6g FLOPs, model %.6g\n", model, w.fwd_flops + w.bwd_flops, F);
@@ -180,7 +181,7 @@ static void sync_and_rows(void) {
   CHECK_INT(pf_plan_check(&sc), 0);
   CHECK_INT(pf_stage_kernel_rows(&sc, 0, &R), 0);
   static const char *v3[] = {"shared-fc1", "shared-fc2", "mla-q-down", "mla-q-up", "mla-kv-down", "mla-kv-up",
-                             "mtp-proj", "fc1"};
+                             "mla-kv-rope", "mtp-proj", "fc1"};
   for (size_t i = 0; i < sizeof v3 / sizeof v3[0]; i++) CHECK(has_row(&R, v3[i]));
   pf_kernel_rows_free(&R);
 }
