@@ -27,7 +27,8 @@ static cJSON *moe_json(const pf_workload *w) {
       {"capacity_factor", w->capacity_factor}, {"expert_load", pf_workload_expert_load(w)},
       {"head_dim", pf_workload_head_dim(w)}, {"q_lora_rank", w->q_lora_rank}, {"kv_lora_rank", w->kv_lora_rank},
       {"qk_nope_head_dim", w->qk_nope_dim}, {"qk_rope_head_dim", w->qk_rope_dim}, {"v_head_dim", w->v_head_dim},
-      {"mtp_layers", w->mtp_layers}};
+      {"mtp_layers", w->mtp_layers}, {"window_size", w->window},
+      {"windowed_layers", pf_workload_windowed_layers(w)}};
   for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) cJSON_AddNumberToObject(j, f[i].k, f[i].v);
   cJSON_AddStringToObject(j, "router", w->router == PF_ROUTER_SIGMOID ? "sigmoid" : "softmax");
   return j;

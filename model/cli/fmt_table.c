@@ -93,6 +93,9 @@ static void model(FILE *f, const pf_workload *w) {
   if (pf_workload_is_mla(w))
     fprintf(f, "  MLA              q_lora %d, kv_lora %d, qk nope %d + rope %d, v %d per head\n", w->q_lora_rank,
             w->kv_lora_rank, w->qk_nope_dim, w->qk_rope_dim, w->v_head_dim);
+  if (pf_workload_windowed_layers(w) > 0)
+    fprintf(f, "  attention        sliding window of %d keys on %d of %d layers, the rest the whole prefix\n",
+            w->window, pf_workload_windowed_layers(w), w->layers);
   if (w->kind == PF_WL_LAYERS) {
     pf_layers_totals t;
     if (pf_layers_summary(w, &t) == 0)

@@ -165,6 +165,12 @@ const pf_opt pf_scenario_opts[] = {
     {"swiglu", NULL, "custom transformer: gated MLP (Llama style)", .type = PF_OPT_FLAG},
     {"head-dim", "N", "attention head width (Megatron's --kv-channels; default hidden / heads)",
      .type = PF_OPT_INT, .at = SC(workload.head_dim), .lo = 1, .hi = 1 << 16, .group = PF_SCG_SHAPE},
+    {"window-size", "W", "sliding-window attention: a query sees the W keys before it (Megatron's --window-size W,0; "
+     "0: the whole prefix)", .type = PF_OPT_INT, .at = SC(workload.window), .lo = 0, .hi = 1 << 24,
+     .group = PF_SCG_SHAPE},
+    {"window-attn-skip-freq", "N", "sliding-window attention: every N-th layer attends the whole prefix (Megatron's; "
+     "GPT-OSS 2; 0: every layer windowed)", .type = PF_OPT_INT, .at = SC(workload.window_full_every), .lo = 0,
+     .hi = 1 << 16, .group = PF_SCG_SHAPE},
     {"experts", "N", "mixture of experts: routed experts per MoE layer (0: dense)",
      .type = PF_OPT_INT, .at = SC(workload.experts), .lo = 0, .hi = 1 << 16, .group = PF_SCG_SHAPE},
     {"moe-topk", "K", "mixture of experts: routed experts each token goes to",

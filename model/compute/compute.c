@@ -40,7 +40,8 @@ int pf_layer_mem(pf_kernel_list *l, const char *name, double bytes) {
 #define mem pf_layer_mem
 
 /* The attention core over a/t heads: scores, softmax, dropout, weighted sum (queries and keys qk wide,
- * values v wide: MLA's differ). */
+ * values v wide: MLA's differ).  With a sliding window the fused kernel is two entries, the windowed layers'
+ * and the others', each counted as its share of the model's layers (a layer list stands for every layer). */
 static int attention_core(const pf_scenario *sc, pf_kernel_list *core) {
   const pf_workload *w = &sc->workload;
   const pf_plan *p = &sc->plan;
@@ -52,7 +53,17 @@ static int attention_core(const pf_scenario *sc, pf_kernel_list *core) {
      * path below computes the whole score matrix and masks it */
     pf_kernel fa = {.kind = PF_KERNEL_ATTENTION, .name = "flash-attention", .prec = sc->precision,
                     .m = sl, .n = s, .k = qk, .dv = v, .batch = b * heads, .host_ops = 1, .causal = true};
-    rc |= pf_kernel_list_add(core, &fa);
+    double windowed = (double)pf_workload_windowed_layers(w) / w->layers;
+    if (windowed < 1) {
+      fa.count = 1 - windowed;
+      rc |= pf_kernel_list_add(core, &fa);
+    }
+    if (windowed > 0) {
+      fa.name = "flash-attention-swa";
+      fa.window = w->window;
+      fa.count = windowed;
+      rc |= pf_kernel_list_add(core, &fa);
+    }
   } else {
     double z = b * heads * sl * s;
     rc |= gemm(core, sc, "scores", sl, s, qk, b * heads);

@@ -50,8 +50,8 @@ static const char *const shared[] = {"shared-", NULL};
  * kernel names: compute.c layer_forward, moelayer.c ("x-" names a prefix). */
 static unsigned module_of(const char *name, bool moe, unsigned mods) {
   static const char *const attn[] = {"norm1", "qkv", "proj", "rotary", "bias", "bias-dropout-add1",
-                                     "flash-attention", "scores", "context", "scale-mask-softmax",
-                                     "attention-dropout", "mla-", NULL};
+                                     "flash-attention", "flash-attention-swa", "scores", "context",
+                                     "scale-mask-softmax", "attention-dropout", "mla-", NULL};
   static const char *const mlp[] = {"norm2", "fc1", "fc2", "activation", "bias-dropout-add2", NULL};
   static const char *const router[] = {"norm2", "router", "router-topk", NULL}; /* and the shared experts */
   if (!name) return 0;
@@ -78,10 +78,12 @@ static void entries(const pf_scenario *sc, bool moe, unsigned mods, const pf_ker
     for (int i = 0; i < lists[j]->n; i++) {
       const pf_kernel *k = &lists[j]->k[i];
       if (!counted(k)) continue;
-      *all += 1;
+      /* one entry, but the fused attention's windowed and full kernels are one a layer between them (compute.c) */
+      double n = k->kind == PF_KERNEL_ATTENTION && k->count > 0 ? k->count : 1.0;
+      *all += n;
       if (k->graph) continue;
-      *eager += 1;
-      *post += sync >= 0 && j == 0 && i > sync && k->name && (is(k->name, experts) || is(k->name, shared));
+      *eager += n;
+      *post += n * (sync >= 0 && j == 0 && i > sync && k->name && (is(k->name, experts) || is(k->name, shared)));
     }
   if (moe && sc->workload.capacity_factor <= 0) {
     *all += 1;

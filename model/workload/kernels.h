@@ -31,6 +31,7 @@ typedef struct pf_kernel {
   pf_pass pass;
   double m, n, k;       /* shape of one product (GEMM, CONV, ATTENTION) */
   double dv;            /* ATTENTION: the values' head width where it differs from k (MLA's 128 against 192); 0: k */
+  double window;        /* ATTENTION: keys before a query it sees at most (a sliding window); 0: all of them */
   double batch;         /* products per launch; 0 means 1 */
   double flops;         /* FLOPs of one launch; 0 = pf_kernel_flops() (2 m n k batch for GEMM and CONV; attention
                            2 m n (k + dv) batch forward, 2 m n (3 k + 2 dv) batch backward) */
@@ -62,10 +63,14 @@ typedef struct pf_kernel {
  * wide), 2.5x the forward where k = dv (FlashAttention-2's count, Dao 2023 section 3); under a causal
  * mask FlashAttention skips the key blocks above the diagonal and computes the diagonal ones whole, so per
  * query row half the keys plus half a block run: (n + PF_FLASH_BLOCK_N) / 2n of the full count (with context
- * parallelism's load-balanced chunks, m = n / CP queries of n keys, the same share). */
+ * parallelism's load-balanced chunks, m = n / CP queries of n keys, the same share).  Under a sliding window
+ * of W keys a block of queries runs the key blocks its band touches, (W + PF_FLASH_BLOCK_N) / n of the full
+ * count (pf_kernel_keys). */
 #define PF_FLASH_BLOCK_N 128.0 /* FlashAttention-3's key tile at head dim 128 under a causal mask (128 x 128:
                                   Dao-AILab/flash-attention hopper/tile_size.h, tile_size_fwd_sm90) */
 double pf_kernel_flops(const pf_kernel *k);
+/* The keys an attention kernel's query row runs against: n, or its sliding window's blocks. */
+double pf_kernel_keys(const pf_kernel *k);
 
 /* ---- lists ---- */
 

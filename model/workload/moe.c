@@ -28,7 +28,7 @@ bool pf_workload_is_mla(const pf_workload *w) { return w->kind == PF_WL_TRANSFOR
 /* the general counting below, rather than workload.c's Megatron GPT/Llama form */
 bool pf_workload_extended(const pf_workload *w) {
   return pf_workload_is_moe(w) || pf_workload_is_mla(w) || w->head_dim > 0 || w->qk_norm || w->attn_bias ||
-         w->mtp_layers > 0;
+         w->mtp_layers > 0 || w->window > 0;
 }
 
 bool pf_workload_moe_layer(const pf_workload *w, int i) {
@@ -146,19 +146,21 @@ double pf_workload_routed_load(const pf_workload *w, int ep) {
   return w->capacity_factor > 0 ? w->capacity_factor : pf_workload_rank_load(w, ep);
 }
 
-/* forward + backward model FLOPs of one layer for s tokens: 6 per token and active weight, and the
- * attention core 2 s^2 heads (qk + v) forward, three times that with backward, over the whole score matrix
- * (PF_FLOPS_FULL; Megatron-LM from core_v0.12 counts half of it: pf_workload_model_flops_per_sample_as) */
+/* forward + backward model FLOPs of one layer's products with weights for s tokens: 6 per token and active
+ * weight (the attention core, 2 s^2 heads (qk + v) forward and three times that with backward over the whole
+ * score matrix, is pf_workload_attn_core_flops_per_sample's: PF_FLOPS_FULL; Megatron-LM from core_v0.12 counts
+ * half of it, pf_workload_model_flops_per_sample_as) */
 static double layer_flops(const pf_workload *w, bool moe) {
   double s = w->seq, h = w->hidden;
   double ffn = moe ? moe_active_matrices(w) : 3.0 * h * w->ffn_hidden;
-  return 6.0 * s * (attn_matrices(w) + ffn) + 6.0 * s * s * w->heads * (pf_workload_qk_dim(w) + pf_workload_v_dim(w));
+  return 6.0 * s * (attn_matrices(w) + ffn);
 }
 
 double pf_workload_moe_flops_per_sample(const pf_workload *w, int tp) {
   double s = w->seq, h = w->hidden, V = pf_workload_padded_vocab(w, tp);
   int moe = pf_workload_moe_layers_in(w, 0, w->layers);
-  double f = moe * layer_flops(w, true) + (w->layers - moe) * layer_flops(w, false) + 6.0 * s * V * h;
+  double f = moe * layer_flops(w, true) + (w->layers - moe) * layer_flops(w, false) + 6.0 * s * V * h +
+             pf_workload_attn_core_flops_per_sample(w);
   if (w->mtp_layers > 0) /* each module: the 2h -> h projection, its layer and another output head */
     f += w->mtp_layers * (6.0 * s * 2.0 * h * h + layer_flops(w, pf_workload_is_moe(w)) + 6.0 * s * V * h);
   return f;
@@ -166,6 +168,9 @@ double pf_workload_moe_flops_per_sample(const pf_workload *w, int tp) {
 
 int pf_workload_moe_check(pf_workload *w) {
   if (w->head_dim < 0) return pf_error_set(PF_EINVAL, "model %s: --head-dim must be positive", w->id);
+  if (w->window < 0 || w->window_full_every < 0)
+    return pf_error_set(PF_EINVAL, "model %s: --window-size and --window-attn-skip-freq must not be negative", w->id);
+  if (w->window == 0) w->window_full_every = 0; /* no window (--window-size 0 on GPT-OSS): every layer whole */
   if (w->experts < 0 || w->topk < 0 || w->moe_ffn_hidden < 0 || w->shared_ffn_hidden < 0 || w->first_dense < 0 ||
       w->moe_every < 0 || w->mtp_layers < 0 || w->q_lora_rank < 0 || w->kv_lora_rank < 0)
     return pf_error_set(PF_EINVAL, "model %s: MoE and MLA sizes must not be negative", w->id);

@@ -74,8 +74,11 @@ const pf_workload pf_moe_builtins[] = {
     {MOE("gpt-oss-120b", "GPT-OSS-120B", 36, 2880, 64, 8, 2880, 4096, 201088,
          "openai/gpt-oss gpt_oss/torch/model.py ModelConfig (7b583341): 36 layers, 128 experts, 4 a token, "
          "vocabulary 201088, hidden 2880, intermediate 2880, head_dim 64, 64 heads, 8 KV heads, initial context "
-         "4096; biases on QKV, output, router and experts (same file)"),
-     .head_dim = 64, .attn_bias = true, .expert_bias = true, .experts = 128, .topk = 4, .moe_ffn_hidden = 2880},
+         "4096, sliding window 128 on every other layer (AttentionBlock: layer_idx % 2 == 0); biases on QKV, "
+         "output, router and experts (same file); Megatron-Core runs the window as window_size 128,0 and "
+         "window_attn_skip_freq 2 (Megatron-Bridge gpt_oss provider)"),
+     .head_dim = 64, .attn_bias = true, .expert_bias = true, .experts = 128, .topk = 4, .moe_ffn_hidden = 2880,
+     .window = 128, .window_full_every = 2},
 };
 
 const int pf_moe_builtin_n = (int)(sizeof pf_moe_builtins / sizeof pf_moe_builtins[0]);

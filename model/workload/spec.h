@@ -44,6 +44,10 @@ typedef struct pf_workload {
   int head_dim;             /* attention head width (Megatron's --kv-channels); 0: hidden / heads */
   bool qk_norm;             /* RMSNorm on each head's query and key (Qwen3, OLMoE) */
   bool attn_bias;           /* biases on the QKV and output projections (GPT-OSS) */
+  /* sliding-window attention (Megatron-Core's --window-size W,0 and --window-attn-skip-freq N): a query sees the
+   * W keys before it and itself; with N, layer l (from 1) with l % N == 0 attends the whole prefix */
+  int window;               /* W (0: every layer attends the whole prefix) */
+  int window_full_every;    /* N (0: every layer windowed) */
   /* mixture of experts (moe.c; experts 0: dense).  Layer i (from 0) is a MoE layer when i >= first_dense and
    * (i + 1) % moe_every == 0 (Hugging Face's interleave_moe_layer_step; Megatron's --moe-layer-freq). */
   int experts;              /* routed experts of a MoE layer */
@@ -159,8 +163,11 @@ double pf_workload_model_flops_per_sample(const pf_workload *w, int tp);
  * num_floating_point_operations, commit 8873b55 of 2025-03-06 for GPT/GQA attention, d4f9a6f of 2025-04-03
  * for MLA).  Only the attention core differs; parameters' FLOPs and the logits are counted alike. */
 typedef enum { PF_FLOPS_FULL, PF_FLOPS_CAUSAL } pf_flops_conv;
-/* The attention core's FLOPs per sample, forward + backward, counted FULL (0 for non-transformers). */
+/* The attention core's FLOPs per sample, forward + backward, counted FULL (0 for non-transformers); a windowed
+ * layer counts its band twice. */
 double pf_workload_attn_core_flops_per_sample(const pf_workload *w);
+/* Layers of the model (not the MTP modules) that attend through a sliding window (window, window_full_every). */
+int pf_workload_windowed_layers(const pf_workload *w);
 /* Model FLOPs per sample as convention c counts them. */
 double pf_workload_model_flops_per_sample_as(const pf_workload *w, int tp, pf_flops_conv c);
 /* Tokens per sample (seq for transformers, 1 for others). */

@@ -227,13 +227,22 @@ double pf_workload_model_flops_per_sample(const pf_workload *w, int tp) {
   return 12.0 * s * l * h * h * (attn + mlp + logit);
 }
 
+int pf_workload_windowed_layers(const pf_workload *w) {
+  if (w->kind != PF_WL_TRANSFORMER || w->window <= 0 || w->window >= w->seq) return 0;
+  return w->window_full_every > 0 ? w->layers - w->layers / w->window_full_every : w->layers;
+}
+
 /* The attention core (scores and their product with the values) counted over the whole s x s matrix,
  * forward + backward: 6 s^2 a (d_qk + d_v) a layer, the MTP modules' layers included; 12 s^2 h a layer for
- * GPT/Llama heads, the s/h term above. */
+ * GPT/Llama heads, the s/h term above.  A layer with a sliding window of W keys counts twice the band's
+ * W (W + 1) / 2 + (s - W) W query-key pairs in place of s^2, so that the causal count below is the band's
+ * (Megatron-Bridge's GPT-OSS count, src/megatron/bridge/training/utils/flop_utils.py,
+ * attention_flops_calculator with is_swa). */
 double pf_workload_attn_core_flops_per_sample(const pf_workload *w) {
   if (w->kind != PF_WL_TRANSFORMER) return 0;
-  double s = w->seq;
-  return (w->layers + w->mtp_layers) * 6.0 * s * s * w->heads * (pf_workload_qk_dim(w) + pf_workload_v_dim(w));
+  double s = w->seq, W = w->window, nw = pf_workload_windowed_layers(w);
+  double pairs = (w->layers + w->mtp_layers - nw) * s * s + nw * 2.0 * (W * (W + 1) / 2 + (s - W) * W);
+  return 6.0 * pairs * w->heads * (pf_workload_qk_dim(w) + pf_workload_v_dim(w));
 }
 
 double pf_workload_model_flops_per_sample_as(const pf_workload *w, int tp, pf_flops_conv c) {

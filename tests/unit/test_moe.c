@@ -121,10 +121,14 @@ static void kernels_flops(const char *model, int tp) {
   CHECK_INT(pf_plan_check(&sc), 0);
   CHECK_INT(pf_stage_work_compute(&sc, 0, &w), 0);
   const pf_workload *wl = &sc.workload;
-  double dk = pf_workload_qk_dim(wl), dv = pf_workload_v_dim(wl), dh = (dk + dv) / 2.0;
-  double c = (wl->seq + PF_FLASH_BLOCK_N) / (2.0 * wl->seq), fused = 2.0 * (dk + dv) + 2.0 * (3.0 * dk + 2.0 * dv);
-  double F = pf_workload_model_flops_per_sample(wl, tp) / tp +
-             (fused * c - 12.0 * dh) * wl->seq * wl->seq * (wl->heads / (double)tp) * wl->layers;
+  double dk = pf_workload_qk_dim(wl), dv = pf_workload_v_dim(wl), dh = (dk + dv) / 2.0, s = wl->seq;
+  double c = (s + PF_FLASH_BLOCK_N) / (2.0 * s), fused = 2.0 * (dk + dv) + 2.0 * (3.0 * dk + 2.0 * dv);
+  /* a windowed layer: the model counts twice the band's W (W + 1) / 2 + (s - W) W pairs, the kernel runs the
+   * W + 128 keys of the blocks each query block's band touches */
+  double nw = pf_workload_windowed_layers(wl), W = wl->window, band = W * (W + 1) / 2 + (s - W) * W;
+  double per_head = (wl->layers - nw) * (fused * c - 12.0 * dh) * s * s +
+                    nw * (fused * s * (W + PF_FLASH_BLOCK_N) - 24.0 * dh * band);
+  double F = pf_workload_model_flops_per_sample(wl, tp) / tp + per_head * (wl->heads / (double)tp);
   /* the router runs on the sequence-parallel shard, replicated: its weights are not split by TP */
   if (!(fabs(w.fwd_flops + w.bwd_flops - F) <= 0.002 * F))
     fprintf(stderr, "%s: kernels %.6g FLOPs, model %.6g\n", model, w.fwd_flops + w.bwd_flops, F);
@@ -186,6 +190,26 @@ static void sync_and_rows(void) {
   pf_kernel_rows_free(&R);
 }
 
+/* GPT-OSS's model FLOPs under the causal count are Megatron-Bridge's (src/megatron/bridge/training/utils/
+ * flop_utils.py, gpt_oss_flops_calculator: every other layer's attention over its 128-key band, W (W + 1) / 2 +
+ * (s - W) W pairs, the rest over s (s + 1) / 2; QKV, output and the top-4 experts' products, the logits; no router),
+ * within the router's 0.2 %: without the window the count is 5 % higher */
+static void window_flops(void) {
+  pf_workload w;
+  CHECK_INT(pf_workload_builtin("gpt-oss-120b", &w), 0);
+  double s = w.seq, h = w.hidden, a = w.heads, g = w.kv_heads, d = pf_workload_head_dim(&w), W = w.window;
+  double bridge = 6.0 * s * h * w.vocab;
+  for (int i = 0; i < w.layers; i++) {
+    double pairs = i % 2 == 0 ? s * (s + 1) / 2 : W * (W + 1) / 2 + (s - W) * W;
+    bridge += 6.0 * (s * h * d * (a + 2 * g) + s * h * d * a + 2.0 * a * pairs * d) +
+              6.0 * s * w.topk * 3.0 * h * w.moe_ffn_hidden;
+  }
+  double ours = pf_workload_model_flops_per_sample_as(&w, 1, PF_FLOPS_CAUSAL);
+  printf("GPT-OSS-120B causal model FLOPs %.5g, Megatron-Bridge's %.5g\n", ours, bridge);
+  CHECK_INT(pf_workload_windowed_layers(&w), 18);
+  CHECK(fabs(ours / bridge - 1) < 0.004);
+}
+
 /* memory counts every expert at EP 1: Mixtral 8x7B over TP 8 x PP 4 holds 8 MoE layers and the embedding
  * (first stage) or the output layer (last) per stage, split by TP, in bf16 */
 static void memory(void) {
@@ -208,6 +232,7 @@ static void memory(void) {
 int main(void) {
   memory();
   counts();
+  window_flops();
   flops();
   kernels_flops("mixtral-8x7b", 1);
   kernels_flops("deepseek-v3", 8);

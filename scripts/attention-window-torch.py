@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""attention-window-torch.py - fused attention at narrow heads and under a sliding window, timed on a real GPU.
+
+Runs only on a machine with an NVIDIA GPU and PyTorch; no test calls it.  Two questions of docs/model.md's
+attention kernel for GPT-OSS-like layers (head dim 64, every other layer windowed to 128 keys):
+
+1. Head dim 64 against 128 on cuDNN (the back-end Transformer Engine runs on Hopper, and the only one that
+   takes GPT-OSS's learnable softmax offset): causal bf16, forward alone and forward + backward, 16-64 heads,
+   2k-8k tokens.  FLOPs 4 b h s^2 d / 2 forward, 2.5x that backward.
+2. A sliding window against the whole causal prefix in one kernel family: PyTorch's FlexAttention (compiled,
+   block-sparse, 128 x 128 blocks) with a causal mask and with a causal mask limited to the 128 keys before
+   each query, at GPT-OSS's 64 heads of 64 and at 128-wide heads, 4k and 8k tokens.  The ratio of the two
+   times is what the model's windowed kernel predicts from its key blocks; the absolute rate is FlexAttention's.
+
+Each measurement: 3 warm-up calls, then 20 timed with CUDA events, the median kept.
+
+Usage: attention-window-torch.py OUT.json
+"""
+import json
+import sys
+
+import torch
+import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+
+def timed(fn, reps=20):
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    ts = []
+    for _ in range(reps):
+        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        e0.record()
+        fn()
+        e1.record()
+        e1.synchronize()
+        ts.append(e0.elapsed_time(e1) / 1e3)
+    ts.sort()
+    return ts[len(ts) // 2]
+
+
+def tensors(dev, b, h, s, d):
+    q, k, v = (torch.randn(b, h, s, d, device=dev, dtype=torch.bfloat16, requires_grad=True) for _ in range(3))
+    return q, k, v, torch.randn(b, h, s, d, device=dev, dtype=torch.bfloat16)
+
+
+def fwd_bwd_times(attn, q, k, v, go):
+    def fwd():
+        with torch.no_grad():
+            attn(q, k, v)
+
+    def fwdbwd():
+        o = attn(q, k, v)
+        torch.autograd.grad(o, (q, k, v), go)
+
+    tf = timed(fwd)
+    return tf, timed(fwdbwd) - tf
+
+
+def cudnn_rows(dev):
+    rows = []
+    for d in (64, 128):
+        for h in (16, 32, 64):
+            for s in (2048, 4096, 8192):
+                q, k, v, go = tensors(dev, 1, h, s, d)
+                with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
+                    tf, tb = fwd_bwd_times(lambda a, b_, c: F.scaled_dot_product_attention(a, b_, c, is_causal=True),
+                                           q, k, v, go)
+                ff = 4.0 * h * s * s * d / 2
+                r = {"backend": "cudnn", "heads": h, "seq": s, "head_dim": d, "fwd_s": tf, "bwd_s": tb,
+                     "fwd_TFLOPs": ff / tf / 1e12, "bwd_TFLOPs": 2.5 * ff / tb / 1e12}
+                print(json.dumps(r), flush=True)
+                rows.append(r)
+                del q, k, v, go
+    return rows
+
+
+def flex_rows(dev, errors):
+    from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+    flex = torch.compile(flex_attention, dynamic=False)
+    window = 128
+    rows = []
+    for d, h in ((64, 64), (128, 32)):
+        for s in (4096, 8192):
+            masks = {"causal": lambda b, hh, qi, ki: qi >= ki,
+                     "window128": lambda b, hh, qi, ki: (qi >= ki) & (qi - ki <= window)}
+            for name, fn in masks.items():
+                try:
+                    bm = create_block_mask(fn, None, None, s, s, device=dev)
+                    q, k, v, go = tensors(dev, 1, h, s, d)
+                    tf, tb = fwd_bwd_times(lambda a, b_, c: flex(a, b_, c, block_mask=bm), q, k, v, go)
+                    r = {"backend": "flex", "mask": name, "heads": h, "seq": s, "head_dim": d, "fwd_s": tf,
+                         "bwd_s": tb}
+                    print(json.dumps(r), flush=True)
+                    rows.append(r)
+                    del q, k, v, go
+                except Exception as e:  # noqa: BLE001 - recorded, the run goes on
+                    errors.append({"mask": name, "shape": [h, s, d], "error": str(e).splitlines()[0][:300]})
+    return rows
+
+
+def main():
+    torch.manual_seed(1)
+    dev = torch.device("cuda:0")
+    errors = []
+    cud = cudnn_rows(dev)
+    flx = flex_rows(dev, errors)
+    info = {"gpu": torch.cuda.get_device_name(0), "torch": torch.__version__,
+            "cudnn": torch.backends.cudnn.version(), "dtype": "bf16", "causal": True, "seed": 1}
+    with open(sys.argv[1], "w") as f:
+        json.dump({"info": info, "cudnn": cud, "flex": flx, "errors": errors}, f, indent=1)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
