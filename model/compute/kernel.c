@@ -57,6 +57,16 @@
 #define FLASH_D_HALF 16.0
 #define FLASH_D_REF 128.0
 #define FLASH_D_BWD_EXP 0.41
+/* Below 128 on the parts whose attention_fwd / attention_bwd are cuDNN's figures (Hopper: the device files
+ * cite cuDNN's fused attention, which Transformer Engine runs there and which alone takes GPT-OSS's learnable
+ * softmax offset) narrow heads lose more: cuDNN 9.19 on an H200 (calibrate/results/
+ * vm-h200-141-2026-11-27-torch-attention-window.json, causal bf16, 16-64 heads at 4k-8k tokens) runs head dim
+ * 64 at 0.66-0.72x (median 0.68) the FLOP rate of 128 forward and 0.76-0.83x (median 0.78) backward, the halves
+ * of d / (d + half) those medians give; checked at 16k tokens (vm-h200-141-2026-11-27-torch-attention-mla.json):
+ * 0.73x and 0.86x measured, 0.68x and 0.78x here.  FlashAttention-2 (PyTorch's flash back-end, the same files)
+ * runs 64 at 0.86-0.89x, the FLASH_D_HALF curve's 0.9. */
+#define CUDNN_D_HALF_FWD 114.0
+#define CUDNN_D_HALF_BWD 50.0
 #define FLASH_BLOCK_M 128.0
 /* FP32 operations a fused attention kernel does on the CUDA cores per score element, besides the two products on
  * the tensor cores: forward, the online softmax's scaling (one FFMA), running maximum, running sum and the
@@ -112,7 +122,8 @@ double pf_attention_eff(const pf_device *d, pf_precision p, pf_pass pass, double
   if (p == PF_FP8 && d->attn_eff_fwd > 0 && d->gemm_eff_fp8 > 0) top *= d->gemm_eff_fp8 / d->gemm_eff;
   double half = pass == PF_PASS_BWD ? FLASH_S_HALF_BWD : FLASH_S_HALF_FWD;
   double S = (n / (n + half)) / (FLASH_S_REF / (FLASH_S_REF + half));
-  double D = fmin(1.0, (dh / (dh + FLASH_D_HALF)) / (FLASH_D_REF / (FLASH_D_REF + FLASH_D_HALF)));
+  double dhalf = d->attn_eff_fwd > 0 ? (pass == PF_PASS_BWD ? CUDNN_D_HALF_BWD : CUDNN_D_HALF_FWD) : FLASH_D_HALF;
+  double D = fmin(1.0, (dh / (dh + dhalf)) / (FLASH_D_REF / (FLASH_D_REF + dhalf)));
   if (pass == PF_PASS_BWD && dh > FLASH_D_REF) D *= pow(FLASH_D_REF / dh, FLASH_D_BWD_EXP);
   double blocks = ceil(m / FLASH_BLOCK_M) * (batch > 0 ? batch : 1.0);
   double util = d->units > 0 ? blocks / (ceil(blocks / d->units) * d->units) : 1.0;
