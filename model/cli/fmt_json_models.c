@@ -27,8 +27,7 @@ static cJSON *moe_json(const pf_workload *w) {
       {"capacity_factor", w->capacity_factor}, {"expert_load", pf_workload_expert_load(w)},
       {"head_dim", pf_workload_head_dim(w)}, {"q_lora_rank", w->q_lora_rank}, {"kv_lora_rank", w->kv_lora_rank},
       {"qk_nope_head_dim", w->qk_nope_dim}, {"qk_rope_head_dim", w->qk_rope_dim}, {"v_head_dim", w->v_head_dim},
-      {"mtp_layers", w->mtp_layers}, {"window_size", w->window},
-      {"windowed_layers", pf_workload_windowed_layers(w)}};
+      {"mtp_layers", w->mtp_layers}};
   for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) cJSON_AddNumberToObject(j, f[i].k, f[i].v);
   cJSON_AddStringToObject(j, "router", w->router == PF_ROUTER_SIGMOID ? "sigmoid" : "softmax");
   return j;
@@ -64,6 +63,10 @@ static cJSON *model_json(const pf_workload *w) {
     cJSON_AddNumberToObject(j, "seq", w->seq);
     cJSON_AddNumberToObject(j, "vocab", w->vocab);
     cJSON_AddBoolToObject(j, "swiglu", w->swiglu);
+    if (pf_workload_windowed_layers(w) > 0) { /* sliding-window attention */
+      cJSON_AddNumberToObject(j, "window_size", w->window);
+      cJSON_AddNumberToObject(j, "windowed_layers", pf_workload_windowed_layers(w));
+    }
     if (pf_workload_is_moe(w) || pf_workload_is_mla(w)) cJSON_AddItemToObject(j, "moe", moe_json(w));
   }
   cJSON_AddStringToObject(j, "source", w->source ? w->source : "");
