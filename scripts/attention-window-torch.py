@@ -78,6 +78,9 @@ def cudnn_rows(dev):
 
 def flex_rows(dev, errors):
     from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+    # one compilation per shape, mask and grad mode: 16 here, past the default limit of 8, beyond which
+    # torch.compile runs FlexAttention's unfused fallback (the recorded run's 128-wide rows)
+    torch._dynamo.config.recompile_limit = 64
     flex = torch.compile(flex_attention, dynamic=False)
     window = 128
     rows = []
