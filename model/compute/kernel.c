@@ -60,11 +60,12 @@
 /* Below 128 on the parts whose attention_fwd / attention_bwd are cuDNN's figures (Hopper: the device files
  * cite cuDNN's fused attention, which Transformer Engine runs there and which alone takes GPT-OSS's learnable
  * softmax offset) narrow heads lose more: cuDNN 9.19 on an H200 (calibrate/results/
- * vm-h200-141-2026-11-27-torch-attention-window.json, causal bf16, 16-64 heads at 4k-8k tokens) runs head dim
- * 64 at 0.66-0.72x (median 0.68) the FLOP rate of 128 forward and 0.76-0.83x (median 0.78) backward, the halves
- * of d / (d + half) those medians give; checked at 16k tokens (vm-h200-141-2026-11-27-torch-attention-mla.json):
- * 0.73x and 0.86x measured, 0.68x and 0.78x here.  FlashAttention-2 (PyTorch's flash back-end, the same files)
- * runs 64 at 0.86-0.89x, the FLASH_D_HALF curve's 0.9. */
+ * vm-h200-141-2026-11-27-torch-attention-window*.json, two runs, causal bf16, 16-64 heads at 4k-8k tokens) runs
+ * head dim 64 at 0.61-0.72x (median 0.68) the FLOP rate of 128 forward and 0.58-0.87x (median 0.78)
+ * backward, the halves of d / (d + half) those medians give; checked at 16k tokens
+ * (vm-h200-141-2026-11-27-torch-attention-mla.json): 0.73x and 0.86x measured, 0.68x and 0.78x here.
+ * FlashAttention-2 (PyTorch's flash back-end, the same files) runs 64 at 0.86-0.89x, the FLASH_D_HALF curve's
+ * 0.9. */
 #define CUDNN_D_HALF_FWD 114.0
 #define CUDNN_D_HALF_BWD 50.0
 #define FLASH_BLOCK_M 128.0
