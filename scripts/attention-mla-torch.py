@@ -17,32 +17,20 @@ rotary part concatenated to each head's no-rope part, the key's one rope head br
 values split from the up projection's output): torch.cat and copies at the shapes one rank holds, with the
 bytes each moves.
 
-Each measurement: 3 warm-up calls, then 20 timed with CUDA events, the median kept.
+Each measurement: gpu-kernel-timing.py's timer (3 warm-up calls, then 20 timed with CUDA events, the median).
 
 Usage: attention-mla-torch.py OUT.json
 """
+import importlib
 import json
+import os
 import sys
 
 import torch
-import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
-
-def timed(fn, reps=20):
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    ts = []
-    for _ in range(reps):
-        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        e0.record()
-        fn()
-        e1.record()
-        e1.synchronize()
-        ts.append(e0.elapsed_time(e1) / 1e3)
-    ts.sort()
-    return ts[len(ts) // 2]
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+gkt = importlib.import_module("gpu-kernel-timing")  # its timer (3 warm-up calls, 20 timed, the median) and passes
 
 
 BACKENDS = {"cudnn": SDPBackend.CUDNN_ATTENTION, "flash": SDPBackend.FLASH_ATTENTION,
@@ -55,16 +43,8 @@ def attention_row(dev, backend, b, h, s, dk, dv):
     v = torch.randn(b, h, s, dv, device=dev, dtype=torch.bfloat16, requires_grad=True)
     go = torch.randn(b, h, s, dv, device=dev, dtype=torch.bfloat16)
     with sdpa_kernel([BACKENDS[backend]]):
-        def fwd():
-            with torch.no_grad():
-                F.scaled_dot_product_attention(q, k, v, is_causal=True)
-
-        def fwdbwd():
-            o = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-            torch.autograd.grad(o, (q, k, v), go)  # no accumulation into .grad
-
-        tf = timed(fwd)
-        tfb = timed(fwdbwd)
+        tf, tb = gkt.fwd_bwd_times(gkt.causal, q, k, v, go)
+    tfb = tf + tb
     ff = 2.0 * b * h * s * s * (dk + dv) / 2
     fb = 2.0 * b * h * s * s * (3 * dk + 2 * dv) / 2
     return {"backend": backend, "b": b, "heads": h, "seq": s, "dk": dk, "dv": dv, "fwd_s": tf, "fwdbwd_s": tfb,
@@ -89,7 +69,7 @@ def assembly_rows(dev, s, h):
     }
     rows = []
     for name, (fn, nbytes) in ops.items():
-        t = timed(fn)
+        t = gkt.timed(fn)
         rows.append({"op": name, "seq": s, "heads": h, "s": t, "bytes": nbytes, "TBps": nbytes / t / 1e12})
     return rows
 

@@ -12,50 +12,25 @@ attention kernel for GPT-OSS-like layers (head dim 64, every other layer windowe
    each query, at GPT-OSS's 64 heads of 64 and at 128-wide heads, 4k and 8k tokens.  The ratio of the two
    times is what the model's windowed kernel predicts from its key blocks; the absolute rate is FlexAttention's.
 
-Each measurement: 3 warm-up calls, then 20 timed with CUDA events, the median kept.
+Each measurement: gpu-kernel-timing.py's timer (3 warm-up calls, then 20 timed with CUDA events, the median).
 
 Usage: attention-window-torch.py OUT.json
 """
+import importlib
 import json
+import os
 import sys
 
 import torch
-import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
-
-def timed(fn, reps=20):
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    ts = []
-    for _ in range(reps):
-        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        e0.record()
-        fn()
-        e1.record()
-        e1.synchronize()
-        ts.append(e0.elapsed_time(e1) / 1e3)
-    ts.sort()
-    return ts[len(ts) // 2]
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+gkt = importlib.import_module("gpu-kernel-timing")  # its timer (3 warm-up calls, 20 timed, the median) and passes
 
 
 def tensors(dev, b, h, s, d):
     q, k, v = (torch.randn(b, h, s, d, device=dev, dtype=torch.bfloat16, requires_grad=True) for _ in range(3))
     return q, k, v, torch.randn(b, h, s, d, device=dev, dtype=torch.bfloat16)
-
-
-def fwd_bwd_times(attn, q, k, v, go):
-    def fwd():
-        with torch.no_grad():
-            attn(q, k, v)
-
-    def fwdbwd():
-        o = attn(q, k, v)
-        torch.autograd.grad(o, (q, k, v), go)
-
-    tf = timed(fwd)
-    return tf, timed(fwdbwd) - tf
 
 
 def cudnn_rows(dev):
@@ -65,8 +40,7 @@ def cudnn_rows(dev):
             for s in (2048, 4096, 8192):
                 q, k, v, go = tensors(dev, 1, h, s, d)
                 with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
-                    tf, tb = fwd_bwd_times(lambda a, b_, c: F.scaled_dot_product_attention(a, b_, c, is_causal=True),
-                                           q, k, v, go)
+                    tf, tb = gkt.fwd_bwd_times(gkt.causal, q, k, v, go)
                 ff = 4.0 * h * s * s * d / 2
                 r = {"backend": "cudnn", "heads": h, "seq": s, "head_dim": d, "fwd_s": tf, "bwd_s": tb,
                      "fwd_TFLOPs": ff / tf / 1e12, "bwd_TFLOPs": 2.5 * ff / tb / 1e12}
@@ -92,7 +66,7 @@ def flex_rows(dev, errors):
                 try:
                     bm = create_block_mask(fn, None, None, s, s, device=dev)
                     q, k, v, go = tensors(dev, 1, h, s, d)
-                    tf, tb = fwd_bwd_times(lambda a, b_, c: flex(a, b_, c, block_mask=bm), q, k, v, go)
+                    tf, tb = gkt.fwd_bwd_times(lambda a, b_, c: flex(a, b_, c, block_mask=bm), q, k, v, go)
                     r = {"backend": "flex", "mask": name, "heads": h, "seq": s, "head_dim": d, "fwd_s": tf,
                          "bwd_s": tb}
                     print(json.dumps(r), flush=True)

@@ -42,6 +42,25 @@ def timed(fn, reps=20):
     return ts[len(ts) // 2]
 
 
+def fwd_bwd_times(attn, q, k, v, go):
+    """(forward, backward) seconds of attn(q, k, v): the forward alone without autograd, then forward and the
+    gradients of q, k, v against go (no accumulation into .grad) less the forward."""
+    def fwd():
+        with torch.no_grad():
+            attn(q, k, v)
+
+    def fwdbwd():
+        o = attn(q, k, v)
+        torch.autograd.grad(o, (q, k, v), go)
+
+    tf = timed(fwd)
+    return tf, timed(fwdbwd) - tf
+
+
+def causal(q, k, v):
+    return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+
 def main():
     torch.manual_seed(1)
     dev = torch.device("cuda:0")
@@ -51,15 +70,8 @@ def main():
         q, k, v = (torch.randn(b, h, s, d, device=dev, dtype=torch.bfloat16, requires_grad=True) for _ in range(3))
         go = torch.randn(b, h, s, d, device=dev, dtype=torch.bfloat16)
         with sdpa_kernel([SDPBackend.FLASH_ATTENTION]):
-            def fwd():
-                with torch.no_grad():
-                    F.scaled_dot_product_attention(q, k, v, is_causal=True)
-
-            def fwdbwd():
-                o = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-                torch.autograd.grad(o, (q, k, v), go)  # no accumulation into .grad
-            tf = timed(fwd)
-            tfb = timed(fwdbwd)
+            tf, tb = fwd_bwd_times(causal, q, k, v, go)
+        tfb = tf + tb
         flops_f = 4.0 * b * h * s * s * d / 2
         r = {"b": b, "heads": h, "seq": s, "head_dim": d, "fwd_s": tf, "fwdbwd_s": tfb, "bwd_s": tfb - tf,
              "fwd_TFLOPs": flops_f / tf / 1e12, "bwd_TFLOPs": 2.5 * flops_f / (tfb - tf) / 1e12,
