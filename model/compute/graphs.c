@@ -66,10 +66,10 @@ static bool counted(const pf_kernel *k) { /* a kernel entry of the layer's own (
   return !(k->kind == PF_KERNEL_FIXED && k->sync) && !pf_kernel_is_layer_python(k) && !pf_kernel_is_moe_python(k);
 }
 
-/* The layer's kernel entries over which its Python is apportioned, a dropless MoE layer's dispatcher
- * preprocessing (MoELayer.preprocess, no kernel of its own here) one of them: *all, *eager those not captured
- * under mods, and *post (with sync >= 0) the eager ones of lf after index sync that belong to the part of a MoE
- * layer that follows its synchronisation. */
+/* The layer's kernel entries over which its Python is apportioned (each as its launches a layer), a dropless MoE
+ * layer's dispatcher preprocessing (MoELayer.preprocess, no kernel of its own here) one of them: *all, *eager
+ * those not captured under mods, and *post (with sync >= 0) the eager ones of lf after index sync that belong
+ * to the part of a MoE layer that follows its synchronisation. */
 static void entries(const pf_scenario *sc, bool moe, unsigned mods, const pf_kernel_list *lf,
                     const pf_kernel_list *core, int sync, double *all, double *eager, double *post) {
   *all = *eager = *post = 0;
@@ -78,8 +78,8 @@ static void entries(const pf_scenario *sc, bool moe, unsigned mods, const pf_ker
     for (int i = 0; i < lists[j]->n; i++) {
       const pf_kernel *k = &lists[j]->k[i];
       if (!counted(k)) continue;
-      /* one entry, but the fused attention's windowed and full kernels are one a layer between them (compute.c) */
-      double n = k->kind == PF_KERNEL_ATTENTION && k->count > 0 ? k->count : 1.0;
+      double n = k->count > 0 ? k->count : 1.0; /* its launches a layer (the fused attention's windowed and full
+                                                   * kernels share one between them: compute.c) */
       *all += n;
       if (k->graph) continue;
       *eager += n;
@@ -104,7 +104,7 @@ double pf_graph_mark(const pf_scenario *sc, bool moe, pf_kernel_list *lf, pf_ker
     }
   double all, eager, post;
   entries(sc, moe, mods, lf, core, -1, &all, &eager, &post);
-  double keep = all > 0 ? 1.0 - (all - eager) / all : 1.0;
+  double keep = all > 0 ? eager / all : 1.0;
   for (int i = 0; i < lf->n; i++)
     if (pf_kernel_is_layer_python(&lf->k[i])) lf->k[i].host_s *= keep;
   return keep;

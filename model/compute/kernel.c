@@ -175,8 +175,8 @@ int pf_kernel_cost_eval(const pf_kernel_env *env, const pf_kernel *k, pf_kernel_
     c->compute_s = flops / c->rate_flops;
     c->u_tensor = fmin(1.0, c->rate_flops / peak);
     if (k->kind == PF_KERNEL_ATTENTION && k->k > 0 && d->vector_flops[PF_FP32] > 0) { /* the softmax's FP32 work */
-      double per_score = 2.0 * (k->pass == PF_PASS_BWD ? 3.0 * k->k + 2.0 * dv : k->k + dv); /* pf_kernel_flops */
-      c->u_vector = fmin(1.0, SOFTMAX_OPS * flops / per_score / c->compute_s / d->vector_flops[PF_FP32]);
+      double scores = flops / pf_attention_pair_flops(k);
+      c->u_vector = fmin(1.0, SOFTMAX_OPS * scores / c->compute_s / d->vector_flops[PF_FP32]);
     }
     break;
   }

@@ -11,6 +11,11 @@ double pf_kernel_keys(const pf_kernel *k) {
   return k->window > 0 && k->window + PF_FLASH_BLOCK_N < k->n ? k->window + PF_FLASH_BLOCK_N : k->n;
 }
 
+double pf_attention_pair_flops(const pf_kernel *k) {
+  double dv = k->dv > 0 ? k->dv : k->k;
+  return 2.0 * (k->pass == PF_PASS_BWD ? 3.0 * k->k + 2.0 * dv : k->k + dv);
+}
+
 double pf_kernel_flops(const pf_kernel *k) {
   if (k->flops > 0) return k->flops;
   double batch = k->batch > 0 ? k->batch : 1.0;
@@ -18,8 +23,7 @@ double pf_kernel_flops(const pf_kernel *k) {
   case PF_KERNEL_GEMM:
   case PF_KERNEL_CONV: return 2.0 * k->m * k->n * k->k * batch;
   case PF_KERNEL_ATTENTION: {
-    double dv = k->dv > 0 ? k->dv : k->k, keys = pf_kernel_keys(k);
-    double f = 2.0 * k->m * keys * (k->pass == PF_PASS_BWD ? 3.0 * k->k + 2.0 * dv : k->k + dv) * batch;
+    double keys = pf_kernel_keys(k), f = k->m * keys * pf_attention_pair_flops(k) * batch;
     return k->causal && k->n > 0 ? f * fmin(1.0, (k->n + PF_FLASH_BLOCK_N) / (2.0 * keys)) : f;
   }
   default: return 0.0;
