@@ -252,6 +252,9 @@ const pf_opt pf_scenario_opts[] = {
     {"bf16-moments", NULL, "Adam's first and second moments in bf16 (Megatron --use-precision-aware-optimizer "
      "--exp-avg-dtype bf16 --exp-avg-sq-dtype bf16; DeepSeek-V3's optimizer)",
      .type = PF_OPT_FLAG, .at = SC(plan.bf16_moments), .group = PF_SCG_RUN},
+    {"grad-reduce-in-bf16", NULL, "gradients accumulated and reduced in bf16, 2 B a parameter instead of fp32's 4 "
+     "(Megatron-LM --grad-reduce-in-bf16; Megatron-Bridge grad_reduce_in_fp32 = False; with --precision bf16|fp8)",
+     .type = PF_OPT_FLAG, .at = SC(plan.grad_reduce_bf16), .group = PF_SCG_RUN},
     {"zero", "N", "sharding level: 0 replicated, 1 optimizer state (--dist-opt), 2 gradients too (ZeRO-2, FSDP "
      "SHARD_GRAD_OP), 3 parameters too (ZeRO-3, FSDP FULL_SHARD); default 1 for Megatron transformers",
      .type = PF_OPT_CALLBACK, .at = SC(plan), .parse = parse_zero, .group = PF_SCG_RUN},

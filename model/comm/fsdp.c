@@ -123,7 +123,7 @@ int pf_comm_fsdp(const pf_comm *c, int s, pf_stage_work *w, pf_fsdp_cost *o) {
   if (V > n) V = n;
   /* parameters gathered in the training precision, gradients reduced in fp32 (fp16 in fp16), as dpsync.c */
   double pbytes = sc->precision == PF_FP32 || sc->precision == PF_TF32 ? 4.0 : 2.0;
-  double gbytes = sc->precision == PF_FP16 ? 2.0 : 4.0, unit = w->params / n;
+  double gbytes = pf_grad_bytes(sc), unit = w->params / n;
   pf_coll_result ag, rs, ar;
   memset(&ag, 0, sizeof ag);
   if (z >= 3 && (rc = unit_coll(c, PF_ALLGATHER, unit * pbytes, pf_shard_groups, s, &ag)) < 0) return rc;

@@ -86,9 +86,6 @@ void pf_graph_launches(pf_kernel_list *l);
 int pf_moe_python_after_sync(const pf_scenario *sc, bool moe, pf_kernel_list *lf, const pf_kernel_list *core);
 /* The forward cost (what reports print as host_op_s). */
 double pf_host_op_s(const pf_scenario *sc);
-/* The framework the run uses: --framework, else the model's own (layer lists),
- * Megatron-LM for transformers, PyTorch otherwise. */
-pf_framework pf_scenario_framework(const pf_scenario *sc);
 
 /* The kernel lists of one microbatch on pipeline stage `stage` of a
  * transformer (compute.c): a dense layer's forward and backward, run dense

@@ -98,13 +98,6 @@ double pf_host_sync_s(const pf_scenario *sc) {
   return HOST_D2H_SYNC_S;
 }
 
-pf_framework pf_scenario_framework(const pf_scenario *sc) {
-  if (sc->framework != PF_FW_AUTO) return sc->framework;
-  if (sc->workload.kind == PF_WL_LAYERS) return sc->workload.framework != PF_FW_AUTO ? sc->workload.framework
-                                                                                    : PF_FW_PYTORCH;
-  return sc->workload.kind == PF_WL_TRANSFORMER ? PF_FW_MEGATRON : PF_FW_PYTORCH;
-}
-
 void pf_host_costs_get(const pf_scenario *sc, pf_host_costs *h) {
   pf_framework fw = pf_scenario_framework(sc);
   double f, b;

@@ -7,10 +7,11 @@
  * datasheet efficiency).  The list follows the framework (pf_scenario_framework):
  *
  * Megatron-LM (megatron/core/optimizer: DistributedOptimizer / Float16Optimizer,
- *   clip_grads.py; core v0.x): the fp32 gradient buffer zeroed before the step
- *   (zero_grad_buffer, 4 B a parameter of the stage); fp16 only: main grads
- *   copied from the fp16 buffer (2 + 4 B) and unscaled with the inf check
- *   (multi_tensor_scale, 8 B); the gradient norm (multi_tensor_l2norm, 4 B;
+ *   clip_grads.py; core v0.x): the gradient buffer zeroed before the step
+ *   (zero_grad_buffer, pf_grad_bytes a parameter of the stage: 4 B fp32, 2 B
+ *   fp16 or --grad-reduce-in-bf16); from a 2-byte buffer the optimizer
+ *   shard's fp32 main grads are copied (2 + 4 B); fp16 only: unscaled with
+ *   the inf check (multi_tensor_scale, 8 B); the gradient norm (multi_tensor_l2norm, 4 B;
  *   the scaling pass runs only when the norm exceeds clip_grad, on the host's
  *   .item() of it, so it is not priced); fused Adam (apex / TE FusedAdam: grad
  *   4, fp32 master r/w 8, m r/w 8, v r/w 8 = 28 B) on the optimizer shard;
@@ -86,11 +87,10 @@ static void add(tail_ctx *c, const char *name, double bytes, double count) { add
 
 static void megatron_tail(tail_ctx *c, const pf_scenario *sc, double P, double S) {
   bool fp16 = sc->precision == PF_FP16, low = pf_precision_bytes(sc->precision) < 4;
-  add(c, "zero-grad-buffer", (fp16 ? 2.0 : 4.0) * P, 1);
-  if (fp16) {
-    add(c, "main-grads-copy", 6.0 * S, c->launches);
-    add(c, "unscale-inf-check", 8.0 * S, c->launches);
-  }
+  double g = pf_grad_bytes(sc);
+  add(c, "zero-grad-buffer", g * P, 1);
+  if (g < 4.0) add(c, "main-grads-copy", (g + 4.0) * S, c->launches);
+  if (fp16) add(c, "unscale-inf-check", 8.0 * S, c->launches);
   add_ops(c, "grad-norm", 4.0 * S, c->launches, NORM_OPS * S);
   add_ops(c, "adam (fused)", 28.0 * S, c->launches, ADAM_OPS * S);
   if (low) add(c, "master-to-model-params", 6.0 * S, c->launches);
@@ -207,8 +207,8 @@ static const struct {
   const char *name, *source;
 } sources[] = {
     {"h2d-batch", "the microbatch's inputs over the host link (datasheet rate) before its forward"},
-    {"zero-grad-buffer", "Megatron zero_grad_buffer: memset of the gradient buffer, 4 B/param (2 B fp16)"},
-    {"main-grads-copy", "Megatron fp16: main grads from the fp16 buffer, 2 + 4 B/param"},
+    {"zero-grad-buffer", "Megatron zero_grad_buffer: memset of the gradient buffer, 4 B/param (2 B fp16, bf16 grads)"},
+    {"main-grads-copy", "Megatron fp16 or bf16 grads: fp32 main grads from the 2-byte buffer, 2 + 4 B/param"},
     {"unscale-inf-check", "loss-scale unscale + inf check (multi_tensor_scale / GradScaler), 8 B/param"},
     {"grad-norm", "multi-tensor L2 norm of the gradients, 4 B/param"},
     {"clip-grads", "clip_grad_norm_: foreach multiply by the clamped coefficient, 8 B/param"},

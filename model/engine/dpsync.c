@@ -450,8 +450,7 @@ int pf_dpsync_run(const pf_comm *c, const pf_stage_work *w, const pf_pipeline_re
     free(mw);
     return pf_error_set(PF_ENOMEM, "out of memory");
   }
-  /* fp16 gradients are reduced in fp16; bf16 (and fp32) in fp32, Megatron's defaults */
-  double gbytes = sc->precision == PF_FP16 ? 2.0 : 4.0;
+  double gbytes = pf_grad_bytes(sc); /* fp16 in fp16, bf16 in fp32 unless --grad-reduce-in-bf16 (plan.h) */
   double pbytes = sc->precision == PF_FP32 || sc->precision == PF_TF32 ? 4.0 : 2.0;
   tl->pp = P;
   rc = build(c, w, &ws, d, gbytes, pbytes);

@@ -250,7 +250,7 @@ static void state_bytes(const pf_scenario *sc, double *wbytes, double *opt_bytes
   double moments = sc->plan.bf16_moments ? 4.0 : 8.0;
   *opt_bytes = 4.0 + moments;
   if (sc->precision == PF_FP32 || sc->precision == PF_TF32) *opt_bytes = moments; /* no separate master copy */
-  *grad_bytes = 4.0; /* fp32 main grads */
+  *grad_bytes = pf_grad_bytes(sc); /* the main-grad buffer: fp32, or fp16 / bf16 (plan.h) */
 }
 
 /* One pipeline stage's weights, gradients, optimizer state, activations (mb_inflight microbatches) and

@@ -342,8 +342,24 @@ static int check_expert_parallel(const pf_scenario *sc) {
   return 0;
 }
 
+pf_framework pf_scenario_framework(const pf_scenario *sc) {
+  if (sc->framework != PF_FW_AUTO) return sc->framework;
+  if (sc->workload.kind == PF_WL_LAYERS) return sc->workload.framework != PF_FW_AUTO ? sc->workload.framework
+                                                                                    : PF_FW_PYTORCH;
+  return sc->workload.kind == PF_WL_TRANSFORMER ? PF_FW_MEGATRON : PF_FW_PYTORCH;
+}
+
+double pf_grad_bytes(const pf_scenario *sc) {
+  if (pf_scenario_framework(sc) != PF_FW_MEGATRON) return 4.0; /* AMP: fp32 parameters, fp32 gradients */
+  if (sc->precision == PF_FP16) return 2.0;
+  return sc->plan.grad_reduce_bf16 && (sc->precision == PF_BF16 || sc->precision == PF_FP8) ? 2.0 : 4.0;
+}
+
 int pf_plan_check(pf_scenario *sc) {
   int rc;
+  if (sc->plan.grad_reduce_bf16 && sc->precision != PF_BF16 && sc->precision != PF_FP8)
+    return pf_error_set(PF_EINVAL, "--grad-reduce-in-bf16 needs --precision bf16 or fp8 (%s gradients are reduced "
+                        "in %s)", pf_precision_name(sc->precision), sc->precision == PF_FP16 ? "fp16" : "fp32");
   pf_plan_settle_defaults(sc); /* a setting on by default that this plan rules out is put off (defaults.c) */
   if ((rc = check_world(sc)) < 0 || (rc = check_model_parallel(sc)) < 0 || (rc = check_model_shape(sc)) < 0 ||
       (rc = check_batch(sc)) < 0 || (rc = pf_plan_check_sharding(sc)) < 0 || (rc = check_expert_parallel(sc)) < 0 ||

@@ -116,9 +116,12 @@ typedef struct pf_plan {
   /* Memory of the weights and the optimizer (memory.c): fp8_param_gather keeps the FP8-cast weights of the FP8
    * GEMMs only, without their bf16 copy (Megatron --fp8-param-gather); bf16_moments Adam's m and v in bf16
    * (Megatron --use-precision-aware-optimizer --exp-avg-dtype bf16 --exp-avg-sq-dtype bf16; DeepSeek-V3 arXiv
-   * 2412.19437 section 3.3.4). */
+   * 2412.19437 section 3.3.4); grad_reduce_bf16 the gradient buffer, its accumulation over the microbatches
+   * and the data-parallel reduction in bf16 instead of fp32 (Megatron-LM --grad-reduce-in-bf16; Megatron-Bridge's
+   * grad_reduce_in_fp32 = False, which its performance recipes set): pf_grad_bytes. */
   bool fp8_param_gather;
   bool bf16_moments;
+  bool grad_reduce_bf16;
 } pf_plan;
 
 typedef enum { PF_MOE_DISPATCH_ALLTOALL, PF_MOE_DISPATCH_FLEX } pf_moe_dispatcher;
@@ -210,6 +213,16 @@ const char *pf_graph_modules_name(unsigned m, char *buf, size_t len);
 /* Megatron's rules: a Megatron transformer; moe_preprocess with moe_router; moe and the router's modules need
  * experts; moe needs drop-and-pad.  0 or PF_EINVAL. */
 int pf_plan_check_graphs(const pf_scenario *sc);
+
+/* The framework the run uses: --framework, else the model's own (layer lists), Megatron-LM for transformers,
+ * PyTorch otherwise. */
+pf_framework pf_scenario_framework(const pf_scenario *sc);
+/* Bytes per parameter of the gradient buffer, the gradients' accumulation and their data-parallel reduction.
+ * Megatron: fp16 in fp16 and bf16 in fp32 (Megatron-LM arguments.py: bf16 turns
+ * --accumulate-allreduce-grads-in-fp32 on, fp16 leaves it off), bf16 and fp8 in bf16 with --grad-reduce-in-bf16,
+ * fp32 and tf32 in fp32.  Other frameworks train fp16/bf16 under automatic mixed precision, whose parameters and
+ * so gradients stay fp32 (torch.autocast; Keras mixed_float16 keeps float32 variables). */
+double pf_grad_bytes(const pf_scenario *sc);
 
 /* Defaults: tp=pp=cp=1, mbs=1, schedule 1f1b, precision bf16, seed 1. */
 void pf_scenario_init(pf_scenario *sc);

@@ -74,13 +74,30 @@ int main(void) {
   double h = 12288, P0 = (3 * (12 * h * h + 13 * h) + (50688 + 2048) * h) / 4;
   CHECK_INT(m.worst_stage, 0);
   CHECK_NEAR(m.weights_B, 2 * P0, 1e-9);
-  CHECK_NEAR(m.gradients_B, 4 * P0, 1e-9);
+  CHECK_NEAR(m.gradients_B, 2 * P0, 1e-9); /* fp16: the gradient buffer in fp16 (Megatron-LM's fp16 default) */
   CHECK_NEAR(m.optimizer_B, 12 * P0, 1e-9); /* DP 1: nothing to shard */
   /* 1F1B: stage 0 holds PP = 32 microbatches of its 3 layers, plus the embedding output */
   CHECK_NEAR(m.activations_B, 32 * 3 * 34.0 * 2048 * 12288 / 4 + 32 * 2.0 * 2048 * 12288 / 4, 1e-9);
   CHECK(m.total_B / GiB > 30 && m.total_B / GiB < 55);
   CHECK(m.total_B < m.capacity_B);
   CHECK_INT(pf_memory_check(&sc, &m), 0);
+
+  /* bf16 accumulates and reduces the gradients in fp32 (Megatron-LM forces it), in bf16 with
+   * --grad-reduce-in-bf16; fp32 has no 2-byte gradients to ask for */
+  sc.precision = PF_BF16;
+  pf_memory_estimate(&sc, &m);
+  CHECK_NEAR(m.gradients_B, 4 * P0, 1e-9);
+  CHECK_NEAR(pf_grad_bytes(&sc), 4.0, 0);
+  sc.plan.grad_reduce_bf16 = true;
+  CHECK_INT(pf_plan_check(&sc), 0);
+  pf_memory_estimate(&sc, &m);
+  CHECK_NEAR(m.gradients_B, 2 * P0, 1e-9);
+  sc.precision = PF_FP32;
+  CHECK_INT(pf_plan_check(&sc), PF_EINVAL);
+  CHECK(strstr(pf_error_detail(), "--grad-reduce-in-bf16") != NULL);
+  sc.precision = PF_FP16;
+  sc.plan.grad_reduce_bf16 = false;
+  CHECK_INT(pf_plan_check(&sc), 0);
 
   /* no SP, no recompute: Korthikanti sbh(10 + 24/t + 5as/(ht)) */
   sc.plan.sp = false; sc.plan.recompute = PF_RECOMPUTE_NONE;
