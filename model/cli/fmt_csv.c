@@ -168,7 +168,7 @@ static void vcsv_row(FILE *f, const pf_vrow *r, bool fit) {
     else fprintf(f, ",,");
   }
   fprintf(f, ",%s,%s,", r->use, r->tag);
-  pf_csv_put(f, ok ? "" : r->reason);
+  pf_csv_put(f, r->reason); /* why it was not predicted, or a note on the prediction */
   fputc(',', f);
   pf_csv_put(f, r->source);
   fputc('\n', f);

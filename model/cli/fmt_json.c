@@ -152,6 +152,7 @@ static cJSON *row_json(const pf_vrow *r, bool fit) {
         cJSON_AddNumberToObject(o, "loo_error_pct", 100 * r->loo_error);
       }
     }
+    if (r->reason[0]) cJSON_AddStringToObject(o, "note", r->reason);
   } else {
     cJSON_AddStringToObject(o, "reason", r->reason);
   }

@@ -305,8 +305,10 @@ static int validate_begin(pf_vemit *e, cJSON *head) {
 
 static int validate_row(pf_vemit *e, const pf_vrow *r) {
   if (!e->rows) return 0;
-  if (r->status == PF_ROW_PREDICTED) vtable_row(e->body, r, e->fit);
-  else fprintf(e->np, "%5d  %-17s %-12s %-14s %s\n", r->line, r->machine, pf_vmodel_name(r), pf_metric_name(r->metric),
+  if (r->status == PF_ROW_PREDICTED) {
+    vtable_row(e->body, r, e->fit);
+    if (r->reason[0]) fprintf(e->body, "       %s\n", r->reason); /* a note on the prediction (vpredict.c) */
+  } else fprintf(e->np, "%5d  %-17s %-12s %-14s %s\n", r->line, r->machine, pf_vmodel_name(r), pf_metric_name(r->metric),
                r->reason);
   return 0;
 }

@@ -197,6 +197,8 @@ typedef struct pf_scenario {
   pf_flops_conv flops_conv;     /* --flops-convention: how tflops_per_gpu and MFU count the attention core */
   unsigned graph_modules;       /* --cuda-graph-modules: PF_GRAPH_* bits of each layer's modules replayed as
                                    CUDA graphs (Megatron-Core's partial graphs; graphmods.c); 0: none */
+  bool ran;                     /* a measured run's plan (validate): it did fit, so a total above capacity by no
+                                   more than the assumed framework allowance is predicted, not refused (memory.c) */
 } pf_scenario;
 
 /* Megatron-Core's --cuda-graph-modules (graphmods.c): the parts of a layer captured as CUDA graphs. */

@@ -368,6 +368,8 @@ static int predict_once(pf_scenario *sc, double clock, pf_prediction *out, pf_tr
   pf_memory_estimate(sc, &out->memory);
   out->fits = out->memory.total_B <= out->memory.capacity_B;
   if ((rc = pf_memory_check(sc, &out->memory)) < 0) return rc;
+  if (!out->fits) pf_prediction_warn(out, "memory: %.1f GiB a GPU with the framework allowance, above %.1f GiB; the "
+                                     "run fitted", out->memory.total_B / 1073741824.0, out->memory.capacity_B / 1073741824.0);
 
   int P = p->pp, M = p->grad_accum, ngpu_dp = p->dp * p->cp;
   work_set ws;

@@ -163,6 +163,7 @@ static double scope_energy(const pf_vrow *r, const pf_scenario *sc, const pf_pre
  * accumulation kept).  Returns how many (1 or 2) or a PF_E* code. */
 static int row_scenarios(const pf_vrow *r, const pf_scenario *sc0, const pf_fitparams *fp, pf_scenario *out) {
   out[0] = *sc0;
+  out[0].ran = true; /* the row was measured: its plan ran (pf_memory_check) */
   pf_fitparams_apply(fp, &out[0]);
   if (r->metric != PF_MET_SCALING && r->metric != PF_MET_BATCH_RATIO) return 1;
   /* the plan at n decides the grad_accum (weak) or global batch (strong) the baseline keeps */
@@ -387,6 +388,10 @@ int pf_validate_run_cached(pf_vset *s, const pf_validate_opts *o, pf_vcache *cac
     }
     r->predicted = row_value(r, &e0->sc, &e0->pred, e1 ? &e1->pred : NULL, o && o->hold_training);
     r->error = pf_vrow_error(r, r->predicted);
+    if (!e0->pred.fits) /* a note on a predicted row: the memory model's disagreement with the run */
+      snprintf(r->reason, sizeof r->reason, "memory: %.1f of %.1f GiB a GPU predicted (framework allowance %.1f), "
+               "but the run fitted", e0->pred.memory.total_B / 1073741824.0, e0->pred.memory.capacity_B / 1073741824.0,
+               e0->pred.memory.overhead_B / 1073741824.0);
   }
 done:
   if (rc < 0) cache->n = 0; /* pending entries must not be read later */
