@@ -121,7 +121,7 @@ int pf_comm_fsdp(const pf_comm *c, int s, pf_stage_work *w, pf_fsdp_cost *o) {
   if (z < 2 || p->dp * p->cp < 2 || sc->workload.dp_impl == PF_DPIMPL_DATAPARALLEL) return 0;
   double n = stage_units(sc, s), V = p->schedule == PF_SCHED_INTERLEAVED ? p->vstages : 1;
   if (V > n) V = n;
-  /* parameters gathered in the training precision, gradients reduced in fp32 (fp16 in fp16), as dpsync.c */
+  /* parameters gathered in the training precision, gradients reduced at pf_grad_bytes (plan.h), as dpsync.c */
   double pbytes = sc->precision == PF_FP32 || sc->precision == PF_TF32 ? 4.0 : 2.0;
   double gbytes = pf_grad_bytes(sc), unit = w->params / n;
   pf_coll_result ag, rs, ar;
