@@ -261,6 +261,10 @@ const pf_opt pf_scenario_opts[] = {
     {"fsdp-shard-group", "G", "with --zero 2|3: shard over all DP x CP ranks (all) or inside each node, replicated "
      "across nodes (node: FSDP HYBRID_SHARD)",
      .type = PF_OPT_CHOICE, .at = SC(plan.shard_group), .choices = shard_groups, .group = PF_SCG_RUN},
+    {"recompute-num-layers", "N", "with --recompute full: only the first N layers of each model chunk are "
+     "recomputed, the rest keep their activations (Megatron --recompute-method block --recompute-num-layers N; "
+     "default: every layer)",
+     .type = PF_OPT_INT, .at = SC(plan.recompute_layers), .lo = 0, .hi = 1 << 16, .group = PF_SCG_RUN},
     {"fsdp-prefetch", "N", "with --zero 3: units all-gathered ahead of the one computing (default 1, FSDP's "
      "forward_prefetch / BACKWARD_PRE)",
      .type = PF_OPT_INT, .at = SC(plan.fsdp_prefetch), .lo = 0, .hi = 8, .group = PF_SCG_RUN},

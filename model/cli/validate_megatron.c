@@ -122,7 +122,7 @@ static int log_options(const pf_megatron_log *l, const pf_optvals *cli, pf_optva
     rc = pf_opts_add(v, map[i].opt, a, src);
   }
   if (rc < 0) return rc;
-  const char *a;
+  const char *a, *b;
   if (!user_model) {
     if (is_true(pf_megatron_arg(l, "group_query_attention")) && is_set(a = pf_megatron_arg(l, "num_query_groups")))
       if ((rc = pf_opts_add(v, "kv-heads", a, l->path)) < 0) return rc;
@@ -144,6 +144,17 @@ static int log_options(const pf_megatron_log *l, const pf_optvals *cli, pf_optva
   if (is_set(a) && (!strcmp(a, "selective") || !strcmp(a, "full"))) rc = pf_opts_add(v, "recompute", a, l->path);
   else if (is_true(pf_megatron_arg(l, "recompute_activations"))) rc = pf_opts_add(v, "recompute", "selective", l->path);
   if (rc < 0) return rc;
+  /* full recomputation of N layers a chunk (block method); bf16 gradients (--grad-reduce-in-bf16 logs
+   * accumulate_allreduce_grads_in_fp32 False under --bf16) */
+  bool block = is_set(a) && !strcmp(a, "full") && is_set(b = pf_megatron_arg(l, "recompute_method")) &&
+               !strcmp(b, "block");
+  if (block && is_set(b = pf_megatron_arg(l, "recompute_num_layers")) &&
+      (rc = pf_opts_add(v, "recompute-num-layers", b, l->path)) < 0)
+    return rc;
+  b = pf_megatron_arg(l, "accumulate_allreduce_grads_in_fp32");
+  if (prec && !strcmp(prec, "bf16") && b && !strcmp(b, "False") &&
+      (rc = pf_opts_add(v, "grad-reduce-in-bf16", "1", l->path)) < 0)
+    return rc;
   if (is_set(a = pf_megatron_arg(l, "virtual_pipeline_model_parallel_size"))) {
     char sch[40];
     snprintf(sch, sizeof sch, "interleaved:%s", a);

@@ -228,20 +228,20 @@ static void tp_layer(const pf_comm *c, const pf_stage_work *w, const tp_costs *t
                      pf_stage_comm *o) {
   const pf_scenario *sc = c->sc;
   const pf_plan *p = &sc->plan;
-  int full = p->recompute == PF_RECOMPUTE_FULL;
+  double rf = pf_plan_recompute_share(sc, lps); /* the recomputed forwards' share (full recomputation) */
   double fwd, bwd, rest = lps - mlp, n = lps + mlp; /* n: collective pairs, one an attention, one an MLP */
   if (!p->sp) {
     fwd = 2 * tc->ar.time_s;
     bwd = 2 * tc->ar.time_s;
     fwd *= lps;
     bwd *= lps;
-    account(o, &tc->ar, lps * (4.0 + (full ? 2 : 0)));
+    account(o, &tc->ar, lps * (4.0 + 2 * rf));
   } else if (!p->tp_comm_overlap) {
     double both = 2 * (tc->ag.time_s + tc->rs.time_s), attn = tc->ag.time_s + tc->rs.time_s;
     fwd = mlp * both + rest * attn;
     bwd = fwd;
-    account(o, &tc->ag, n * (2.0 + (full ? 1 : 0)));
-    account(o, &tc->rs, n * (2.0 + (full ? 1 : 0)));
+    account(o, &tc->ag, n * (2.0 + rf));
+    account(o, &tc->rs, n * (2.0 + rf));
   } else {
     /* GEMM budgets (compute.h): QKV and FC1 consume the gathers, projection and FC2 produce the scatters */
     pf_tp_gemms g;
@@ -255,14 +255,14 @@ static void tp_layer(const pf_comm *c, const pf_stage_work *w, const tp_costs *t
     double bf = ba + overlapped(c, tc->ag.time_s, g.fc1_s, &hb) + overlapped(c, tc->rs.time_s, g.fc2_s, &hb);
     fwd = mlp * ff + rest * fa;
     bwd = mlp * bf + rest * ba;
-    double hid = mlp * (hf + hb * (full ? 2 : 1)) + rest * (ha + hba * (full ? 2 : 1));
+    double hid = mlp * (hf + hb * (1 + rf)) + rest * (ha + hba * (1 + rf));
     o->tp_hidden_s += hid;
     o->interference_s += hid * c->sm_share;
-    account(o, &tc->ag, n * (2.0 + (full ? 1 : 0)));
-    account(o, &tc->rs, n * (2.0 + (full ? 1 : 0)));
+    account(o, &tc->ag, n * (2.0 + rf));
+    account(o, &tc->rs, n * (2.0 + rf));
   }
   o->tp_fwd_s += fwd;
-  o->tp_bwd_s += bwd * (full ? 2 : 1);
+  o->tp_bwd_s += bwd * (1 + rf);
 }
 
 /* The ends: vocabulary-parallel embedding (stage 0), output layer and cross entropy (last stage). */

@@ -186,7 +186,7 @@ int pf_comm_stage_ep(const pf_comm *c, int stage, pf_stage_work *w, pf_stage_com
   free(g);
   if (rc < 0) return rc;
   /* the recomputed forward's calls: the whole layer's, or the MoE layer's (--recompute-modules moe) */
-  double re = p->recompute == PF_RECOMPUTE_FULL || (pf_plan_recompute_modules(p) & PF_RECOMPUTE_MOD_MOE) ? 1.0 : 0.0;
+  double re = pf_plan_recompute_modules(p) & PF_RECOMPUTE_MOD_MOE ? 1.0 : pf_plan_recompute_share(sc, lps);
   w->fwd_ep_s = nmoe * (disp.time_s + comb.time_s);
   w->bwd_ep_s = nmoe * (comb.time_s + dispb.time_s + re * (disp.time_s + comb.time_s));
   add(o, &disp, nmoe * (1.0 + re));

@@ -249,8 +249,8 @@ static int generic_work(const pf_scenario *sc, const pf_kernel_env *env, pf_stag
  * and loss) forward and backward (run once). */
 /* The forward and backward lists of one layer kind (dense or MoE) with FP8's casts (fp8.c, which also sets
  * the precision of the ends' products) and recomputation; nothing for a kind the stage has none of. */
-static int kind_lists(const pf_scenario *sc, bool moe, int layers, pf_kernel_list *ends, pf_kernel_list *fwd,
-                      pf_kernel_list *bwd) {
+static int kind_lists(const pf_scenario *sc, bool moe, int layers, double rf, pf_kernel_list *ends,
+                      pf_kernel_list *fwd, pf_kernel_list *bwd) {
   const pf_plan *p = &sc->plan;
   if (layers <= 0) return 0;
   pf_kernel_list lf = {0}, core = {0}, fq = {0}, bq = {0};
@@ -261,7 +261,8 @@ static int kind_lists(const pf_scenario *sc, bool moe, int layers, pf_kernel_lis
   rc |= repeat_into(fwd, &lf, 1);
   rc |= repeat_into(fwd, &core, 1);
   rc |= backward_into(bwd, fwd, keep * pf_host_layer_python_s(sc, moe, true));
-  if (p->recompute == PF_RECOMPUTE_FULL) rc |= repeat_into(bwd, fwd, 1) | repeat_into(bwd, &fq, 1);
+  /* full: the layer's forward again, for the share rf of the stage's layers that recompute (block method) */
+  if (p->recompute == PF_RECOMPUTE_FULL) rc |= repeat_into(bwd, fwd, rf) | repeat_into(bwd, &fq, rf);
   /* selective: Megatron-Core checkpoints core attention whatever its backend (attention.py, core_v0.12.0-0.14.0:
    * `if self.checkpoint_core_attention and self.training: self._checkpointed_attention_forward(...)`), so the
    * fused kernel's forward runs again before its backward; only legacy Megatron's --use-flash-attn path skipped it */
@@ -325,8 +326,9 @@ int pf_transformer_lists(const pf_scenario *sc, int stage, pf_stage_lists *L) {
           mem(&L->ends_f, "embedding-dropout", 3 * el * b * sl * h / (p->sp ? t : 1) / 2);
   if (stage == p->pp - 1) rc |= output_ends(sc, &L->ends_f);
   pf_kernel_list none = {0};
-  if (rc == 0) rc = kind_lists(sc, false, L->dense, &L->ends_f, &L->fwd, &L->bwd);
-  if (rc == 0) rc = kind_lists(sc, true, L->moe, L->dense > 0 ? &none : &L->ends_f, &L->moe_fwd, &L->moe_bwd);
+  double rf = pf_plan_recompute_share(sc, L->lps);
+  if (rc == 0) rc = kind_lists(sc, false, L->dense, rf, &L->ends_f, &L->fwd, &L->bwd);
+  if (rc == 0) rc = kind_lists(sc, true, L->moe, rf, L->dense > 0 ? &none : &L->ends_f, &L->moe_fwd, &L->moe_bwd);
   pf_kernel_list_free(&none);
   rc |= repeat_into(&L->ends_b, &L->ends_f, 2);
   if (stage == 0) { /* the batch from the host, before the first forward kernel (forward only) */

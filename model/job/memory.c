@@ -43,6 +43,7 @@
 #include "core/core.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -253,6 +254,14 @@ static void state_bytes(const pf_scenario *sc, double *wbytes, double *opt_bytes
   *grad_bytes = pf_grad_bytes(sc); /* the main-grad buffer: fp32, or fp16 / bf16 (plan.h) */
 }
 
+/* The activations one microbatch leaves on a stage's lps layers (moe of them MoE, mtp MTP modules' layers), at
+ * apl a layer (pf_memory_act_per_layer) and the MLP's and the experts' terms. */
+static double layer_acts(const pf_scenario *sc, double apl, int lps, int moe, int mtp) {
+  double act = apl * lps + (lps - moe) * mlp_recompute_delta(sc);
+  if (pf_workload_is_moe(&sc->workload)) act += (moe + mtp) * moe_act_delta(sc) + mtp * apl;
+  return act;
+}
+
 /* One pipeline stage's weights, gradients, optimizer state, activations (mb_inflight microbatches) and
  * unsharded working set on one GPU (m's other fields left zero). */
 static void stage_mem(const pf_scenario *sc, int stage, double mb_inflight, pf_memory *m) {
@@ -279,9 +288,16 @@ static void stage_mem(const pf_scenario *sc, int stage, double mb_inflight, pf_m
                   : lps * layer;
   double P = Pl + (stage == 0 ? emb : 0) + (stage == pp - 1 ? out : 0);
   if (pp > 1 && stage == pp - 1 && w->tied_embeddings) P += emb; /* Megatron keeps a copy for the tied output */
-  double act = (apl * lps + (lps - moe_layers) * mlp_recompute_delta(sc)) * mb_inflight;
-  if (pf_workload_is_moe(w))
-    act += (nmoe * moe_act_delta(sc) + (stage == pp - 1 ? w->mtp_layers * apl : 0)) * mb_inflight;
+  double act = layer_acts(sc, apl, lps, moe_layers, stage == pp - 1 ? w->mtp_layers : 0) * mb_inflight;
+  double rf = pf_plan_recompute_share(sc, lps);
+  pf_scenario *nr = rf > 0 && rf < 1 ? malloc(sizeof *nr) : NULL; /* 13 kB: not on the stack */
+  if (nr) { /* block recomputation: the layers it leaves keep what they keep without recomputation */
+    *nr = *sc;
+    nr->plan.recompute = PF_RECOMPUTE_NONE;
+    double none = layer_acts(nr, pf_memory_act_per_layer(nr), lps, moe_layers, stage == pp - 1 ? w->mtp_layers : 0);
+    act = rf * act + (1 - rf) * none * mb_inflight;
+    free(nr);
+  }
   /* stage 0 also keeps the embedding output; the last stage the logits in fp32 (4 s b V / t) */
   double sbh = (double)w->seq / p->cp * p->mbs * w->hidden;
   if (stage == 0) act += mb_inflight * 2.0 * sbh / (p->sp ? tp : 1);

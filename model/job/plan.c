@@ -6,6 +6,7 @@
 #include "core/core.h"
 
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -342,6 +343,14 @@ static int check_expert_parallel(const pf_scenario *sc) {
   return 0;
 }
 
+double pf_plan_recompute_share(const pf_scenario *sc, int lps) {
+  const pf_plan *p = &sc->plan;
+  if (p->recompute != PF_RECOMPUTE_FULL) return 0.0;
+  if (p->recompute_layers <= 0 || lps <= 0) return 1.0;
+  int chunks = p->schedule == PF_SCHED_INTERLEAVED && p->vstages > 1 ? p->vstages : 1;
+  return fmin(1.0, (double)p->recompute_layers * chunks / lps);
+}
+
 pf_framework pf_scenario_framework(const pf_scenario *sc) {
   if (sc->framework != PF_FW_AUTO) return sc->framework;
   if (sc->workload.kind == PF_WL_LAYERS) return sc->workload.framework != PF_FW_AUTO ? sc->workload.framework
@@ -360,6 +369,9 @@ int pf_plan_check(pf_scenario *sc) {
   if (sc->plan.grad_reduce_bf16 && sc->precision != PF_BF16 && sc->precision != PF_FP8)
     return pf_error_set(PF_EINVAL, "--grad-reduce-in-bf16 needs --precision bf16 or fp8 (%s gradients are reduced "
                         "in %s)", pf_precision_name(sc->precision), sc->precision == PF_FP16 ? "fp16" : "fp32");
+  if (sc->plan.recompute_layers > 0 && sc->plan.recompute != PF_RECOMPUTE_FULL)
+    return pf_error_set(PF_EINVAL, "--recompute-num-layers applies with --recompute full (Megatron's "
+                        "--recompute-granularity full --recompute-method block)");
   pf_plan_settle_defaults(sc); /* a setting on by default that this plan rules out is put off (defaults.c) */
   if ((rc = check_world(sc)) < 0 || (rc = check_model_parallel(sc)) < 0 || (rc = check_model_shape(sc)) < 0 ||
       (rc = check_batch(sc)) < 0 || (rc = pf_plan_check_sharding(sc)) < 0 || (rc = check_expert_parallel(sc)) < 0 ||

@@ -112,6 +112,11 @@ typedef struct pf_plan {
   int flex_backend;
   int hybridep_sms;
   unsigned recompute_modules;
+  /* --recompute-num-layers N with --recompute full: Megatron's --recompute-method block --recompute-num-layers N,
+   * the first N layers of each model chunk (a stage, or a virtual stage) recomputed, the rest keeping their
+   * activations (megatron/core/transformer/transformer_block.py, _checkpointed_forward); 0: every layer, one
+   * checkpoint each (--recompute-method uniform --recompute-num-layers 1) */
+  int recompute_layers;
   bool fp8_act_cache;
   /* Memory of the weights and the optimizer (memory.c): fp8_param_gather keeps the FP8-cast weights of the FP8
    * GEMMs only, without their bf16 copy (Megatron --fp8-param-gather); bf16_moments Adam's m and v in bf16
@@ -216,6 +221,10 @@ const char *pf_graph_modules_name(unsigned m, char *buf, size_t len);
  * experts; moe needs drop-and-pad.  0 or PF_EINVAL. */
 int pf_plan_check_graphs(const pf_scenario *sc);
 
+/* The share of a stage's lps layers whose forward --recompute full runs again before their backward: 1, or
+ * with --recompute-num-layers N the block method's N of each of the stage's model chunks; 0 without full
+ * recomputation. */
+double pf_plan_recompute_share(const pf_scenario *sc, int lps);
 /* The framework the run uses: --framework, else the model's own (layer lists), Megatron-LM for transformers,
  * PyTorch otherwise. */
 pf_framework pf_scenario_framework(const pf_scenario *sc);

@@ -328,6 +328,8 @@ static void plan_line(FILE *f, const pf_scenario *sc) {
   snprintf(rec, sizeof rec, "%s", pf_recompute_name(pl->recompute));
   if (pl->recompute == PF_RECOMPUTE_SELECTIVE && pl->recompute_modules)
     snprintf(rec, sizeof rec, "selective (%s)", pf_recompute_modules_name(pl->recompute_modules, mods, sizeof mods));
+  if (pl->recompute == PF_RECOMPUTE_FULL && pl->recompute_layers > 0)
+    snprintf(rec, sizeof rec, "full (block: %d layers a model chunk)", pl->recompute_layers);
   fprintf(f, "plan        TP %d x PP %d x DP %d x CP %d%s, mbs %d, gbs %d, %d microbatches, %s%s%s%s%s%s%s, recompute %s, %s\n",
           pl->tp, pl->pp, pl->dp, pl->cp, ep, pl->mbs, pl->gbs, pl->grad_accum, pf_schedule_name(pl->schedule),
           pl->sp ? ", SP" : "", pl->dist_opt ? (pf_plan_zero(pl) >= 2 ? zero : ", dist-opt") : "",

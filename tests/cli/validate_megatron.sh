@@ -94,4 +94,19 @@ import json, sys
 c = json.load(open(sys.argv[1]))["configuration"]
 assert c["overlap_grad_reduce"] is True and c["overlap_param_gather"] is True and c["dist_opt"] is True, c
 PY
+# full recomputation by the block method and bf16 gradient reduction from the argument dump: 2 layers a chunk
+# recomputed is faster than every layer, and the bf16 gradients are taken (the option is accepted, rc 0)
+sed -e 's/recompute_granularity \.* None/recompute_granularity ........................... full/' \
+  -e 's/accumulate_allreduce_grads_in_fp32 \.* True/accumulate_allreduce_grads_in_fp32 .............. False/' \
+  "$M/current.log" >"$T/full.log"
+sed 's/^  recompute_granularity .*/&\n  recompute_method ................................ block\n  recompute_num_layers ............................ 2/' \
+  "$T/full.log" >"$T/block.log"
+$P validate --megatron-log "$T/full.log" --machine leonardo-booster --format json >"$T/f.json" 2>"$T/err" &&
+  $P validate --megatron-log "$T/block.log" --machine leonardo-booster --format json >"$T/b.json" 2>>"$T/err" &&
+  python3 - "$T" <<'PY' && ok || bad "block recomputation from the log: $(head -c 300 "$T/err")"
+import json, sys
+t = sys.argv[1]
+pred = lambda k: {r["metric"]: r for r in json.load(open(f"{t}/{k}.json"))["rows"]}["iteration_time_s"]["predicted"]
+assert pred("b") < pred("f"), (pred("b"), pred("f"))
+PY
 finish
