@@ -185,6 +185,31 @@ static double inflight_stage(const pf_plan *p, int s) {
   return x < m ? x : m;
 }
 
+/* Layers x microbatches of activations stage s holds at its peak under the interleaved schedule when its model
+ * chunks hold different numbers of layers (uneven stages: --account-for-embedding-in-pipeline-split leaves the
+ * first chunk only the embedding): Megatron-Core's schedule (schedules.py, microbatch group P) runs forward k on
+ * chunk (k mod PV) / P and backward k on chunk V - 1 - (k mod PV) / P; W warm-up forwards (pf_plan_warmup_passes),
+ * then a forward and a backward a step, each backward freeing its own forward's activations.  The forwards in
+ * flight are counted chunk by chunk, each with its chunk's layers, over a period of steady state.  -1 where the
+ * chunks are even (inflight_stage x the stage's layers is exact there). */
+static double chunk_layers_inflight(const pf_scenario *sc, int s) {
+  const pf_plan *p = &sc->plan;
+  pf_pp_layout l;
+  if (p->schedule != PF_SCHED_INTERLEAVED || !pf_plan_uneven(p) || pf_plan_layout(sc, &l) < 0) return -1;
+  int P = p->pp, V = p->vstages;
+  long period = (long)P * V, total = (long)p->grad_accum * V, W = pf_plan_warmup_passes(p, s);
+  if (W + 1 > total) W = total - 1;
+  double held = 0, peak = 0;
+  for (long k = 0; k <= W; k++) held += l.layers[(k % period) / P * P + s];
+  peak = held;
+  for (long i = 0; W + 1 + i < total && i < 2 * period; i++) {
+    held -= l.layers[(V - 1 - (i % period) / P) * P + s]; /* backward i, then the next forward */
+    held += l.layers[(W + 1 + i) % period / P * P + s];
+    peak = fmax(peak, held);
+  }
+  return peak;
+}
+
 /* Ranks the optimizer state (level 1 on), the gradients (2 on) and the parameters (3) are divided by. */
 typedef struct shard_div { double opt, grad, param; } shard_div;
 
@@ -288,14 +313,16 @@ static void stage_mem(const pf_scenario *sc, int stage, double mb_inflight, pf_m
                   : lps * layer;
   double P = Pl + (stage == 0 ? emb : 0) + (stage == pp - 1 ? out : 0);
   if (pp > 1 && stage == pp - 1 && w->tied_embeddings) P += emb; /* Megatron keeps a copy for the tied output */
-  double act = layer_acts(sc, apl, lps, moe_layers, stage == pp - 1 ? w->mtp_layers : 0) * mb_inflight;
+  double chunked = lps > 0 ? chunk_layers_inflight(sc, stage) : -1; /* uneven interleaved chunks */
+  double mb_layers = chunked >= 0 ? chunked / lps : mb_inflight;
+  double act = layer_acts(sc, apl, lps, moe_layers, stage == pp - 1 ? w->mtp_layers : 0) * mb_layers;
   double rf = pf_plan_recompute_share(sc, lps);
   pf_scenario *nr = rf > 0 && rf < 1 ? malloc(sizeof *nr) : NULL; /* 13 kB: not on the stack */
   if (nr) { /* block recomputation: the layers it leaves keep what they keep without recomputation */
     *nr = *sc;
     nr->plan.recompute = PF_RECOMPUTE_NONE;
     double none = layer_acts(nr, pf_memory_act_per_layer(nr), lps, moe_layers, stage == pp - 1 ? w->mtp_layers : 0);
-    act = rf * act + (1 - rf) * none * mb_inflight;
+    act = rf * act + (1 - rf) * none * mb_layers;
     free(nr);
   }
   /* stage 0 also keeps the embedding output; the last stage the logits in fp32 (4 s b V / t) */
@@ -369,7 +396,7 @@ void pf_memory_estimate(const pf_scenario *sc, pf_memory *m) {
     }
     for (int s = 0; s < (all ? pp : pp > 1 ? 2 : 1) && p->schedule != PF_SCHED_DUALPIPE; s++) {
       int stage = all || s == 0 ? s : pp - 1;
-      double mb_inflight = stage == 0 ? infl : stage == pp - 1 ? 1.0 : inflight_stage(p, stage);
+      double mb_inflight = stage == 0 ? infl : inflight_stage(p, stage); /* the last: 1 under 1F1B */
       pf_memory a;
       stage_mem(sc, stage, mb_inflight, &a);
       double t = a.weights_B + a.gradients_B + a.optimizer_B + a.activations_B + a.working_B;
