@@ -75,9 +75,13 @@ void pf_tune_plan_text(const pf_plan *p, char *buf, size_t n) {
   if (pf_plan_zero(p) >= 2)
     snprintf(zero, sizeof zero, " --zero %d%s", p->zero,
              p->shard_group == PF_SHARD_NODE ? " --fsdp-shard-group node" : "");
+  char rec[48]; /* full recomputation of the first N layers of each chunk, where the user asked for it */
+  snprintf(rec, sizeof rec, "%s", pf_recompute_name(p->recompute));
+  if (p->recompute == PF_RECOMPUTE_FULL && p->recompute_layers > 0)
+    snprintf(rec, sizeof rec, "full --recompute-num-layers %d", p->recompute_layers);
   snprintf(buf, n, "--tp %d --pp %d%s%.0d%s%.0d --mbs %d --recompute %s --schedule %s%s%s%s%s%s%s", p->tp, p->pp,
            p->cp > 1 ? " --cp " : "", p->cp > 1 ? p->cp : 0, p->ep > 1 ? " --ep " : "", p->ep > 1 ? p->ep : 0, p->mbs,
-           pf_recompute_name(p->recompute), sched, p->sp ? " --sp" : "",
+           rec, sched, p->sp ? " --sp" : "",
            zero[0] ? zero : p->dist_opt ? " --dist-opt" : "",
            p->overlap_grad_reduce ? " --overlap-grad-reduce" : "",
            p->overlap_param_gather ? " --overlap-param-gather" : "", p->flash_attn ? " --flash-attn" : "",

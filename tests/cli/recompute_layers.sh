@@ -46,4 +46,7 @@ $P predict --machine dgx-h100-superpod --model llama3-8b --gpus 8 --recompute se
   >/dev/null 2>"$T/err"
 rc=$?
 [ $rc -eq 2 ] && grep -q "applies with --recompute full" "$T/err" && ok || bad "selective + N: rc $rc $(cat "$T/err")"
+# tune keeps the asked N in the options it prints (so they reproduce the plan it priced)
+$P tune --machine dgx-h100-superpod --model gpt3-1.3b --gpus 8 --gbs 64 --recompute-num-layers 2 --top 1 >"$T/t" 2>&1 &&
+  grep -q -- "--recompute full --recompute-num-layers 2 --schedule" "$T/t" && ok || bad "tune options: $(head -c 400 "$T/t")"
 finish
