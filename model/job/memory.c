@@ -43,7 +43,6 @@
 #include "core/core.h"
 
 #include <math.h>
-#include <stdlib.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -317,13 +316,12 @@ static void stage_mem(const pf_scenario *sc, int stage, double mb_inflight, pf_m
   double mb_layers = chunked >= 0 ? chunked / lps : mb_inflight;
   double act = layer_acts(sc, apl, lps, moe_layers, stage == pp - 1 ? w->mtp_layers : 0) * mb_layers;
   double rf = pf_plan_recompute_share(sc, lps);
-  pf_scenario *nr = rf > 0 && rf < 1 ? malloc(sizeof *nr) : NULL; /* 13 kB: not on the stack */
-  if (nr) { /* block recomputation: the layers it leaves keep what they keep without recomputation */
-    *nr = *sc;
-    nr->plan.recompute = PF_RECOMPUTE_NONE;
-    double none = layer_acts(nr, pf_memory_act_per_layer(nr), lps, moe_layers, stage == pp - 1 ? w->mtp_layers : 0);
+  if (rf > 0 && rf < 1) { /* block recomputation: the layers it leaves keep what they keep without recomputation */
+    static _Thread_local pf_scenario nr; /* 13 kB: not on the stack */
+    nr = *sc;
+    nr.plan.recompute = PF_RECOMPUTE_NONE;
+    double none = layer_acts(&nr, pf_memory_act_per_layer(&nr), lps, moe_layers, stage == pp - 1 ? w->mtp_layers : 0);
     act = rf * act + (1 - rf) * none * mb_layers;
-    free(nr);
   }
   /* stage 0 also keeps the embedding output; the last stage the logits in fp32 (4 s b V / t) */
   double sbh = (double)w->seq / p->cp * p->mbs * w->hidden;
