@@ -265,6 +265,10 @@ const pf_opt pf_scenario_opts[] = {
      "recomputed, the rest keep their activations (Megatron --recompute-method block --recompute-num-layers N; "
      "default: every layer)",
      .type = PF_OPT_INT, .at = SC(plan.recompute_layers), .lo = 0, .hi = 1 << 16, .group = PF_SCG_RUN},
+    {"cpu-offloading-num-layers", "N", "the activations of N layers offloaded to host memory over the host link, "
+     "each transfer under the next layer's compute (Megatron --cpu-offloading --cpu-offloading-num-layers N; PP 1, "
+     "no recomputation)",
+     .type = PF_OPT_INT, .at = SC(plan.cpu_offload_layers), .lo = 0, .hi = 1 << 16, .group = PF_SCG_RUN},
     {"fsdp-prefetch", "N", "with --zero 3: units all-gathered ahead of the one computing (default 1, FSDP's "
      "forward_prefetch / BACKWARD_PRE)",
      .type = PF_OPT_INT, .at = SC(plan.fsdp_prefetch), .lo = 0, .hi = 8, .group = PF_SCG_RUN},

@@ -151,6 +151,9 @@ static int log_options(const pf_megatron_log *l, const pf_optvals *cli, pf_optva
   if (block && is_set(b = pf_megatron_arg(l, "recompute_num_layers")) &&
       (rc = pf_opts_add(v, "recompute-num-layers", b, l->path)) < 0)
     return rc;
+  if (is_true(pf_megatron_arg(l, "cpu_offloading")) && is_set(b = pf_megatron_arg(l, "cpu_offloading_num_layers")) &&
+      (rc = pf_opts_add(v, "cpu-offloading-num-layers", b, l->path)) < 0)
+    return rc;
   b = pf_megatron_arg(l, "accumulate_allreduce_grads_in_fp32");
   if (prec && !strcmp(prec, "bf16") && b && !strcmp(b, "False") &&
       (rc = pf_opts_add(v, "grad-reduce-in-bf16", "1", l->path)) < 0)

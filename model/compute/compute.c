@@ -357,6 +357,19 @@ void pf_stage_lists_free(pf_stage_lists *L) {
   pf_kernel_list_free(&L->ends_b);
 }
 
+/* --cpu-offloading-num-layers N (plan.h): each offloaded layer's saved activations (pf_memory_act_per_layer) cross
+ * the host link one way in the forward and back in the backward, each transfer under the compute of the next
+ * layer (Transformer Engine's double-buffered offload handler), so a layer's transfer costs what it outlasts
+ * that layer's compute; the copies' engine is the GPU's DMA, which takes no SMs. */
+static void offload(const pf_scenario *sc, int lps, pf_stage_work *w) {
+  int n = sc->plan.cpu_offload_layers;
+  double bw = sc->machine.host_link_bw_Bps;
+  if (n <= 0 || lps <= 0 || bw <= 0) return;
+  double t = pf_memory_act_per_layer(sc) / bw;
+  w->fwd_s += n * fmax(0.0, t - (w->fwd_s - w->ends_fwd_s) / lps);
+  w->bwd_s += n * fmax(0.0, t - (w->bwd_s - w->ends_bwd_s) / lps);
+}
+
 static int transformer_work(const pf_scenario *sc, const pf_kernel_env *env, int stage, pf_stage_work *out) {
   const pf_workload *w = &sc->workload;
   const pf_plan *p = &sc->plan;
@@ -376,6 +389,7 @@ static int transformer_work(const pf_scenario *sc, const pf_kernel_env *env, int
   out->bwd_s = run_list(&benv, &L.moe_bwd, L.moe, &bs) + run_list(&benv, &L.bwd, L.dense, &bs);
   out->ends_bwd_s = run_list(&benv, &L.ends_b, 1, &bs);
   out->bwd_s += out->ends_bwd_s;
+  offload(sc, lps, out);
   rc = pf_moe_split_add(env, &L.moe_fwd, L.moe, &out->moe);
   if (rc == 0) rc = pf_moe_split_add(env, &L.moe_bwd, L.moe, &out->moe);
   pf_stage_lists_free(&L);

@@ -314,6 +314,8 @@ static void stage_mem(const pf_scenario *sc, int stage, double mb_inflight, pf_m
   if (pp > 1 && stage == pp - 1 && w->tied_embeddings) P += emb; /* Megatron keeps a copy for the tied output */
   double chunked = lps > 0 ? chunk_layers_inflight(sc, stage) : -1; /* uneven interleaved chunks */
   double mb_layers = chunked >= 0 ? chunked / lps : mb_inflight;
+  if (p->cpu_offload_layers > 0 && lps > 0) /* offloaded layers' activations wait in host memory (plan.h) */
+    mb_layers *= fmax(0.0, (double)(lps - p->cpu_offload_layers) / lps);
   double act = layer_acts(sc, apl, lps, moe_layers, stage == pp - 1 ? w->mtp_layers : 0) * mb_layers;
   double rf = pf_plan_recompute_share(sc, lps);
   if (rf > 0 && rf < 1) { /* block recomputation: the layers it leaves keep what they keep without recomputation */

@@ -369,6 +369,12 @@ int pf_plan_check(pf_scenario *sc) {
   if (sc->plan.grad_reduce_bf16 && sc->precision != PF_BF16 && sc->precision != PF_FP8)
     return pf_error_set(PF_EINVAL, "--grad-reduce-in-bf16 needs --precision bf16 or fp8 (%s gradients are reduced "
                         "in %s)", pf_precision_name(sc->precision), sc->precision == PF_FP16 ? "fp16" : "fp32");
+  int off = sc->plan.cpu_offload_layers; /* Megatron-Core transformer_config.py's rules for CPU offloading */
+  if (off > 0 && (sc->workload.kind != PF_WL_TRANSFORMER || sc->plan.pp > 1 || off >= sc->workload.layers ||
+                  sc->plan.recompute != PF_RECOMPUTE_NONE || sc->graph_modules))
+    return pf_error_set(PF_EINVAL, "--cpu-offloading-num-layers %d: Megatron offloads activations of a transformer "
+                        "at PP 1 only, for fewer layers than its %d, without recomputation or CUDA graphs", off,
+                        sc->workload.layers);
   if (sc->plan.recompute_layers > 0 && sc->plan.recompute != PF_RECOMPUTE_FULL)
     return pf_error_set(PF_EINVAL, "--recompute-num-layers applies with --recompute full (Megatron's "
                         "--recompute-granularity full --recompute-method block)");

@@ -117,6 +117,11 @@ typedef struct pf_plan {
    * activations (megatron/core/transformer/transformer_block.py, _checkpointed_forward); 0: every layer, one
    * checkpoint each (--recompute-method uniform --recompute-num-layers 1) */
   int recompute_layers;
+  /* --cpu-offloading-num-layers N: the activations of N layers go to host memory in the forward and come back for
+   * the backward, over the host link, each transfer under the next layer's compute (Megatron-Core
+   * cpu_offloading_num_layers with cpu_offloading_activations; Transformer Engine's double-buffered offload
+   * handler); Megatron allows it only at PP 1, without recomputation, for fewer layers than the model has */
+  int cpu_offload_layers;
   bool fp8_act_cache;
   /* Memory of the weights and the optimizer (memory.c): fp8_param_gather keeps the FP8-cast weights of the FP8
    * GEMMs only, without their bf16 copy (Megatron --fp8-param-gather); bf16_moments Adam's m and v in bf16

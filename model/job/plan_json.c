@@ -62,6 +62,7 @@ static void full(cJSON *o, const pf_plan *pl) {
   cJSON_AddStringToObject(o, "recompute", pf_recompute_name(pl->recompute));
   if (pl->recompute_layers > 0) cJSON_AddNumberToObject(o, "recompute_num_layers", pl->recompute_layers);
   if (pl->grad_reduce_bf16) cJSON_AddBoolToObject(o, "grad_reduce_in_bf16", true);
+  if (pl->cpu_offload_layers > 0) cJSON_AddNumberToObject(o, "cpu_offloading_num_layers", pl->cpu_offload_layers);
   cJSON_AddBoolToObject(o, "flash_attn", pl->flash_attn);
   cJSON_AddBoolToObject(o, "tp_comm_overlap", pl->tp_comm_overlap);
   if (pl->fp8_recipe != PF_FP8_AUTO) cJSON_AddStringToObject(o, "fp8_recipe", pf_fp8_recipe_name(pl->fp8_recipe));

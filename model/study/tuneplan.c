@@ -79,6 +79,9 @@ void pf_tune_plan_text(const pf_plan *p, char *buf, size_t n) {
   snprintf(rec, sizeof rec, "%s", pf_recompute_name(p->recompute));
   if (p->recompute == PF_RECOMPUTE_FULL && p->recompute_layers > 0)
     snprintf(rec, sizeof rec, "full --recompute-num-layers %d", p->recompute_layers);
+  if (p->cpu_offload_layers > 0) /* kept as asked, like N above */
+    snprintf(rec, sizeof rec, "%s --cpu-offloading-num-layers %d", pf_recompute_name(p->recompute),
+             p->cpu_offload_layers);
   snprintf(buf, n, "--tp %d --pp %d%s%.0d%s%.0d --mbs %d --recompute %s --schedule %s%s%s%s%s%s%s", p->tp, p->pp,
            p->cp > 1 ? " --cp " : "", p->cp > 1 ? p->cp : 0, p->ep > 1 ? " --ep " : "", p->ep > 1 ? p->ep : 0, p->mbs,
            rec, sched, p->sp ? " --sp" : "",
