@@ -96,10 +96,8 @@ def main():
         for r in assembly_rows(dev, s, h):
             print(json.dumps(r), flush=True)
             asm.append(r)
-    info = {"gpu": torch.cuda.get_device_name(0), "torch": torch.__version__,
-            "cudnn": torch.backends.cudnn.version(), "dtype": "bf16", "causal": True, "seed": 1}
-    with open(sys.argv[1], "w") as f:
-        json.dump({"info": info, "attention": rows, "assembly": asm, "errors": errors}, f, indent=1)
+    gkt.save(sys.argv[1], {"attention": rows, "assembly": asm, "errors": errors},
+             cudnn=torch.backends.cudnn.version(), dtype="bf16", causal=True, seed=1)
 
 
 if __name__ == "__main__":

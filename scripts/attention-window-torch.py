@@ -83,10 +83,8 @@ def main():
     errors = []
     cud = cudnn_rows(dev)
     flx = flex_rows(dev, errors)
-    info = {"gpu": torch.cuda.get_device_name(0), "torch": torch.__version__,
-            "cudnn": torch.backends.cudnn.version(), "dtype": "bf16", "causal": True, "seed": 1}
-    with open(sys.argv[1], "w") as f:
-        json.dump({"info": info, "cudnn": cud, "flex": flx, "errors": errors}, f, indent=1)
+    gkt.save(sys.argv[1], {"cudnn": cud, "flex": flx, "errors": errors},
+             cudnn=torch.backends.cudnn.version(), dtype="bf16", causal=True, seed=1)
 
 
 if __name__ == "__main__":

@@ -61,6 +61,13 @@ def causal(q, k, v):
     return F.scaled_dot_product_attention(q, k, v, is_causal=True)
 
 
+def save(path, sections, **info):
+    """The run's record as JSON: info (the GPU, the PyTorch version, then the run's own fields) and the sections."""
+    info = {"gpu": torch.cuda.get_device_name(0), "torch": torch.__version__, **info}
+    with open(path, "w") as f:
+        json.dump({"info": info, **sections}, f, indent=1)
+
+
 def main():
     torch.manual_seed(1)
     dev = torch.device("cuda:0")
@@ -106,10 +113,8 @@ def main():
         print(json.dumps(r), flush=True)
         opt_rows.append(r)
         del p, opt
-    info = {"gpu": torch.cuda.get_device_name(0), "torch": torch.__version__, "backend": "FLASH_ATTENTION",
-            "dtype": "bf16", "causal": True, "seed": 1}
-    with open(sys.argv[1], "w") as f:
-        json.dump({"info": info, "attention": rows, "memory_bound": mem, "optimizer": opt_rows}, f, indent=1)
+    save(sys.argv[1], {"attention": rows, "memory_bound": mem, "optimizer": opt_rows},
+         backend="FLASH_ATTENTION", dtype="bf16", causal=True, seed=1)
 
 
 if __name__ == "__main__":
