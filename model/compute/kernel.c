@@ -161,9 +161,9 @@ int pf_kernel_cost_eval(const pf_kernel_env *env, const pf_kernel *k, pf_kernel_
     if (!(peak > 0))
       return pf_error_set(PF_EINVAL, "%s (%s) has no %s tensor cores: kernel %s cannot run in %s", d->id, d->name,
                           pf_precision_name(k->prec), k->name ? k->name : "(unnamed)", pf_precision_name(k->prec));
-    double dv = k->dv > 0 ? k->dv : k->k; /* attention: the values' width */
     double eff = k->kind == PF_KERNEL_ATTENTION
-                     ? pf_attention_eff(d, k->prec, k->pass, k->m, pf_kernel_keys(k), (k->k + dv) / 2.0, batch)
+                     ? pf_attention_eff(d, k->prec, k->pass, k->m, pf_kernel_keys(k), (k->k + pf_kernel_dv(k)) / 2.0,
+                                        batch)
                      : pf_gemm_eff_batched(d, k->prec, k->layout, k->m, k->n, k->k, batch);
     if (k->kind == PF_KERNEL_CONV) eff *= d->conv_eff > 0 ? d->conv_eff : 1.0;
     if (k->grouped && k->m > 0) eff *= k->m / (k->m + GROUPED_PAD_ROWS);

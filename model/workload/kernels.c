@@ -11,8 +11,10 @@ double pf_kernel_keys(const pf_kernel *k) {
   return k->window > 0 && k->window + PF_FLASH_BLOCK_N < k->n ? k->window + PF_FLASH_BLOCK_N : k->n;
 }
 
+double pf_kernel_dv(const pf_kernel *k) { return k->dv > 0 ? k->dv : k->k; }
+
 double pf_attention_pair_flops(const pf_kernel *k) {
-  double dv = k->dv > 0 ? k->dv : k->k;
+  double dv = pf_kernel_dv(k);
   return 2.0 * (k->pass == PF_PASS_BWD ? 3.0 * k->k + 2.0 * dv : k->k + dv);
 }
 

@@ -71,6 +71,8 @@ typedef struct pf_kernel {
 double pf_kernel_flops(const pf_kernel *k);
 /* The keys an attention kernel's query row runs against: n, or its sliding window's blocks. */
 double pf_kernel_keys(const pf_kernel *k);
+/* An attention kernel's values' head width: dv, or k where they are as wide as the queries and keys. */
+double pf_kernel_dv(const pf_kernel *k);
 /* An attention kernel's FLOPs per query-key pair of one head in its pass: 2 (k + dv) forward, 2 (3 k + 2 dv)
  * backward (pf_kernel_flops). */
 double pf_attention_pair_flops(const pf_kernel *k);
