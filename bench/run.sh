@@ -73,12 +73,11 @@ for t in "leonardo-booster|llama2-13b|16|512" "lumi-g|gpt3-175b|64|1536" "mn5-ac
     "$tmod" "$tm" "$tn" "$ev" "$es" "$(echo "$ev / ($es + 0.0001)" | bc -l)" "$pr" "$tw"
 done
 # a mixture of experts at scale (issue 29's acceptance): DeepSeek-V3 on 1,024 JUPITER Booster nodes with only the
-# global batch given: TP, CP, PP, the schedule, EP, the micro-batch, recomputation and the optimizer settings
-# searched (367,200 plans; branch and bound: docs/proposals.md); the whole command on all cores (the bound pass and
+# global batch given: TP, CP, PP, the schedule, ETP, EP, the micro-batch, recomputation and the optimizer settings
+# searched (669,600 plans; branch and bound: docs/proposals.md); the whole command on all cores (the bound pass and
 # every pricing round over the workers: model/study/tuneprice.c), its CPU time the workers' too.  One run of
 # /usr/bin/time: on this project's shared 2-core machine, time it with farm-bench -n 3 --vs OLD when the load is low
-# (22.5 s of wall time, 44.3 s of CPU at a load of about 1 from other work; the build before the pricing rounds
-# ran over the workers: 59.2 s and 80.4 s; docs/model.md)
+# (35.8 s of wall time, 70.1 s of CPU at a load of about 1 since tune searches ETP; 18 s before it; docs/model.md)
 PREFLIGHT_TIMING=1 /usr/bin/time -f "%e %U %S" -o "$tmp/time" "$bin" tune --machine jupiter-booster --model deepseek-v3 \
   --nodes 1024 --gbs 4096 --format json >"$tmp/tune.json" 2>"$tmp/tune.err" &&
   read -r tw tu ts <"$tmp/time" &&

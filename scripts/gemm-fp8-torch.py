@@ -28,6 +28,8 @@ Random operands (seed 1): constant data run faster and cooler (calibrate/results
 
 Usage: gemm-fp8-torch.py OUT.json [--warm S] [--meter S] [--only table,experts,graph,power]
        (writes OUT.json and OUT-table.csv, OUT-experts.csv, OUT-graph.csv beside it)
+$PF_EXPERT_ETP, a comma list of expert tensor-parallel sizes (default 1), runs experts and graph at each: an expert's
+hidden size divided by ETP, as Megatron-Core's expert TP splits fc1's columns and fc2's rows (column `etp`).
 """
 import csv
 import importlib
@@ -52,6 +54,12 @@ E4M3, E5M2 = torch.float8_e4m3fn, torch.float8_e5m2
 EXPERTS = (("deepseek-v3", 7168, 2048), ("qwen3-235b-a22b", 4096, 1536), ("qwen3-30b-a3b", 2048, 768),
            ("mixtral-8x7b", 4096, 14336), ("gpt-oss-120b", 2880, 2880), ("olmoe-1b-7b", 2048, 1024))
 TOKENS = (64, 128, 256, 512, 1024, 2048, 4096)
+ETPS = tuple(int(x) for x in os.environ.get("PF_EXPERT_ETP", "1").split(","))
+
+
+def expert_shapes(models=EXPERTS):
+    """(model, hidden, the expert's hidden size on one ETP rank, ETP) for every ETP that divides it."""
+    return [(m, h, f // e, e) for e in ETPS for m, h, f in models if f % e == 0]
 
 
 def single(fn, reps=10, warm=2):
@@ -126,7 +134,7 @@ def table(out, dev):
     return {"rows": 2 * len(shapes), "shapes_from": "shared/data/h100-gemm-bf16.csv"}
 
 
-def grouped(w, model, h, f, groups, tokens, dev):
+def grouped(w, model, h, f, groups, tokens, dev, etp):
     """torch._grouped_mm: fc1 forward of `groups` experts with `tokens` rows each, one launch."""
     bf = torch.bfloat16
     try:
@@ -138,9 +146,9 @@ def grouped(w, model, h, f, groups, tokens, dev):
         loop = gpp.timed(fn, 20, warm=1)
         fl = 2 * groups * tokens * 2 * f * h
         w.writerow([tokens, 2 * f, h, "NN", "bf16-grouped", "%.9f" % t, "%.1f" % (fl / t / 1e12), "%.9f" % loop,
-                    "%.1f" % (fl / loop / 1e12), model, "fc1", groups])
+                    "%.1f" % (fl / loop / 1e12), model, "fc1", groups, etp])
     except Exception as e:
-        w.writerow([tokens, 2 * f, h, "NN", "bf16-grouped", "", "", "", "", model, "fc1", groups, repr(e)[:200]])
+        w.writerow([tokens, 2 * f, h, "NN", "bf16-grouped", "", "", "", "", model, "fc1", groups, etp, repr(e)[:200]])
 
 
 def expert_gemms(m, h, fe):
@@ -154,21 +162,21 @@ def experts(out, dev):
     with open(out, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["m", "n", "k", "layout", "dtype", "time_s", "tflops", "loop_s", "loop_tflops", "model", "gemm",
-                    "groups"])
+                    "groups", "etp"])
         t0 = time.perf_counter()
-        for model, h, fe in EXPERTS:
+        for model, h, fe, etp in expert_shapes():
             for m in TOKENS:
                 for dtype in ("bf16", "fp8"):
                     for (mm, nn, kk), lay, g in expert_gemms(m, h, fe):
-                        measure(w, mm, nn, kk, lay, dtype, dev, [model, g, 1])
+                        measure(w, mm, nn, kk, lay, dtype, dev, [model, g, 1, etp])
                 f.flush()
-        for model, h, fe in EXPERTS[:2]:
+        for model, h, fe, etp in expert_shapes(EXPERTS[:2]):
             for groups in (4, 8, 32):
                 for m in (128, 512, 2048):
-                    grouped(w, model, h, fe, groups, m, dev)
+                    grouped(w, model, h, fe, groups, m, dev, etp)
             f.flush()
         print("experts in %.1f s" % (time.perf_counter() - t0), flush=True)
-    return {"models": [e[0] for e in EXPERTS], "tokens_per_expert": list(TOKENS)}
+    return {"models": [e[0] for e in EXPERTS], "tokens_per_expert": list(TOKENS), "etp": list(ETPS)}
 
 
 def graph_s(fn, calls=20):
@@ -204,9 +212,9 @@ def kernel_names(fn):
 def graph(out, dev):
     with open(out, "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["m", "n", "k", "layout", "dtype", "graph_s", "tflops", "model", "gemm", "kernels"])
+        w.writerow(["m", "n", "k", "layout", "dtype", "graph_s", "tflops", "model", "gemm", "etp", "kernels"])
         t0 = time.perf_counter()
-        for model, h, fe in EXPERTS:
+        for model, h, fe, etp in expert_shapes():
             for m in (16, 32, 64, 128, 256, 512, 1024):
                 for dtype in ("bf16", "fp8"):
                     for (mm, nn, kk), lay, g in expert_gemms(m, h, fe):
@@ -214,12 +222,12 @@ def graph(out, dev):
                             fn = operands(mm, nn, kk, dtype, lay, dev)
                             t = graph_s(fn)
                             w.writerow([mm, nn, kk, lay, dtype, "%.9f" % t, "%.1f" % (2 * mm * nn * kk / t / 1e12),
-                                        model, g, kernel_names(fn)])
+                                        model, g, etp, kernel_names(fn)])
                         except Exception as e:
-                            w.writerow([mm, nn, kk, lay, dtype, "", "", model, g, repr(e)[:200]])
+                            w.writerow([mm, nn, kk, lay, dtype, "", "", model, g, etp, repr(e)[:200]])
             f.flush()
         print("graph in %.1f s" % (time.perf_counter() - t0), flush=True)
-    return {"calls_per_graph": 20, "replays": 5}
+    return {"calls_per_graph": 20, "replays": 5, "etp": list(ETPS)}
 
 
 def power(h, dev, warm, meter):

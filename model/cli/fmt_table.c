@@ -186,18 +186,19 @@ static void tune(FILE *out, const cJSON *ctx, const pf_tune_result *r, const pf_
                "%ld evaluated, %d simulated; best %d:\n",
           w->valuestring, gpus, m->valuestring, gbs, pf_objective_name(o->objective), r->enumerated, r->pruned,
           r->evaluated, r->nfinal, top);
-  /* a mixture of experts: its expert-parallel size and the all-to-alls' share of the iteration as columns */
+  /* a mixture of experts: its expert-parallel and expert tensor-parallel sizes and the all-to-alls' share of the
+   * iteration as columns */
   bool moe = cJSON_GetObjectItemCaseSensitive(ctx, "experts") != NULL;
-  fprintf(out, "%4s %5s%s %11s %12s %10s %8s%s %10s  %-40s %s\n", "rank", "DP", moe ? "    EP" : "", "iter (s)",
+  fprintf(out, "%4s %5s%s %11s %12s %10s %8s%s %10s  %-40s %s\n", "rank", "DP", moe ? "    EP   ETP" : "", "iter (s)",
           "tokens/s", "TFLOP/s/G", "mem GiB", moe ? "  a2a %" : "", "kJ/iter", "why not first", "options");
   char txt[192 + PF_PP_LAYOUT_MAX], why[160];
   for (int i = 0; i < top; i++) {
     const pf_tune_cand *c = &r->final[i];
     pf_tune_plan_text(&c->plan, txt, sizeof txt);
     pf_tune_why(c, &r->final[0], o->objective, why, sizeof why);
-    char ep[16] = "", a2a[16] = "";
+    char ep[32] = "", a2a[16] = "";
     if (moe) {
-      snprintf(ep, sizeof ep, " %5d", c->plan.ep > 1 ? c->plan.ep : 1);
+      snprintf(ep, sizeof ep, " %5d %5d", pf_plan_ep(&c->plan), pf_plan_etp(&c->plan));
       snprintf(a2a, sizeof a2a, " %6.1f", 100 * c->a2a_share);
     }
     fprintf(out, "%4d %5d%s %11.4g %12.4g %10.1f %8.1f%s %10.1f  %-40s %s\n", i + 1, c->plan.dp, ep, c->t_iter_s,

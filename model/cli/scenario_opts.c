@@ -184,7 +184,7 @@ unsigned pf_opts_tune_fixed(const pf_optvals *v) {
   static const struct { const char *opt; unsigned bit; } map[] = {
       {"tp", PF_FIX_TP}, {"pp", PF_FIX_PP}, {"cp", PF_FIX_CP}, {"mbs", PF_FIX_MBS}, {"recompute", PF_FIX_RECOMPUTE},
       {"schedule", PF_FIX_SCHEDULE}, {"zero", PF_FIX_ZERO}, {"fsdp-shard-group", PF_FIX_SHARD_GROUP},
-      {"ep", PF_FIX_EP}};
+      {"ep", PF_FIX_EP}, {"etp", PF_FIX_ETP}};
   static const struct { unsigned set, bit; } settings[] = {
       {PF_SET_SP, PF_FIX_SP}, {PF_SET_DIST_OPT, PF_FIX_DIST_OPT}, {PF_SET_OVERLAP_GRAD, PF_FIX_OVERLAP_GRAD},
       {PF_SET_OVERLAP_PARAM, PF_FIX_OVERLAP_PARAM}, {PF_SET_FLASH_ATTN, PF_FIX_FLASH_ATTN},

@@ -258,12 +258,12 @@ static int cost(const pf_topology *t, const pf_a2a_req *rq, int what, int nodes,
  * the overlap flags: about 40 plans a shape), each routing p x p x groups flows (1e6 at 4,096 GPUs and EP 256).
  * The last calls are kept, keyed by a hash of the machine, the topology (links, placement, library) and the
  * request, with the groups compared in full: a hit returns the bytes the costing would have written.  tune's
- * bound pass (study/tunebound.c) prices every shape's stages in the enumeration's order (TP, CP, PP, schedule, EP,
- * micro-batch): the calls of one (TP, CP, PP, EP, micro-batch) come back for every schedule and layout of the PP,
- * up to 4 micro-batches x 9 EP sizes x 3 distinct stages x 2 calls = 216 apart, so 256 are kept (at most
- * 256 x the job's GPUs x 4 B of groups: 4 MiB at 4,096 GPUs). */
+ * bound pass (study/tunebound.c) prices every shape's stages in the enumeration's order (TP, CP, PP, schedule,
+ * ETP, EP, micro-batch): the calls of one (TP, CP, PP, ETP, EP, micro-batch) come back for every schedule and
+ * layout of the PP, up to 2 ETPs x 4 micro-batches x 9 EP sizes x 3 distinct stages x 2 calls = 432 apart, so 512
+ * are kept (at most 512 x the job's GPUs x 4 B of groups: 8 MiB at 4,096 GPUs). */
 
-#define MEMO_N 256
+#define MEMO_N 512
 
 typedef struct {
   unsigned long long key;

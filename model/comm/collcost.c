@@ -236,7 +236,115 @@ static void sort_links(int *a, int n, int nlinks, int *tmp) {
   if (src != a) memcpy(a, src, (size_t)n * sizeof *a);
 }
 
+/* ---------- the same job again ----------
+ * A job is a function of the topology and the pattern alone.  tune prices every setting of a shape (micro-batch x
+ * recomputation x the optimizer's overlaps) with the same data-parallel collectives per stage and the same gradient
+ * buckets (engine/dpsync.c), and routing each pattern's flows over 4,096 GPUs was a fifth of the DeepSeek-V3
+ * search's CPU.  The last jobs are kept, keyed by the topology's hash (memo_key, set by pf_comm_init; 0: none
+ * kept) and a hash of the pattern, with the pattern compared in full: a hit hands out a copy of the job the
+ * building would have made, never an approximation.  128 are kept: a PP 16 stage set's gradient and parameter
+ * jobs, dense and experts (64), and their buckets' sizes. */
+
+#define JMEMO_N 128
+
+typedef struct {
+  unsigned long long topo, h;
+  pf_coll_pattern pat; /* owned: nsteps 0 and no job for a free entry */
+  pf_coll_job job;     /* owned */
+} jmemo_entry;
+
+static _Thread_local jmemo_entry jmemo[JMEMO_N];
+static _Thread_local int jmemo_next;
+
+static unsigned long long mix(unsigned long long h, const void *data, size_t n) { /* FNV-1a */
+  const unsigned char *b = data;
+  for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211ULL;
+  return h;
+}
+
+/* The measured ring's table is the topology's own (collective.c): the same for one memo_key, so only whether the
+ * pattern uses it is compared (a kept pattern's pointer may name a topology since freed; it is never read). */
+static bool same_scalars(const pf_coll_pattern *a, const pf_coll_pattern *b) {
+  return a->nsteps == b->nsteps && a->kind == b->kind && a->algo == b->algo && a->proto == b->proto &&
+         a->lib == b->lib && a->tuner == b->tuner && a->fabric_hw == b->fabric_hw && a->lib_factor == b->lib_factor &&
+         a->nic_share == b->nic_share && !a->tab == !b->tab && a->bytes == b->bytes && a->p == b->p &&
+         a->ngroups == b->ngroups;
+}
+
+static bool same_step(const pf_coll_step *a, const pf_coll_step *b) {
+  if (a->nflows != b->nflows || a->reps != b->reps || a->lat_mult != b->lat_mult || a->sw_intra != b->sw_intra ||
+      a->sw_net != b->sw_net)
+    return false;
+  for (int i = 0; i < a->nflows; i++) /* field by field: no padding read */
+    if (a->flows[i].src != b->flows[i].src || a->flows[i].dst != b->flows[i].dst ||
+        a->flows[i].bytes != b->flows[i].bytes)
+      return false;
+  return true;
+}
+
+/* A cheap hash: the scalars and each step's first and last flows (the full comparison decides) */
+static unsigned long long pattern_hash(const pf_coll_pattern *p) {
+  const double d[] = {p->lib_factor, p->nic_share, p->bytes};
+  const int n[] = {p->nsteps, (int)p->kind, (int)p->algo, (int)p->proto, (int)p->lib, p->fabric_hw, p->p,
+                   p->ngroups};
+  unsigned long long h = mix(mix(14695981039346656037ULL, d, sizeof d), n, sizeof n);
+  for (int i = 0; i < p->nsteps; i++) {
+    const pf_coll_step *st = &p->steps[i];
+    const int si[] = {st->nflows, st->reps};
+    h = mix(h, si, sizeof si);
+    if (st->nflows == 0) continue;
+    const pf_flow *a = &st->flows[0], *z = &st->flows[st->nflows - 1];
+    const int fe[] = {a->src, a->dst, z->src, z->dst};
+    const double fb[] = {a->bytes, z->bytes, st->lat_mult};
+    h = mix(mix(h, fe, sizeof fe), fb, sizeof fb);
+  }
+  return h;
+}
+
+static const jmemo_entry *jmemo_find(unsigned long long topo, unsigned long long h, const pf_coll_pattern *pat) {
+  for (int i = 0; i < JMEMO_N; i++) {
+    const jmemo_entry *e = &jmemo[i];
+    if (e->topo != topo || e->h != h || !e->job.ph || !same_scalars(&e->pat, pat)) continue;
+    int k = 0;
+    while (k < pat->nsteps && same_step(&e->pat.steps[k], &pat->steps[k])) k++;
+    if (k == pat->nsteps) return e;
+  }
+  return NULL;
+}
+
+static void jmemo_keep(unsigned long long topo, unsigned long long h, const pf_coll_pattern *pat,
+                       const pf_coll_job *job) {
+  jmemo_entry *e = &jmemo[jmemo_next];
+  pf_coll_pattern_free(&e->pat);
+  pf_coll_job_free(&e->job);
+  memset(e, 0, sizeof *e);
+  if (pf_coll_pattern_copy(&e->pat, pat) < 0 || pf_coll_job_append(&e->job, job) < 0 || !e->job.ph) {
+    pf_coll_pattern_free(&e->pat); /* not kept: the next build routes it again */
+    pf_coll_job_free(&e->job);
+    return;
+  }
+  e->topo = topo, e->h = h;
+  jmemo_next = (jmemo_next + 1) % JMEMO_N;
+}
+
+static int job_build(const pf_topology *t, const pf_coll_pattern *pat, pf_coll_job *job);
+
 int pf_coll_job_build(const pf_topology *t, const pf_coll_pattern *pat, pf_coll_job *job) {
+  if (!t->memo_key) return job_build(t, pat, job);
+  unsigned long long h = pattern_hash(pat);
+  const jmemo_entry *e = jmemo_find(t->memo_key, h, pat);
+  if (e) {
+    memset(job, 0, sizeof *job);
+    int rc = pf_coll_job_append(job, &e->job);
+    if (rc == 0) return 0;
+    pf_coll_job_free(job); /* priced again */
+  }
+  int rc = job_build(t, pat, job);
+  if (rc == 0) jmemo_keep(t->memo_key, h, pat, job);
+  return rc;
+}
+
+static int job_build(const pf_topology *t, const pf_coll_pattern *pat, pf_coll_job *job) {
   memset(job, 0, sizeof *job);
   scratch s;
   if (scratch_init(&s, t) < 0) { scratch_free(&s); return pf_error_set(PF_ENOMEM, "out of memory"); }

@@ -53,6 +53,27 @@ void pf_coll_pattern_free(pf_coll_pattern *pat) {
   memset(pat, 0, sizeof *pat);
 }
 
+int pf_coll_pattern_copy(pf_coll_pattern *dst, const pf_coll_pattern *src) {
+  *dst = *src;
+  dst->steps = NULL, dst->nsteps = dst->cap = 0;
+  if (src->nsteps == 0) return 0;
+  if (!(dst->steps = calloc((size_t)src->nsteps, sizeof *dst->steps))) return pf_error_set(PF_ENOMEM, "out of memory");
+  dst->cap = src->nsteps;
+  for (int i = 0; i < src->nsteps; i++, dst->nsteps++) {
+    const pf_coll_step *a = &src->steps[i];
+    pf_coll_step *b = &dst->steps[i];
+    *b = *a;
+    b->cap = a->nflows;
+    b->flows = malloc((size_t)(a->nflows ? a->nflows : 1) * sizeof *b->flows);
+    if (!b->flows) {
+      pf_coll_pattern_free(dst);
+      return pf_error_set(PF_ENOMEM, "out of memory");
+    }
+    memcpy(b->flows, a->flows, (size_t)a->nflows * sizeof *b->flows);
+  }
+  return 0;
+}
+
 pf_coll_step *pf_coll_step_add(pf_coll_pattern *pat, int reps, double lat_mult, double sw_intra, double sw_net) {
   if (pat->nsteps == pat->cap) {
     int cap = pat->cap ? 2 * pat->cap : 8;

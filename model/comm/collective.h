@@ -130,6 +130,8 @@ double pf_coll_count(pf_coll_kind k, double bytes, double elt, int p);
 int pf_coll_pattern_build(const pf_topology *t, pf_coll_kind kind, pf_coll_algo algo, double bytes, const int *groups,
                           int ngroups, int p, pf_coll_pattern *out);
 void pf_coll_pattern_free(pf_coll_pattern *pat);
+/* dst = a copy of src that owns its steps and flows (PF_ENOMEM: dst empty). */
+int pf_coll_pattern_copy(pf_coll_pattern *dst, const pf_coll_pattern *src);
 
 /* For an algorithm's builder (collalgo.h): append a step of `reps`
  * repetitions to pat (NULL when out of memory), and a flow of `bytes` per

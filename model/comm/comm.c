@@ -95,6 +95,7 @@ int pf_comm_init(const pf_scenario *sc, pf_comm *c) {
     free(m);
   }
   if (rc == 0) c->topo_key = pf_comm_topo_key(c); /* hashed once, not at each all-to-all (alltoall.c's memo) */
+  c->topo.memo_key = c->topo_key;                 /* and the jobs' memo (collcost.c) */
   return rc;
 }
 
@@ -111,11 +112,14 @@ static int collective_on(const pf_scenario *sc, const pf_topology *t, pf_coll_ki
 
 int pf_comm_collective(const pf_comm *c, pf_coll_kind kind, pf_coll_algo algo, double bytes, const int *groups, int ng,
                        int p, pf_coll_pattern *pat, pf_coll_result *res) {
-  if (pat || !c->topo_key || !groups) return collective_on(c->sc, &c->topo, kind, algo, bytes, groups, ng, p, pat, res);
+  if (!c->topo_key || !groups) return collective_on(c->sc, &c->topo, kind, algo, bytes, groups, ng, p, pat, res);
   pf_coll_req rq = {kind, bytes, groups, ng, p, algo, c->sc->coll_proto}; /* collective_on's request */
-  if (pf_coll_memo_find(c->topo_key, &rq, res)) return 0; /* the same call again (collmemo.c) */
-  int rc = collective_on(c->sc, &c->topo, kind, algo, bytes, groups, ng, p, NULL, res);
-  if (rc == 0) pf_coll_memo_keep(c->topo_key, &rq, res);
+  if (pf_coll_memo_find(c->topo_key, &rq, pat, res)) { /* the same call again (collmemo.c) */
+    if (pat && pat->tab) pat->tab = &c->topo.tab; /* the measured ring of this topology (the key hashed its content) */
+    return 0;
+  }
+  int rc = collective_on(c->sc, &c->topo, kind, algo, bytes, groups, ng, p, pat, res);
+  if (rc == 0) pf_coll_memo_keep(c->topo_key, &rq, pat, res);
   return rc;
 }
 
@@ -429,26 +433,25 @@ double pf_pipe_net_time(const pf_pipe_net *net, int b, double bytes) { return ne
 
 /* ---------- data parallelism and tied embeddings ---------- */
 
-/* One collective over the groups `groups` gives for a stage (DP x CP or EDP). */
-static int collective_over(int (*groups)(const pf_scenario *, int, int **, int *, int *), const pf_scenario *sc,
-                           const pf_topology *t, pf_coll_kind kind, double bytes, int stage, pf_coll_pattern *pat,
-                           pf_coll_result *info) {
+/* One collective over the groups `groups` gives for a stage (DP x CP or EDP), with the scenario's --coll-algo. */
+static int collective_over(int (*groups)(const pf_scenario *, int, int **, int *, int *), const pf_comm *c,
+                           pf_coll_kind kind, double bytes, int stage, pf_coll_pattern *pat, pf_coll_result *info) {
   memset(pat, 0, sizeof *pat);
   int *G, ng, p, rc;
-  if ((rc = groups(sc, stage, &G, &ng, &p)) < 0) return rc;
-  rc = collective_on(sc, t, kind, sc->collective, bytes, G, ng, p, pat, info);
+  if ((rc = groups(c->sc, stage, &G, &ng, &p)) < 0) return rc;
+  rc = pf_comm_collective(c, kind, c->sc->collective, bytes, G, ng, p, pat, info);
   free(G);
   return rc;
 }
 
-int pf_dp_collective_pattern(const pf_scenario *sc, const pf_topology *t, pf_coll_kind kind, double bytes, int stage,
-                             pf_coll_pattern *pat, pf_coll_result *info) {
-  return collective_over(pf_dp_groups, sc, t, kind, bytes, stage, pat, info);
+int pf_dp_collective_pattern(const pf_comm *c, pf_coll_kind kind, double bytes, int stage, pf_coll_pattern *pat,
+                             pf_coll_result *info) {
+  return collective_over(pf_dp_groups, c, kind, bytes, stage, pat, info);
 }
 
-int pf_edp_collective_pattern(const pf_scenario *sc, const pf_topology *t, pf_coll_kind kind, double bytes,
-                              int stage, pf_coll_pattern *pat, pf_coll_result *info) {
-  return collective_over(pf_edp_groups, sc, t, kind, bytes, stage, pat, info);
+int pf_edp_collective_pattern(const pf_comm *c, pf_coll_kind kind, double bytes, int stage, pf_coll_pattern *pat,
+                              pf_coll_result *info) {
+  return collective_over(pf_edp_groups, c, kind, bytes, stage, pat, info);
 }
 
 int pf_comm_embedding(const pf_comm *c, double bytes, pf_coll_pattern *pat, pf_coll_result *res) {

@@ -108,10 +108,10 @@ int pf_edp_groups(const pf_scenario *sc, int stage, int **gpus, int *ngroups, in
  * of gradients, all-gather of parameters) with the scenario's --coll-algo:
  * over the DP x CP groups (dense parameters), or with `expert` over the
  * expert-data-parallel groups (pf_edp_groups: the routed experts'). */
-int pf_dp_collective_pattern(const pf_scenario *sc, const pf_topology *t, pf_coll_kind kind, double bytes, int stage,
-                             pf_coll_pattern *pat, pf_coll_result *info);
-int pf_edp_collective_pattern(const pf_scenario *sc, const pf_topology *t, pf_coll_kind kind, double bytes,
-                              int stage, pf_coll_pattern *pat, pf_coll_result *info);
+int pf_dp_collective_pattern(const pf_comm *c, pf_coll_kind kind, double bytes, int stage, pf_coll_pattern *pat,
+                             pf_coll_result *info);
+int pf_edp_collective_pattern(const pf_comm *c, pf_coll_kind kind, double bytes, int stage, pf_coll_pattern *pat,
+                              pf_coll_result *info);
 
 /* Sharded data parallelism (fsdp.c).  Groups as pf_dp_groups gives them: the shard groups of stage `stage`
  * (the DP x CP groups, or with --fsdp-shard-group node their runs of ranks inside one node) and, for
@@ -206,10 +206,12 @@ typedef struct pf_a2a_result {
 int pf_comm_alltoall(const pf_comm *c, const pf_a2a_req *rq, pf_a2a_result *res);
 /* The hash of what c's topology was built from and what it is (the all-to-all memo's key; pf_comm_init keeps it). */
 unsigned long long pf_comm_topo_key(const pf_comm *c);
-/* The memo of collective calls without a pattern (collmemo.c; pf_comm_collective's): a call on the topology of
- * hash topo already priced gives its result (true); keep a priced one. */
-bool pf_coll_memo_find(unsigned long long topo, const pf_coll_req *rq, pf_coll_result *res);
-void pf_coll_memo_keep(unsigned long long topo, const pf_coll_req *rq, const pf_coll_result *res);
+/* The memo of collective calls (collmemo.c; pf_comm_collective's): a call on the topology of hash topo already
+ * priced gives its result, and with pat non-NULL a copy of the pattern it chose, for the caller to free (true);
+ * keep a priced one (pat: NULL for a call that wanted none). */
+bool pf_coll_memo_find(unsigned long long topo, const pf_coll_req *rq, pf_coll_pattern *pat, pf_coll_result *res);
+void pf_coll_memo_keep(unsigned long long topo, const pf_coll_req *rq, const pf_coll_pattern *pat,
+                       const pf_coll_result *res);
 /* Expected number of nodes other than its own that one token reaches with
  * topk copies spread evenly over `nodes` nodes, at most max_nodes of them
  * (0: no limit): T (1 - (1 - 1/T)^topk) (nodes - 1) / nodes, T = min(max_nodes, nodes). */

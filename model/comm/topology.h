@@ -78,6 +78,9 @@ typedef struct pf_topology {
    * is used by one thread at a time) */
   double *scratch_acc;
   int *scratch_cnt, *scratch_touched, *scratch_sort;
+  /* the hash of what it was built from and what it is (pf_comm_init sets it from pf_comm_topo_key; 0: none): the
+   * key of collcost.c's memo of jobs */
+  unsigned long long memo_key;
 } pf_topology;
 
 /* Build the links of a job of `nodes` nodes of machine m placed as pl (seed

@@ -271,8 +271,8 @@ static int build_experts(const pf_comm *c, const pf_stage_work *w, dp_ws *ws, pf
     memset(&xa, 0, sizeof xa);
     memset(&ai, 0, sizeof ai);
     double x = w[s].expert_params;
-    rc = pf_edp_collective_pattern(sc, topo, d->kind, x * gbytes, s, &d->xgrad[s], &gi);
-    if (rc == 0 && d->has_ag) rc = pf_edp_collective_pattern(sc, topo, PF_ALLGATHER, x * pbytes, s, &d->xag[s], &ai);
+    rc = pf_edp_collective_pattern(c, d->kind, x * gbytes, s, &d->xgrad[s], &gi);
+    if (rc == 0 && d->has_ag) rc = pf_edp_collective_pattern(c, PF_ALLGATHER, x * pbytes, s, &d->xag[s], &ai);
     if (rc == 0) rc = pf_coll_job_build(topo, &d->xgrad[s], &xg);
     if (rc == 0) rc = pf_coll_job_build(topo, &d->xag[s], &xa);
     if (rc == 0) rc = pf_coll_job_append(&ws->gjob[s], &xg);
@@ -302,13 +302,13 @@ static int build(const pf_comm *c, const pf_stage_work *w, dp_ws *ws, pf_dpsync 
     pf_coll_result gi, ai;
     memset(&gi, 0, sizeof gi);
     double dense = w[s].params - (d->split ? w[s].expert_params : 0);
-    if (z < 2) rc = pf_dp_collective_pattern(sc, topo, d->kind, dense * gbytes, s, &d->grad[s], &gi);
+    if (z < 2) rc = pf_dp_collective_pattern(c, d->kind, dense * gbytes, s, &d->grad[s], &gi);
     if (s == 0) d->info = gi;
     d->fabric_bytes += gi.fabric_bytes / P;
     d->nic_bytes += gi.nic_bytes / P;
     if (rc == 0 && d->has_ag) {
       rc = z >= 2 ? pf_shard_collective_pattern(sc, topo, PF_ALLGATHER, w[s].params * pbytes, s, &d->ag[s], &ai)
-                  : pf_dp_collective_pattern(sc, topo, PF_ALLGATHER, dense * pbytes, s, &d->ag[s], &ai);
+                  : pf_dp_collective_pattern(c, PF_ALLGATHER, dense * pbytes, s, &d->ag[s], &ai);
       if (s == 0 && z >= 2) d->info = ai;
       d->fabric_bytes += ai.fabric_bytes / P;
       d->nic_bytes += ai.nic_bytes / P;

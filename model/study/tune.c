@@ -91,7 +91,7 @@ static int price(pf_tune_search *s, const pf_plan *pl, long at) {
   c.screen = c.score = pf_tune_score(sc, s->p, s->o->objective);
   if (c.screen < s->lb_at[at] * (1 - 1e-12)) s->over++;
   pf_tune_keep_sharded(s->out, &c);
-  if (s->ep1 && pf_plan_ep(&c.plan) == 1) pf_tune_keep_ep1_priced(s->out, &c);
+  if (s->ep1 && pf_tune_no_ep(&c.plan)) pf_tune_keep_ep1_priced(s->out, &c);
   return pf_tune_pool_add(&s->pool, &c);
 }
 
@@ -105,7 +105,7 @@ static int bound(pf_tune_search *s, const pf_plan *pl, long at) {
   if (pf_plan_check(sc) < 0) { s->pruned++; return 0; }
   pf_memory m;
   pf_memory_estimate(sc, &m);
-  if (s->ep1 && pf_plan_ep(&sc->plan) == 1) pf_tune_keep_ep1(s->out, &sc->plan, &m);
+  if (s->ep1 && pf_tune_no_ep(&sc->plan)) pf_tune_keep_ep1(s->out, &sc->plan, &m);
   if (m.total_B > m.capacity_B) {
     if (!s->has_tight || m.total_B < s->tight_m.total_B)
       s->has_tight = true, s->tight = sc->plan, s->tight_m = m, s->tight_at = at;
@@ -123,7 +123,7 @@ static int bound(pf_tune_search *s, const pf_plan *pl, long at) {
     s->ent = g, s->capent = cap;
   }
   s->ent[s->nent++] = (pf_tune_ent){pf_tune_lb_score(sc, t, s->o->objective), at, pf_plan_zero(&sc->plan) >= 2,
-                                    s->ep1 && pf_plan_ep(&sc->plan) == 1};
+                                    s->ep1 && pf_tune_no_ep(&sc->plan)};
   return 0;
 }
 
@@ -145,7 +145,7 @@ static double cut(pf_tune_search *s) {
 static bool may_lead_class(const pf_tune_search *s, const pf_plan *pl, double lb) {
   const pf_tune_result *r = s->out;
   if (pf_plan_zero(pl) >= 2 && !(r->has_sharded && lb > r->sharded.screen)) return true;
-  return s->ep1 && pf_plan_ep(pl) == 1 && !(r->ep1.has_fastest && lb > r->ep1.fastest.screen);
+  return s->ep1 && pf_tune_no_ep(pl) && !(r->ep1.has_fastest && lb > r->ep1.fastest.screen);
 }
 
 static int try_plan(pf_tune_search *s, const pf_plan *pl) {
@@ -255,18 +255,28 @@ static int enumerate_settings(pf_tune_search *s, pf_plan pl) {
   return 0;
 }
 
-/* MoE models: the expert-parallel sizes Megatron accepts for this TP x CP x PP (powers of two dividing the
- * experts, EP x ETP dividing TP x CP x DP: plan.c), unless --ep is given; then the other settings */
+/* MoE models: ETP as Megatron-Core's default (as TP) and, at TP > 1, 1 (experts whole, split by EP alone) unless
+ * --etp is given; for each, the EPs Megatron accepts for this TP x CP x PP (powers of two dividing the experts, EP
+ * x ETP dividing TP x CP x DP: plan.c) unless --ep is given; then the other settings */
 static int enumerate_rest(pf_tune_search *s, pf_plan pl) {
   const pf_scenario *b = s->base;
   const pf_workload *w = &b->workload;
-  if (fixed_of(s) & PF_FIX_EP || !pf_workload_is_moe(w)) return enumerate_settings(s, pl);
-  long long ranks = (long long)b->gpus / pl.pp, etp = pf_plan_etp(&pl);
-  for (int e = 1; e <= w->experts; e *= 2) {
-    if (w->experts % e || ranks % (e * etp)) continue;
-    pl.ep = e;
-    int rc = enumerate_settings(s, pl);
-    if (rc < 0) return rc;
+  unsigned fx = fixed_of(s);
+  if (!pf_workload_is_moe(w)) return enumerate_settings(s, pl);
+  int netp = fx & PF_FIX_ETP || pl.tp == 1 ? 1 : 2;
+  for (int i = 0; i < netp; i++) {
+    if (!(fx & PF_FIX_ETP)) pl.etp = i ? 1 : 0;
+    int rc = 0;
+    if (fx & PF_FIX_EP) {
+      if ((rc = enumerate_settings(s, pl)) < 0) return rc;
+      continue;
+    }
+    long long ranks = (long long)b->gpus / pl.pp, etp = pf_plan_etp(&pl);
+    for (int e = 1; e <= w->experts; e *= 2) {
+      if (w->experts % e || ranks % (e * etp)) continue;
+      pl.ep = e;
+      if ((rc = enumerate_settings(s, pl)) < 0) return rc;
+    }
   }
   return 0;
 }

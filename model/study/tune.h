@@ -33,7 +33,7 @@ enum {
   PF_FIX_SCHEDULE = 1 << 5, PF_FIX_SP = 1 << 6, PF_FIX_DIST_OPT = 1 << 7, PF_FIX_OVERLAP_GRAD = 1 << 8,
   PF_FIX_OVERLAP_PARAM = 1 << 9, PF_FIX_FLASH_ATTN = 1 << 10, PF_FIX_TP_COMM_OVERLAP = 1 << 11,
   PF_FIX_ZERO = 1 << 12, PF_FIX_SHARD_GROUP = 1 << 13, /* --zero, --fsdp-shard-group (tune searches 0-3, all|node) */
-  PF_FIX_EP = 1 << 14
+  PF_FIX_EP = 1 << 14, PF_FIX_ETP = 1 << 15
 };
 
 typedef struct pf_tune_cand {
@@ -47,9 +47,10 @@ typedef struct pf_tune_cand {
   bool simulated;         /* re-simulated with the scenario's engine (finalist) */
 } pf_tune_cand;
 
-/* EP 1 in a search of EP (tuneep.c): the valid plans, those that fit (with ZeRO-0/1), and the one of least
- * memory (a fitting one first, ZeRO-0/1 before ZeRO-2/3) with its memory terms; and the EP 1 plan that
- * screened best of those priced (those the bound left unpriced cannot rank: tune_int.h). */
+/* No expert parallelism (EP 1 at ETP 1) in a search of EP (tuneep.c): the valid such plans, those that fit (with
+ * ZeRO-0/1), and the one of least memory (ZeRO-0/1 before ZeRO-2/3, a fitting one first within each) with its
+ * memory terms; and the one that screened best of those priced (those the bound left unpriced cannot rank:
+ * tune_int.h). */
 typedef struct pf_tune_ep1 {
   long valid, fit, fit_zero1;
   bool has, fits;
@@ -108,10 +109,12 @@ int pf_tune_sharded_merge(const cJSON *doc, pf_tune_result *r);
 /* "ZeRO-3 over 4 ranks: 29.7 s (+7.1 % time), 58.0 GiB per GPU: --tp 1 ..." (nothing when none fits). */
 void pf_tune_sharded_text(const pf_tune_result *r, pf_objective o, char *buf, size_t n);
 
-/* EP 1 (tuneep.c): count a valid EP 1 plan of memory m and keep the one of least memory, fitting ones first and
- * among them ZeRO-0/1 first (ties: the options' text); its JSON "ep1" added to d, read back from a shard's document; the line tune prints
- * ("EP 1 (no expert parallelism) refused: none of 96 valid plans fits; the closest, --tp 4 ...: 139.3 GiB per
- * GPU (weights ..., ...) over gh200-96's 96.0 GiB; gradients + weights alone: 128.6 GiB"; nothing without). */
+/* EP 1 at ETP 1 (tuneep.c): count a valid such plan of memory m and keep the one of least memory, ZeRO-0/1
+ * first and a fitting one first within each (ties: the options' text); its JSON "ep1" added to d, read back from a
+ * shard's document; the line tune prints ("EP 1, ETP 1 (no expert parallelism: ...) refused with at most the
+ * optimizer state sharded: none of 37620 valid plans fits; the closest, --tp 4 ...: 270.1 GiB per GPU (weights
+ * ..., ...) over gh200-96's 96.0 GiB; gradients alone: 168.9 GiB; 2668 fit only with ... (ZeRO-2/3); the best of
+ * them (screened), ..."; nothing without). */
 void pf_tune_keep_ep1(pf_tune_result *r, const pf_plan *p, const pf_memory *m);
 void pf_tune_keep_ep1_priced(pf_tune_result *r, const pf_tune_cand *c); /* an EP 1 plan priced: keep the best */
 void pf_tune_ep1_json(cJSON *d, const pf_tune_result *r);

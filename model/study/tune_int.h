@@ -111,5 +111,7 @@ int pf_tune_pool_add(pf_tune_pool *p, const pf_tune_cand *c);
 double pf_tune_pool_cut(pf_tune_pool *p);
 /* Join EP 1's keep of another worker or shard (tuneep.c). */
 void pf_tune_ep1_join(pf_tune_ep1 *into, const pf_tune_ep1 *from);
+/* No expert parallelism: EP 1 and ETP 1, every routed expert whole on each GPU of its stage (tuneep.c's class) */
+bool pf_tune_no_ep(const pf_plan *p);
 
 #endif

@@ -1,8 +1,10 @@
-/* tuneep.c - what EP 1 (no expert parallelism) comes to in a tune of a mixture of experts that searches EP
- * (tune.h): of the valid EP 1 plans, how many fit and the one of least memory with its memory terms, so that
- * `tune` says why expert parallelism is needed (every EP 1 plan over the device's memory, the largest terms
- * named) or that the memory model lets some EP 1 plan fit, and at what memory; and where some fit, the best
- * of them by the screening against the best plan (what expert parallelism gains in time). */
+/* tuneep.c - what no expert parallelism (EP 1 and ETP 1: every routed expert whole on each GPU of its stage)
+ * comes to in a tune of a mixture of experts that searches EP (tune.h): of the valid such plans, how many fit and
+ * the one of least memory with its memory terms, so that `tune` says why the experts must be split (no plan with
+ * at most the optimizer state sharded fits, the largest terms named) or that the memory model lets one fit, and
+ * at what memory; and where some fit, the best of them by the screening against the best plan (what splitting
+ * the experts gains in time).  EP 1 at ETP > 1 splits every expert by tensor parallelism instead, as EP would
+ * split the experts between ranks (the same bytes a GPU): those plans rank with the others. */
 #include "tune_int.h"
 
 #include "core/core.h"
@@ -12,16 +14,19 @@
 
 #define GiB (1024.0 * 1024.0 * 1024.0)
 
-/* A fitting plan before one that does not; among fitting ones the optimizer-only sharding (ZeRO-0/1, what
- * Megatron-Core's MoE recipes run with expert parallelism) before ZeRO-2/3; then the least memory. */
-static int rank_of(bool fits, const pf_plan *p) { return fits ? (pf_plan_zero(p) <= 1 ? 0 : 1) : 2; }
+bool pf_tune_no_ep(const pf_plan *p) { return pf_plan_ep(p) == 1 && pf_plan_etp(p) == 1; }
+
+/* The optimizer-only sharding (ZeRO-0/1, what Megatron-Core's MoE recipes run) before ZeRO-2/3, which shards the
+ * experts' weights and gradients over the data-parallel ranks after all; within each a fitting plan first; then
+ * the least memory. */
+static int rank_of(bool fits, const pf_plan *p) { return (pf_plan_zero(p) <= 1 ? 0 : 2) + !fits; }
 
 static void keep_into(pf_tune_ep1 *e, const pf_plan *p, const pf_memory *m) {
   bool fits = m->total_B <= m->capacity_B;
   e->valid++;
   e->fit += fits;
   e->fit_zero1 += fits && pf_plan_zero(p) <= 1;
-  int k = rank_of(fits, p), ke = e->has ? rank_of(e->fits, &e->plan) : 3;
+  int k = rank_of(fits, p), ke = e->has ? rank_of(e->fits, &e->plan) : 4;
   if (k > ke) return;
   if (k == ke) {
     if (m->total_B > e->m.total_B) return;
@@ -79,8 +84,9 @@ void pf_tune_memory_terms(const pf_memory *m, const char *dev, char *buf, size_t
   }
 }
 
-/* "; the best EP 1 plan (screened), OPTIONS: T s (+x % time vs the best, screened), M GiB per GPU": the EP 1 plan that
- * screens best, exact as the best sharded plan is (tune.c prices EP 1 plans while their bound is not above it) */
+/* "; the best of them (screened), OPTIONS: T s (+x % time vs the best, screened), M GiB per GPU": the plan of the
+ * class that screens best, exact as the best sharded plan is (tune.c prices them while their bound is not above
+ * it) */
 static void fastest_text(const pf_tune_result *r, pf_objective o, char *buf, size_t n) {
   const pf_tune_ep1 *e = &r->ep1;
   if (!e->has_fastest) {
@@ -90,25 +96,30 @@ static void fastest_text(const pf_tune_result *r, pf_objective o, char *buf, siz
   char txt[192 + PF_PP_LAYOUT_MAX], vs[160];
   pf_tune_plan_text(&e->fastest.plan, txt, sizeof txt);
   pf_tune_vs_best_text(r, o, &e->fastest.plan, e->fastest.screen, vs, sizeof vs);
-  snprintf(buf, n, "; the best EP 1 plan (screened), %s: %.4g s%s, %.1f GiB per GPU", txt,
-           e->fastest.t_iter_s, vs, e->fastest.memory_GiB);
+  snprintf(buf, n, "; the best of them (screened), %s: %.4g s%s, %.1f GiB per GPU", txt, e->fastest.t_iter_s, vs,
+           e->fastest.memory_GiB);
 }
+
+#define CLASS "EP 1, ETP 1 (no expert parallelism: every routed expert whole on each GPU of its stage)"
 
 void pf_tune_ep1_text(const pf_tune_result *r, pf_objective o, const char *dev, char *buf, size_t n) {
   const pf_tune_ep1 *e = &r->ep1;
   buf[0] = '\0';
   if (!e->has) return;
-  char txt[192 + PF_PP_LAYOUT_MAX], terms[320], fast[512 + PF_PP_LAYOUT_MAX];
+  char txt[192 + PF_PP_LAYOUT_MAX], terms[320], fast[512 + PF_PP_LAYOUT_MAX] = "";
   pf_tune_plan_text(&e->plan, txt, sizeof txt);
   pf_tune_memory_terms(&e->m, dev, terms, sizeof terms);
-  if (e->fits) {
-    fastest_text(r, o, fast, sizeof fast);
-    snprintf(buf, n, "EP 1 (no expert parallelism): %ld of %ld valid plans fit (%ld with at most the optimizer "
-             "state sharded); the least memory %s, %s: %s%s", e->fit, e->valid, e->fit_zero1,
+  if (e->fit > 0) fastest_text(r, o, fast, sizeof fast);
+  if (e->fits)
+    snprintf(buf, n, CLASS ": %ld of %ld valid plans fit (%ld with at most the optimizer state sharded); the least "
+             "memory %s, %s: %s%s", e->fit, e->valid, e->fit_zero1,
              pf_plan_zero(&e->plan) <= 1 ? "of these" : "(only ZeRO-2/3 fit)", txt, terms, fast);
-  } else
-    snprintf(buf, n, "EP 1 (no expert parallelism) refused: none of %ld valid plans fits; the closest, %s: %s",
-             e->valid, txt, terms);
+  else if (pf_plan_zero(&e->plan) <= 1 && e->fit > 0) /* only sharding the experts' weights over DP fits them */
+    snprintf(buf, n, CLASS " refused with at most the optimizer state sharded: none of %ld valid plans fits; the "
+             "closest, %s: %s; %ld fit only with weights and gradients sharded over the data-parallel ranks too "
+             "(ZeRO-2/3)%s", e->valid, txt, terms, e->fit, fast);
+  else
+    snprintf(buf, n, CLASS " refused: none of %ld valid plans fits; the closest, %s: %s", e->valid, txt, terms);
 }
 
 /* JSON "ep1" (and back, for merge): the counts, the plan, its memory terms in GiB. */

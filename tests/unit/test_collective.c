@@ -181,23 +181,24 @@ static void test_choice(void) {
   CHECK(pf_plan_check(&sc) == 0);
   pf_topology t;
   CHECK(pf_topology_build(&sc.machine, sc.nodes, 1.0, &t) == 0);
+  pf_comm c = {.sc = &sc, .topo = t}; /* topo_key 0: no memo, every call priced (collmemo.c) */
   pf_coll_pattern pat;
   pf_coll_result info;
-  CHECK(pf_dp_collective_pattern(&sc, &t, PF_REDUCE_SCATTER, 1e9, 0, &pat, &info) == 0);
+  CHECK(pf_dp_collective_pattern(&c, PF_REDUCE_SCATTER, 1e9, 0, &pat, &info) == 0);
   CHECK_INT(info.algo, PF_COLL_RING);
   pf_coll_pattern_free(&pat);
   /* small all-reduce over 64 nodes: latency-bound, the tree wins */
-  CHECK(pf_dp_collective_pattern(&sc, &t, PF_ALLREDUCE, 1e5, 0, &pat, &info) == 0);
+  CHECK(pf_dp_collective_pattern(&c, PF_ALLREDUCE, 1e5, 0, &pat, &info) == 0);
   CHECK_INT(info.algo, PF_COLL_TREE);
   double tree_t = info.time_s;
   pf_coll_pattern_free(&pat);
   sc.collective = PF_COLL_RING;
-  CHECK(pf_dp_collective_pattern(&sc, &t, PF_ALLREDUCE, 1e5, 0, &pat, &info) == 0);
+  CHECK(pf_dp_collective_pattern(&c, PF_ALLREDUCE, 1e5, 0, &pat, &info) == 0);
   CHECK_INT(info.algo, PF_COLL_RING);
   CHECK(info.time_s > tree_t);
   pf_coll_pattern_free(&pat);
   sc.collective = PF_COLL_TREE; /* no tree reduce-scatter in NCCL: ring */
-  CHECK(pf_dp_collective_pattern(&sc, &t, PF_REDUCE_SCATTER, 1e9, 0, &pat, &info) == 0);
+  CHECK(pf_dp_collective_pattern(&c, PF_REDUCE_SCATTER, 1e9, 0, &pat, &info) == 0);
   CHECK_INT(info.algo, PF_COLL_RING);
   pf_coll_pattern_free(&pat);
   /* DP groups: one per TP rank, members in rank order */

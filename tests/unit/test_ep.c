@@ -219,8 +219,8 @@ static void edp_groups(void) {
 static double alone(const pf_scenario *sc, const pf_comm *c, int expert, pf_coll_kind kind, double bytes) {
   pf_coll_pattern pat;
   pf_coll_result r;
-  int rc = expert ? pf_edp_collective_pattern(sc, &c->topo, kind, bytes, 0, &pat, &r)
-                  : pf_dp_collective_pattern(sc, &c->topo, kind, bytes, 0, &pat, &r);
+  int rc = expert ? pf_edp_collective_pattern(c, kind, bytes, 0, &pat, &r)
+                  : pf_dp_collective_pattern(c, kind, bytes, 0, &pat, &r);
   CHECK_INT(rc, 0);
   pf_coll_pattern_free(&pat);
   return r.time_s;
