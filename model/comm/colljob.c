@@ -104,11 +104,17 @@ int pf_coll_timeline(const pf_topology *t, pf_coll_job *const *jobs, int n, cons
   double *rem = malloc((size_t)(n > 0 ? n : 1) * sizeof *rem);     /* remaining fraction of the phase */
   double *T = malloc((size_t)(n > 0 ? n : 1) * sizeof *T);
   double *due = malloc((size_t)(n > 0 ? n : 1) * sizeof *due);   /* when the current phase ends at this load */
-  if (!load || !phase || !rem || !T || !due) {
-    free(load); free(phase); free(rem); free(T); free(due);
+  /* T[i] is kept while no link of job i's phase has changed load since it was computed at event tev[i] (chg[l]:
+   * the last event that changed link l's load; -1: compute): the same value, without the divisions that were
+   * most of this function's time */
+  int *chg = calloc((size_t)(t->nlinks > 0 ? t->nlinks : 1), sizeof *chg);
+  int *tev = malloc((size_t)(n > 0 ? n : 1) * sizeof *tev);
+  if (!load || !phase || !rem || !T || !due || !chg || !tev) {
+    free(load); free(phase); free(rem); free(T); free(due); free(chg); free(tev);
     return pf_error_set(PF_ENOMEM, "out of memory");
   }
-  for (int i = 0; i < n; i++) { phase[i] = -1; end[i] = start[i]; }
+  int ev = 1;
+  for (int i = 0; i < n; i++) { phase[i] = -1; end[i] = start[i]; tev[i] = -1; }
   double now = -INFINITY;
   int left = n;
   for (int i = 0; i < n; i++) if (jobs[i]->nphase == 0) { phase[i] = 0; left--; }
@@ -121,15 +127,22 @@ int pf_coll_timeline(const pf_topology *t, pf_coll_job *const *jobs, int n, cons
     for (int i = 0; i < n; i++) {
       if (phase[i] < 0 || phase[i] >= jobs[i]->nphase) continue;
       const pf_coll_phase *ph = &jobs[i]->ph[phase[i]];
-      double worst = 0;
-      for (int k = 0; k < ph->n; k++) { /* the phase's slowest link (fmax without the call: this loop is hot) */
-        double w = load[ph->link[k]] / t->links[ph->link[k]].bw_Bps;
-        if (w > worst) worst = w;
+      int k = 0;
+      if (tev[i] >= 0)
+        while (k < ph->n && chg[ph->link[k]] <= tev[i]) k++;
+      if (tev[i] < 0 || k < ph->n) {
+        double worst = 0;
+        for (k = 0; k < ph->n; k++) { /* the phase's slowest link (fmax without the call: this loop is hot) */
+          double w = load[ph->link[k]] / t->links[ph->link[k]].bw_Bps;
+          if (w > worst) worst = w;
+        }
+        T[i] = ph->reps * (ph->lat_s + worst);
+        tev[i] = ev;
       }
-      T[i] = ph->reps * (ph->lat_s + worst);
       due[i] = T[i] > 0 ? now + rem[i] * T[i] : now;
       if (due[i] < next_end) next_end = due[i];
     }
+    ev++; /* the loads changed below are newer than every T above */
     double tnext = fmin(next_start, next_end);
     if (!isfinite(tnext)) break; /* cannot happen: some job is pending */
     /* advance active phases to tnext */
@@ -145,11 +158,12 @@ int pf_coll_timeline(const pf_topology *t, pf_coll_job *const *jobs, int n, cons
       rem[i] = 0;
       while (phase[i] >= 0 && phase[i] < jobs[i]->nphase && rem[i] <= 0) {
         const pf_coll_phase *ph = &jobs[i]->ph[phase[i]];
-        for (int k = 0; k < ph->n; k++) load[ph->link[k]] -= ph->bytes[k];
+        for (int k = 0; k < ph->n; k++) load[ph->link[k]] -= ph->bytes[k], chg[ph->link[k]] = ev;
         phase[i]++;
+        tev[i] = -1;
         if (phase[i] == jobs[i]->nphase) { end[i] = now; left--; break; }
         ph = &jobs[i]->ph[phase[i]];
-        for (int k = 0; k < ph->n; k++) load[ph->link[k]] += ph->bytes[k];
+        for (int k = 0; k < ph->n; k++) load[ph->link[k]] += ph->bytes[k], chg[ph->link[k]] = ev;
         rem[i] = 1.0;
         due[i] = INFINITY;
         if (ph->reps * ph->lat_s <= 0 && ph->n == 0) rem[i] = 0;
@@ -159,12 +173,13 @@ int pf_coll_timeline(const pf_topology *t, pf_coll_job *const *jobs, int n, cons
     for (int i = 0; i < n; i++) {
       if (phase[i] != -1 || start[i] > now) continue;
       phase[i] = 0;
+      tev[i] = -1;
       const pf_coll_phase *ph = &jobs[i]->ph[0];
-      for (int k = 0; k < ph->n; k++) load[ph->link[k]] += ph->bytes[k];
+      for (int k = 0; k < ph->n; k++) load[ph->link[k]] += ph->bytes[k], chg[ph->link[k]] = ev;
       rem[i] = 1.0;
       due[i] = INFINITY;
     }
   }
-  free(load); free(phase); free(rem); free(T); free(due);
+  free(load); free(phase); free(rem); free(T); free(due); free(chg); free(tev);
   return 0;
 }

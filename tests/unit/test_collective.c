@@ -179,9 +179,8 @@ static void test_choice(void) {
   sc.plan.tp = 4;
   sc.plan.gbs = 512;
   CHECK(pf_plan_check(&sc) == 0);
-  pf_topology t;
-  CHECK(pf_topology_build(&sc.machine, sc.nodes, 1.0, &t) == 0);
-  pf_comm c = {.sc = &sc, .topo = t}; /* topo_key 0: no memo, every call priced (collmemo.c) */
+  pf_comm c = {.sc = &sc}; /* topo_key 0: no memo, every call priced (collmemo.c) */
+  CHECK(pf_topology_build(&sc.machine, sc.nodes, 1.0, &c.topo) == 0);
   pf_coll_pattern pat;
   pf_coll_result info;
   CHECK(pf_dp_collective_pattern(&c, PF_REDUCE_SCATTER, 1e9, 0, &pat, &info) == 0);
@@ -208,7 +207,7 @@ static void test_choice(void) {
   CHECK_INT(p, 64);
   CHECK_INT(G[1 * p + 2], 1 + 4 * 2);
   free(G);
-  pf_topology_free(&t);
+  pf_topology_free(&c.topo);
 }
 
 /* The algorithm table: every built-in has its id and a name that parses back to it; auto and best are
