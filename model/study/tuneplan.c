@@ -85,8 +85,8 @@ void pf_tune_plan_text(const pf_plan *p, char *buf, size_t n) {
   char etp[24] = ""; /* an expert TP other than Megatron's default (as --tp) */
   if (p->etp > 0 && p->etp != p->tp) snprintf(etp, sizeof etp, " --etp %d", p->etp);
   snprintf(buf, n, "--tp %d --pp %d%s%.0d%s%.0d%s --mbs %d --recompute %s --schedule %s%s%s%s%s%s%s", p->tp, p->pp,
-           p->cp > 1 ? " --cp " : "", p->cp > 1 ? p->cp : 0, p->ep > 1 ? " --ep " : "", p->ep > 1 ? p->ep : 0, etp, p->mbs,
-           rec, sched, p->sp ? " --sp" : "",
+           p->cp > 1 ? " --cp " : "", p->cp > 1 ? p->cp : 0, p->ep > 1 ? " --ep " : "", p->ep > 1 ? p->ep : 0, etp,
+           p->mbs, rec, sched, p->sp ? " --sp" : "",
            zero[0] ? zero : p->dist_opt ? " --dist-opt" : "",
            p->overlap_grad_reduce ? " --overlap-grad-reduce" : "",
            p->overlap_param_gather ? " --overlap-param-gather" : "", p->flash_attn ? " --flash-attn" : "",

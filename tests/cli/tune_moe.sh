@@ -6,7 +6,7 @@
 # memory_GiB, ep_a2a_share = breakdown ep_a2a / iteration) and "ep1"; pinned to EP 1 with ZeRO-1 no plan fits, and
 # the refusal names the memory terms that do not fit (weights and fp32 gradients of all 256 experts of a stage:
 # 128.6 GiB of the GH200's 96 GiB when this test was written).  The search's wall time is bench/run.sh's (not a
-# timed test).  About 70 s of CPU.
+# timed test).  About 80 s of CPU.
 # ctest-labels: slow
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.bash"
@@ -40,7 +40,8 @@ PY
 # 45 B expert parameters whole, 250 GiB of weights and gradients; at ETP = TP > 1 EP 1 plans do fit (the experts
 # split by tensor parallelism), and they rank with the others.  Some ZeRO-2/3 plans fit (the experts' weights and
 # gradients sharded over the data-parallel ranks): the line counts them and shows the best.
-expect_grep '^EP 1, ETP 1 \(no expert parallelism: every routed expert whole on each GPU of its stage\) refused ' "$T/out"
+expect_grep '^EP 1, ETP 1 \(no expert parallelism: every routed expert whole on each GPU of its stage\) refused' \
+  "$T/out"
 python3 - "$T/out" <<'PY' && ok || bad "the EP 1 line's memory terms"
 import re, sys
 t = [l for l in open(sys.argv[1]) if l.startswith("EP 1, ETP 1 ")][0]
