@@ -256,12 +256,6 @@ typedef struct {
 static _Thread_local jmemo_entry jmemo[JMEMO_N];
 static _Thread_local int jmemo_next;
 
-static unsigned long long mix(unsigned long long h, const void *data, size_t n) { /* FNV-1a */
-  const unsigned char *b = data;
-  for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211ULL;
-  return h;
-}
-
 /* The measured ring's table is the topology's own (collective.c): the same for one memo_key, so only whether the
  * pattern uses it is compared (a kept pattern's pointer may name a topology since freed; it is never read). */
 static bool same_scalars(const pf_coll_pattern *a, const pf_coll_pattern *b) {
@@ -287,16 +281,16 @@ static unsigned long long pattern_hash(const pf_coll_pattern *p) {
   const double d[] = {p->lib_factor, p->nic_share, p->bytes};
   const int n[] = {p->nsteps, (int)p->kind, (int)p->algo, (int)p->proto, (int)p->lib, p->fabric_hw, p->p,
                    p->ngroups};
-  unsigned long long h = mix(mix(14695981039346656037ULL, d, sizeof d), n, sizeof n);
+  unsigned long long h = pf_fnv1a(pf_fnv1a(PF_FNV1A_OFFSET, d, sizeof d), n, sizeof n);
   for (int i = 0; i < p->nsteps; i++) {
     const pf_coll_step *st = &p->steps[i];
     const int si[] = {st->nflows, st->reps};
-    h = mix(h, si, sizeof si);
+    h = pf_fnv1a(h, si, sizeof si);
     if (st->nflows == 0) continue;
     const pf_flow *a = &st->flows[0], *z = &st->flows[st->nflows - 1];
     const int fe[] = {a->src, a->dst, z->src, z->dst};
     const double fb[] = {a->bytes, z->bytes, st->lat_mult};
-    h = mix(mix(h, fe, sizeof fe), fb, sizeof fb);
+    h = pf_fnv1a(pf_fnv1a(h, fe, sizeof fe), fb, sizeof fb);
   }
   return h;
 }
